@@ -1,0 +1,249 @@
+package client
+
+import (
+	"net/http"
+	"time"
+)
+
+// This file holds the /v1 wire types. The server encodes exactly these, so
+// the SDK and the service cannot drift apart.
+
+// Repository is a chart repository.
+type Repository struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Description  string    `json:"description"`
+	Organization *string   `json:"organization"`
+	Visibility   string    `json:"visibility"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// CreateRepositoryRequest is the body of POST /v1/repositories.
+type CreateRepositoryRequest struct {
+	Name         string `json:"name"`
+	Description  string `json:"description,omitempty"`
+	Organization string `json:"organization,omitempty"`
+	Visibility   string `json:"visibility,omitempty"`
+}
+
+// Chart is one chart version as listed.
+type Chart struct {
+	Name        string    `json:"name"`
+	Version     string    `json:"version"`
+	Description string    `json:"description"`
+	AppVersion  string    `json:"app_version"`
+	Digest      string    `json:"digest"`
+	Size        int64     `json:"size,omitempty"`
+	Keywords    []string  `json:"keywords,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// ChartUpload is the response to a chart upload.
+type ChartUpload struct {
+	Name      string    `json:"name"`
+	Version   string    `json:"version"`
+	Digest    string    `json:"digest"`
+	Size      int64     `json:"size"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// SearchResult is one chart found by search: the latest matching version of
+// a chart in one repository.
+type SearchResult struct {
+	Repository  string    `json:"repository"`
+	Name        string    `json:"name"`
+	Version     string    `json:"version"`
+	AppVersion  string    `json:"app_version"`
+	Description string    `json:"description"`
+	Keywords    []string  `json:"keywords,omitempty"`
+	Digest      string    `json:"digest"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Organization is an organization.
+type Organization struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// CreateOrganizationRequest is the body of POST /v1/organizations.
+type CreateOrganizationRequest struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// Team is a team inside an organization.
+type Team struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	MemberCount  int    `json:"member_count"`
+	Organization string `json:"organization"`
+}
+
+// CreateTeamRequest is the body of POST /v1/teams.
+type CreateTeamRequest struct {
+	Name         string `json:"name"`
+	Organization string `json:"organization"`
+	Description  string `json:"description,omitempty"`
+}
+
+// Member is a team member.
+type Member struct {
+	ID      string    `json:"id"`
+	Email   string    `json:"email"`
+	Role    string    `json:"role"`
+	AddedAt time.Time `json:"added_at"`
+}
+
+// AddMemberRequest is the body of POST /v1/teams/:team/members.
+type AddMemberRequest struct {
+	Email string `json:"email"`
+	Role  string `json:"role,omitempty"`
+}
+
+// UpdateMemberRequest is the body of PATCH /v1/teams/:team/members/:member.
+type UpdateMemberRequest struct {
+	Role string `json:"role"`
+}
+
+// User is the account a credential belongs to (GET /v1/user).
+type User struct {
+	ID        string    `json:"id"`
+	Email     string    `json:"email"`
+	Admin     bool      `json:"admin"`
+	Scopes    []string  `json:"scopes"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateUserRequest is the body of POST /v1/users (admin only).
+type CreateUserRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password,omitempty"`
+	Admin    bool   `json:"admin,omitempty"`
+}
+
+// APIKey is an API key's metadata. Key holds the value only in the response
+// that created it.
+type APIKey struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Scopes     []string   `json:"scopes"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	Key        string     `json:"key,omitempty"`
+}
+
+// CreateAPIKeyRequest is the body of POST /v1/user/api-keys.
+type CreateAPIKeyRequest struct {
+	Name      string     `json:"name"`
+	Scopes    []string   `json:"scopes"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// RateLimitResource is one bucket's state.
+type RateLimitResource struct {
+	Limit     int   `json:"limit"`
+	Remaining int   `json:"remaining"`
+	Reset     int64 `json:"reset"`
+	Used      int   `json:"used"`
+}
+
+// RateLimits is the body of GET /v1/rate-limit.
+type RateLimits struct {
+	Resources map[string]RateLimitResource `json:"resources"`
+}
+
+// OAuthClient is a registered OAuth client. Secret is set only in the
+// response that registered a confidential client.
+type OAuthClient struct {
+	ClientID     string    `json:"client_id"`
+	ClientSecret string    `json:"client_secret,omitempty"`
+	Name         string    `json:"name"`
+	RedirectURIs []string  `json:"redirect_uris"`
+	Public       bool      `json:"public"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// CreateOAuthClientRequest is the body of POST /v1/oauth-clients.
+type CreateOAuthClientRequest struct {
+	Name         string   `json:"name"`
+	RedirectURIs []string `json:"redirect_uris"`
+	Public       bool     `json:"public,omitempty"`
+}
+
+// Meta is the pagination metadata of list responses.
+type Meta struct {
+	Total int `json:"total"`
+	Page  int `json:"page"`
+	Limit int `json:"limit"`
+}
+
+// ErrorBody is the body of every error response.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the `error` member of an error response.
+type ErrorDetail struct {
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	Parameter  string `json:"parameter,omitempty"`
+	RetryAfter int    `json:"retry_after,omitempty"`
+}
+
+// Error codes of the contract.
+const (
+	CodeInvalidParameter     = "invalid_parameter"
+	CodeUnauthorized         = "unauthorized"
+	CodeForbidden            = "forbidden"
+	CodeNotFound             = "not_found"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeConflict             = "conflict"
+	CodePayloadTooLarge      = "payload_too_large"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeRateLimitExceeded    = "rate_limit_exceeded"
+	CodeInternalError        = "internal_error"
+	CodeUnavailable          = "unavailable"
+)
+
+var codeStatus = map[string]int{
+	CodeInvalidParameter:     http.StatusBadRequest,
+	CodeUnauthorized:         http.StatusUnauthorized,
+	CodeForbidden:            http.StatusForbidden,
+	CodeNotFound:             http.StatusNotFound,
+	CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	CodeConflict:             http.StatusConflict,
+	CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	CodeRateLimitExceeded:    http.StatusTooManyRequests,
+	CodeInternalError:        http.StatusInternalServerError,
+	CodeUnavailable:          http.StatusServiceUnavailable,
+}
+
+// HTTPStatus returns the HTTP status for an error code (500 for unknown).
+// It is the one table of the contract, used by the server to answer and by
+// the SDK to read answers.
+func HTTPStatus(code string) int {
+	if s, ok := codeStatus[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// CodeForStatus returns the error code for an HTTP status, for responses
+// that carry no error body (a proxy's 502, say).
+func CodeForStatus(status int) string {
+	for code, s := range codeStatus {
+		if s == status {
+			return code
+		}
+	}
+	if status >= 500 {
+		return CodeInternalError
+	}
+	return CodeInvalidParameter
+}

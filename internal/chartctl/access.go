@@ -1,0 +1,246 @@
+package chartctl
+
+import (
+	"sort"
+	"strings"
+)
+
+// Role is a user's role in a team, and so in the team's organization.
+type Role string
+
+// The roles, weakest first.
+const (
+	RoleMember     Role = "member"
+	RoleMaintainer Role = "maintainer"
+	RoleOwner      Role = "owner"
+)
+
+// Roles lists the valid roles, weakest first.
+var Roles = []Role{RoleMember, RoleMaintainer, RoleOwner}
+
+func (r Role) rank() int {
+	switch r {
+	case RoleMember:
+		return 1
+	case RoleMaintainer:
+		return 2
+	case RoleOwner:
+		return 3
+	}
+	return 0
+}
+
+// Valid reports whether r is one of the defined roles.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// AtLeast reports whether r grants everything o grants. The zero Role (no
+// role) is at least nothing but the zero Role.
+func (r Role) AtLeast(o Role) bool { return r.rank() >= o.rank() }
+
+// Max returns the stronger of r and o.
+func (r Role) Max(o Role) Role {
+	if o.rank() > r.rank() {
+		return o
+	}
+	return r
+}
+
+// Scope is a permission a credential carries.
+type Scope string
+
+// The scopes of the specification. X:write implies X:read.
+const (
+	ScopeRepoRead  Scope = "repo:read"
+	ScopeRepoWrite Scope = "repo:write"
+	ScopeTeamRead  Scope = "team:read"
+	ScopeTeamWrite Scope = "team:write"
+	ScopeOrgRead   Scope = "org:read"
+	ScopeOrgWrite  Scope = "org:write"
+)
+
+// AllScopes lists every scope in a stable order.
+var AllScopes = []Scope{ScopeRepoRead, ScopeRepoWrite, ScopeTeamRead, ScopeTeamWrite, ScopeOrgRead, ScopeOrgWrite}
+
+// Valid reports whether s is a defined scope.
+func (s Scope) Valid() bool {
+	for _, v := range AllScopes {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Description says in words what the scope allows, for consent pages.
+func (s Scope) Description() string {
+	switch s {
+	case ScopeRepoRead:
+		return "Read repositories and download charts"
+	case ScopeRepoWrite:
+		return "Create repositories and upload or delete charts"
+	case ScopeTeamRead:
+		return "Read teams and their members"
+	case ScopeTeamWrite:
+		return "Create teams and manage their members"
+	case ScopeOrgRead:
+		return "Read organizations"
+	case ScopeOrgWrite:
+		return "Create and manage organizations"
+	}
+	return string(s)
+}
+
+// Scopes is a set of scopes.
+type Scopes []Scope
+
+// ParseScopes parses a list of scope names separated by spaces or commas.
+// It returns EINVALID naming param for an unknown scope. Duplicates are
+// dropped and the result is sorted in AllScopes order.
+func ParseScopes(param, s string) (Scopes, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
+	return NewScopes(param, fields)
+}
+
+// NewScopes validates names as scopes, as ParseScopes does.
+func NewScopes(param string, names []string) (Scopes, error) {
+	seen := map[Scope]bool{}
+	for _, f := range names {
+		sc := Scope(strings.TrimSpace(f))
+		if !sc.Valid() {
+			return nil, Invalid(param, "Unknown scope %q; valid scopes are %s.", f, Scopes(AllScopes).String())
+		}
+		seen[sc] = true
+	}
+	out := Scopes{}
+	for _, sc := range AllScopes {
+		if seen[sc] {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// Allows reports whether the set grants need; X:write implies X:read.
+func (s Scopes) Allows(need Scope) bool {
+	for _, have := range s {
+		if have == need {
+			return true
+		}
+		if strings.HasSuffix(string(need), ":read") && string(have) == strings.TrimSuffix(string(need), ":read")+":write" {
+			return true
+		}
+	}
+	return false
+}
+
+// Covers reports whether s allows every scope in o.
+func (s Scopes) Covers(o Scopes) bool {
+	for _, need := range o {
+		if !s.Allows(need) {
+			return false
+		}
+	}
+	return true
+}
+
+// Strings returns the scope names.
+func (s Scopes) Strings() []string {
+	out := make([]string, len(s))
+	for i, sc := range s {
+		out[i] = string(sc)
+	}
+	return out
+}
+
+// String joins the scope names with spaces (the OAuth form).
+func (s Scopes) String() string { return strings.Join(s.Strings(), " ") }
+
+// Sorted returns a copy in AllScopes order.
+func (s Scopes) Sorted() Scopes {
+	out := append(Scopes(nil), s...)
+	order := map[Scope]int{}
+	for i, sc := range AllScopes {
+		order[sc] = i
+	}
+	sort.Slice(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
+	return out
+}
+
+// Visibility says who may read a repository.
+type Visibility string
+
+// Visibilities.
+const (
+	// VisibilityPrivate repositories are readable by their owner, or by the
+	// members of their organization.
+	VisibilityPrivate Visibility = "private"
+	// VisibilityPublic repositories are readable by every authenticated
+	// caller, and by anyone through the Helm protocol.
+	VisibilityPublic Visibility = "public"
+)
+
+// Valid reports whether v is a defined visibility.
+func (v Visibility) Valid() bool { return v == VisibilityPrivate || v == VisibilityPublic }
+
+// Principal is who a request acts for: a user, through one credential that
+// carries scopes. Effective permission is the scopes ∩ the user's roles.
+type Principal struct {
+	User *User
+	// CredentialID identifies the API key or OAuth grant; the global rate
+	// limit is keyed by it.
+	CredentialID string
+	// Scopes the credential carries.
+	Scopes Scopes
+	// OrgRoles maps organization name to the user's role there (the highest
+	// over the user's teams in it, and owner for its creator).
+	OrgRoles map[string]Role
+}
+
+// RoleIn returns the principal's role in org ("" when none).
+func (p *Principal) RoleIn(org string) Role {
+	if p == nil || org == "" {
+		return ""
+	}
+	return p.OrgRoles[org]
+}
+
+// IsAdmin reports whether the principal is a server admin.
+func (p *Principal) IsAdmin() bool { return p != nil && p.User != nil && p.User.Admin }
+
+// RepoRole returns the role p holds on r, ignoring scopes: owner for the
+// owner of a personal repository and for admins, the organization role for
+// an organization's repository, "" otherwise.
+func (p *Principal) RepoRole(r *Repository) Role {
+	if p == nil || p.User == nil {
+		return ""
+	}
+	if p.IsAdmin() {
+		return RoleOwner
+	}
+	if r.Organization == "" {
+		if r.OwnerID == p.User.ID {
+			return RoleOwner
+		}
+		return ""
+	}
+	return p.RoleIn(r.Organization)
+}
+
+// CanSeeRepo reports whether p may know r exists (roles only; scopes are
+// checked separately so a missing scope is 403, not 404).
+func (p *Principal) CanSeeRepo(r *Repository) bool {
+	return r.Visibility == VisibilityPublic || p.RepoRole(r) != ""
+}
+
+// CanSeeOrg reports whether p may know org exists.
+func (p *Principal) CanSeeOrg(org string) bool {
+	return p.IsAdmin() || p.RoleIn(org) != ""
+}
+
+// OrgRole returns p's role in org, owner for admins.
+func (p *Principal) OrgRole(org string) Role {
+	if p.IsAdmin() {
+		return RoleOwner
+	}
+	return p.RoleIn(org)
+}

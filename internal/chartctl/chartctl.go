@@ -1,0 +1,262 @@
+package chartctl
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"regexp"
+	"time"
+)
+
+// User is an account. Users sign in to the dashboard with a password and
+// call the API with API keys or OAuth access tokens.
+type User struct {
+	ID    string
+	Email string
+	// PasswordHash is the encoded password hash; "" when the user cannot
+	// sign in with a password (a CI service account).
+	PasswordHash string
+	Admin        bool
+	CreatedAt    time.Time
+}
+
+// Organization groups teams and repositories; a user's role in it is the
+// highest over their teams in it, and owner for the user who created it.
+type Organization struct {
+	ID          string
+	Name        string
+	Description string
+	// CreatedBy is the ID of the user who created it; that user is an owner.
+	CreatedBy string
+	CreatedAt time.Time
+}
+
+// Repository is a named collection of chart versions, also served as a Helm
+// repository.
+type Repository struct {
+	ID          string
+	Name        string
+	Description string
+	// Organization is the owning organization's name, "" for a personal
+	// repository.
+	Organization string
+	// OwnerID is the creating user's ID; for a personal repository that
+	// user owns it.
+	OwnerID    string
+	Visibility Visibility
+	CreatedAt  time.Time
+}
+
+// ChartVersion is one uploaded chart archive.
+type ChartVersion struct {
+	Repository  string
+	Name        string
+	Version     string
+	AppVersion  string
+	Description string
+	Keywords    []string
+	// Digest is "sha256:<hex>" of the archive bytes; also its blob address.
+	Digest string
+	// Size of the archive in bytes.
+	Size int64
+	// ProvDigest is the blob digest of the provenance file, "" if none.
+	ProvDigest string
+	CreatedAt  time.Time
+	// Metadata is the chart's Chart.yaml as JSON, with Helm's field names;
+	// the Helm index is rendered from it.
+	Metadata json.RawMessage
+}
+
+// Team is a group of members inside an organization.
+type Team struct {
+	ID           string
+	Name         string
+	Organization string
+	Description  string
+	MemberCount  int
+	CreatedAt    time.Time
+}
+
+// Member is a team membership, recorded by email: it takes effect for the
+// account with that email whenever that account exists.
+type Member struct {
+	ID      string
+	Team    string
+	Email   string
+	Role    Role
+	AddedAt time.Time
+}
+
+// APIKey is a long-lived credential. Only a hash of its value is stored.
+type APIKey struct {
+	ID         string
+	UserID     string
+	Name       string
+	Scopes     Scopes
+	Hash       []byte
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	ExpiresAt  *time.Time
+}
+
+// Expired reports whether the key has expired at now.
+func (k *APIKey) Expired(now time.Time) bool {
+	return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)
+}
+
+// ChartFilter narrows a chart version listing.
+type ChartFilter struct {
+	// Name, if set, keeps only versions of that chart.
+	Name string
+	// Version, if set, keeps only that version.
+	Version string
+}
+
+// Store keeps the service's metadata. Implementations must be safe for
+// concurrent use; every method is atomic.
+type Store interface {
+	// CreateUser stores u, filling ID and CreatedAt when empty.
+	// Returns ECONFLICT if the email is taken.
+	CreateUser(ctx context.Context, u *User) error
+	// User returns the user with id. Returns ENOTFOUND if none.
+	User(ctx context.Context, id string) (*User, error)
+	// UserByEmail returns the user with email (case-insensitive).
+	// Returns ENOTFOUND if none.
+	UserByEmail(ctx context.Context, email string) (*User, error)
+	// UserCount returns the number of users.
+	UserCount(ctx context.Context) (int, error)
+
+	// CreateAPIKey stores k, filling ID and CreatedAt when empty.
+	// Returns ENOTFOUND if the user does not exist.
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// APIKeyByHash returns the key whose hash is h. Returns ENOTFOUND if none.
+	APIKeyByHash(ctx context.Context, h []byte) (*APIKey, error)
+	// APIKeys returns the user's keys, oldest first.
+	APIKeys(ctx context.Context, userID string) ([]*APIKey, error)
+	// DeleteAPIKey revokes the user's key id. Returns ENOTFOUND if the user
+	// has no such key.
+	DeleteAPIKey(ctx context.Context, userID, id string) error
+	// TouchAPIKeys records last-used times for many keys in one write; keys
+	// that no longer exist are skipped.
+	TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
+
+	// CreateOrganization stores o, filling ID and CreatedAt when empty.
+	// Returns ECONFLICT if the name is taken.
+	CreateOrganization(ctx context.Context, o *Organization) error
+	// Organization returns the organization named name. Returns ENOTFOUND.
+	Organization(ctx context.Context, name string) (*Organization, error)
+	// Organizations returns every organization, by name.
+	Organizations(ctx context.Context) ([]*Organization, error)
+	// OrgRoles returns the roles the user with this id and email holds, by
+	// organization name: the highest over the teams where email is a member,
+	// and owner where the user created the organization.
+	OrgRoles(ctx context.Context, userID, email string) (map[string]Role, error)
+
+	// CreateRepository stores r, filling ID and CreatedAt when empty.
+	// Returns ECONFLICT if the name is taken, ENOTFOUND if r.Organization
+	// is set and does not exist.
+	CreateRepository(ctx context.Context, r *Repository) error
+	// Repository returns the repository named name. Returns ENOTFOUND.
+	Repository(ctx context.Context, name string) (*Repository, error)
+	// Repositories returns every repository, by name.
+	Repositories(ctx context.Context) ([]*Repository, error)
+	// DeleteRepository deletes the repository and all its chart versions,
+	// returning the blob digests no longer referenced by any record.
+	// Returns ENOTFOUND.
+	DeleteRepository(ctx context.Context, name string) (orphans []string, err error)
+
+	// PutChartVersion stores cv in its repository, whose blob (and
+	// provenance blob, if any) must already be durable. If the version
+	// exists with the same digest, it returns the stored record and
+	// created=false. If it exists with another digest it returns ECONFLICT,
+	// unless overwrite is set, when it replaces the record (orphans then
+	// lists blobs no longer referenced). Returns ENOTFOUND if the repository
+	// does not exist.
+	PutChartVersion(ctx context.Context, cv *ChartVersion, overwrite bool) (stored *ChartVersion, created bool, orphans []string, err error)
+	// ChartVersion returns one version. Returns ENOTFOUND.
+	ChartVersion(ctx context.Context, repo, name, version string) (*ChartVersion, error)
+	// ChartVersions returns the repository's versions matching f, ordered by
+	// name, then by SemVer descending. Returns ENOTFOUND if the repository
+	// does not exist.
+	ChartVersions(ctx context.Context, repo string, f ChartFilter) ([]*ChartVersion, error)
+	// DeleteChartVersion deletes one version and returns it, with the blob
+	// digests no longer referenced. Returns ENOTFOUND.
+	DeleteChartVersion(ctx context.Context, repo, name, version string) (deleted *ChartVersion, orphans []string, err error)
+	// BlobReferenced reports whether any record refers to the blob digest.
+	BlobReferenced(ctx context.Context, digest string) (bool, error)
+
+	// CreateTeam stores t, filling ID and CreatedAt when empty. Returns
+	// ECONFLICT if the name is taken, ENOTFOUND if the organization does not
+	// exist.
+	CreateTeam(ctx context.Context, t *Team) error
+	// Team returns the team named name, with MemberCount. Returns ENOTFOUND.
+	Team(ctx context.Context, name string) (*Team, error)
+	// Teams returns the teams of org ("" for all), by name.
+	Teams(ctx context.Context, org string) ([]*Team, error)
+	// AddMember adds m to its team, filling ID and AddedAt when empty.
+	// Returns ENOTFOUND if the team does not exist, ECONFLICT if the email
+	// is already a member.
+	AddMember(ctx context.Context, m *Member) error
+	// Members returns the team's members, by email. Returns ENOTFOUND.
+	Members(ctx context.Context, team string) ([]*Member, error)
+	// Member returns one member of team, found by member ID or by email.
+	// Returns ENOTFOUND.
+	Member(ctx context.Context, team, idOrEmail string) (*Member, error)
+	// UpdateMemberRole changes a member's role. Returns ENOTFOUND.
+	UpdateMemberRole(ctx context.Context, team, idOrEmail string, role Role) (*Member, error)
+	// RemoveMember removes a member. Returns ENOTFOUND.
+	RemoveMember(ctx context.Context, team, idOrEmail string) error
+
+	// Close releases the store.
+	Close() error
+}
+
+// Blob is an open stored blob.
+type Blob interface {
+	io.ReadSeekCloser
+	// Size is the blob's length in bytes.
+	Size() int64
+}
+
+// BlobWriter receives a new blob. Nothing is visible under its digest until
+// Commit returns; Abort (or Commit) must always be called.
+type BlobWriter interface {
+	io.Writer
+	// Digest is "sha256:<hex>" of what was written so far.
+	Digest() string
+	// Size is the number of bytes written so far.
+	Size() int64
+	// Commit makes the blob durable (fsync of file and directory) under its
+	// digest and returns the digest. Committing bytes already stored is a
+	// no-op that succeeds.
+	Commit() (string, error)
+	// Abort discards an uncommitted blob. It is safe after Commit.
+	Abort() error
+}
+
+// BlobStore keeps content-addressed blobs (chart archives, provenance files).
+type BlobStore interface {
+	// Create starts a new blob.
+	Create(ctx context.Context) (BlobWriter, error)
+	// Open opens the blob with digest. Returns ENOTFOUND.
+	Open(ctx context.Context, digest string) (Blob, error)
+	// Delete removes the blob; deleting a missing blob succeeds.
+	Delete(ctx context.Context, digest string) error
+	// Walk calls fn for every stored blob digest.
+	Walk(ctx context.Context, fn func(digest string) error) error
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
+
+// ValidateName checks a repository, team or organization name: 1–63
+// characters of a-z 0-9 - _ ., starting and ending with a letter or digit.
+// Returns EINVALID naming param.
+func ValidateName(param, name string) error {
+	if name == "" {
+		return Invalid(param, "%s is required.", param)
+	}
+	if !nameRE.MatchString(name) {
+		return Invalid(param, "Invalid %s %q: use 1-63 characters of a-z, 0-9, '-', '_' and '.', starting and ending with a letter or digit.", param, name)
+	}
+	return nil
+}
