@@ -1,0 +1,48 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+)
+
+// OrganizationsService lists and creates organizations (/v1/organizations).
+type OrganizationsService service
+
+// List returns one page of the organizations the caller can see, by name.
+func (s *OrganizationsService) List(ctx context.Context, opts *ListOptions) ([]*Organization, *Response, error) {
+	q := url.Values{}
+	if opts != nil {
+		opts.values(q)
+	}
+	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/organizations", q), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var orgs []*Organization
+	resp, err := s.client.Do(ctx, req, &orgs)
+	if err != nil {
+		return nil, resp, err
+	}
+	return orgs, resp, nil
+}
+
+// All iterates over every organization the caller can see.
+func (s *OrganizationsService) All(ctx context.Context) iter.Seq2[*Organization, error] {
+	return paginate(ctx, ListOptions{}, s.List)
+}
+
+// Create creates an organization; the caller becomes its owner.
+func (s *OrganizationsService) Create(ctx context.Context, r *CreateOrganizationRequest) (*Organization, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodPost, "v1/organizations", r)
+	if err != nil {
+		return nil, nil, err
+	}
+	org := new(Organization)
+	resp, err := s.client.Do(ctx, req, org)
+	if err != nil {
+		return nil, resp, err
+	}
+	return org, resp, nil
+}

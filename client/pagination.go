@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/url"
+	"strconv"
+)
+
+// ListOptions selects one page of a list. Zero values leave the choice to
+// the server (page 1, 20 items).
+type ListOptions struct {
+	// Page is the page number, from 1.
+	Page int
+	// Limit is the number of items per page, 1 to 100.
+	Limit int
+}
+
+// values adds the page and limit to q.
+func (o ListOptions) values(q url.Values) {
+	if o.Page > 0 {
+		q.Set("page", strconv.Itoa(o.Page))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+}
+
+// withQuery appends q to path when it is not empty.
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// allPageLimit is the page size the iterators ask for: the contract's
+// maximum, so that walking a list takes as few requests as it can.
+const allPageLimit = 100
+
+// paginate walks a list page by page, from opts.Page (or 1), yielding each
+// item, until the server's meta says the last page was read. A failed
+// request yields (nil, err) once and ends the walk.
+func paginate[T any](ctx context.Context, opts ListOptions, fetch func(ctx context.Context, opts *ListOptions) ([]*T, *Response, error)) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		if opts.Page < 1 {
+			opts.Page = 1
+		}
+		if opts.Limit < 1 {
+			opts.Limit = allPageLimit
+		}
+		for {
+			page := opts
+			items, resp, err := fetch(ctx, &page)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if len(items) == 0 {
+				return
+			}
+			if resp.Meta != nil {
+				if resp.NextPage() == 0 {
+					return
+				}
+			} else if len(items) < opts.Limit {
+				return
+			}
+			opts.Page++
+		}
+	}
+}

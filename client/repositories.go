@@ -1,0 +1,73 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+)
+
+// RepositoriesService manages chart repositories (/v1/repositories).
+type RepositoriesService service
+
+// List returns one page of the repositories the caller can read, by name.
+func (s *RepositoriesService) List(ctx context.Context, opts *ListOptions) ([]*Repository, *Response, error) {
+	q := url.Values{}
+	if opts != nil {
+		opts.values(q)
+	}
+	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/repositories", q), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var repos []*Repository
+	resp, err := s.client.Do(ctx, req, &repos)
+	if err != nil {
+		return nil, resp, err
+	}
+	return repos, resp, nil
+}
+
+// All iterates over every repository the caller can read, fetching pages
+// as it goes. An error ends the iteration.
+func (s *RepositoriesService) All(ctx context.Context) iter.Seq2[*Repository, error] {
+	return paginate(ctx, ListOptions{}, s.List)
+}
+
+// Get returns the repository named name.
+func (s *RepositoriesService) Get(ctx context.Context, name string) (*Repository, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodGet, "v1/repositories/"+url.PathEscape(name), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo := new(Repository)
+	resp, err := s.client.Do(ctx, req, repo)
+	if err != nil {
+		return nil, resp, err
+	}
+	return repo, resp, nil
+}
+
+// Create creates a repository. Without an organization it belongs to the
+// caller; visibility is "private" unless "public" is asked for.
+func (s *RepositoriesService) Create(ctx context.Context, r *CreateRepositoryRequest) (*Repository, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodPost, "v1/repositories", r)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo := new(Repository)
+	resp, err := s.client.Do(ctx, req, repo)
+	if err != nil {
+		return nil, resp, err
+	}
+	return repo, resp, nil
+}
+
+// Delete deletes the repository named name and all its charts.
+func (s *RepositoriesService) Delete(ctx context.Context, name string) (*Response, error) {
+	req, err := s.client.NewRequest(http.MethodDelete, "v1/repositories/"+url.PathEscape(name), nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.Do(ctx, req, nil)
+}
