@@ -1,0 +1,139 @@
+// Package bolt implements chartctl.Store on a single bbolt database file.
+//
+// Every method runs in one bbolt transaction (one View or Update closure),
+// so each is atomic. Records are JSON (see encode.go); secondary indexes
+// live in their own buckets and are kept in the same transaction as the
+// records they index (see buckets.go).
+package bolt
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// Ensure DB implements chartctl.Store.
+var _ chartctl.Store = (*DB)(nil)
+
+// ErrLocked is returned (wrapped) by Open when another process holds the
+// database file open; test for it with errors.Is.
+var ErrLocked = errors.New("database is in use by another process")
+
+// DefaultLockTimeout is how long Open waits for the file lock by default.
+const DefaultLockTimeout = time.Second
+
+// ID prefixes, one per record type, so an ID says what it names.
+const (
+	prefixUser   = "usr_"
+	prefixAPIKey = "key_"
+	prefixOrg    = "org_"
+	prefixRepo   = "repo_"
+	prefixTeam   = "team_"
+	prefixMember = "mem_"
+)
+
+// DB is a chartctl.Store backed by a bbolt file. It is safe for concurrent
+// use.
+type DB struct {
+	db *bbolt.DB
+
+	// Now returns the current time; it stamps CreatedAt and AddedAt. Tests
+	// replace it before first use.
+	Now func() time.Time
+
+	idMu    sync.Mutex
+	entropy *ulid.MonotonicEntropy
+}
+
+type options struct {
+	lockTimeout time.Duration
+	batchDelay  time.Duration
+}
+
+// Option configures Open.
+type Option func(*options)
+
+// LockTimeout sets how long Open waits for another process to release the
+// database file before failing with ErrLocked (default DefaultLockTimeout).
+func LockTimeout(d time.Duration) Option {
+	return func(o *options) { o.lockTimeout = d }
+}
+
+// BatchDelay sets how long a chart upload waits for concurrent uploads to
+// share its commit (bbolt's MaxBatchDelay; default bbolt's 10ms). Every
+// upload is still fsynced before it is acknowledged.
+func BatchDelay(d time.Duration) Option {
+	return func(o *options) { o.batchDelay = d }
+}
+
+// Open opens (creating if needed) the database file at path and creates any
+// missing bucket. If another process has the file open, it fails after the
+// lock timeout with an error wrapping ErrLocked.
+func Open(path string, opts ...Option) (*DB, error) {
+	o := options{lockTimeout: DefaultLockTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: o.lockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open store %s: %w", path, ErrLocked)
+	} else if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if o.batchDelay > 0 {
+		bdb.MaxBatchDelay = o.batchDelay
+	}
+	if err := bdb.Update(createBuckets); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &DB{
+		db:      bdb,
+		Now:     time.Now,
+		entropy: ulid.Monotonic(rand.Reader, 0),
+	}, nil
+}
+
+// Close closes the database file. Pending transactions finish first.
+func (db *DB) Close() error {
+	if err := db.db.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// Path returns the database file's path.
+func (db *DB) Path() string { return db.db.Path() }
+
+// now returns the clock's time in UTC, without a monotonic reading.
+func (db *DB) now() time.Time { return db.Now().UTC().Round(0) }
+
+// newID returns prefix followed by a new ULID: unique, and ordered by
+// creation time within this process.
+func (db *DB) newID(prefix string) (string, error) {
+	db.idMu.Lock()
+	defer db.idMu.Unlock()
+	id, err := ulid.New(ulid.Timestamp(db.Now()), db.entropy)
+	if err != nil {
+		return "", fmt.Errorf("new id: %w", err)
+	}
+	return prefix + id.String(), nil
+}
+
+// wrap returns err unchanged when it is a *chartctl.Error (a message meant
+// for a person) or nil, and otherwise wraps it with what was being done.
+func wrap(op string, err error) error {
+	var e *chartctl.Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

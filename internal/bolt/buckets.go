@@ -1,0 +1,135 @@
+package bolt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	bbolt "go.etcd.io/bbolt"
+)
+
+// Buckets. Keys joined from several parts use sep, which no name, email or
+// ID contains (names are validated; emails and IDs never hold NUL).
+const (
+	// usersBucket: user ID → userRecord.
+	usersBucket = "users"
+	// userEmailsBucket: lowercased email → user ID.
+	userEmailsBucket = "user_emails"
+
+	// apiKeysBucket: key ID → apiKeyRecord.
+	apiKeysBucket = "api_keys"
+	// apiKeyHashesBucket: key hash → key ID.
+	apiKeyHashesBucket = "api_key_hashes"
+	// userAPIKeysBucket: user ID sep key ID → nothing; a user's keys.
+	userAPIKeysBucket = "user_api_keys"
+
+	// orgsBucket: organization name → orgRecord.
+	orgsBucket = "orgs"
+	// orgCreatorsBucket: creator's user ID sep organization name → nothing;
+	// the organizations a user owns by having created them.
+	orgCreatorsBucket = "org_creators"
+
+	// reposBucket: repository name → repoRecord.
+	reposBucket = "repos"
+	// chartsBucket holds one nested bucket per repository name, in which
+	// chart name sep version → chartRecord.
+	chartsBucket = "charts"
+	// blobRefsBucket: blob digest → number of chart records referring to
+	// it (as archive or provenance), as a big-endian uint64. A digest is
+	// absent when nothing refers to it.
+	blobRefsBucket = "blob_refs"
+
+	// teamsBucket: team name → teamRecord (with its member count).
+	teamsBucket = "teams"
+	// orgTeamsBucket: organization name sep team name → nothing.
+	orgTeamsBucket = "org_teams"
+	// membersBucket holds one nested bucket per team name, in which
+	// lowercased email → memberRecord.
+	membersBucket = "members"
+	// memberIDsBucket: member ID → team name sep lowercased email.
+	memberIDsBucket = "member_ids"
+	// emailTeamsBucket: lowercased email sep team name → organization
+	// name sep role; answers OrgRoles with one prefix scan.
+	emailTeamsBucket = "email_teams"
+)
+
+const sep = "\x00"
+
+var allBuckets = []string{
+	usersBucket, userEmailsBucket,
+	apiKeysBucket, apiKeyHashesBucket, userAPIKeysBucket,
+	orgsBucket, orgCreatorsBucket,
+	reposBucket, chartsBucket, blobRefsBucket,
+	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
+}
+
+// createBuckets creates every top-level bucket that does not exist yet.
+func createBuckets(tx *bbolt.Tx) error {
+	for _, name := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// bucket returns a top-level bucket, which Open has created.
+func bucket(tx *bbolt.Tx, name string) *bbolt.Bucket { return tx.Bucket([]byte(name)) }
+
+// key joins parts with sep.
+func key(parts ...string) []byte { return []byte(strings.Join(parts, sep)) }
+
+// prefix returns the key prefix matching every key whose first part is p.
+func prefix(p string) []byte { return []byte(p + sep) }
+
+// scanPrefix calls fn for every key/value in b whose key starts with pfx,
+// in key order, stopping at fn's first error.
+func scanPrefix(b *bbolt.Bucket, pfx []byte, fn func(k, v []byte) error) error {
+	c := b.Cursor()
+	for k, v := c.Seek(pfx); k != nil && bytes.HasPrefix(k, pfx); k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lowerEmail is the index form of an email address.
+func lowerEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// addRef counts one more reference to digest.
+func addRef(refs *bbolt.Bucket, digest string) error {
+	n := refCount(refs, digest) + 1
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], n)
+	return refs.Put([]byte(digest), buf[:])
+}
+
+// dropRef counts one reference less to digest and reports whether none is
+// left (the key is then deleted).
+func dropRef(refs *bbolt.Bucket, digest string) (orphaned bool, err error) {
+	n := refCount(refs, digest)
+	if n <= 1 {
+		return n == 1, refs.Delete([]byte(digest))
+	}
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], n-1)
+	return false, refs.Put([]byte(digest), buf[:])
+}
+
+func refCount(refs *bbolt.Bucket, digest string) uint64 {
+	v := refs.Get([]byte(digest))
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// chartDigests returns the blob digests a chart record refers to.
+func chartDigests(r *chartRecord) []string {
+	if r.ProvDigest == "" {
+		return []string{r.Digest}
+	}
+	return []string{r.Digest, r.ProvDigest}
+}

@@ -1,0 +1,281 @@
+package bolt
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// PutChartVersion stores cv in repository cv.Repository; its blob (and
+// provenance blob, if any) must already be durable. CreatedAt is filled
+// when empty.
+//
+// If the version exists with the same digest, it returns the stored record
+// and created=false. If it exists with another digest it returns ECONFLICT,
+// unless overwrite is set: then it replaces the record, returns the new one
+// with created=true, and orphans lists (sorted) the blobs no record refers
+// to any more. It returns ENOTFOUND if the repository does not exist and
+// EINVALID if the name, version or digest is missing.
+//
+// Concurrent calls share one commit (bbolt's Batch); each is fsynced
+// before it returns.
+func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
+	if err := validateChartKey(cv.Name, cv.Version); err != nil {
+		return nil, false, nil, err
+	}
+	if cv.Digest == "" {
+		return nil, false, nil, chartctl.Invalid("digest", "A chart digest is required.")
+	}
+	rec := newChartRecord(cv)
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = db.now()
+	}
+	val, err := encode(rec)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	k := key(cv.Name, cv.Version)
+
+	var (
+		stored  *chartctl.ChartVersion
+		created bool
+		orphans []string
+	)
+	// Batch may run this more than once (when another call in the batch
+	// fails), so it sets every result afresh.
+	err = db.db.Batch(func(tx *bbolt.Tx) error {
+		stored, created, orphans = nil, false, nil
+		if _, err := getRepo(tx, cv.Repository); err != nil {
+			return err
+		}
+		cb, err := bucket(tx, chartsBucket).CreateBucketIfNotExists([]byte(cv.Repository))
+		if err != nil {
+			return err
+		}
+		refs := bucket(tx, blobRefsBucket)
+
+		var old *chartRecord
+		if v := cb.Get(k); v != nil {
+			if old, err = decode[chartRecord](v); err != nil {
+				return err
+			}
+			if old.Digest == rec.Digest {
+				stored = old.domain()
+				return nil
+			}
+			if !overwrite {
+				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different digest.", cv.Name, cv.Version)
+			}
+		}
+		if err := cb.Put(k, val); err != nil {
+			return err
+		}
+		// Count the new references before dropping the old ones, so a blob
+		// both records share (a provenance file) is never orphaned.
+		for _, d := range chartDigests(rec) {
+			if err := addRef(refs, d); err != nil {
+				return err
+			}
+		}
+		if old != nil {
+			for _, d := range chartDigests(old) {
+				gone, err := dropRef(refs, d)
+				if err != nil {
+					return err
+				}
+				if gone {
+					orphans = append(orphans, d)
+				}
+			}
+		}
+		stored, created = rec.domain(), true
+		return nil
+	})
+	if err != nil {
+		return nil, false, nil, wrap("put chart version", err)
+	}
+	sort.Strings(orphans)
+	return stored, created, orphans, nil
+}
+
+// ChartVersion returns one version. It returns ENOTFOUND if the repository
+// or the version does not exist.
+func (db *DB) ChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
+	var cv *chartctl.ChartVersion
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		if _, err := getRepo(tx, repo); err != nil {
+			return err
+		}
+		r, err := getChart(tx, repo, name, version)
+		if err != nil {
+			return err
+		}
+		cv = r.domain()
+		return nil
+	})
+	return cv, wrap("get chart version", err)
+}
+
+// ChartVersions returns the repository's versions matching f, ordered by
+// name, then by SemVer descending (versions that do not parse as SemVer
+// come after those that do, in descending string order). It returns
+// ENOTFOUND if the repository does not exist.
+func (db *DB) ChartVersions(ctx context.Context, repo string, f chartctl.ChartFilter) ([]*chartctl.ChartVersion, error) {
+	var out []*chartctl.ChartVersion
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		if _, err := getRepo(tx, repo); err != nil {
+			return err
+		}
+		cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
+		if cb == nil {
+			return nil
+		}
+		add := func(v []byte) error {
+			r, err := decode[chartRecord](v)
+			if err != nil {
+				return err
+			}
+			out = append(out, r.domain())
+			return nil
+		}
+		switch {
+		case f.Name != "" && f.Version != "":
+			if v := cb.Get(key(f.Name, f.Version)); v != nil {
+				return add(v)
+			}
+			return nil
+		case f.Name != "":
+			return scanPrefix(cb, prefix(f.Name), func(_, v []byte) error { return add(v) })
+		case f.Version != "":
+			return cb.ForEach(func(k, v []byte) error {
+				if _, ver, _ := strings.Cut(string(k), sep); ver == f.Version {
+					return add(v)
+				}
+				return nil
+			})
+		default:
+			return cb.ForEach(func(_, v []byte) error { return add(v) })
+		}
+	})
+	if err != nil {
+		return nil, wrap("list chart versions", err)
+	}
+	sortChartVersions(out)
+	return out, nil
+}
+
+// DeleteChartVersion deletes one version and returns it, with the blob
+// digests (sorted) no record refers to any more. It returns ENOTFOUND if
+// the repository or the version does not exist.
+func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, []string, error) {
+	var (
+		deleted *chartctl.ChartVersion
+		orphans []string
+	)
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		if _, err := getRepo(tx, repo); err != nil {
+			return err
+		}
+		r, err := getChart(tx, repo, name, version)
+		if err != nil {
+			return err
+		}
+		if err := bucket(tx, chartsBucket).Bucket([]byte(repo)).Delete(key(name, version)); err != nil {
+			return err
+		}
+		refs := bucket(tx, blobRefsBucket)
+		for _, d := range chartDigests(r) {
+			gone, err := dropRef(refs, d)
+			if err != nil {
+				return err
+			}
+			if gone {
+				orphans = append(orphans, d)
+			}
+		}
+		deleted = r.domain()
+		return nil
+	})
+	if err != nil {
+		return nil, nil, wrap("delete chart version", err)
+	}
+	sort.Strings(orphans)
+	return deleted, orphans, nil
+}
+
+// BlobReferenced reports whether any chart record refers to the blob
+// digest, as its archive or its provenance file.
+func (db *DB) BlobReferenced(ctx context.Context, digest string) (bool, error) {
+	var ok bool
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		ok = digest != "" && refCount(bucket(tx, blobRefsBucket), digest) > 0
+		return nil
+	})
+	return ok, wrap("check blob reference", err)
+}
+
+// getChart returns a version of a chart in repo, which must exist.
+func getChart(tx *bbolt.Tx, repo, name, version string) (*chartRecord, error) {
+	var v []byte
+	if cb := bucket(tx, chartsBucket).Bucket([]byte(repo)); cb != nil && validateChartKey(name, version) == nil {
+		v = cb.Get(key(name, version))
+	}
+	if v == nil {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
+	}
+	return decode[chartRecord](v)
+}
+
+// validateChartKey checks that a chart name and version can form a key.
+// Whether they are valid for Helm is the caller's concern.
+func validateChartKey(name, version string) error {
+	if name == "" || strings.Contains(name, sep) {
+		return chartctl.Invalid("name", "A chart name is required.")
+	}
+	if version == "" || strings.Contains(version, sep) {
+		return chartctl.Invalid("version", "A chart version is required.")
+	}
+	return nil
+}
+
+// sortChartVersions orders versions by name ascending, then SemVer
+// descending; versions that do not parse come last, by descending string.
+func sortChartVersions(cvs []*chartctl.ChartVersion) {
+	type item struct {
+		cv *chartctl.ChartVersion
+		sv *semver.Version // nil when the version does not parse
+	}
+	items := make([]item, len(cvs))
+	for i, cv := range cvs {
+		sv, err := semver.NewVersion(cv.Version)
+		if err != nil {
+			sv = nil
+		}
+		items[i] = item{cv, sv}
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i], items[j]
+		if a.cv.Name != b.cv.Name {
+			return a.cv.Name < b.cv.Name
+		}
+		switch {
+		case a.sv != nil && b.sv != nil:
+			if c := a.sv.Compare(b.sv); c != 0 {
+				return c > 0
+			}
+		case a.sv != nil:
+			return true
+		case b.sv != nil:
+			return false
+		}
+		return a.cv.Version > b.cv.Version
+	})
+	for i, it := range items {
+		cvs[i] = it.cv
+	}
+}

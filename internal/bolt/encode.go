@@ -1,0 +1,186 @@
+package bolt
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// The stored form of each record. They carry JSON tags of their own so the
+// file format does not change when a domain struct is renamed or grows a
+// field that is not stored.
+
+type userRecord struct {
+	ID           string    `json:"id"`
+	Email        string    `json:"email"`
+	PasswordHash string    `json:"password_hash,omitempty"`
+	Admin        bool      `json:"admin,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+type apiKeyRecord struct {
+	ID         string     `json:"id"`
+	UserID     string     `json:"user_id"`
+	Name       string     `json:"name"`
+	Scopes     []string   `json:"scopes"`
+	Hash       []byte     `json:"hash"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+}
+
+type orgRecord struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedBy   string    `json:"created_by,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+type repoRecord struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Description  string    `json:"description,omitempty"`
+	Organization string    `json:"organization,omitempty"`
+	OwnerID      string    `json:"owner_id,omitempty"`
+	Visibility   string    `json:"visibility"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+type chartRecord struct {
+	Repository  string          `json:"repository"`
+	Name        string          `json:"name"`
+	Version     string          `json:"version"`
+	AppVersion  string          `json:"app_version,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Keywords    []string        `json:"keywords,omitempty"`
+	Digest      string          `json:"digest"`
+	Size        int64           `json:"size"`
+	ProvDigest  string          `json:"prov_digest,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+}
+
+type teamRecord struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Organization string    `json:"organization"`
+	Description  string    `json:"description,omitempty"`
+	MemberCount  int       `json:"member_count"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+type memberRecord struct {
+	ID      string    `json:"id"`
+	Team    string    `json:"team"`
+	Email   string    `json:"email"`
+	Role    string    `json:"role"`
+	AddedAt time.Time `json:"added_at"`
+}
+
+// encode returns v as JSON.
+func encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	return b, nil
+}
+
+// decode parses a stored record. The returned value never aliases data,
+// which bbolt owns only for the life of the transaction.
+func decode[T any](data []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, fmt.Errorf("decode %T: %w", v, err)
+	}
+	return v, nil
+}
+
+func newUserRecord(u *chartctl.User) *userRecord {
+	return &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: u.CreatedAt}
+}
+
+func (r *userRecord) domain() *chartctl.User {
+	return &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, CreatedAt: r.CreatedAt}
+}
+
+func newAPIKeyRecord(k *chartctl.APIKey) *apiKeyRecord {
+	return &apiKeyRecord{
+		ID: k.ID, UserID: k.UserID, Name: k.Name, Scopes: k.Scopes.Strings(),
+		Hash: k.Hash, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt,
+	}
+}
+
+func (r *apiKeyRecord) domain() *chartctl.APIKey {
+	scopes := make(chartctl.Scopes, len(r.Scopes))
+	for i, s := range r.Scopes {
+		scopes[i] = chartctl.Scope(s)
+	}
+	return &chartctl.APIKey{
+		ID: r.ID, UserID: r.UserID, Name: r.Name, Scopes: scopes,
+		Hash: r.Hash, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExpiresAt: r.ExpiresAt,
+	}
+}
+
+func newOrgRecord(o *chartctl.Organization) *orgRecord {
+	return &orgRecord{ID: o.ID, Name: o.Name, Description: o.Description, CreatedBy: o.CreatedBy, CreatedAt: o.CreatedAt}
+}
+
+func (r *orgRecord) domain() *chartctl.Organization {
+	return &chartctl.Organization{ID: r.ID, Name: r.Name, Description: r.Description, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt}
+}
+
+func newRepoRecord(r *chartctl.Repository) *repoRecord {
+	return &repoRecord{
+		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
+		OwnerID: r.OwnerID, Visibility: string(r.Visibility), CreatedAt: r.CreatedAt,
+	}
+}
+
+func (r *repoRecord) domain() *chartctl.Repository {
+	return &chartctl.Repository{
+		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
+		OwnerID: r.OwnerID, Visibility: chartctl.Visibility(r.Visibility), CreatedAt: r.CreatedAt,
+	}
+}
+
+func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
+	return &chartRecord{
+		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
+		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, Size: cv.Size,
+		ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
+	}
+}
+
+func (r *chartRecord) domain() *chartctl.ChartVersion {
+	return &chartctl.ChartVersion{
+		Repository: r.Repository, Name: r.Name, Version: r.Version, AppVersion: r.AppVersion,
+		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, Size: r.Size,
+		ProvDigest: r.ProvDigest, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
+	}
+}
+
+func newTeamRecord(t *chartctl.Team) *teamRecord {
+	return &teamRecord{
+		ID: t.ID, Name: t.Name, Organization: t.Organization, Description: t.Description,
+		MemberCount: t.MemberCount, CreatedAt: t.CreatedAt,
+	}
+}
+
+func (r *teamRecord) domain() *chartctl.Team {
+	return &chartctl.Team{
+		ID: r.ID, Name: r.Name, Organization: r.Organization, Description: r.Description,
+		MemberCount: r.MemberCount, CreatedAt: r.CreatedAt,
+	}
+}
+
+func newMemberRecord(m *chartctl.Member) *memberRecord {
+	return &memberRecord{ID: m.ID, Team: m.Team, Email: m.Email, Role: string(m.Role), AddedAt: m.AddedAt}
+}
+
+func (r *memberRecord) domain() *chartctl.Member {
+	return &chartctl.Member{ID: r.ID, Team: r.Team, Email: r.Email, Role: chartctl.Role(r.Role), AddedAt: r.AddedAt}
+}
