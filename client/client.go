@@ -56,10 +56,9 @@ type Client struct {
 	retryHook    func(RetryEvent)
 
 	// Injectable for tests: sleep waits d or until ctx is done, jitter
-	// returns a random duration in [0, n), now is the clock.
+	// returns a random duration in [0, n).
 	sleep  func(ctx context.Context, d time.Duration) error
 	jitter func(n time.Duration) time.Duration
-	now    func() time.Time
 
 	// common is shared by the services, which are views of it.
 	common service
@@ -229,7 +228,6 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		maxTotalWait: DefaultMaxTotalWait,
 		sleep:        sleepContext,
 		jitter:       randomDuration,
-		now:          time.Now,
 	}
 	for _, opt := range opts {
 		if err := opt(c); err != nil {
@@ -339,7 +337,9 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*Response, e
 			response = newResponse(resp)
 			if err = CheckResponse(resp); err == nil {
 				defer resp.Body.Close()
-				return response, decodeBody(resp.Body, v)
+				meta, err := decodeBody(resp.Body, v)
+				response.Meta = meta
+				return response, err
 			}
 			drainAndClose(resp.Body)
 			var apiErr *Error
@@ -386,31 +386,30 @@ func (c *Client) backoff(attempt int) time.Duration {
 
 // decodeBody decodes a success envelope's data into v, or copies the body
 // into v when it is an io.Writer.
-func decodeBody(body io.Reader, v any) error {
-	switch v := v.(type) {
-	case nil:
-		_, _ = io.Copy(io.Discard, body)
-		return nil
-	case io.Writer:
-		if _, err := io.Copy(v, body); err != nil {
-			return fmt.Errorf("chartctl: read response body: %w", err)
+func decodeBody(body io.Reader, v any) (*Meta, error) {
+	if w, ok := v.(io.Writer); ok {
+		if _, err := io.Copy(w, body); err != nil {
+			return nil, fmt.Errorf("chartctl: read response body: %w", err)
 		}
-		return nil
+		return nil, nil
 	}
 	var env envelope
+	if v == nil {
+		// Nothing is expected (a delete): any body, even none, will do.
+		_ = json.NewDecoder(body).Decode(&env)
+		_, _ = io.Copy(io.Discard, body)
+		return env.Meta, nil
+	}
 	if err := json.NewDecoder(body).Decode(&env); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		return fmt.Errorf("chartctl: decode response: %w", err)
+		return nil, fmt.Errorf("chartctl: decode response: %w", err)
 	}
 	if len(env.Data) == 0 {
-		return nil
+		return env.Meta, nil
 	}
 	if err := json.Unmarshal(env.Data, v); err != nil {
-		return fmt.Errorf("chartctl: decode response data: %w", err)
+		return env.Meta, fmt.Errorf("chartctl: decode response data: %w", err)
 	}
-	return nil
+	return env.Meta, nil
 }
 
 // envelope is the shape of every successful JSON answer.
