@@ -1,0 +1,47 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+
+	"github.com/chartctl/chartctl/client"
+)
+
+// describeError turns an error of the API into the status line's text:
+// short, telling the user what to do, and sanitized since the message
+// comes from the server.
+func describeError(err error) string {
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		msg := sanitize(ce.Message)
+		switch ce.StatusCode {
+		case http.StatusUnauthorized:
+			return "not signed in: run chartctl login"
+		case http.StatusForbidden:
+			return withMessage("forbidden", msg)
+		case http.StatusNotFound:
+			return withMessage("not found", msg)
+		case http.StatusTooManyRequests:
+			if ce.RetryAfter > 0 {
+				secs := int(math.Ceil(ce.RetryAfter.Seconds()))
+				return fmt.Sprintf("rate limited, retry in %ds", secs)
+			}
+			return "rate limited, retry later"
+		}
+		return withMessage(fmt.Sprintf("server error %d", ce.StatusCode), msg)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the server did not answer in time (r to retry)"
+	}
+	return "error: " + sanitize(err.Error())
+}
+
+func withMessage(prefix, msg string) string {
+	if msg == "" {
+		return prefix
+	}
+	return prefix + ": " + msg
+}

@@ -1,0 +1,396 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/textinput"
+
+	"github.com/chartctl/chartctl/client"
+)
+
+// viewKind is the state enum: what a screen shows.
+type viewKind int
+
+const (
+	viewRepos viewKind = iota
+	viewSearch
+	viewCharts
+	viewVersions
+	viewDetail
+	viewTeams
+	viewMembers
+)
+
+// String names the kind, for messages and test failures.
+func (k viewKind) String() string {
+	switch k {
+	case viewRepos:
+		return "repositories"
+	case viewSearch:
+		return "search results"
+	case viewCharts:
+		return "charts"
+	case viewVersions:
+		return "versions"
+	case viewDetail:
+		return "version"
+	case viewTeams:
+		return "teams"
+	case viewMembers:
+		return "members"
+	}
+	return "view " + strconv.Itoa(int(k))
+}
+
+// columns returns the table columns of a list kind.
+func (k viewKind) columns() []column {
+	switch k {
+	case viewRepos:
+		return []column{
+			{title: "NAME", min: 8, max: 32},
+			{title: "VISIBILITY", min: 7, max: 10},
+			{title: "ORGANIZATION", min: 6, max: 20, drop: 2},
+			{title: "DESCRIPTION", min: 10, drop: 1},
+		}
+	case viewSearch:
+		return []column{
+			{title: "REPOSITORY", min: 8, max: 24},
+			{title: "CHART", min: 8, max: 30},
+			{title: "VERSION", min: 7, max: 20},
+			{title: "APP VERSION", min: 5, max: 16, drop: 2},
+			{title: "DESCRIPTION", min: 10, drop: 1},
+		}
+	case viewCharts:
+		return []column{
+			{title: "NAME", min: 8, max: 32},
+			{title: "LATEST", min: 6, max: 20},
+			{title: "APP VERSION", min: 5, max: 16, drop: 2},
+			{title: "VERSIONS", min: 3, max: 8, drop: 3},
+			{title: "DESCRIPTION", min: 10, drop: 1},
+		}
+	case viewVersions:
+		return []column{
+			{title: "VERSION", min: 7, max: 24},
+			{title: "APP VERSION", min: 5, max: 16, drop: 2},
+			{title: "CREATED", min: 10, max: 10, drop: 3},
+			{title: "DIGEST", min: 12, max: 19, drop: 4},
+			{title: "DESCRIPTION", min: 10, drop: 1},
+		}
+	case viewTeams:
+		return []column{
+			{title: "ORGANIZATION", min: 8, max: 24},
+			{title: "TEAM", min: 8, max: 30},
+			{title: "MEMBERS", min: 3, max: 7, drop: 2},
+			{title: "DESCRIPTION", min: 10, drop: 1},
+		}
+	case viewMembers:
+		return []column{
+			{title: "EMAIL", min: 10, max: 48},
+			{title: "ROLE", min: 6, max: 10},
+			{title: "ADDED", min: 10, max: 10, drop: 1},
+		}
+	}
+	return nil
+}
+
+// row is one line of a list: sanitized cells, the text a filter matches,
+// and the item it stands for.
+type row struct {
+	key   string
+	cells []string
+	match string
+	item  any
+}
+
+// chartGroup is one chart of a repository: its newest version and how many
+// versions were listed.
+type chartGroup struct {
+	latest client.Chart
+	count  int
+}
+
+func newRow(key string, item any, cells ...string) row {
+	for i := range cells {
+		cells[i] = sanitize(cells[i])
+	}
+	return row{key: key, cells: cells, match: strings.ToLower(strings.Join(cells, "\x00")), item: item}
+}
+
+func repoRow(r client.Repository) row {
+	org := ""
+	if r.Organization != nil {
+		org = *r.Organization
+	}
+	return newRow(r.Name, r, r.Name, r.Visibility, org, r.Description)
+}
+
+func searchRow(r client.SearchResult) row {
+	return newRow(r.Repository+"/"+r.Name, r, r.Repository, r.Name, r.Version, r.AppVersion, r.Description)
+}
+
+func chartGroupRow(g chartGroup) row {
+	c := g.latest
+	return newRow(c.Name, g, c.Name, c.Version, c.AppVersion, strconv.Itoa(g.count), c.Description)
+}
+
+func versionRow(c client.Chart) row {
+	return newRow(c.Version, c, c.Version, c.AppVersion, formatDate(c.CreatedAt), shortDigest(c.Digest), c.Description)
+}
+
+func teamRow(t client.Team) row {
+	return newRow(t.Organization+"/"+t.Name, t, t.Organization, t.Name, strconv.Itoa(t.MemberCount), t.Description)
+}
+
+func memberRow(mb client.Member) row {
+	key := mb.ID
+	if key == "" {
+		key = mb.Email
+	}
+	return newRow(key, mb, mb.Email, mb.Role, formatDate(mb.AddedAt))
+}
+
+// formatDate shows a timestamp as a UTC date; absolute so a screen does
+// not change while it is looked at.
+func formatDate(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+// formatTime shows a timestamp in UTC to the minute.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// shortDigest keeps the algorithm and the first 12 hex digits.
+func shortDigest(d string) string {
+	algo, hex, ok := strings.Cut(d, ":")
+	if !ok {
+		algo, hex = "sha256", d
+	}
+	if len(hex) > 12 {
+		hex = hex[:12]
+	}
+	if hex == "" {
+		return ""
+	}
+	return algo + ":" + hex
+}
+
+// formatSize shows a byte count for people.
+func formatSize(n int64) string {
+	if n <= 0 {
+		return "unknown"
+	}
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for x := n / unit; x >= unit; x /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB (%d bytes)", float64(n)/float64(div), "KMGTPE"[exp], n)
+}
+
+// screen is one level of navigation: a list that pages from the server, or
+// the detail of a chart version.
+type screen struct {
+	id    int
+	kind  viewKind
+	title string
+
+	// What the screen shows.
+	repo, chart, version, team, query string
+
+	rows    []row
+	groups  map[string]int // chart name → index in rows (viewCharts)
+	visible []int          // indexes into rows that pass the filter
+	cursor  int            // index into visible
+	offset  int            // first index of visible on screen
+
+	filter    textinput.Model
+	filtering bool // the filter input has the focus
+
+	page    int  // pages loaded
+	total   int  // total items as the server counts them
+	done    bool // no more pages
+	loading bool
+	loaded  bool // the first answer arrived
+	failed  bool // the last load failed: no automatic paging until refresh
+	gen     int  // bumped by refresh; answers for older generations are dropped
+	keepKey string
+
+	detail client.Chart // viewDetail
+	scroll int          // viewDetail: first line shown
+}
+
+func newScreen(id int, kind viewKind, title string) *screen {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "type to filter"
+	// A static cursor: no blink timer, nothing redraws while idle.
+	ti.Cursor.SetMode(cursor.CursorStatic)
+	return &screen{id: id, kind: kind, title: title, filter: ti}
+}
+
+// isList reports whether the screen is a paged list.
+func (s *screen) isList() bool { return s.kind != viewDetail }
+
+// current returns the row under the cursor.
+func (s *screen) current() (row, bool) {
+	if s.cursor < 0 || s.cursor >= len(s.visible) {
+		return row{}, false
+	}
+	return s.rows[s.visible[s.cursor]], true
+}
+
+// reset forgets the loaded rows for a refresh, remembering the row under
+// the cursor to select it again.
+func (s *screen) reset() {
+	if r, ok := s.current(); ok {
+		s.keepKey = r.key
+	}
+	s.gen++
+	s.page = 0
+	s.total = 0
+	s.done = false
+	s.failed = false
+}
+
+// appendPage adds one page of items. Page 1 replaces what was there.
+func (s *screen) appendPage(msg pageMsg) {
+	if msg.page == 1 {
+		if r, ok := s.current(); ok && s.keepKey == "" {
+			s.keepKey = r.key
+		}
+		s.rows = nil
+		s.groups = nil
+	}
+	switch s.kind {
+	case viewRepos:
+		for _, r := range msg.repos {
+			s.rows = append(s.rows, repoRow(r))
+		}
+	case viewSearch:
+		for _, r := range msg.results {
+			s.rows = append(s.rows, searchRow(r))
+		}
+	case viewCharts:
+		// The server lists every version, ordered by name and then newest
+		// first, so the first version seen of a name is its latest.
+		if s.groups == nil {
+			s.groups = map[string]int{}
+		}
+		for _, c := range msg.charts {
+			if i, ok := s.groups[c.Name]; ok {
+				g := s.rows[i].item.(chartGroup)
+				g.count++
+				s.rows[i] = chartGroupRow(g)
+				continue
+			}
+			s.groups[c.Name] = len(s.rows)
+			s.rows = append(s.rows, chartGroupRow(chartGroup{latest: c, count: 1}))
+		}
+	case viewVersions:
+		for _, c := range msg.charts {
+			s.rows = append(s.rows, versionRow(c))
+		}
+	case viewTeams:
+		for _, t := range msg.teams {
+			s.rows = append(s.rows, teamRow(t))
+		}
+		// Teams are shown grouped by organization.
+		sort.SliceStable(s.rows, func(i, j int) bool {
+			a, b := s.rows[i].item.(client.Team), s.rows[j].item.(client.Team)
+			if a.Organization != b.Organization {
+				return a.Organization < b.Organization
+			}
+			return a.Name < b.Name
+		})
+	case viewMembers:
+		for _, mb := range msg.members {
+			s.rows = append(s.rows, memberRow(mb))
+		}
+	}
+	s.page = msg.page
+	s.total = msg.meta.Total
+	n := msg.count()
+	limit := msg.meta.Limit
+	if limit <= 0 {
+		limit = msg.limit
+	}
+	s.done = n == 0 || n < limit || (s.total > 0 && msg.page*limit >= s.total)
+}
+
+// selectedKey returns the key under the cursor, or "".
+func (s *screen) selectedKey() string {
+	if r, ok := s.current(); ok {
+		return r.key
+	}
+	return ""
+}
+
+// applyFilter recomputes the visible rows, keeping the cursor on the same
+// row when it is still visible (or on keepKey after a refresh).
+func (s *screen) applyFilter() {
+	want := s.keepKey
+	if want == "" {
+		want = s.selectedKey()
+	}
+	q := strings.ToLower(strings.TrimSpace(s.filter.Value()))
+	s.visible = s.visible[:0]
+	for i, r := range s.rows {
+		if q == "" || strings.Contains(r.match, q) {
+			s.visible = append(s.visible, i)
+		}
+	}
+	s.cursor = 0
+	if want != "" {
+		for i, ri := range s.visible {
+			if s.rows[ri].key == want {
+				s.cursor = i
+				break
+			}
+		}
+	}
+	s.keepKey = ""
+}
+
+// move moves the cursor by delta rows within the visible rows.
+func (s *screen) move(delta int) {
+	s.cursor = max(0, min(s.cursor+delta, len(s.visible)-1))
+}
+
+// scrollInto keeps the cursor inside a window of height rows.
+func (s *screen) scrollInto(height int) {
+	height = max(height, 1)
+	if s.cursor < s.offset {
+		s.offset = s.cursor
+	}
+	if s.cursor >= s.offset+height {
+		s.offset = s.cursor - height + 1
+	}
+	s.offset = max(0, min(s.offset, len(s.visible)-height))
+}
+
+// nearEnd reports whether the cursor is within lookahead rows of the last
+// loaded row, the moment to fetch the next page.
+func (s *screen) nearEnd(lookahead int) bool {
+	return len(s.visible)-1-s.cursor <= lookahead
+}
+
+// filterShown reports whether the filter line takes a row of the screen.
+func (s *screen) filterShown() bool {
+	return s.filtering || s.filter.Value() != ""
+}

@@ -1,0 +1,279 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+var tabNames = [tabCount]string{"Charts", "Teams"}
+
+// View renders the whole window: header with the tabs, breadcrumb, body,
+// status line and footer. Every line is cut to the window's width and the
+// result has exactly as many lines as the window is tall.
+func (m Model) View() string {
+	w, h := max(m.c.width, 1), max(m.c.height, 1)
+	bodyH := m.bodyHeight()
+	lines := make([]string, 0, bodyH+chromeRows)
+	lines = append(lines, m.headerView(w), m.crumbView(w))
+
+	var body []string
+	s := m.current()
+	switch {
+	case m.showHelp:
+		body = m.helpLines(w)
+	case s.isList():
+		body = m.listLines(s, w)
+	default:
+		body = m.detailLines(s, w)
+		start := min(s.scroll, max(len(body)-bodyH, 0))
+		body = body[start:]
+	}
+	for i := 0; i < bodyH; i++ {
+		if i < len(body) {
+			lines = append(lines, body[i])
+		} else {
+			lines = append(lines, "")
+		}
+	}
+	lines = append(lines, m.statusView(w), m.footerView(w))
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		lines[i] = clip(l, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) headerView(w int) string {
+	st := m.c.styles
+	parts := []string{st.brand.Render("chartctl")}
+	for i, name := range tabNames {
+		if i == m.tab {
+			parts = append(parts, st.tabActive.Render("["+name+"]"))
+		} else {
+			parts = append(parts, st.tabIdle.Render(" "+name+" "))
+		}
+	}
+	return clip(" "+strings.Join(parts, " "), w)
+}
+
+// crumbView shows where the user is; when too long, its start is cut so
+// the current screen stays readable.
+func (m *Model) crumbView(w int) string {
+	st := m.stacks[m.tab]
+	titles := make([]string, len(st))
+	for i, s := range st {
+		titles[i] = s.title
+	}
+	c := " " + strings.Join(titles, " › ")
+	if n := ansi.StringWidth(c); n > w {
+		c = ansi.TruncateLeft(c, n-w+1, "…")
+	}
+	return m.c.styles.crumb.Render(c)
+}
+
+func (m *Model) listLines(s *screen, w int) []string {
+	st := m.c.styles
+	var lines []string
+	if s.filterShown() {
+		lines = append(lines, m.filterLine(s, w))
+	}
+	switch {
+	case !s.loaded && s.loading:
+		return append(lines, " "+m.spinner.View()+" Loading "+s.kind.String()+"…")
+	case !s.loaded:
+		return append(lines, st.dim.Render(" Could not load "+s.kind.String()+". Press r to try again."))
+	case len(s.visible) == 0 && len(s.rows) == 0:
+		return append(lines, st.dim.Render(" No "+s.kind.String()+"."))
+	case len(s.visible) == 0:
+		msg := " Nothing loaded matches “" + sanitize(s.filter.Value()) + "”."
+		if s.kind == viewRepos {
+			msg += " Enter searches charts on the server."
+		}
+		return append(lines, st.dim.Render(msg))
+	}
+
+	cols := s.kind.columns()
+	cells := make([][]string, len(s.visible))
+	for i, ri := range s.visible {
+		cells[i] = s.rows[ri].cells
+	}
+	markerW := len(cursorMarker)
+	widths := layoutColumns(cols, cells, w-markerW)
+	titles := make([]string, len(cols))
+	for i, c := range cols {
+		titles[i] = c.title
+	}
+	lines = append(lines, st.colHeader.Render(strings.Repeat(" ", markerW)+renderCells(titles, widths)))
+	end := min(s.offset+m.listHeight(s), len(s.visible))
+	for i := s.offset; i < end; i++ {
+		line := renderCells(cells[i], widths)
+		if i == s.cursor {
+			lines = append(lines, st.selected.Render(clip(cursorMarker+line, w)))
+		} else {
+			lines = append(lines, strings.Repeat(" ", markerW)+line)
+		}
+	}
+	return lines
+}
+
+func (m *Model) filterLine(s *screen, w int) string {
+	st := m.c.styles
+	if !s.filtering {
+		return clip(st.filter.Render(" /"+sanitize(s.filter.Value()))+st.dim.Render("  esc clears"), w)
+	}
+	hint := "  enter keeps · esc clears"
+	if s.kind == viewRepos {
+		hint = "  enter searches the server · esc clears"
+	}
+	ti := s.filter
+	ti.Width = max(w-ansi.StringWidth(hint)-4, 8)
+	return clip(" "+ti.View()+st.dim.Render(hint), w)
+}
+
+// statusLine shows the last error, or where the cursor is, and the spinner
+// while requests are in flight.
+func (m *Model) statusView(w int) string {
+	st := m.c.styles
+	right := ""
+	if m.inflight > 0 {
+		right = m.spinner.View() + " loading"
+	}
+	left := ""
+	s := m.current()
+	switch {
+	case m.status != "":
+		left = st.statusErr.Render(" ! " + m.status)
+	case s.isList() && s.loaded && len(s.visible) > 0:
+		more := ""
+		if !s.done {
+			more = "+"
+		}
+		left = st.dim.Render(fmt.Sprintf(" %d/%d%s %s", s.cursor+1, len(s.visible), more, s.kind))
+		if s.filter.Value() != "" {
+			left += st.dim.Render(fmt.Sprintf(" (filtered from %d)", len(s.rows)))
+		}
+	}
+	return joinEnds(left, right, w)
+}
+
+// footerView shows the server, the rate-limit budget and a key reminder.
+func (m *Model) footerView(w int) string {
+	st := m.c.styles
+	server := m.c.opts.Server
+	if server == "" {
+		server = "(no server)"
+	}
+	left := " " + sanitize(server)
+	if m.rate.ok {
+		left += fmt.Sprintf(" · rate %d/%d", m.rate.remaining, m.rate.limit)
+	}
+	left = clip(left, max(w/2, w-40))
+	hm := m.c.help
+	hm.Width = max(w-ansi.StringWidth(left)-2, 0)
+	right := ""
+	if hm.Width > 4 {
+		right = hm.ShortHelpView(m.c.keys.ShortHelp())
+	}
+	return joinEnds(st.dim.Render(left), right, w)
+}
+
+// joinEnds puts left and right on one line w cells wide, cutting left when
+// both do not fit.
+func joinEnds(left, right string, w int) string {
+	rw := ansi.StringWidth(right)
+	if rw >= w {
+		return clip(right, w)
+	}
+	left = clip(left, max(w-rw-1, 0))
+	gap := w - ansi.StringWidth(left) - rw
+	return left + strings.Repeat(" ", max(gap, 1)) + right
+}
+
+func (m *Model) helpLines(w int) []string {
+	st := m.c.styles
+	groups := m.c.keys.FullHelp()
+	cols := make([]string, len(groups))
+	for i, g := range groups {
+		var b strings.Builder
+		for j, k := range g {
+			if j > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString("  " + st.code.Render(fit(k.Help().Key, 8)) + " " + k.Help().Desc)
+		}
+		cols[i] = b.String()
+	}
+	var body string
+	if wide := lipgloss.JoinHorizontal(lipgloss.Top, cols[0], "    ", cols[1]); lipgloss.Width(wide) <= w {
+		body = wide
+	} else {
+		body = cols[0] + "\n" + cols[1]
+	}
+	lines := []string{st.title.Render(" Keys"), ""}
+	lines = append(lines, strings.Split(body, "\n")...)
+	return append(lines, "", st.dim.Render(" ? or esc closes this help"))
+}
+
+// detailLines lays out one chart version.
+func (m *Model) detailLines(s *screen, w int) []string {
+	st := m.c.styles
+	c := s.detail
+	name, version := sanitize(s.chart), sanitize(s.version)
+	lines := []string{" " + st.title.Render(name+" "+version), ""}
+
+	const labelW = 13
+	valueW := max(w-labelW-2, 10)
+	field := func(label, value string) {
+		if value == "" {
+			value = "–"
+		}
+		wrapped := strings.Split(ansi.Wrap(sanitize(value), valueW, " ,"), "\n")
+		for i, part := range wrapped {
+			lbl := strings.Repeat(" ", labelW)
+			if i == 0 {
+				lbl = st.label.Render(fit(label, labelW))
+			}
+			lines = append(lines, " "+lbl+" "+part)
+		}
+	}
+	field("Repository", s.repo)
+	field("Chart", s.chart)
+	field("Version", c.Version)
+	field("App version", c.AppVersion)
+	field("Digest", c.Digest)
+	field("Size", formatSize(c.Size))
+	field("Created", formatTime(c.CreatedAt))
+	field("Keywords", strings.Join(c.Keywords, ", "))
+	field("Description", c.Description)
+
+	lines = append(lines, "", " "+st.title.Render("Install"))
+	server := strings.TrimRight(m.c.opts.Server, "/")
+	if server == "" {
+		server = "<server>"
+	}
+	repo := sanitize(s.repo)
+	for _, cmd := range []string{
+		fmt.Sprintf("helm repo add %s %s/helm/%s", repo, sanitize(server), repo),
+		fmt.Sprintf("helm install my-%s %s/%s --version %s", name, repo, name, version),
+	} {
+		// Commands are hard-wrapped rather than cut so they stay complete.
+		for i, part := range strings.Split(ansi.Hardwrap(cmd, max(w-4, 10), true), "\n") {
+			indent := "   "
+			if i > 0 {
+				indent = "     "
+			}
+			lines = append(lines, indent+st.code.Render(part))
+		}
+	}
+	return lines
+}
+
+// detailScrollMax is the largest useful scroll offset of a detail screen.
+func (m *Model) detailScrollMax(s *screen) int {
+	return max(len(m.detailLines(s, max(m.c.width, 1)))-m.bodyHeight(), 0)
+}
