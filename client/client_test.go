@@ -155,11 +155,11 @@ func TestNewBaseURL(t *testing.T) {
 		}
 	}
 	for name, opt := range map[string]Option{
-		"empty token":        WithToken(""),
-		"nil token source":   WithTokenSource(nil),
-		"nil http client":    WithHTTPClient(nil),
-		"negative retries":   WithMaxRetries(-1),
-		"negative wait":      WithMaxWait(-time.Second),
+		"empty token":         WithToken(""),
+		"nil token source":    WithTokenSource(nil),
+		"nil http client":     WithHTTPClient(nil),
+		"negative retries":    WithMaxRetries(-1),
+		"negative wait":       WithMaxWait(-time.Second),
 		"negative total wait": WithMaxTotalWait(-time.Second),
 	} {
 		if _, err := New("http://127.0.0.1", opt); err == nil {
