@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 
@@ -258,22 +259,21 @@ func sortChartVersions(cvs []*chartctl.ChartVersion) {
 		}
 		items[i] = item{cv, sv}
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		a, b := items[i], items[j]
-		if a.cv.Name != b.cv.Name {
-			return a.cv.Name < b.cv.Name
+	slices.SortStableFunc(items, func(a, b item) int {
+		if c := strings.Compare(a.cv.Name, b.cv.Name); c != 0 {
+			return c
 		}
 		switch {
 		case a.sv != nil && b.sv != nil:
-			if c := a.sv.Compare(b.sv); c != 0 {
-				return c > 0
+			if c := b.sv.Compare(a.sv); c != 0 {
+				return c
 			}
 		case a.sv != nil:
-			return true
+			return -1
 		case b.sv != nil:
-			return false
+			return 1
 		}
-		return a.cv.Version > b.cv.Version
+		return strings.Compare(b.cv.Version, a.cv.Version)
 	})
 	for i, it := range items {
 		cvs[i] = it.cv

@@ -378,7 +378,8 @@ func BenchmarkPutChartVersion(b *testing.B) {
 	i := 0
 	b.ReportAllocs()
 	b.ResetTimer()
-	// Parallel uploads share commits through bbolt's Batch.
+	// Parallel uploads (8 per CPU) share commits through bbolt's Batch.
+	b.SetParallelism(8)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			mu.Lock()
