@@ -30,7 +30,7 @@ func newKeyMap() keyMap {
 		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last item")),
 		Open:     key.NewBinding(key.WithKeys("enter", "right", "l"), key.WithHelp("enter", "open")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace", "left", "h"), key.WithHelp("esc", "back")),
-		Tab:      key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "charts/teams")),
+		Tab:      key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "switch tab")),
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Refresh:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -40,7 +40,7 @@ func newKeyMap() keyMap {
 
 // ShortHelp is the footer's reminder.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Open, k.Back, k.Filter, k.Tab, k.Help, k.Quit}
+	return []key.Binding{k.Help, k.Open, k.Back, k.Filter, k.Tab, k.Quit}
 }
 
 // FullHelp is the help screen, one group per column.

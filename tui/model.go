@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
@@ -34,7 +33,6 @@ type common struct {
 	opts          Options
 	styles        styles
 	keys          keyMap
-	help          help.Model
 }
 
 // Model is the browser's root bubbletea model. Create it with New.
@@ -61,11 +59,6 @@ type Model struct {
 func New(api API, opts Options) Model {
 	opts = opts.withDefaults()
 	st := newStyles(opts.Output, opts.NoColor)
-	h := help.New()
-	h.Styles.ShortKey = st.dim
-	h.Styles.ShortDesc = st.dim
-	h.Styles.ShortSeparator = st.dim
-	h.Styles.Ellipsis = st.dim
 	m := Model{
 		api: api,
 		ctx: context.Background(),
@@ -75,7 +68,6 @@ func New(api API, opts Options) Model {
 			opts:   opts,
 			styles: st,
 			keys:   newKeyMap(),
-			help:   h,
 		},
 		spinner: spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(st.spinner)),
 	}
@@ -202,7 +194,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.c.width, m.c.height = msg.Width, msg.Height
-		m.c.help.Width = msg.Width
 		for _, st := range m.stacks {
 			for _, s := range st {
 				s.scrollInto(m.listHeight(s))

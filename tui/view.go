@@ -173,13 +173,30 @@ func (m *Model) footerView(w int) string {
 		left += fmt.Sprintf(" · rate %d/%d", m.rate.remaining, m.rate.limit)
 	}
 	left = clip(left, max(w/2, w-40))
-	hm := m.c.help
-	hm.Width = max(w-ansi.StringWidth(left)-2, 0)
-	right := ""
-	if hm.Width > 4 {
-		right = hm.ShortHelpView(m.c.keys.ShortHelp())
+	return joinEnds(st.dim.Render(left), m.shortHelp(w-ansi.StringWidth(left)-2), w)
+}
+
+// shortHelp lists as many key reminders as fit in w cells.
+func (m *Model) shortHelp(w int) string {
+	st := m.c.styles
+	var b strings.Builder
+	used := 0
+	for _, k := range m.c.keys.ShortHelp() {
+		item := k.Help().Key + " " + k.Help().Desc
+		n := ansi.StringWidth(item)
+		if used > 0 {
+			n += 3 // " · "
+		}
+		if used+n > w {
+			break
+		}
+		if used > 0 {
+			b.WriteString(st.dim.Render(" · "))
+		}
+		b.WriteString(st.code.Render(k.Help().Key) + " " + st.dim.Render(k.Help().Desc))
+		used += n
 	}
-	return joinEnds(st.dim.Render(left), right, w)
+	return b.String()
 }
 
 // joinEnds puts left and right on one line w cells wide, cutting left when
