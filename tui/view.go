@@ -172,7 +172,9 @@ func (m *Model) footerView(w int) string {
 	if m.rate.ok {
 		left += fmt.Sprintf(" · rate %d/%d", m.rate.remaining, m.rate.limit)
 	}
-	left = clip(left, max(w/2, w-40))
+	// The server and budget come first; key reminders take what is left,
+	// keeping room for at least "? help".
+	left = clip(left, max(w-10, 0))
 	return joinEnds(st.dim.Render(left), m.shortHelp(w-ansi.StringWidth(left)-2), w)
 }
 
