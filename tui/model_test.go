@@ -155,8 +155,6 @@ func TestPagingLoadsNextPageNearTheEndOnce(t *testing.T) {
 	}
 }
 
-
-
 func TestPagingStopsOnErrorUntilRefresh(t *testing.T) {
 	api := newFakeAPI()
 	api.repos = manyRepos(120)
