@@ -1,0 +1,106 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/text"
+)
+
+// PrintJSON writes v as indented JSON. JSON escapes control characters, so
+// server-provided text needs no further sanitizing here.
+func PrintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}
+
+// NewTable returns a table for standard output, aligned on a terminal.
+func (f *Factory) NewTable() *text.Table {
+	return text.NewTable(f.IOStreams.Out, f.IOStreams.IsStdoutTTY(), f.IOStreams.TerminalWidth())
+}
+
+// ExactArgs is cobra.ExactArgs with a usage error that names what is
+// missing.
+func ExactArgs(n int, msg string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return FlagErrorf("too many arguments")
+		}
+		if len(args) < n {
+			return FlagErrorf("%s", msg)
+		}
+		return nil
+	}
+}
+
+// NoArgs rejects positional arguments with a usage error.
+func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return FlagErrorf("unknown argument %q for %q", args[0], cmd.CommandPath())
+	}
+	return nil
+}
+
+// completionLimit bounds how many names a completion fetches.
+const completionLimit = 100
+
+// CompleteRepositories completes repository names from the server; any
+// failure (no server, no credential) completes nothing rather than noise.
+func CompleteRepositories(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		c, err := f.Client()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for r, err := range c.Repositories.All(cmd.Context()) {
+			if err != nil || len(names) >= completionLimit {
+				break
+			}
+			if strings.HasPrefix(r.Name, toComplete) {
+				names = append(names, text.SanitizeLine(r.Name)+"\t"+text.SanitizeLine(r.Description))
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// CompleteTeams completes team names from the server.
+func CompleteTeams(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		c, err := f.Client()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for t, err := range c.Teams.All(cmd.Context(), client.TeamListOptions{}) {
+			if err != nil || len(names) >= completionLimit {
+				break
+			}
+			if strings.HasPrefix(t.Name, toComplete) {
+				names = append(names, text.SanitizeLine(t.Name)+"\t"+text.SanitizeLine(t.Organization))
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// FirstArgOnly wraps a completion so it completes only the first
+// positional argument.
+func FirstArgOnly(fn func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fn(cmd, args, toComplete)
+	}
+}

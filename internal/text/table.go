@@ -1,0 +1,141 @@
+package text
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Table prints rows of fields. On a terminal the columns are aligned and,
+// when a width is known, the widest column is truncated to fit; elsewhere
+// (a pipe, a file) every row is one line of tab-separated fields, easy to
+// cut and awk. Every field is passed through SanitizeLine.
+type Table struct {
+	w       io.Writer
+	tty     bool
+	width   int
+	header  []string
+	rows    [][]string
+	current []string
+	curCol  []func(string) string
+	// colorRows holds each row's per-field styles.
+	colorRows [][]func(string) string
+}
+
+// NewTable returns a table writing to w. tty selects the aligned layout;
+// width is the terminal width (0 for unlimited).
+func NewTable(w io.Writer, tty bool, width int) *Table {
+	return &Table{w: w, tty: tty, width: width}
+}
+
+// Header sets the column titles, printed only on a terminal.
+func (t *Table) Header(cols ...string) {
+	t.header = cols
+}
+
+// AddField adds a field to the current row; color, when given, styles it
+// on a terminal (it is applied after alignment, so escape sequences do not
+// count towards the width).
+func (t *Table) AddField(s string, color ...func(string) string) {
+	t.current = append(t.current, SanitizeLine(s))
+	var c func(string) string
+	if len(color) > 0 {
+		c = color[0]
+	}
+	t.curCol = append(t.curCol, c)
+}
+
+// EndRow finishes the current row.
+func (t *Table) EndRow() {
+	t.rows = append(t.rows, t.current)
+	t.colorRows = append(t.colorRows, t.curCol)
+	t.current, t.curCol = nil, nil
+}
+
+// Render writes the table.
+func (t *Table) Render() error {
+	if len(t.current) > 0 {
+		t.EndRow()
+	}
+	if !t.tty {
+		for _, r := range t.rows {
+			if _, err := fmt.Fprintln(t.w, strings.Join(r, "\t")); err != nil {
+				return fmt.Errorf("write table: %w", err)
+			}
+		}
+		return nil
+	}
+	all := t.rows
+	colors := t.colorRows
+	if len(t.header) > 0 {
+		h := make([]string, len(t.header))
+		for i, c := range t.header {
+			h[i] = strings.ToUpper(SanitizeLine(c))
+		}
+		all = append([][]string{h}, all...)
+		colors = append([][]func(string) string{nil}, colors...)
+	}
+	widths := columnWidths(all)
+	t.fit(widths)
+	for i, r := range all {
+		var b strings.Builder
+		for j, f := range r {
+			f = Truncate(widths[j], f)
+			last := j == len(r)-1
+			pad := ""
+			if !last {
+				pad = strings.Repeat(" ", widths[j]-DisplayWidth(f)+2)
+			}
+			if j < len(colors[i]) && colors[i][j] != nil {
+				f = colors[i][j](f)
+			}
+			b.WriteString(f)
+			b.WriteString(pad)
+		}
+		if _, err := fmt.Fprintln(t.w, strings.TrimRight(b.String(), " ")); err != nil {
+			return fmt.Errorf("write table: %w", err)
+		}
+	}
+	return nil
+}
+
+// fit shrinks the widest columns until the row fits the terminal width.
+func (t *Table) fit(widths []int) {
+	if t.width <= 0 || len(widths) == 0 {
+		return
+	}
+	total := func() int {
+		n := 2 * (len(widths) - 1)
+		for _, w := range widths {
+			n += w
+		}
+		return n
+	}
+	for total() > t.width {
+		widest := 0
+		for i, w := range widths {
+			if w > widths[widest] {
+				widest = i
+			}
+		}
+		if widths[widest] <= 8 {
+			return
+		}
+		widths[widest]--
+	}
+}
+
+func columnWidths(rows [][]string) []int {
+	var widths []int
+	for _, r := range rows {
+		for j, f := range r {
+			if j >= len(widths) {
+				widths = append(widths, 0)
+			}
+			if w := DisplayWidth(f); w > widths[j] {
+				widths[j] = w
+			}
+		}
+	}
+	return widths
+}
