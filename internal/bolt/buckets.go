@@ -52,6 +52,18 @@ const (
 	// emailTeamsBucket: lowercased email sep team name → organization
 	// name sep role; answers OrgRoles with one prefix scan.
 	emailTeamsBucket = "email_teams"
+
+	// oauthClientsBucket: client ID → oauthClientRecord.
+	oauthClientsBucket = "oauth_clients"
+	// oauthCodesBucket: code hash → oauthCodeRecord.
+	oauthCodesBucket = "oauth_codes"
+	// oauthTokensBucket: token hash → oauthTokenRecord.
+	oauthTokensBucket = "oauth_tokens"
+	// oauthGrantsBucket: grant ID → oauthGrantRecord; a grant is a family
+	// of tokens, revoked as one.
+	oauthGrantsBucket = "oauth_grants"
+	// webSessionsBucket: session hash → webSessionRecord.
+	webSessionsBucket = "web_sessions"
 )
 
 const sep = "\x00"
@@ -62,6 +74,7 @@ var allBuckets = []string{
 	orgsBucket, orgCreatorsBucket,
 	reposBucket, chartsBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
+	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
 }
 
 // createBuckets creates every top-level bucket that does not exist yet.

@@ -1,0 +1,147 @@
+package chartctl
+
+import (
+	"context"
+	"time"
+)
+
+// OAuthClient is an application registered to obtain access tokens through
+// the authorization code flow. Only a hash of a confidential client's
+// secret is stored.
+type OAuthClient struct {
+	// ID is the client_id.
+	ID   string
+	Name string
+	// RedirectURIs are the registered redirect URIs, compared as exact
+	// strings.
+	RedirectURIs []string
+	// Public clients (CLIs, single-page apps) have no secret.
+	Public bool
+	// SecretHash is the hash of a confidential client's secret.
+	SecretHash []byte
+	CreatedAt  time.Time
+}
+
+// AuthorizationCode is an issued, not yet redeemed (or already redeemed)
+// authorization code. It is stored by the hash of its value.
+type AuthorizationCode struct {
+	Hash        []byte
+	ClientID    string
+	UserID      string
+	RedirectURI string
+	Scopes      Scopes
+	// CodeChallenge is the PKCE S256 challenge the code is bound to.
+	CodeChallenge string
+	// GrantID names the grant (token family) redeeming the code starts;
+	// reusing the code revokes it.
+	GrantID   string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// RedeemedAt is set once the code has been exchanged.
+	RedeemedAt *time.Time
+}
+
+// Expired reports whether the code has expired at now.
+func (c *AuthorizationCode) Expired(now time.Time) bool { return !now.Before(c.ExpiresAt) }
+
+// OAuthTokenKind tells access tokens from refresh tokens.
+type OAuthTokenKind string
+
+// The kinds of OAuth tokens.
+const (
+	AccessToken  OAuthTokenKind = "access"
+	RefreshToken OAuthTokenKind = "refresh"
+)
+
+// OAuthToken is an issued access or refresh token, stored by the hash of its
+// value. The tokens issued for one authorization code, and those issued by
+// refreshing them, form one family: a grant.
+type OAuthToken struct {
+	ID   string
+	Hash []byte
+	Kind OAuthTokenKind
+	// GrantID names the token's family.
+	GrantID string
+	// ParentID is the ID of the refresh token this token was issued by
+	// rotating, "" for tokens issued for an authorization code.
+	ParentID  string
+	ClientID  string
+	UserID    string
+	Scopes    Scopes
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// RotatedAt is set on a refresh token once it has been exchanged.
+	RotatedAt *time.Time
+	// Revoked is true when the token or its whole grant was revoked.
+	Revoked bool
+}
+
+// Expired reports whether the token has expired at now.
+func (t *OAuthToken) Expired(now time.Time) bool { return !now.Before(t.ExpiresAt) }
+
+// WebSession is a signed-in browser session of the dashboard (and of the
+// OAuth sign-in and consent pages). It is stored by the hash of the cookie
+// value.
+type WebSession struct {
+	Hash   []byte
+	UserID string
+	// CSRFToken must accompany every form the session posts.
+	CSRFToken string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// Expired reports whether the session has expired at now.
+func (s *WebSession) Expired(now time.Time) bool { return !now.Before(s.ExpiresAt) }
+
+// OAuthStore keeps OAuth clients, codes, tokens and dashboard sessions.
+// Implementations must be safe for concurrent use; every method is atomic.
+type OAuthStore interface {
+	// CreateOAuthClient stores c, filling CreatedAt when zero. Returns
+	// ECONFLICT if the client ID is taken, EINVALID if it is empty.
+	CreateOAuthClient(ctx context.Context, c *OAuthClient) error
+	// OAuthClient returns the client with id. Returns ENOTFOUND.
+	OAuthClient(ctx context.Context, id string) (*OAuthClient, error)
+
+	// CreateAuthorizationCode stores c. Returns EINVALID if its hash or
+	// grant ID is empty, ECONFLICT if the hash exists.
+	CreateAuthorizationCode(ctx context.Context, c *AuthorizationCode) error
+	// RedeemAuthorizationCode exchanges the code whose hash is h, in one
+	// transaction: check is called with the stored code and returns the
+	// tokens to issue for it, or an error that is returned unchanged and
+	// leaves the code unredeemed. On success the code is marked redeemed,
+	// its grant recorded and the tokens stored. Returns ENOTFOUND if no
+	// such code exists or it expired at now, and ECONFLICT if it was
+	// already redeemed, in which case its grant (every token issued for
+	// it) has been revoked.
+	RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Time, check func(*AuthorizationCode) ([]*OAuthToken, error)) error
+	// RotateRefreshToken exchanges the refresh token whose hash is h, in
+	// one transaction: check is called with the stored token and returns
+	// the tokens to issue, or an error that is returned unchanged. On
+	// success the old token is marked rotated and the new ones stored.
+	// Returns ENOTFOUND if no such refresh token exists, or it expired at
+	// now or was revoked, and ECONFLICT if it was already rotated, in which
+	// case its grant (the tokens issued after it) has been revoked.
+	RotateRefreshToken(ctx context.Context, h []byte, now time.Time, check func(*OAuthToken) ([]*OAuthToken, error)) error
+	// OAuthToken returns the token whose hash is h, with Revoked set when
+	// it or its grant was revoked. Returns ENOTFOUND.
+	OAuthToken(ctx context.Context, h []byte) (*OAuthToken, error)
+	// RevokeOAuthToken revokes the token whose hash is h; revoking a
+	// refresh token revokes its whole grant. Returns ENOTFOUND.
+	RevokeOAuthToken(ctx context.Context, h []byte) error
+	// RevokeGrant revokes every token of the grant id, and any issued for
+	// it later. Revoking an unknown grant records it as revoked.
+	RevokeGrant(ctx context.Context, id string) error
+	// DeleteExpiredOAuth removes codes, tokens and sessions that expired
+	// before now, and returns how many records it removed.
+	DeleteExpiredOAuth(ctx context.Context, now time.Time) (int, error)
+
+	// CreateWebSession stores s. Returns EINVALID if its hash is empty.
+	CreateWebSession(ctx context.Context, s *WebSession) error
+	// WebSession returns the session whose hash is h. Returns ENOTFOUND if
+	// none or it expired at now.
+	WebSession(ctx context.Context, h []byte, now time.Time) (*WebSession, error)
+	// DeleteWebSession ends the session whose hash is h; ending an unknown
+	// session succeeds.
+	DeleteWebSession(ctx context.Context, h []byte) error
+}
