@@ -24,6 +24,17 @@ type fakeAPI struct {
 	errs    map[string]error
 	calls   []string
 	gate    chan struct{}
+	notify  chan struct{} // receives a token for every call
+}
+
+// called returns a channel that receives a token for every call.
+func (f *fakeAPI) called() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.notify == nil {
+		f.notify = make(chan struct{}, 100)
+	}
+	return f.notify
 }
 
 var fixedTime = time.Date(2026, 1, 15, 10, 30, 0, 0, time.UTC)
@@ -88,6 +99,12 @@ func (f *fakeAPI) call(ctx context.Context, method, arg string, page int) error 
 	err := f.errs[method+":"+arg]
 	if err == nil {
 		err = f.errs[method]
+	}
+	if f.notify != nil {
+		select {
+		case f.notify <- struct{}{}:
+		default:
+		}
 	}
 	f.mu.Unlock()
 	if gate != nil {

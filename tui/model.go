@@ -89,7 +89,9 @@ func (m Model) Init() tea.Cmd {
 
 func (m *Model) newScreen(kind viewKind, title string) *screen {
 	m.nextID++
-	return newScreen(m.nextID, kind, title)
+	s := newScreen(m.nextID, kind, title)
+	s.filter.Width = filterInputWidth(s, m.c.width)
+	return s
 }
 
 // current returns the screen on top of the active tab.
@@ -196,6 +198,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.c.width, m.c.height = msg.Width, msg.Height
 		for _, st := range m.stacks {
 			for _, s := range st {
+				s.filter.Width = filterInputWidth(s, msg.Width)
 				s.scrollInto(m.listHeight(s))
 			}
 		}
@@ -362,7 +365,11 @@ func (m *Model) handleFilterKey(s *screen, msg tea.KeyMsg) tea.Cmd {
 		s.scrollInto(m.listHeight(s))
 		q := strings.TrimSpace(s.filter.Value())
 		if s.kind == viewRepos && q != "" {
-			// Across repositories the user wants the server's search.
+			// Across repositories the user wants the server's search. The
+			// repositories come back unfiltered when the search is closed.
+			s.filter.Reset()
+			s.applyFilter()
+			s.scrollInto(m.listHeight(s))
 			sr := m.newScreen(viewSearch, "Search “"+sanitize(q)+"”")
 			sr.query = q
 			return m.push(sr)

@@ -184,6 +184,13 @@ func TestBrowse(t *testing.T) {
 			s.press("enter")
 			s.waitFor("1.24.0")
 		}},
+		{"back from search shows all repositories", nil, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("/", "c", "a", "c", "h", "e", "enter")
+			s.waitFor("7.2.4")
+			s.press("esc")
+			s.waitFor("Cluster infrastructure")
+		}},
 		{"back with esc and backspace", nil, func(s *session) {
 			s.waitFor("Cluster infrastructure")
 			s.press("enter")

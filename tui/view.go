@@ -91,7 +91,7 @@ func (m *Model) listLines(s *screen, w int) []string {
 		return append(lines, st.dim.Render(" No "+s.kind.String()+"."))
 	case len(s.visible) == 0:
 		msg := " Nothing loaded matches “" + sanitize(s.filter.Value()) + "”."
-		if s.kind == viewRepos {
+		if s.kind == viewRepos && s.filtering {
 			msg += " Enter searches charts on the server."
 		}
 		return append(lines, st.dim.Render(msg))
@@ -126,13 +126,23 @@ func (m *Model) filterLine(s *screen, w int) string {
 	if !s.filtering {
 		return clip(st.filter.Render(" /"+sanitize(s.filter.Value()))+st.dim.Render("  esc clears"), w)
 	}
-	hint := "  enter keeps · esc clears"
-	if s.kind == viewRepos {
-		hint = "  enter searches the server · esc clears"
-	}
+	hint := filterHint(s)
 	ti := s.filter
-	ti.Width = max(w-ansi.StringWidth(hint)-4, 8)
+	ti.Width = filterInputWidth(s, w)
 	return clip(" "+ti.View()+st.dim.Render(hint), w)
+}
+
+// filterHint says what enter and esc do in the filter input.
+func filterHint(s *screen) string {
+	if s.kind == viewRepos {
+		return "  enter searches the server · esc clears"
+	}
+	return "  enter keeps · esc clears"
+}
+
+// filterInputWidth is the width of the filter's text in a window w wide.
+func filterInputWidth(s *screen, w int) int {
+	return max(w-ansi.StringWidth(filterHint(s))-4, 8)
 }
 
 // statusLine shows the last error, or where the cursor is, and the spinner
