@@ -19,10 +19,10 @@ const (
 )
 
 // Layout constants: rows taken by the header, breadcrumb, status line and
-// footer around the body, and the smallest window drawn.
+// footer around the body, and the smallest height laid out (a shorter
+// window shows the top of that layout).
 const (
 	chromeRows = 4
-	minWidth   = 20
 	minHeight  = 8
 )
 
@@ -260,6 +260,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			// Keys typed faster than the terminal is read arrive as one
+			// message ("/ngi"); each is a key of its own.
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				cmds = append(cmds, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			}
+			return tea.Batch(cmds...)
+		}
 		return m.handleKey(msg)
 	}
 	return nil

@@ -323,3 +323,20 @@ func TestDetailScrollStaysInContent(t *testing.T) {
 		t.Error("one step up after scrolling past the end does not move")
 	}
 }
+
+// TestFastTypingIsSplitIntoKeys: keys typed quickly reach the program as
+// one message with several runes; "/inf" must open the filter and type
+// "inf" into it.
+func TestFastTypingIsSplitIntoKeys(t *testing.T) {
+	m := newTestModel(t, newFakeAPI(), 100, 30)
+	m = settle(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/inf")})
+	s := m.current()
+	if !s.filtering || s.filter.Value() != "inf" || len(s.visible) != 1 {
+		t.Fatalf("filtering=%v value=%q visible=%d; want the filter open with “inf” and one match", s.filtering, s.filter.Value(), len(s.visible))
+	}
+	// A paste into the filter stays one piece of text.
+	m = settle(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ra q"), Paste: true})
+	if got := m.current().filter.Value(); got != "infra q" {
+		t.Errorf("after paste, filter = %q", got)
+	}
+}
