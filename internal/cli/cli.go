@@ -1,0 +1,242 @@
+// Package cli builds the chartctl root command and decides, in one place,
+// how errors map to exit codes and how they are shown.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/build"
+	apikeycmd "github.com/chartctl/chartctl/internal/cmd/apikey"
+	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
+	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
+	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
+	logincmd "github.com/chartctl/chartctl/internal/cmd/login"
+	logoutcmd "github.com/chartctl/chartctl/internal/cmd/logout"
+	orgcmd "github.com/chartctl/chartctl/internal/cmd/org"
+	ratelimitcmd "github.com/chartctl/chartctl/internal/cmd/ratelimit"
+	repocmd "github.com/chartctl/chartctl/internal/cmd/repo"
+	searchcmd "github.com/chartctl/chartctl/internal/cmd/search"
+	"github.com/chartctl/chartctl/internal/cmd/serve"
+	teamcmd "github.com/chartctl/chartctl/internal/cmd/team"
+	versioncmd "github.com/chartctl/chartctl/internal/cmd/version"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+)
+
+// Hooks add to the command line what is built outside this package: the
+// routes `serve` mounts (OAuth, dashboard) and extra commands (`tui`).
+type Hooks struct {
+	// ServeRoutes is passed to serve.NewCmdServe.
+	ServeRoutes func(e *echo.Echo, env *serve.Env)
+	// Commands are added to the root command; each receives the Factory.
+	Commands []func(f *cmdutil.Factory) *cobra.Command
+}
+
+// Main runs the command line on the process's streams, arguments and
+// environment, and returns the exit code.
+func Main() int {
+	return MainWith(wiring())
+}
+
+// MainWith is Main with the given hooks.
+func MainWith(h Hooks) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	f := cmdutil.New(iostreams.System(), os.Getenv)
+	return Run(ctx, f, h, os.Args[1:])
+}
+
+// Run executes args with f and returns the exit code. Errors are printed
+// on f.IOStreams.ErrOut: usage errors with a pointer to --help (exit 2),
+// API errors with the server's message and request id (exit 1), and
+// authentication failures with a hint to run `chartctl login`.
+func Run(ctx context.Context, f *cmdutil.Factory, h Hooks, args []string) int {
+	root := NewRootCmd(f, h)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	return printError(f, root, cmd, err)
+}
+
+func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
+	stderr := f.IOStreams.ErrOut
+	cs := f.IOStreams.ColorScheme()
+	if cmd == nil {
+		cmd = root
+	}
+	var flagErr *cmdutil.FlagError
+	var authErr *cmdutil.AuthError
+	var apiErr *client.Error
+	switch {
+	case errors.Is(err, cmdutil.ErrSilent):
+		return ExitError
+	case errors.Is(err, cmdutil.ErrCancel):
+		return ExitError
+	case errors.As(err, &flagErr) || isCobraUsageError(err):
+		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(err.Error()))
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		return ExitUsage
+	case errors.As(err, &authErr) || (errors.As(err, &apiErr) && apiErr.StatusCode == 401):
+		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(errorMessage(err)))
+		server, _ := f.Server()
+		fmt.Fprintf(stderr, "To sign in, run: %s\n", cs.Bold("chartctl login --server "+server))
+		return ExitError
+	case errors.As(err, &apiErr):
+		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(errorMessage(err)))
+		if apiErr.RequestID != "" {
+			fmt.Fprintf(stderr, "request id: %s\n", text.SanitizeLine(apiErr.RequestID))
+		}
+		if apiErr.StatusCode == 429 && apiErr.RetryAfter > 0 {
+			fmt.Fprintf(stderr, "The rate limit resets in %s; see `chartctl rate-limit`.\n", apiErr.RetryAfter)
+		}
+		return ExitError
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "interrupted")
+		return ExitError
+	}
+	fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(err.Error()))
+	return ExitError
+}
+
+// errorMessage is the message of an error chain, with an API error shown by
+// its message and status alone (the request id gets a line of its own).
+func errorMessage(err error) string {
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) {
+		return err.Error()
+	}
+	msg := apiErr.Message
+	if msg == "" {
+		msg = strings.ToLower(fmt.Sprint(apiErr.StatusCode))
+	}
+	return fmt.Sprintf("%s (HTTP %d)", msg, apiErr.StatusCode)
+}
+
+// isCobraUsageError recognizes the errors cobra returns for an unknown
+// command, which it does not type.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command ") || strings.HasPrefix(msg, "required flag") ||
+		strings.HasPrefix(msg, "if any flags in the group") || strings.HasPrefix(msg, "invalid argument ")
+}
+
+// NewRootCmd builds the command tree over f.
+func NewRootCmd(f *cmdutil.Factory, h Hooks) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "chartctl <command> <subcommand> [flags]",
+		Short: "A Helm chart repository: server, CLI and terminal browser",
+		Long: `chartctl is a self-hostable Helm chart repository and its command line.
+
+Run a server with 'chartctl serve', sign in with 'chartctl login', then
+create repositories and push charts. In CI, set CHARTCTL_SERVER and
+CHARTCTL_TOKEN (an API key) instead of signing in.`,
+		Example: `  chartctl login --server https://charts.example.com
+  chartctl repo create stable --description "Stable charts"
+  chartctl chart push ./mychart --repo stable
+  chartctl chart list --repo stable`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       build.Version,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			switch f.Flags.Output {
+			case "", cmdutil.OutputTable, cmdutil.OutputJSON:
+			default:
+				return cmdutil.FlagErrorf("invalid value %q for --output: want table or json", f.Flags.Output)
+			}
+			if f.Flags.MaxRetries < 0 {
+				return cmdutil.FlagErrorf("invalid value %d for --max-retries: want 0 or more", f.Flags.MaxRetries)
+			}
+			return nil
+		},
+	}
+	ios := f.IOStreams
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
+	root.SetVersionTemplate(versioncmd.String() + "\n")
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.Flags.Server, "server", "", "server URL (default: $CHARTCTL_SERVER, else the server of the last login, else "+cmdutil.DefaultServer+")")
+	pf.StringVarP(&f.Flags.Output, "output", "o", "", "output format: table or json (default: table on a terminal, json otherwise)")
+	pf.StringVar(&f.Flags.Token, "token", "", "API key or access token (default: $CHARTCTL_TOKEN, else the stored credential)")
+	pf.IntVar(&f.Flags.MaxRetries, "max-retries", client.DefaultMaxRetries, "how many times to retry a request on 429, 5xx or a dropped connection")
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{cmdutil.OutputTable, cmdutil.OutputJSON}, cobra.ShellCompDirectiveNoFileComp))
+
+	root.AddGroup(
+		&cobra.Group{ID: "core", Title: "Repositories and charts:"},
+		&cobra.Group{ID: "account", Title: "Accounts and access:"},
+		&cobra.Group{ID: "server", Title: "Server and tools:"},
+	)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("core",
+		repocmd.NewCmdRepo(f),
+		chartcmd.NewCmdChart(f),
+		searchcmd.NewCmdSearch(f, nil),
+	)
+	add("account",
+		logincmd.NewCmdLogin(f, nil),
+		logoutcmd.NewCmdLogout(f, nil),
+		authcmd.NewCmdAuth(f),
+		teamcmd.NewCmdTeam(f),
+		orgcmd.NewCmdOrg(f),
+		apikeycmd.NewCmdAPIKey(f),
+		ratelimitcmd.NewCmdRateLimit(f, nil),
+	)
+	add("server",
+		serve.NewCmdServe(ios.ErrOut, h.ServeRoutes, nil),
+		versioncmd.NewCmdVersion(f),
+		completioncmd.NewCmdCompletion(f),
+	)
+	for _, c := range h.Commands {
+		add("server", c(f))
+	}
+	root.SetHelpCommandGroupID("server")
+	wrapArgs(root)
+	return root
+}
+
+// wrapArgs turns the argument errors of every command into usage errors.
+func wrapArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+	if c.Args == nil {
+		return
+	}
+	args := c.Args
+	c.Args = func(cmd *cobra.Command, a []string) error {
+		if err := args(cmd, a); err != nil {
+			var fe *cmdutil.FlagError
+			if errors.As(err, &fe) {
+				return err
+			}
+			return &cmdutil.FlagError{Err: err}
+		}
+		return nil
+	}
+}

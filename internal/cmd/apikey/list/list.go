@@ -1,0 +1,80 @@
+// Package list implements `chartctl api-key list`.
+package list
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
+)
+
+// ListOptions are the inputs of `api-key list`.
+type ListOptions struct {
+	IO     *iostreams.IOStreams
+	Client func() (*client.Client, error)
+	Table  func() *text.Table
+	JSON   bool
+	Now    func() time.Time
+}
+
+// NewCmdList returns the `api-key list` command.
+func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IOStreams, Client: f.Client, Table: f.NewTable, Now: time.Now}
+	return &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List your API keys (without their values)",
+		Args:    cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.JSON = f.WantsJSON()
+			if runF != nil {
+				return runF(opts)
+			}
+			return listRun(cmd.Context(), opts)
+		},
+	}
+}
+
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	keys := []*client.APIKey{}
+	for k, err := range c.APIKeys.All(ctx) {
+		if err != nil {
+			return fmt.Errorf("list API keys: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, keys)
+	}
+	cs := opts.IO.ColorScheme()
+	now := opts.Now()
+	t := opts.Table()
+	t.Header("id", "name", "scopes", "created", "last used", "expires")
+	opt := func(p *time.Time, none string) string {
+		if p == nil {
+			return none
+		}
+		return cmdutil.FormatTime(opts.IO, now, *p)
+	}
+	for _, k := range keys {
+		t.AddField(k.ID, cs.Gray)
+		t.AddField(k.Name, cs.Bold)
+		t.AddField(strings.Join(k.Scopes, ","))
+		t.AddField(cmdutil.FormatTime(opts.IO, now, k.CreatedAt))
+		t.AddField(opt(k.LastUsedAt, "never"))
+		t.AddField(opt(k.ExpiresAt, "never"))
+		t.EndRow()
+	}
+	return t.Render()
+}

@@ -1,0 +1,27 @@
+// Package chart groups the `chartctl chart` commands.
+package chart
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/internal/cmd/chart/delete"
+	"github.com/chartctl/chartctl/internal/cmd/chart/list"
+	"github.com/chartctl/chartctl/internal/cmd/chart/pull"
+	"github.com/chartctl/chartctl/internal/cmd/chart/push"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+)
+
+// NewCmdChart returns the `chart` command group.
+func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "chart <command>",
+		Short: "Push, list, pull and delete charts",
+	}
+	cmd.AddCommand(
+		push.NewCmdPush(f, nil),
+		list.NewCmdList(f, nil),
+		pull.NewCmdPull(f, nil),
+		delete.NewCmdDelete(f, nil),
+	)
+	return cmd
+}

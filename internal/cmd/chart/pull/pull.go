@@ -1,0 +1,128 @@
+// Package pull implements `chartctl chart pull`.
+package pull
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
+)
+
+// PullOptions are the inputs of `chart pull`.
+type PullOptions struct {
+	IO     *iostreams.IOStreams
+	Client func() (*client.Client, error)
+	JSON   bool
+
+	Name    string
+	Repo    string
+	Version string
+	Dir     string
+}
+
+// NewCmdPull returns the `chart pull` command.
+func NewCmdPull(f *cmdutil.Factory, runF func(*PullOptions) error) *cobra.Command {
+	opts := &PullOptions{IO: f.IOStreams, Client: f.Client}
+	cmd := &cobra.Command{
+		Use:   "pull NAME --repo REPO [--version VERSION]",
+		Short: "Download a chart archive",
+		Long: `Download a chart version's archive to NAME-VERSION.tgz in the current
+directory (or -d DIR). Without --version the newest version is pulled. The
+archive's digest is checked against the server's.`,
+		Args: cmdutil.ExactArgs(1, "a chart name is required"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			opts.JSON = f.WantsJSON()
+			if opts.Repo == "" {
+				return cmdutil.FlagErrorf("--repo is required")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return pullRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Repo, "repo", "r", "", "repository (required)")
+	cmd.Flags().StringVar(&opts.Version, "version", "", "version to pull (default: the newest)")
+	cmd.Flags().StringVarP(&opts.Dir, "destination", "d", ".", "directory to write the archive to")
+	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
+	return cmd
+}
+
+// pulled is what `chart pull -o json` prints.
+type pulled struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	Path    string `json:"path"`
+}
+
+func pullRun(ctx context.Context, opts *PullOptions) error {
+	c, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	version := opts.Version
+	if version == "" {
+		versions, _, err := c.Charts.Versions(ctx, opts.Repo, opts.Name, &client.ListOptions{Limit: 1})
+		if err != nil {
+			return fmt.Errorf("find the newest version of %s: %w", opts.Name, err)
+		}
+		if len(versions) == 0 {
+			return fmt.Errorf("chart %s has no versions in %s", opts.Name, opts.Repo)
+		}
+		version = versions[0].Version
+	}
+	if strings.ContainsAny(opts.Name+version, `/\`) || strings.Contains(opts.Name+version, "..") {
+		return fmt.Errorf("refusing chart name %q version %q as a file name", opts.Name, version)
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", opts.Dir, err)
+	}
+	dest := filepath.Join(opts.Dir, opts.Name+"-"+version+".tgz")
+	tmp, err := os.CreateTemp(opts.Dir, ".chartctl-pull-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dest, err)
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	resp, err := c.Charts.Download(ctx, opts.Repo, opts.Name, version, io.MultiWriter(tmp, h))
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("pull %s %s from %s: %w", opts.Name, version, opts.Repo, err)
+	}
+	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if etag := strings.Trim(resp.Header.Get("ETag"), `"`); etag != "" {
+		if !strings.HasPrefix(etag, "sha256:") {
+			etag = "sha256:" + etag
+		}
+		if etag != digest {
+			return fmt.Errorf("pull %s %s: the archive's digest %s is not the server's %s", opts.Name, version, digest, text.SanitizeLine(etag))
+		}
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return fmt.Errorf("write %s: %w", dest, err)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, pulled{Name: opts.Name, Version: version, Digest: digest, Path: dest})
+	}
+	if opts.IO.IsStdoutTTY() {
+		_, err = fmt.Fprintf(opts.IO.Out, "%s Pulled %s %s to %s\n  digest: %s\n", opts.IO.ColorScheme().SuccessIcon(), text.SanitizeLine(opts.Name), text.SanitizeLine(version), dest, digest)
+		return err
+	}
+	_, err = fmt.Fprintln(opts.IO.Out, dest)
+	return err
+}

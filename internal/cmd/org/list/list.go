@@ -1,0 +1,70 @@
+// Package list implements `chartctl org list`.
+package list
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
+)
+
+// ListOptions are the inputs of `org list`.
+type ListOptions struct {
+	IO     *iostreams.IOStreams
+	Client func() (*client.Client, error)
+	Table  func() *text.Table
+	JSON   bool
+	Now    func() time.Time
+}
+
+// NewCmdList returns the `org list` command.
+func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IOStreams, Client: f.Client, Table: f.NewTable, Now: time.Now}
+	return &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the organizations you can see",
+		Args:    cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.JSON = f.WantsJSON()
+			if runF != nil {
+				return runF(opts)
+			}
+			return listRun(cmd.Context(), opts)
+		},
+	}
+}
+
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	orgs := []*client.Organization{}
+	for o, err := range c.Organizations.All(ctx) {
+		if err != nil {
+			return fmt.Errorf("list organizations: %w", err)
+		}
+		orgs = append(orgs, o)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, orgs)
+	}
+	cs := opts.IO.ColorScheme()
+	now := opts.Now()
+	t := opts.Table()
+	t.Header("name", "description", "created")
+	for _, o := range orgs {
+		t.AddField(o.Name, cs.Bold)
+		t.AddField(o.Description)
+		t.AddField(cmdutil.FormatTime(opts.IO, now, o.CreatedAt), cs.Gray)
+		t.EndRow()
+	}
+	return t.Render()
+}

@@ -1,0 +1,29 @@
+// Package repo groups the `chartctl repo` commands.
+package repo
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/internal/cmd/repo/create"
+	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
+	"github.com/chartctl/chartctl/internal/cmd/repo/list"
+	"github.com/chartctl/chartctl/internal/cmd/repo/view"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+)
+
+// NewCmdRepo returns the `repo` command group.
+func NewCmdRepo(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "repo <command>",
+		Short: "Create, list, view and delete chart repositories",
+		Long: `Chart repositories hold charts. Each is also a plain Helm repository at
+SERVER/helm/NAME.`,
+	}
+	cmd.AddCommand(
+		create.NewCmdCreate(f, nil),
+		list.NewCmdList(f, nil),
+		view.NewCmdView(f, nil),
+		delete.NewCmdDelete(f, nil),
+	)
+	return cmd
+}

@@ -1,0 +1,80 @@
+// Package view implements `chartctl repo view`.
+package view
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
+)
+
+// ViewOptions are the inputs of `repo view`.
+type ViewOptions struct {
+	IO     *iostreams.IOStreams
+	Client func() (*client.Client, error)
+	JSON   bool
+
+	Name string
+}
+
+// NewCmdView returns the `repo view` command.
+func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Command {
+	opts := &ViewOptions{IO: f.IOStreams, Client: f.Client}
+	cmd := &cobra.Command{
+		Use:               "view NAME",
+		Short:             "Show a repository and how to use it with Helm",
+		Args:              cmdutil.ExactArgs(1, "a repository name is required"),
+		ValidArgsFunction: cmdutil.FirstArgOnly(cmdutil.CompleteRepositories(f)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			opts.JSON = f.WantsJSON()
+			if runF != nil {
+				return runF(opts)
+			}
+			return viewRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func viewRun(ctx context.Context, opts *ViewOptions) error {
+	c, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	repo, _, err := c.Repositories.Get(ctx, opts.Name)
+	if err != nil {
+		return fmt.Errorf("view repository %s: %w", opts.Name, err)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, repo)
+	}
+	org := ""
+	if repo.Organization != nil {
+		org = *repo.Organization
+	}
+	helmURL := strings.TrimSuffix(c.BaseURL.String(), "/") + "/helm/" + repo.Name
+	cs := opts.IO.ColorScheme()
+	w := opts.IO.Out
+	fmt.Fprintf(w, "%s\n", cs.Bold(text.SanitizeLine(repo.Name)))
+	if repo.Description != "" {
+		fmt.Fprintf(w, "%s\n", text.Sanitize(repo.Description))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "id:           %s\n", text.SanitizeLine(repo.ID))
+	fmt.Fprintf(w, "visibility:   %s\n", text.SanitizeLine(repo.Visibility))
+	fmt.Fprintf(w, "organization: %s\n", text.SanitizeLine(org))
+	fmt.Fprintf(w, "created:      %s\n", repo.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(w, "helm url:     %s\n", text.SanitizeLine(helmURL))
+	if opts.IO.IsStdoutTTY() {
+		fmt.Fprintf(w, "\n%s\n  helm repo add %s %s --username x --password $CHARTCTL_TOKEN\n",
+			cs.Gray("Use it with Helm:"), text.SanitizeLine(repo.Name), text.SanitizeLine(helmURL))
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+// Package team groups the `chartctl team` commands.
+package team
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/internal/cmd/team/addmember"
+	"github.com/chartctl/chartctl/internal/cmd/team/list"
+	"github.com/chartctl/chartctl/internal/cmd/team/members"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+)
+
+// NewCmdTeam returns the `team` command group.
+func NewCmdTeam(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "team <command>",
+		Short: "List teams and manage their members",
+		Long: `Teams belong to organizations. A user's role in an organization is the
+highest of their roles in its teams: member (read), maintainer (also create
+repositories and push charts) or owner (also manage teams and members).`,
+	}
+	cmd.AddCommand(
+		list.NewCmdList(f, nil),
+		addmember.NewCmdAddMember(f, nil),
+		members.NewCmdMembers(f, nil),
+	)
+	return cmd
+}

@@ -1,0 +1,82 @@
+package cmdutil
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/iostreams"
+)
+
+// ConfirmByName asks the user to type name to confirm a destructive
+// action, as `gh repo delete` does; a different answer is ErrCancel.
+// Callers ask only when ios.CanPrompt().
+func ConfirmByName(ios *iostreams.IOStreams, what, name string) error {
+	fmt.Fprintf(ios.ErrOut, "Type %s to confirm deleting %s: ", name, what)
+	line, err := bufio.NewReader(ios.In).ReadString('\n')
+	if err != nil && line == "" {
+		return fmt.Errorf("read confirmation: %w", err)
+	}
+	if strings.TrimSpace(line) != name {
+		fmt.Fprintln(ios.ErrOut, "Not deleted: the answer did not match.")
+		return ErrCancel
+	}
+	return nil
+}
+
+// RequireYes is the check of destructive commands: without --yes they
+// must be able to ask.
+func RequireYes(ios *iostreams.IOStreams, yes bool) error {
+	if !yes && !ios.CanPrompt() {
+		return FlagErrorf("--yes is required when not running interactively")
+	}
+	return nil
+}
+
+// FormatTime renders a server timestamp: relative ("3 hours ago") on a
+// terminal, RFC 3339 elsewhere so scripts can parse it.
+func FormatTime(ios *iostreams.IOStreams, now, t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	if !ios.IsStdoutTTY() {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return FuzzyAgo(now, t)
+}
+
+// FuzzyAgo describes t relative to now, such as "5 minutes ago" or
+// "in 2 hours".
+func FuzzyAgo(now, t time.Time) string {
+	d := now.Sub(t)
+	if d < 0 {
+		return "in " + fuzzy(-d)
+	}
+	if d < time.Minute {
+		return "less than a minute ago"
+	}
+	return fuzzy(d) + " ago"
+}
+
+func fuzzy(d time.Duration) string {
+	unit := func(n int, s string) string {
+		if n == 1 {
+			return "1 " + s
+		}
+		return fmt.Sprintf("%d %ss", n, s)
+	}
+	switch {
+	case d < time.Minute:
+		return unit(int(d.Seconds()), "second")
+	case d < time.Hour:
+		return unit(int(d.Minutes()), "minute")
+	case d < 24*time.Hour:
+		return unit(int(d.Hours()), "hour")
+	case d < 30*24*time.Hour:
+		return unit(int(d.Hours()/24), "day")
+	case d < 365*24*time.Hour:
+		return unit(int(d.Hours()/24/30), "month")
+	}
+	return unit(int(d.Hours()/24/365), "year")
+}
