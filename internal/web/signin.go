@@ -1,0 +1,130 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/token"
+)
+
+// SignInPage is the content of the sign-in page.
+type SignInPage struct {
+	Email    string
+	ReturnTo string
+	Error    string
+	// ForApp names the OAuth application the user is signing in for.
+	ForApp bool
+}
+
+// genericSignInError never says whether the email exists.
+const genericSignInError = "Incorrect email or password."
+
+func (d *Dashboard) handleSignInPage(c echo.Context) error {
+	returnTo := safeReturnTo(c.QueryParam("return_to"))
+	if u, _ := d.Session(c); u != nil {
+		return c.Redirect(http.StatusSeeOther, returnTo)
+	}
+	return d.renderSignIn(c, http.StatusOK, SignInPage{ReturnTo: returnTo})
+}
+
+func (d *Dashboard) renderSignIn(c echo.Context, status int, sp SignInPage) error {
+	sp.ForApp = strings.HasPrefix(sp.ReturnTo, "/oauth/")
+	return d.render(c, status, "signin", Page{Title: "Sign in", CSRF: d.CSRFToken(c), Data: sp})
+}
+
+func (d *Dashboard) handleSignIn(c echo.Context) error {
+	returnTo := safeReturnTo(c.FormValue("return_to"))
+	if err := d.CheckCSRF(c); err != nil {
+		return d.refuseCSRF(c, err)
+	}
+	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
+	password := c.FormValue("password")
+	sp := SignInPage{Email: email, ReturnTo: returnTo}
+	ip := d.opts.ClientIP(c.Request())
+	if blocked, _ := d.byIP.Blocked(ip); blocked {
+		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
+		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
+	}
+	if blocked, _ := d.byAccount.Blocked(email); blocked {
+		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
+		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
+	}
+	if email == "" || password == "" {
+		sp.Error = "Enter your email and password."
+		return d.renderSignIn(c, http.StatusBadRequest, sp)
+	}
+	u, err := d.opts.Store.UserByEmail(c.Request().Context(), email)
+	if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return err
+	}
+	ok := false
+	if u != nil && u.PasswordHash != "" {
+		ok = d.checkPass(u.PasswordHash, password)
+	} else {
+		// Spend the time a real check takes, so response times do not tell
+		// which emails have accounts.
+		d.checkPass(d.dummy(), password)
+	}
+	if !ok {
+		d.byIP.Fail(ip)
+		d.byAccount.Fail(email)
+		sp.Error = genericSignInError
+		return d.renderSignIn(c, http.StatusUnauthorized, sp)
+	}
+	if err := d.startSession(c, u); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, returnTo)
+}
+
+// dummy is a password hash of nothing anyone can type, computed once.
+func (d *Dashboard) dummy() string {
+	d.dummyOnce.Do(func() {
+		h, err := d.hashSecret(randomHex(16))
+		if err == nil {
+			d.dummyHash = h
+		}
+	})
+	return d.dummyHash
+}
+
+// startSession replaces any session of this browser with a new one for u,
+// with a fresh CSRF token (no session fixation).
+func (d *Dashboard) startSession(c echo.Context, u *chartctl.User) error {
+	ctx := c.Request().Context()
+	if ck, err := c.Cookie(SessionCookie); err == nil {
+		_ = d.opts.Sessions.DeleteWebSession(ctx, token.Hash(ck.Value))
+	}
+	value, hash := token.New(sessionPrefix)
+	now := d.opts.Now()
+	s := &chartctl.WebSession{Hash: hash, UserID: u.ID, CSRFToken: randomHex(32), CreatedAt: now.UTC(), ExpiresAt: now.Add(d.opts.SessionTTL).UTC()}
+	if err := d.opts.Sessions.CreateWebSession(ctx, s); err != nil {
+		return err
+	}
+	// Expired sessions, codes and tokens go with each sign-in, so the
+	// store stays bounded without a background sweeper.
+	if _, err := d.opts.Sessions.DeleteExpiredOAuth(ctx, now); err != nil {
+		d.opts.Logger.Warn("delete expired sessions", "err", err)
+	}
+	d.setCookie(c, SessionCookie, value, int(d.opts.SessionTTL.Seconds()))
+	d.setCookie(c, CSRFCookie, "", -1)
+	c.Set("web.session", s)
+	c.Set("web.user", u)
+	return nil
+}
+
+func (d *Dashboard) handleSignOut(c echo.Context) error {
+	if err := d.CheckCSRF(c); err != nil {
+		return d.refuseCSRF(c, err)
+	}
+	if ck, err := c.Cookie(SessionCookie); err == nil {
+		if err := d.opts.Sessions.DeleteWebSession(c.Request().Context(), token.Hash(ck.Value)); err != nil {
+			return err
+		}
+	}
+	d.setCookie(c, SessionCookie, "", -1)
+	return c.Redirect(http.StatusSeeOther, "/signin")
+}

@@ -1,0 +1,421 @@
+// Package web is chartctl's dashboard: server-rendered pages (html/template
+// with embedded assets, no CDN) for signing in, managing API keys and
+// browsing repositories. Its sign-in and consent pages are shared with the
+// OAuth authorization server (internal/oauth), so one browser session
+// serves both.
+//
+// Every form carries a CSRF token; posts without a valid one are refused.
+// Pages send a strict Content-Security-Policy (no inline script: the one
+// script, for the copy button, is an embedded file) and refuse framing.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/token"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Cookie and form field names.
+const (
+	// SessionCookie holds the session value; only its hash is stored.
+	SessionCookie = "chartctl_session"
+	// CSRFCookie holds the CSRF token of a browser that is not signed in
+	// yet (the sign-in form); signed-in forms use the session's token.
+	CSRFCookie = "chartctl_csrf"
+	// CSRFField is the form field every form sends its CSRF token in.
+	CSRFField = "csrf_token"
+
+	sessionPrefix = "chartctl_ses_"
+)
+
+// DefaultSessionTTL is how long a dashboard session lasts.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Principals resolves a signed-in user into the principal the API would
+// see; *server.Server implements it.
+type Principals interface {
+	// PrincipalFor returns the principal of userID acting through credID
+	// with scopes.
+	PrincipalFor(ctx context.Context, userID, credID string, scopes chartctl.Scopes) (*chartctl.Principal, error)
+	// InvalidateCredentials drops cached credentials after a key changes.
+	InvalidateCredentials()
+}
+
+// Options are the dashboard's dependencies.
+type Options struct {
+	// Store holds users, API keys, repositories and charts.
+	Store chartctl.Store
+	// Sessions holds browser sessions.
+	Sessions chartctl.OAuthStore
+	// Principals resolves users into principals and drops cached
+	// credentials after a key is revoked (the *server.Server).
+	Principals Principals
+	// BaseURL is the server's external URL ("" derives it from requests);
+	// an https URL also marks cookies Secure.
+	BaseURL string
+	// ClientIP returns the caller's address for sign-in throttling; nil
+	// uses the connection's address.
+	ClientIP func(*http.Request) string
+	// SessionTTL is how long a session lasts (DefaultSessionTTL if 0).
+	SessionTTL time.Duration
+	// SignInLimit bounds failed sign-ins per account and per client
+	// address (10 per 15 minutes if zero).
+	SignInLimit ratelimit.Limit
+	// Logger receives errors; Now is the clock.
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Dashboard serves the web pages. Create it with New.
+type Dashboard struct {
+	opts       Options
+	pages      map[string]*template.Template
+	byAccount  *ratelimit.Throttle
+	byIP       *ratelimit.Throttle
+	dummyOnce  sync.Once
+	dummyHash  string
+	checkPass  func(hash, pw string) bool
+	hashSecret func(pw string) (string, error)
+}
+
+// New returns a dashboard over opts. checkPassword and hashPassword are
+// the server's password functions (server.CheckPassword and
+// server.HashPassword), so the dashboard and the API agree on the hash.
+func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword func(pw string) (string, error)) *Dashboard {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = DefaultSessionTTL
+	}
+	if opts.SignInLimit.Disabled() {
+		opts.SignInLimit = ratelimit.Limit{N: 10, Window: 15 * time.Minute}
+	}
+	if opts.ClientIP == nil {
+		var r clientip.Resolver
+		opts.ClientIP = func(req *http.Request) string { return clientip.BucketKey(r.ClientIP(req)) }
+	}
+	return &Dashboard{
+		opts:       opts,
+		pages:      parsePages(),
+		byAccount:  ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
+		byIP:       ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
+		checkPass:  checkPassword,
+		hashSecret: hashPassword,
+	}
+}
+
+var pageNames = []string{"signin", "consent", "error", "profile", "apikeys", "apikey_new", "apikey_created", "apikey_revoke", "repos", "repo"}
+
+func parsePages() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"date": func(t time.Time) string { return t.UTC().Format("Jan 2, 2006") },
+		"datetime": func(t time.Time) string {
+			return t.UTC().Format("Jan 2, 2006 15:04 UTC")
+		},
+		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"join": strings.Join,
+	}
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return out
+}
+
+// Register adds the dashboard's routes to e: the pages, sign-in and
+// sign-out, and the embedded assets under /static/.
+func (d *Dashboard) Register(e *echo.Echo) {
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		// The directory is embedded at build time; its absence is a build
+		// defect, not a runtime condition.
+		panic(fmt.Errorf("embedded static assets: %w", err))
+	}
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheStatic(http.FileServer(http.FS(static))))))
+
+	g := e.Group("", SecurityHeaders)
+	g.GET("/", d.handleHome)
+	g.GET("/signin", d.handleSignInPage)
+	g.POST("/signin", d.handleSignIn)
+	g.POST("/signout", d.handleSignOut)
+	g.GET("/settings", d.signedIn(d.handleProfile))
+	g.GET("/settings/api-keys", d.signedIn(d.handleAPIKeys))
+	g.GET("/settings/api-keys/new", d.signedIn(d.handleNewAPIKey))
+	g.POST("/settings/api-keys", d.signedIn(d.handleCreateAPIKey))
+	g.GET("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKeyPage))
+	g.POST("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKey))
+	g.GET("/repositories", d.signedIn(d.handleRepos))
+	g.GET("/repositories/:repo", d.signedIn(d.handleRepo))
+}
+
+func cacheStatic(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ContentSecurityPolicy is sent with every page: only this origin's
+// scripts, styles and images, no plugins, no framing.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// SecurityHeaders sets the headers every page carries: CSP, no framing
+// (clickjacking of the sign-in and consent pages), no MIME sniffing, no
+// referrer (URLs may carry OAuth parameters), and no caching of pages
+// that may show secrets.
+func SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		return next(c)
+	}
+}
+
+// Page is what every template receives.
+type Page struct {
+	Title string
+	// User is the signed-in user, nil on the sign-in page.
+	User *chartctl.User
+	// CSRF is the token the page's forms send.
+	CSRF string
+	// Nav names the active navigation entry.
+	Nav string
+	// Tab names the active Account Settings tab.
+	Tab string
+	// Flash is a one-line notice shown above the content.
+	Flash string
+	// Data is the page's own content.
+	Data any
+}
+
+// render writes the named page with status.
+func (d *Dashboard) render(c echo.Context, status int, name string, p Page) error {
+	t, ok := d.pages[name]
+	if !ok {
+		return fmt.Errorf("render: no page %q", name)
+	}
+	var b strings.Builder
+	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
+	return c.HTML(status, b.String())
+}
+
+// ErrorPage describes a page-level error.
+type ErrorPage struct {
+	Heading string
+	Message string
+	// Back is a link to offer, "" for none.
+	Back string
+}
+
+// RenderError writes an error page with status; it never redirects.
+func (d *Dashboard) RenderError(c echo.Context, status int, heading, message string) error {
+	u, s := d.Session(c)
+	p := Page{Title: heading, User: u, Data: ErrorPage{Heading: heading, Message: message, Back: "/"}}
+	if s != nil {
+		p.CSRF = s.CSRFToken
+	}
+	return d.render(c, status, "error", p)
+}
+
+// ConsentPage is the content of the OAuth consent page.
+type ConsentPage struct {
+	// ClientName is the application asking for access.
+	ClientName string
+	// RedirectHost is where the browser goes next, shown so the user can
+	// tell the application apart from look-alikes.
+	RedirectHost string
+	// Scopes lists what the application asks for.
+	Scopes []ScopeItem
+	// Action is the form's target; Params are its hidden fields.
+	Action string
+	Params []Param
+}
+
+// ScopeItem is a scope with its description in words.
+type ScopeItem struct {
+	Name        string
+	Description string
+	Checked     bool
+}
+
+// Param is a hidden form field.
+type Param struct{ Name, Value string }
+
+// ScopeItems describes scopes in words.
+func ScopeItems(scopes chartctl.Scopes) []ScopeItem {
+	out := make([]ScopeItem, len(scopes))
+	for i, s := range scopes {
+		out[i] = ScopeItem{Name: string(s), Description: s.Description()}
+	}
+	return out
+}
+
+// RenderConsent writes the consent page for the signed-in user u.
+func (d *Dashboard) RenderConsent(c echo.Context, u *chartctl.User, s *chartctl.WebSession, cp ConsentPage) error {
+	return d.render(c, http.StatusOK, "consent", Page{Title: "Authorize " + cp.ClientName, User: u, CSRF: s.CSRFToken, Data: cp})
+}
+
+// Session returns the signed-in user and the session, or nils.
+func (d *Dashboard) Session(c echo.Context) (*chartctl.User, *chartctl.WebSession) {
+	if v, ok := c.Get("web.session").(*chartctl.WebSession); ok {
+		u, _ := c.Get("web.user").(*chartctl.User)
+		return u, v
+	}
+	ck, err := c.Cookie(SessionCookie)
+	if err != nil || !token.Valid(sessionPrefix, ck.Value) {
+		return nil, nil
+	}
+	ctx := c.Request().Context()
+	s, err := d.opts.Sessions.WebSession(ctx, token.Hash(ck.Value), d.opts.Now())
+	if err != nil {
+		if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			d.opts.Logger.Error("load session", "err", err)
+		}
+		return nil, nil
+	}
+	u, err := d.opts.Store.User(ctx, s.UserID)
+	if err != nil {
+		return nil, nil
+	}
+	c.Set("web.session", s)
+	c.Set("web.user", u)
+	return u, s
+}
+
+// signedIn runs next for a signed-in user and sends anyone else to the
+// sign-in page, coming back here afterwards.
+func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u, _ := d.Session(c); u == nil {
+			return c.Redirect(http.StatusSeeOther, SignInURL(c.Request().URL.RequestURI()))
+		}
+		return next(c)
+	}
+}
+
+// SignInURL is the sign-in page that returns to returnTo (a local path)
+// after signing in.
+func SignInURL(returnTo string) string {
+	if returnTo == "" || returnTo == "/" {
+		return "/signin"
+	}
+	return "/signin?" + url.Values{"return_to": {returnTo}}.Encode()
+}
+
+// safeReturnTo accepts only local absolute paths, so sign-in cannot be used
+// as an open redirect.
+func safeReturnTo(s string) string {
+	if s == "" || s[0] != '/' || strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\r\n\t") {
+		return "/"
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" {
+		return "/"
+	}
+	return s
+}
+
+// CSRFToken returns the token the current page's forms must send: the
+// session's when signed in, otherwise a browser-bound one kept in a cookie
+// (set here if missing).
+func (d *Dashboard) CSRFToken(c echo.Context) string {
+	if _, s := d.Session(c); s != nil {
+		return s.CSRFToken
+	}
+	if ck, err := c.Cookie(CSRFCookie); err == nil && len(ck.Value) == 64 {
+		return ck.Value
+	}
+	v := randomHex(32)
+	d.setCookie(c, CSRFCookie, v, 0)
+	return v
+}
+
+// CheckCSRF refuses a form post whose csrf_token does not match the
+// session's (or, before sign-in, the browser's CSRF cookie).
+func (d *Dashboard) CheckCSRF(c echo.Context) error {
+	sent := c.FormValue(CSRFField)
+	want := ""
+	if _, s := d.Session(c); s != nil {
+		want = s.CSRFToken
+	} else if ck, err := c.Cookie(CSRFCookie); err == nil {
+		want = ck.Value
+	}
+	if sent == "" || want == "" || subtle.ConstantTimeCompare([]byte(sent), []byte(want)) != 1 {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "This form has expired or was not sent from this site. Reload the page and try again.")
+	}
+	return nil
+}
+
+// refuseCSRF answers a post that failed CheckCSRF.
+func (d *Dashboard) refuseCSRF(c echo.Context, err error) error {
+	return d.RenderError(c, http.StatusForbidden, "Request refused", chartctl.ErrorMessage(err))
+}
+
+// secure reports whether cookies must be Secure: served over TLS, or
+// behind a proxy that terminates TLS for an https base URL.
+func (d *Dashboard) secure(c echo.Context) bool {
+	return c.Request().TLS != nil || strings.HasPrefix(d.opts.BaseURL, "https://")
+}
+
+func (d *Dashboard) setCookie(c echo.Context, name, value string, maxAge int) {
+	c.SetCookie(&http.Cookie{
+		Name: name, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: d.secure(c),
+	})
+}
+
+// BaseURL is the server's external URL: configured, or from the request.
+func (d *Dashboard) BaseURL(c echo.Context) string {
+	if d.opts.BaseURL != "" {
+		return strings.TrimRight(d.opts.BaseURL, "/")
+	}
+	return c.Scheme() + "://" + c.Request().Host
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (d *Dashboard) handleHome(c echo.Context) error {
+	if u, _ := d.Session(c); u != nil {
+		return c.Redirect(http.StatusSeeOther, "/repositories")
+	}
+	return c.Redirect(http.StatusSeeOther, "/signin")
+}
