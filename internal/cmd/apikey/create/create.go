@@ -28,9 +28,9 @@ type CreateOptions struct {
 
 	Name    string
 	Scopes  []string
+	// Expires is the --expires value, resolved against Now when the key is
+	// created ("": never expires).
 	Expires string
-	// ExpiresAt is Expires resolved against Now (nil: never expires).
-	ExpiresAt *time.Time
 }
 
 // NewCmdCreate returns the `api-key create` command.
@@ -55,11 +55,9 @@ once: store it now, e.g. as a CI secret named CHARTCTL_TOKEN.
 				return cmdutil.FlagErrorf("--scopes is required (e.g. --scopes repo:read,repo:write)")
 			}
 			if opts.Expires != "" {
-				at, err := ParseExpiry(opts.Now(), opts.Expires)
-				if err != nil {
+				if _, err := ParseExpiry(time.Now(), opts.Expires); err != nil {
 					return cmdutil.FlagErrorf("invalid --expires: %s", err)
 				}
-				opts.ExpiresAt = &at
 			}
 			if runF != nil {
 				return runF(opts)
@@ -116,7 +114,15 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if err != nil {
 		return err
 	}
-	key, _, err := c.APIKeys.Create(ctx, &client.CreateAPIKeyRequest{Name: opts.Name, Scopes: opts.Scopes, ExpiresAt: opts.ExpiresAt})
+	req := &client.CreateAPIKeyRequest{Name: opts.Name, Scopes: opts.Scopes}
+	if opts.Expires != "" {
+		at, err := ParseExpiry(opts.Now(), opts.Expires)
+		if err != nil {
+			return cmdutil.FlagErrorf("invalid --expires: %s", err)
+		}
+		req.ExpiresAt = &at
+	}
+	key, _, err := c.APIKeys.Create(ctx, req)
 	if err != nil {
 		return fmt.Errorf("create API key %s: %w", opts.Name, err)
 	}

@@ -1,0 +1,53 @@
+package create
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+)
+
+func TestNewCmdCreate(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		tty      bool
+		want     CreateOptions
+		wantFlag bool
+	}{
+		{name: "name only", args: []string{"stable"}, want: CreateOptions{Name: "stable", JSON: true}},
+		{name: "all flags on a tty", args: []string{"platform", "--description", "Platform charts", "--org", "acme", "--public"}, tty: true,
+			want: CreateOptions{Name: "platform", Description: "Platform charts", Organization: "acme", Public: true}},
+		{name: "short description", args: []string{"x", "-d", "desc"}, want: CreateOptions{Name: "x", Description: "desc", JSON: true}},
+		{name: "no name", args: []string{}, wantFlag: true},
+		{name: "two names", args: []string{"a", "b"}, wantFlag: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			ios.SetStdoutTTY(tt.tty)
+			f := &cmdutil.Factory{IOStreams: ios}
+			var got *CreateOptions
+			cmd := NewCmdCreate(f, func(o *CreateOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(ios.Out)
+			cmd.SetErr(ios.ErrOut)
+			err := cmd.Execute()
+			if tt.wantFlag {
+				var fe *cmdutil.FlagError
+				if !errors.As(err, &fe) {
+					t.Fatalf("err = %v, want a FlagError", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Name != tt.want.Name || got.Description != tt.want.Description || got.Organization != tt.want.Organization ||
+				got.Public != tt.want.Public || got.JSON != tt.want.JSON {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
