@@ -217,6 +217,8 @@ type Page struct {
 	Tab string
 	// Flash is a one-line notice shown above the content.
 	Flash string
+	// Bare hides the navigation bar (sign-in and consent pages).
+	Bare bool
 	// Data is the page's own content.
 	Data any
 }
@@ -287,7 +289,7 @@ func ScopeItems(scopes chartctl.Scopes) []ScopeItem {
 
 // RenderConsent writes the consent page for the signed-in user u.
 func (d *Dashboard) RenderConsent(c echo.Context, u *chartctl.User, s *chartctl.WebSession, cp ConsentPage) error {
-	return d.render(c, http.StatusOK, "consent", Page{Title: "Authorize " + cp.ClientName, User: u, CSRF: s.CSRFToken, Data: cp})
+	return d.render(c, http.StatusOK, "consent", Page{Title: "Authorize " + cp.ClientName, User: u, CSRF: s.CSRFToken, Bare: true, Data: cp})
 }
 
 // Session returns the signed-in user and the session, or nils.

@@ -1,0 +1,219 @@
+// Package oauth is chartctl's OAuth 2.0 authorization server: the
+// authorization code grant with PKCE (S256 only), refresh token rotation
+// with reuse detection, token revocation (RFC 7009) and server metadata
+// (RFC 8414), on the same echo server as the API. Its access tokens are
+// accepted by every /v1 endpoint exactly like API keys (Provider implements
+// server.AccessTokenVerifier).
+//
+// Sign-in and consent pages come from the dashboard (internal/web), so one
+// browser session serves both. See docs/oauth.md for the decisions.
+package oauth
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/web"
+	"github.com/chartctl/chartctl/server"
+)
+
+// Lifetimes of what the server issues.
+const (
+	// DefaultAccessTokenTTL is how long an access token is valid.
+	DefaultAccessTokenTTL = time.Hour
+	// DefaultRefreshTokenTTL is how long a refresh token is valid; each
+	// rotation issues a new one with a fresh lifetime.
+	DefaultRefreshTokenTTL = 30 * 24 * time.Hour
+	// CodeTTL is how long an authorization code is valid (at most 60 s).
+	CodeTTL = 60 * time.Second
+)
+
+// BuiltinClientID is the public client `chartctl login` uses. It is always
+// present and accepts loopback redirect URIs on any port (RFC 8252).
+const BuiltinClientID = "chartctl"
+
+// BuiltinRedirectURIs are the built-in client's redirect URIs; the port of
+// these loopback addresses may be any.
+var builtinRedirectURIs = []string{"http://127.0.0.1/callback", "http://[::1]/callback"}
+
+// Prefixes of the secret values this package makes.
+const (
+	codePrefix   = "chartctl_ac_"
+	secretPrefix = "chartctl_cs_"
+)
+
+// Options are the authorization server's dependencies.
+type Options struct {
+	// Store holds users; OAuth holds clients, codes, tokens and sessions.
+	Store chartctl.Store
+	OAuth chartctl.OAuthStore
+	// Dashboard renders the sign-in, consent and error pages and owns the
+	// browser session.
+	Dashboard *web.Dashboard
+	// Issuer is the authorization server's URL (the configured auth URL,
+	// else the base URL); "" derives it from each request.
+	Issuer string
+	// AccessTokenTTL and RefreshTokenTTL default to the Default* values.
+	AccessTokenTTL, RefreshTokenTTL time.Duration
+	// Logger receives errors; Now is the clock (tests inject one).
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Provider is the authorization server. Create it with New.
+type Provider struct {
+	opts Options
+}
+
+// Ensure Provider verifies access tokens for the API.
+var _ server.AccessTokenVerifier = (*Provider)(nil)
+
+// New returns a Provider over opts.
+func New(opts Options) *Provider {
+	if opts.AccessTokenTTL <= 0 {
+		opts.AccessTokenTTL = DefaultAccessTokenTTL
+	}
+	if opts.RefreshTokenTTL <= 0 {
+		opts.RefreshTokenTTL = DefaultRefreshTokenTTL
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Provider{opts: opts}
+}
+
+// Register adds the authorization server's routes to e, and
+// POST /v1/oauth-clients to api (the server's authenticated /v1 group).
+func (p *Provider) Register(e *echo.Echo, api *echo.Group) {
+	pages := e.Group("", web.SecurityHeaders)
+	pages.GET("/oauth/authorize", p.handleAuthorize)
+	pages.POST("/oauth/authorize", p.handleAuthorizeDecision)
+	e.POST("/oauth/token", p.handleToken)
+	e.POST("/oauth/revoke", p.handleRevoke)
+	e.GET("/.well-known/oauth-authorization-server", p.handleMetadata)
+	if api != nil {
+		api.POST("/oauth-clients", p.handleCreateClient)
+	}
+}
+
+// Store is what Mount keeps its records in; *bolt.DB is one.
+type Store interface {
+	chartctl.Store
+	chartctl.OAuthStore
+}
+
+// Config configures Mount.
+type Config struct {
+	// BaseURL and AuthURL are the external URLs of the server and of the
+	// authorization server ("" derives them from each request).
+	BaseURL, AuthURL string
+	// AccessTokenTTL and RefreshTokenTTL default to the Default* values.
+	AccessTokenTTL, RefreshTokenTTL time.Duration
+	// Logger receives errors; Now is the clock (nil uses the server's).
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Mount adds the dashboard and the authorization server to the server's
+// router e and makes srv accept the access tokens it issues. Call it from
+// srv.Extra (the serve command's Routes hook), after the /v1 routes exist.
+func Mount(e *echo.Echo, srv *server.Server, store Store, cfg Config) *Provider {
+	now := cfg.Now
+	if now == nil {
+		now = srv.Now
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = srv.Logger
+	}
+	issuer := cfg.AuthURL
+	if issuer == "" {
+		issuer = cfg.BaseURL
+	}
+	trusted := srv.Config.TrustedProxies
+	dash := web.New(web.Options{
+		Store: store, Sessions: store, Principals: srv, BaseURL: cfg.BaseURL,
+		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
+		Logger:   logger, Now: now,
+	}, server.CheckPassword, server.HashPassword)
+	dash.Register(e)
+	p := New(Options{
+		Store: store, OAuth: store, Dashboard: dash, Issuer: strings.TrimRight(issuer, "/"),
+		AccessTokenTTL: cfg.AccessTokenTTL, RefreshTokenTTL: cfg.RefreshTokenTTL,
+		Logger: logger, Now: now,
+	})
+	p.Register(e, srv.API())
+	srv.AccessTokens = p
+	return p
+}
+
+// issuer is the configured issuer or the request's origin.
+func (p *Provider) issuer(c echo.Context) string {
+	if p.opts.Issuer != "" {
+		return p.opts.Issuer
+	}
+	return c.Scheme() + "://" + c.Request().Host
+}
+
+// client returns the registered client id, or the built-in one.
+func (p *Provider) client(ctx context.Context, id string) (*chartctl.OAuthClient, error) {
+	if id == BuiltinClientID {
+		return &chartctl.OAuthClient{ID: BuiltinClientID, Name: "chartctl CLI", RedirectURIs: builtinRedirectURIs, Public: true}, nil
+	}
+	if id == "" {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "OAuth client not found.")
+	}
+	return p.opts.OAuth.OAuthClient(ctx, id)
+}
+
+// RedirectURIAllowed reports whether uri is one of client's registered
+// redirect URIs. They compare as exact strings, except that for the
+// built-in client the port of a loopback IP literal may be any (RFC 8252
+// §7.3); everything else, path and query included, must still match.
+func RedirectURIAllowed(client *chartctl.OAuthClient, uri string) bool {
+	for _, r := range client.RedirectURIs {
+		if uri == r {
+			return true
+		}
+		if client.ID == BuiltinClientID && loopbackMatch(r, uri) {
+			return true
+		}
+	}
+	return false
+}
+
+// loopbackMatch compares uri with registered ignoring a port after the
+// loopback host. It works on the strings, so no URL normalization can make
+// a different URI look equal.
+func loopbackMatch(registered, uri string) bool {
+	for _, host := range []string{"http://127.0.0.1", "http://[::1]"} {
+		if !strings.HasPrefix(registered, host+"/") || !strings.HasPrefix(uri, host) {
+			continue
+		}
+		rest := uri[len(host):]
+		if strings.HasPrefix(rest, ":") {
+			end := strings.IndexByte(rest, '/')
+			if end < 0 {
+				return false
+			}
+			port, err := strconv.Atoi(rest[1:end])
+			if err != nil || port < 1 || port > 65535 || rest[1] == '+' || rest[1] == '-' {
+				return false
+			}
+			rest = rest[end:]
+		}
+		return rest == registered[len(host):]
+	}
+	return false
+}
