@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/internal/cmd/team/addmember"
+	"github.com/chartctl/chartctl/internal/cmd/team/create"
 	"github.com/chartctl/chartctl/internal/cmd/team/list"
 	"github.com/chartctl/chartctl/internal/cmd/team/members"
 	"github.com/chartctl/chartctl/internal/cmdutil"
@@ -14,13 +15,14 @@ import (
 func NewCmdTeam(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "team <command>",
-		Short: "List teams and manage their members",
+		Short: "Create and list teams and manage their members",
 		Long: `Teams belong to organizations. A user's role in an organization is the
 highest of their roles in its teams: member (read), maintainer (also create
 repositories and push charts) or owner (also manage teams and members).`,
 	}
 	cmd.AddCommand(
 		list.NewCmdList(f, nil),
+		create.NewCmdCreate(f, nil),
 		addmember.NewCmdAddMember(f, nil),
 		members.NewCmdMembers(f, nil),
 	)

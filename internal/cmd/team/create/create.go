@@ -1,0 +1,67 @@
+// Package create implements `chartctl team create`.
+package create
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
+)
+
+// CreateOptions are the inputs of `team create`.
+type CreateOptions struct {
+	IO     *iostreams.IOStreams
+	Client func() (*client.Client, error)
+	JSON   bool
+
+	Name         string
+	Organization string
+	Description  string
+}
+
+// NewCmdCreate returns the `team create` command.
+func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{IO: f.IOStreams, Client: f.Client}
+	cmd := &cobra.Command{
+		Use:     "create NAME --org ORG",
+		Short:   "Create a team in an organization",
+		Example: `  chartctl team create platform --org acme --description "Platform engineers"`,
+		Args:    cmdutil.ExactArgs(1, "a team name is required"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			opts.JSON = f.WantsJSON()
+			if opts.Organization == "" {
+				return cmdutil.FlagErrorf("--org is required")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return createRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Organization, "org", "", "organization of the team (required)")
+	cmd.Flags().StringVarP(&opts.Description, "description", "d", "", "description of the team")
+	return cmd
+}
+
+func createRun(ctx context.Context, opts *CreateOptions) error {
+	c, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	team, _, err := c.Teams.Create(ctx, &client.CreateTeamRequest{Name: opts.Name, Organization: opts.Organization, Description: opts.Description})
+	if err != nil {
+		return fmt.Errorf("create team %s: %w", opts.Name, err)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, team)
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "%s Created team %s in %s\n", opts.IO.ColorScheme().SuccessIcon(),
+		text.SanitizeLine(team.Name), text.SanitizeLine(team.Organization))
+	return err
+}
