@@ -26,8 +26,8 @@ type CreateOptions struct {
 	JSON   bool
 	Now    func() time.Time
 
-	Name    string
-	Scopes  []string
+	Name   string
+	Scopes []string
 	// Expires is the --expires value, resolved against Now when the key is
 	// created ("": never expires).
 	Expires string
