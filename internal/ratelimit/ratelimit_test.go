@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -108,6 +109,7 @@ func TestLimitString(t *testing.T) {
 
 func TestLimitIsAFlag(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	l := Limit{1000, time.Hour}
 	fs.Var(&l, "rate-limit-global", "")
 	if err := fs.Parse([]string{"--rate-limit-global", "20/1m"}); err != nil {
@@ -497,4 +499,31 @@ func BenchmarkTake(b *testing.B) {
 			}
 		})
 	})
+}
+
+// Resets fall on whole seconds, so X-RateLimit-Reset in Unix seconds is the
+// truth: at that second the budget is back.
+func TestResetIsAWholeSecond(t *testing.T) {
+	clk := newFakeClock()
+	clk.Advance(250 * time.Millisecond)
+	s := NewSet(map[string]Limit{Global: {1, time.Minute}}, WithClock(clk.Now))
+	d := s.Take(Request{Global, "k"})
+	want := clk.Now().Truncate(time.Second).Add(time.Minute + time.Second)
+	if !d.Tightest.Reset.Equal(want) || d.Tightest.Reset.Nanosecond() != 0 {
+		t.Fatalf("Reset = %v, want %v", d.Tightest.Reset, want)
+	}
+	if p := s.Peek(Global, "other"); p.Reset.Nanosecond() != 0 {
+		t.Fatalf("Peek Reset = %v", p.Reset)
+	}
+	clk.Advance(60*time.Second + 750*time.Millisecond - time.Nanosecond)
+	if d := s.Take(Request{Global, "k"}); d.Allowed || d.RetryAfter != time.Second {
+		t.Fatalf("just before the reset second: %+v", d)
+	}
+	clk.Advance(time.Nanosecond)
+	if !clk.Now().Equal(want) {
+		t.Fatalf("clock %v", clk.Now())
+	}
+	if d := s.Take(Request{Global, "k"}); !d.Allowed {
+		t.Fatalf("at X-RateLimit-Reset: %+v", d)
+	}
 }

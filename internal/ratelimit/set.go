@@ -67,7 +67,9 @@ type Result struct {
 	// Used is how many requests the window has admitted (X-RateLimit-Used).
 	Used int
 	// Reset is when the window ends and the budget is full again
-	// (X-RateLimit-Reset, in Unix seconds).
+	// (X-RateLimit-Reset, in Unix seconds). Windows end on a whole second
+	// (one window after the first request, rounded up), so Reset.Unix() is
+	// exact.
 	Reset time.Time
 }
 
@@ -231,7 +233,18 @@ func (b *bucket) current(key string, now time.Time) window {
 	if w, ok := b.windows[key]; ok && now.Before(w.reset) {
 		return w
 	}
-	return window{reset: now.Add(b.limit.Window)}
+	return window{reset: resetAfter(now, b.limit.Window)}
+}
+
+// resetAfter is when a window opening at now ends: one window later,
+// rounded up to a whole second, so that X-RateLimit-Reset (Unix seconds)
+// names an instant at which the budget really is full again.
+func resetAfter(now time.Time, window time.Duration) time.Time {
+	reset := now.Add(window)
+	if r := reset.Truncate(time.Second); !r.Equal(reset) {
+		return r.Add(time.Second)
+	}
+	return reset
 }
 
 // maybeSweep drops expired windows once enough calls have passed since the

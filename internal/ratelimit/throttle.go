@@ -57,7 +57,7 @@ func (t *Throttle) Fail(key string) {
 	}
 	w, ok := t.failures[key]
 	if !ok || !now.Before(w.reset) {
-		w = window{reset: now.Add(t.limit.Window)}
+		w = window{reset: resetAfter(now, t.limit.Window)}
 	}
 	// Saturate: a blocked client hammering on does not extend anything, and
 	// the counter cannot overflow.
