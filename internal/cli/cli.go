@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -86,6 +88,7 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 	var flagErr *cmdutil.FlagError
 	var authErr *cmdutil.AuthError
 	var apiErr *client.Error
+	var opErr *net.OpError
 	switch {
 	case errors.Is(err, cmdutil.ErrSilent):
 		return ExitError
@@ -98,7 +101,14 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 	case errors.As(err, &authErr) || (errors.As(err, &apiErr) && apiErr.StatusCode == 401):
 		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(errorMessage(err)))
 		server, _ := f.Server()
-		fmt.Fprintf(stderr, "To sign in, run: %s\n", cs.Bold("chartctl login --server "+server))
+		switch {
+		case f.Flags.Token != "":
+			fmt.Fprintln(stderr, "The token given with --token was refused; check it, or drop --token and run `chartctl login`.")
+		case f.Getenv(cmdutil.EnvToken) != "":
+			fmt.Fprintf(stderr, "The token in %s was refused; check it, or unset it and run `chartctl login`.\n", cmdutil.EnvToken)
+		default:
+			fmt.Fprintf(stderr, "To sign in, run: %s\n", cs.Bold("chartctl login --server "+server))
+		}
 		return ExitError
 	case errors.As(err, &apiErr):
 		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(errorMessage(err)))
@@ -109,6 +119,10 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 			fmt.Fprintf(stderr, "The rate limit resets in %s; see `chartctl rate-limit`.\n", apiErr.RetryAfter)
 		}
 		return ExitError
+	case errors.As(err, &opErr):
+		server, _ := f.Server()
+		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", server, text.Sanitize(opErr.Err.Error()))
+		return ExitError
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted")
 		return ExitError
@@ -117,18 +131,24 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 	return ExitError
 }
 
-// errorMessage is the message of an error chain, with an API error shown by
-// its message and status alone (the request id gets a line of its own).
+// errorMessage is the message of an error chain, with an API error in it
+// shown by its message and status alone (the request id gets a line of its
+// own): "create repository stable: the name is taken (HTTP 409)".
 func errorMessage(err error) string {
+	full := err.Error()
 	var apiErr *client.Error
 	if !errors.As(err, &apiErr) {
-		return err.Error()
+		return full
 	}
 	msg := apiErr.Message
 	if msg == "" {
-		msg = strings.ToLower(fmt.Sprint(apiErr.StatusCode))
+		msg = http.StatusText(apiErr.StatusCode)
 	}
-	return fmt.Sprintf("%s (HTTP %d)", msg, apiErr.StatusCode)
+	short := fmt.Sprintf("%s (HTTP %d)", msg, apiErr.StatusCode)
+	if prefix, ok := strings.CutSuffix(full, apiErr.Error()); ok {
+		return prefix + short
+	}
+	return short
 }
 
 // isCobraUsageError recognizes the errors cobra returns for an unknown
