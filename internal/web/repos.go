@@ -11,7 +11,14 @@ import (
 
 // ReposPage lists the repositories the user can read.
 type ReposPage struct {
-	Repos []*chartctl.Repository
+	Repos []RepoRow
+}
+
+// RepoRow is one repository with who owns it, in words.
+type RepoRow struct {
+	*chartctl.Repository
+	// Owner is the organization, "You", or the owning user's email.
+	Owner string
 }
 
 // RepoPage shows one repository and its charts.
@@ -48,10 +55,22 @@ func (d *Dashboard) handleRepos(c echo.Context) error {
 		return err
 	}
 	rp := ReposPage{}
+	emails := map[string]string{p.User.ID: "You"}
 	for _, r := range all {
-		if p.CanSeeRepo(r) {
-			rp.Repos = append(rp.Repos, r)
+		if !p.CanSeeRepo(r) {
+			continue
 		}
+		owner := r.Organization
+		if owner == "" {
+			if _, ok := emails[r.OwnerID]; !ok {
+				emails[r.OwnerID] = "Another user"
+				if u, err := d.opts.Store.User(c.Request().Context(), r.OwnerID); err == nil {
+					emails[r.OwnerID] = u.Email
+				}
+			}
+			owner = emails[r.OwnerID]
+		}
+		rp.Repos = append(rp.Repos, RepoRow{Repository: r, Owner: owner})
 	}
 	return d.render(c, http.StatusOK, "repos", d.page(c, "Repositories", "repos", "", rp))
 }

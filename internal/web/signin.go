@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -104,10 +105,12 @@ func (d *Dashboard) startSession(c echo.Context, u *chartctl.User) error {
 	if err := d.opts.Sessions.CreateWebSession(ctx, s); err != nil {
 		return err
 	}
-	// Expired sessions, codes and tokens go with each sign-in, so the
-	// store stays bounded without a background sweeper.
-	if _, err := d.opts.Sessions.DeleteExpiredOAuth(ctx, now); err != nil {
-		d.opts.Logger.Warn("delete expired sessions", "err", err)
+	// Expired sessions, codes and tokens are swept on sign-in, at most
+	// hourly, so the store stays bounded without a background goroutine.
+	if d.sweepDue(now) {
+		if _, err := d.opts.Sessions.DeleteExpiredOAuth(ctx, now); err != nil {
+			d.opts.Logger.Warn("delete expired sessions", "err", err)
+		}
 	}
 	d.setCookie(c, SessionCookie, value, int(d.opts.SessionTTL.Seconds()))
 	d.setCookie(c, CSRFCookie, "", -1)
@@ -127,4 +130,16 @@ func (d *Dashboard) handleSignOut(c echo.Context) error {
 	}
 	d.setCookie(c, SessionCookie, "", -1)
 	return c.Redirect(http.StatusSeeOther, "/signin")
+}
+
+// sweepDue reports whether an hour has passed since the last sweep of
+// expired records, and if so starts a new period.
+func (d *Dashboard) sweepDue(now time.Time) bool {
+	d.sweepMu.Lock()
+	defer d.sweepMu.Unlock()
+	if !d.lastSweep.IsZero() && now.Sub(d.lastSweep) < time.Hour {
+		return false
+	}
+	d.lastSweep = now
+	return true
 }

@@ -100,6 +100,9 @@ type Dashboard struct {
 	dummyHash  string
 	checkPass  func(hash, pw string) bool
 	hashSecret func(pw string) (string, error)
+
+	sweepMu   sync.Mutex
+	lastSweep time.Time
 }
 
 // New returns a dashboard over opts. checkPassword and hashPassword are
