@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/testkit"
+)
+
+// TestTerminalOutput checks the table layout on a terminal and that text
+// from the server cannot drive the terminal, in tables or in JSON.
+func TestTerminalOutput(t *testing.T) {
+	srv := testkit.StartServer(t)
+	r := srv.DoJSON(t, http.MethodPost, "/v1/repositories", srv.AdminKey, map[string]string{
+		"name":        "stable",
+		"description": "Nice\x1b]0;pwned\x07 charts\x1b[2J\u009b31m",
+	})
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("create: %d %s", r.StatusCode, r.Body)
+	}
+	env := map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey}
+
+	ios, _, out, errOut := iostreams.Test()
+	ios.SetStdoutTTY(true)
+	ios.SetTerminalWidth(200)
+	f := newFactory(t, t.TempDir(), env)
+	f.IOStreams = ios
+	if code := Run(context.Background(), f, Hooks{}, []string{"repo", "list"}); code != ExitOK {
+		t.Fatalf("repo list: %d %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want a header and one row, got %q", out.String())
+	}
+	if !strings.HasPrefix(lines[0], "NAME    VISIBILITY  ORGANIZATION  DESCRIPTION") {
+		t.Errorf("header %q", lines[0])
+	}
+	if !strings.Contains(lines[1], "Nice charts") || strings.ContainsAny(out.String(), "\x1b\x07\u009b") {
+		t.Errorf("row %q: control sequences not stripped", lines[1])
+	}
+	if strings.Index(lines[1], "private") != strings.Index(lines[0], "VISIBILITY") {
+		t.Errorf("columns not aligned:\n%s\n%s", lines[0], lines[1])
+	}
+
+	// JSON keeps the text but escapes the controls.
+	code, stdout, _ := run(t, newFactory(t, t.TempDir(), env), "repo", "view", "stable")
+	if code != ExitOK || strings.ContainsAny(stdout, "\x1b\x07") || !strings.Contains(stdout, `\u001b]0;pwned`) {
+		t.Errorf("JSON output %q", stdout)
+	}
+}
+
+// TestDeleteConfirmation checks that `repo delete` on a terminal asks for
+// the name and deletes only when it is typed.
+func TestDeleteConfirmation(t *testing.T) {
+	srv := testkit.StartServer(t)
+	srv.MustRepo(t, "stable", "")
+	env := map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey}
+	del := func(answer string) (int, string) {
+		ios, in, _, errOut := iostreams.Test()
+		ios.SetStdinTTY(true)
+		ios.SetStdoutTTY(true)
+		in.WriteString(answer)
+		f := newFactory(t, t.TempDir(), env)
+		f.IOStreams = ios
+		return Run(context.Background(), f, Hooks{}, []string{"repo", "delete", "stable"}), errOut.String()
+	}
+	code, stderr := del("stabel\n")
+	if code != ExitError || !strings.Contains(stderr, "Type stable to confirm") || !strings.Contains(stderr, "Not deleted") {
+		t.Fatalf("wrong answer: %d %q", code, stderr)
+	}
+	if r := srv.Do(t, http.MethodGet, "/v1/repositories/stable", srv.AdminKey, nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("repository gone after a wrong answer: %d", r.StatusCode)
+	}
+	if code, stderr := del("stable\n"); code != ExitOK {
+		t.Fatalf("right answer: %d %q", code, stderr)
+	}
+	if r := srv.Do(t, http.MethodGet, "/v1/repositories/stable", srv.AdminKey, nil); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("repository still there: %d", r.StatusCode)
+	}
+}
