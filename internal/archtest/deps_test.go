@@ -1,0 +1,47 @@
+// Package archtest keeps the dependency rule of docs/architecture.md true.
+package archtest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/chartctl/chartctl"
+
+// deps lists the module's own packages and third-party modules that pkg
+// imports, transitively, excluding tests.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", mod+"/"+pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestDependencyRule(t *testing.T) {
+	rules := []struct {
+		pkg       string
+		forbidden []string
+		why       string
+	}{
+		{"internal/chartctl", []string{mod + "/"}, "the domain imports nothing of ours"},
+		{"client", []string{mod + "/internal/"}, "the public SDK never imports internal packages"},
+		{"server", []string{mod + "/internal/bolt", mod + "/internal/blob", mod + "/internal/cmd"}, "the transport never imports a concrete store"},
+		{"tui", []string{mod + "/internal/", mod + "/server"}, "the TUI knows only the client"},
+		{"cmd/chartctl", []string{"helm.sh/helm/v4/pkg/repo", "helm.sh/helm/v3", "k8s.io/client-go", mod + "/internal/testkit"}, "the binary stays free of Kubernetes client libraries and test helpers"},
+	}
+	for _, r := range rules {
+		for _, d := range deps(t, r.pkg) {
+			if d == mod+"/"+r.pkg {
+				continue
+			}
+			for _, f := range r.forbidden {
+				if strings.HasPrefix(d, f) || d == strings.TrimSuffix(f, "/") {
+					t.Errorf("%s imports %s: %s", r.pkg, d, r.why)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,180 @@
+// Package serve implements `chartctl serve`, the composition root: it opens
+// the concrete store and blob store and hands them to the HTTP server.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/internal/blob"
+	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/server"
+)
+
+// Options configure one run of the server.
+type Options struct {
+	Config Config
+	// Stderr receives the logs.
+	Stderr io.Writer
+	// Getenv reads the environment (CHARTCTL_* variables).
+	Getenv func(string) string
+	// Ready, if set, receives the server's URL once it listens (tests).
+	Ready func(url string)
+	// Routes, if set, adds routes to the server (OAuth, dashboard, metrics),
+	// with the running server and its store at hand.
+	Routes func(e *echo.Echo, env *Env)
+}
+
+// Env is what Routes hooks receive: the running server and the concrete
+// store it was given.
+type Env struct {
+	Server *server.Server
+	Store  *bolt.DB
+	Config *Config
+	Logger *slog.Logger
+}
+
+// NewCmdServe returns the `serve` command. runF replaces the run function
+// in tests.
+func NewCmdServe(stderr io.Writer, routes func(e *echo.Echo, env *Env), runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Config: DefaultConfig(), Stderr: stderr, Getenv: os.Getenv, Routes: routes}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the chart repository server",
+		Long: `Run the chart repository server: the /v1 API, the Helm repository protocol
+under /helm/REPO, the OAuth authorization server and the web dashboard.
+
+Every flag can also be set with a CHARTCTL_* environment variable, e.g.
+--max-chart-size with CHARTCTL_MAX_CHART_SIZE. On first start with an empty
+data directory the admin user is created and its credentials are written to
+DATA/initial-admin.json.`,
+		Example: `  chartctl serve
+  chartctl serve --addr 0.0.0.0:8080 --data /var/lib/chartctl --base-url https://charts.example.com`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Config.BindEnv(cmd.Flags(), opts.Getenv); err != nil {
+				return err
+			}
+			if err := opts.Config.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return Run(ctx, opts)
+		},
+	}
+	opts.Config.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Run serves until ctx is done, then drains in-flight requests and closes
+// the store cleanly.
+func Run(ctx context.Context, opts *Options) error {
+	cfg := &opts.Config
+	logger := newLogger(opts.Stderr, cfg.LogFormat, cfg.LogLevel)
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	dbPath := filepath.Join(cfg.Data, "chartctl.db")
+	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second))
+	if errors.Is(err, bolt.ErrLocked) {
+		return fmt.Errorf("data directory %s is in use by another chartctl server; stop it or choose another --data", cfg.Data)
+	} else if err != nil {
+		return err
+	}
+	defer db.Close()
+	blobs, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
+	if err != nil {
+		return err
+	}
+	if err := bootstrapAdmin(ctx, db, cfg, logger); err != nil {
+		return err
+	}
+
+	srv := server.New(db, blobs)
+	srv.Logger = logger
+	srv.Config.BaseURL = cfg.BaseURL
+	srv.Config.MaxChartSize = int64(cfg.MaxChartSize)
+	srv.Config.AllowOverwrite = cfg.AllowOverwrite
+	srv.Config.GlobalLimit = cfg.RateLimitGlobal
+	srv.Config.UploadLimit = cfg.RateLimitUpload
+	srv.Config.SearchLimit = cfg.RateLimitSearch
+	trusted, _ := clientip.ParseTrusted(cfg.TrustedProxies)
+	srv.Config.TrustedProxies = clientip.Resolver{Trusted: trusted}
+	if opts.Routes != nil {
+		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
+		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another server running there? choose another --addr)", cfg.Addr, err)
+	}
+	if err := srv.Open(ln); err != nil {
+		return err
+	}
+	if cfg.DebugAddr != "" {
+		stopDebug, err := serveDebug(cfg.DebugAddr, logger)
+		if err != nil {
+			_ = srv.Close()
+			return err
+		}
+		defer stopDebug()
+	}
+	logger.Info("chartctl serving", "url", srv.URL(), "data", cfg.Data)
+	if opts.Ready != nil {
+		opts.Ready(srv.URL())
+	}
+	<-ctx.Done()
+	logger.Info("shutting down: finishing in-flight requests")
+	if err := srv.Close(); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, format, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	ho := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// serveDebug serves pprof on a separate loopback listener.
+func serveDebug(addr string, logger *slog.Logger) (func(), error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on --debug-addr %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	logger.Info("pprof serving", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return func() { _ = hs.Close() }, nil
+}

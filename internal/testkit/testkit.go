@@ -1,0 +1,275 @@
+// Package testkit starts real chartctl servers and makes real chart
+// archives for tests: a bbolt file and blob directory in a temp dir, the
+// real router on a 127.0.0.1 listener. Only tests import it.
+package testkit
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/blob"
+	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/token"
+	"github.com/chartctl/chartctl/server"
+)
+
+// Server is a running test server with an admin user and key.
+type Server struct {
+	*server.Server
+	URL      string
+	Store    *bolt.DB
+	Blobs    *blob.Store
+	Dir      string
+	AdminKey string
+	Admin    *chartctl.User
+}
+
+// Option changes the server before it starts.
+type Option func(*server.Server)
+
+// StartServer starts a server over a fresh data directory; it stops when
+// the test ends.
+func StartServer(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	dir := tb.TempDir()
+	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	blobs, err := blob.Open(filepath.Join(dir, "blobs"))
+	if err != nil {
+		tb.Fatalf("open blobs: %v", err)
+	}
+	srv := server.New(db, blobs)
+	for _, o := range opts {
+		o(srv)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("listen: %v", err)
+	}
+	if err := srv.Open(ln); err != nil {
+		tb.Fatalf("open server: %v", err)
+	}
+	ts := &Server{Server: srv, URL: srv.URL(), Store: db, Blobs: blobs, Dir: dir}
+	tb.Cleanup(func() {
+		_ = srv.Close()
+		_ = db.Close()
+	})
+	ts.Admin = ts.MustUser(tb, "admin@example.com", true)
+	ts.AdminKey = ts.MustKey(tb, ts.Admin, chartctl.AllScopes...)
+	return ts
+}
+
+// MustUser creates a user directly in the store.
+func (s *Server) MustUser(tb testing.TB, email string, admin bool) *chartctl.User {
+	tb.Helper()
+	u := &chartctl.User{Email: email, Admin: admin}
+	if err := s.Store.CreateUser(context.Background(), u); err != nil {
+		tb.Fatalf("create user %s: %v", email, err)
+	}
+	return u
+}
+
+// MustUserWithPassword creates a user who can sign in with password.
+func (s *Server) MustUserWithPassword(tb testing.TB, email, password string, admin bool) *chartctl.User {
+	tb.Helper()
+	h, err := server.HashPassword(password)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u := &chartctl.User{Email: email, Admin: admin, PasswordHash: h}
+	if err := s.Store.CreateUser(context.Background(), u); err != nil {
+		tb.Fatalf("create user %s: %v", email, err)
+	}
+	return u
+}
+
+// MustKey creates an API key for u with scopes and returns its value.
+func (s *Server) MustKey(tb testing.TB, u *chartctl.User, scopes ...chartctl.Scope) string {
+	tb.Helper()
+	v, h := token.New(token.APIKeyPrefix)
+	k := &chartctl.APIKey{UserID: u.ID, Name: "test key", Scopes: chartctl.Scopes(scopes).Sorted(), Hash: h}
+	if err := s.Store.CreateAPIKey(context.Background(), k); err != nil {
+		tb.Fatalf("create key: %v", err)
+	}
+	return v
+}
+
+// Response is a finished HTTP exchange.
+type Response struct {
+	*http.Response
+	Body []byte
+}
+
+// JSON decodes the body into v, failing the test on error.
+func (r *Response) JSON(tb testing.TB, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		tb.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// ErrorCode returns error.code of an error body ("" if none).
+func (r *Response) ErrorCode() string {
+	var e struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.Unmarshal(r.Body, &e)
+	return e.Error.Code
+}
+
+// Do sends a request with a bearer token ("" for none) and reads the body.
+func (s *Server) Do(tb testing.TB, method, path, tok string, body io.Reader, header ...string) *Response {
+	tb.Helper()
+	req, err := http.NewRequest(method, s.URL+path, body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Response{Response: resp, Body: b}
+}
+
+// DoJSON sends v as a JSON body.
+func (s *Server) DoJSON(tb testing.TB, method, path, tok string, v any) *Response {
+	tb.Helper()
+	var body io.Reader
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+	}
+	return s.Do(tb, method, path, tok, body, "Content-Type", "application/json")
+}
+
+// Upload posts archive as multipart field "chart" to /v1.
+func (s *Server) Upload(tb testing.TB, repo, tok string, archive []byte, query string) *Response {
+	tb.Helper()
+	body, ctype := Multipart(tb, map[string][]byte{"chart": archive})
+	return s.Do(tb, http.MethodPost, "/v1/repositories/"+repo+"/charts"+query, tok, bytes.NewReader(body), "Content-Type", ctype)
+}
+
+// MustRepo creates a repository as the admin (visibility "" = private).
+func (s *Server) MustRepo(tb testing.TB, name, visibility string) {
+	tb.Helper()
+	r := s.DoJSON(tb, http.MethodPost, "/v1/repositories", s.AdminKey, map[string]string{"name": name, "visibility": visibility})
+	if r.StatusCode != 200 {
+		tb.Fatalf("create repo %s: %d %s", name, r.StatusCode, r.Body)
+	}
+}
+
+// Multipart encodes files as multipart/form-data fields.
+func Multipart(tb testing.TB, fields map[string][]byte) ([]byte, string) {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for name, content := range fields {
+		fw, err := w.CreateFormFile(name, name+".tgz")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := fw.Write(content); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes(), w.FormDataContentType()
+}
+
+// Chart describes a test chart.
+type Chart struct {
+	Name, Version, AppVersion, Description string
+	Keywords                               []string
+	// Extra files, by path relative to the chart directory.
+	Files map[string]string
+}
+
+// MakeChart builds a valid chart archive laid out as `helm package` does.
+func MakeChart(tb testing.TB, c Chart) []byte {
+	tb.Helper()
+	if c.AppVersion == "" {
+		c.AppVersion = "1.0.0"
+	}
+	if c.Description == "" {
+		c.Description = "A Helm chart for " + c.Name
+	}
+	var y strings.Builder
+	fmt.Fprintf(&y, "apiVersion: v2\nname: %s\nversion: %s\nappVersion: %q\ndescription: %s\ntype: application\n", c.Name, c.Version, c.AppVersion, c.Description)
+	if len(c.Keywords) > 0 {
+		y.WriteString("keywords:\n")
+		for _, k := range c.Keywords {
+			fmt.Fprintf(&y, "  - %s\n", k)
+		}
+	}
+	files := map[string]string{
+		"Chart.yaml":                y.String(),
+		"values.yaml":               "replicaCount: 1\nimage:\n  repository: nginx\n  tag: stable\n",
+		"templates/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicaCount }}\n",
+	}
+	for k, v := range c.Files {
+		files[k] = v
+	}
+	return Archive(tb, c.Name, files)
+}
+
+// Archive tars and gzips files under top/.
+func Archive(tb testing.TB, top string, files map[string]string) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		content := files[n]
+		hdr := &tar.Header{Name: top + "/" + n, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Unix(1700000000, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}

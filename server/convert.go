@@ -1,0 +1,63 @@
+package server
+
+import (
+	"time"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// This file converts domain records to the /v1 wire types. Timestamps leave
+// in UTC with second precision (§1).
+
+func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+func tsp(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := ts(*t)
+	return &v
+}
+
+func toRepository(r *chartctl.Repository) client.Repository {
+	out := client.Repository{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: string(r.Visibility), CreatedAt: ts(r.CreatedAt)}
+	if r.Organization != "" {
+		org := r.Organization
+		out.Organization = &org
+	}
+	return out
+}
+
+func toChart(cv *chartctl.ChartVersion) client.Chart {
+	return client.Chart{Name: cv.Name, Version: cv.Version, Description: cv.Description, AppVersion: cv.AppVersion,
+		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt)}
+}
+
+func toUpload(cv *chartctl.ChartVersion) client.ChartUpload {
+	return client.ChartUpload{Name: cv.Name, Version: cv.Version, Digest: cv.Digest, Size: cv.Size, CreatedAt: ts(cv.CreatedAt)}
+}
+
+func toOrganization(o *chartctl.Organization) client.Organization {
+	return client.Organization{ID: o.ID, Name: o.Name, Description: o.Description, CreatedAt: ts(o.CreatedAt)}
+}
+
+func toTeam(t *chartctl.Team) client.Team {
+	return client.Team{ID: t.ID, Name: t.Name, Description: t.Description, MemberCount: t.MemberCount, Organization: t.Organization}
+}
+
+func toMember(m *chartctl.Member) client.Member {
+	return client.Member{ID: m.ID, Email: m.Email, Role: string(m.Role), AddedAt: ts(m.AddedAt)}
+}
+
+func toAPIKey(k *chartctl.APIKey) client.APIKey {
+	return client.APIKey{ID: k.ID, Name: k.Name, Scopes: k.Scopes.Strings(), CreatedAt: ts(k.CreatedAt), LastUsedAt: tsp(k.LastUsedAt), ExpiresAt: tsp(k.ExpiresAt)}
+}
+
+func mapSlice[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}

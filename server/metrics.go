@@ -1,0 +1,137 @@
+package server
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the server's Prometheus metrics, on a registry of its own.
+// Route labels are route patterns, never raw paths, so cardinality stays
+// bounded.
+type metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	uploads   *prometheus.CounterVec
+	limited   *prometheus.CounterVec
+	renders   prometheus.Histogram
+	diskUsage *diskUsage
+}
+
+// pathProvider is implemented by stores that live in one file.
+type pathProvider interface{ Path() string }
+
+// rootProvider is implemented by blob stores that live in one directory.
+type rootProvider interface{ Root() string }
+
+func (s *Server) newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chartctl_http_requests_total", Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "chartctl_http_request_duration_seconds", Help: "HTTP request latency by route pattern and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method"}),
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chartctl_chart_uploads_total", Help: "Chart uploads by result (accepted, rejected) and reason (an error code, or created/unchanged).",
+		}, []string{"result", "reason"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chartctl_rate_limit_rejections_total", Help: "Requests refused by a rate-limit bucket.",
+		}, []string{"bucket"}),
+		renders: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "chartctl_index_render_seconds", Help: "Time to assemble a repository's index.yaml after a change.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}),
+		diskUsage: &diskUsage{},
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.uploads, m.limited, m.renders,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if pp, ok := s.Store.(pathProvider); ok {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "chartctl_store_bytes", Help: "Size of the metadata store file.",
+		}, func() float64 {
+			st, err := os.Stat(pp.Path())
+			if err != nil {
+				return 0
+			}
+			return float64(st.Size())
+		}))
+	}
+	if rp, ok := s.Blobs.(rootProvider); ok {
+		m.diskUsage.root = rp.Root()
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "chartctl_blob_bytes", Help: "Total size of stored blobs (refreshed at most every 30 s).",
+		}, func() float64 { b, _ := m.diskUsage.get(s.Now()); return float64(b) }))
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "chartctl_blobs", Help: "Number of stored blobs (refreshed at most every 30 s).",
+		}, func() float64 { _, n := m.diskUsage.get(s.Now()); return float64(n) }))
+	}
+	return m
+}
+
+// instrument records every request by route pattern.
+func (s *Server) instrument(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			// Let the error handler write the response so the status is known.
+			c.Error(err)
+			err = nil
+		}
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		method := c.Request().Method
+		s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status)).Inc()
+		s.metrics.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+		return err
+	}
+}
+
+func (s *Server) handleMetrics(c echo.Context) error {
+	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(c.Response(), c.Request())
+	return nil
+}
+
+// diskUsage walks the blob directory at most every 30 seconds.
+type diskUsage struct {
+	root  string
+	mu    sync.Mutex
+	at    time.Time
+	bytes int64
+	count int64
+}
+
+func (d *diskUsage) get(now time.Time) (int64, int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.Sub(d.at) < 30*time.Second && !d.at.IsZero() {
+		return d.bytes, d.count
+	}
+	var b, n int64
+	_ = filepath.WalkDir(filepath.Join(d.root, "sha256"), func(_ string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		if info, err := e.Info(); err == nil {
+			b += info.Size()
+			n++
+		}
+		return nil
+	})
+	d.at, d.bytes, d.count = now, b, n
+	return b, n
+}

@@ -1,0 +1,370 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/token"
+)
+
+// Rate-limit bucket names (§7).
+const (
+	bucketGlobal = "global"
+	bucketUpload = "upload"
+	bucketSearch = "search"
+)
+
+const principalKey = "chartctl.principal"
+
+// AccessTokenVerifier checks OAuth access tokens. The OAuth package
+// implements it; with none set, only API keys authenticate.
+type AccessTokenVerifier interface {
+	// VerifyAccessToken returns the user and grant an access token belongs
+	// to and the scopes it carries. Returns EUNAUTHORIZED for an unknown,
+	// expired or revoked token.
+	VerifyAccessToken(ctx context.Context, value string) (userID, grantID string, scopes chartctl.Scopes, err error)
+}
+
+// requestID sets X-Request-Id on every response, echoing a sane one the
+// client sent.
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		rid := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !saneRequestID(rid) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			rid = hex.EncodeToString(b[:])
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, rid)
+		return next(c)
+	}
+}
+
+func saneRequestID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// logRequests logs each request and turns a panic into a 500 that quotes
+// the request id.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		start := s.Now()
+		defer func() {
+			if r := recover(); r != nil {
+				s.Logger.Error("panic", "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = fmt.Errorf("panic: %v", r)
+			}
+			if err != nil {
+				c.Error(err)
+			}
+			s.Logger.LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
+				slog.String("method", c.Request().Method),
+				slog.String("path", c.Request().URL.Path),
+				slog.Int("status", c.Response().Status),
+				slog.Int64("bytes", c.Response().Size),
+				slog.Duration("duration", s.Now().Sub(start)),
+				slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
+			)
+			err = nil
+		}()
+		return next(c)
+	}
+}
+
+// clientIP is the caller's address: the connection's, or the forwarded one
+// when the peer is a trusted proxy.
+func (s *Server) clientIP(c echo.Context) string {
+	return clientip.BucketKey(s.Config.TrustedProxies.ClientIP(c.Request()))
+}
+
+// authenticate resolves the bearer credential into a Principal, or answers
+// 401. Failed attempts are throttled per client IP.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		p, err := s.authenticateRequest(c)
+		if err != nil {
+			return err
+		}
+		c.Set(principalKey, p)
+		return next(c)
+	}
+}
+
+func (s *Server) authenticateRequest(c echo.Context) (*chartctl.Principal, error) {
+	ip := s.clientIP(c)
+	if blocked, wait := s.throttle.Blocked(ip); blocked {
+		setRetryAfter(c, wait)
+		return nil, chartctl.Errorf(chartctl.ERATELIMIT, "Too many failed authentication attempts; retry in %d seconds.", retrySeconds(wait))
+	}
+	auth := c.Request().Header.Get("Authorization")
+	if auth == "" {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required: send Authorization: Bearer <API key or access token>.")
+	}
+	tok, ok := bearerToken(auth)
+	if !ok {
+		s.throttle.Fail(ip)
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="invalid_token"`)
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Malformed Authorization header: use Bearer <token>.")
+	}
+	p, err := s.principal(c.Request().Context(), tok)
+	if err != nil {
+		if chartctl.ErrorCode(err) == chartctl.EUNAUTHORIZED {
+			s.throttle.Fail(ip)
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="invalid_token"`)
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// principal resolves a credential value. API keys with a bad checksum are
+// refused without a store lookup.
+func (s *Server) principal(ctx context.Context, value string) (*chartctl.Principal, error) {
+	now := s.Now()
+	if token.Valid(token.APIKeyPrefix, value) {
+		h := token.Hash(value)
+		if p, keyID, ok := s.creds.get(h, now); ok {
+			s.touch.record(keyID, now)
+			return p, nil
+		}
+		gen := s.creds.generation()
+		key, err := s.Store.APIKeyByHash(ctx, h)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or revoked API key.")
+		} else if err != nil {
+			return nil, err
+		}
+		if key.Expired(now) {
+			return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This API key expired; create a new one.")
+		}
+		p, err := s.principalFor(ctx, key.UserID, key.ID, key.Scopes)
+		if err != nil {
+			return nil, err
+		}
+		s.creds.put(h, gen, p, key.ID, key.ExpiresAt, now)
+		s.touch.record(key.ID, now)
+		return p, nil
+	}
+	if s.AccessTokens != nil && strings.HasPrefix(value, token.AccessTokenPrefix) && token.Valid(token.AccessTokenPrefix, value) {
+		userID, grantID, scopes, err := s.AccessTokens.VerifyAccessToken(ctx, value)
+		if err != nil {
+			return nil, err
+		}
+		return s.principalFor(ctx, userID, grantID, scopes)
+	}
+	return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid credential: expected an API key (chartctl_…) or an OAuth access token.")
+}
+
+func (s *Server) principalFor(ctx context.Context, userID, credID string, scopes chartctl.Scopes) (*chartctl.Principal, error) {
+	u, err := s.Store.User(ctx, userID)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The account of this credential no longer exists.")
+	} else if err != nil {
+		return nil, err
+	}
+	roles, err := s.Store.OrgRoles(ctx, u.ID, u.Email)
+	if err != nil {
+		return nil, err
+	}
+	return &chartctl.Principal{User: u, CredentialID: credID, Scopes: scopes, OrgRoles: roles}, nil
+}
+
+// PrincipalFor returns the principal of a user acting through credID with
+// scopes. The dashboard uses it for signed-in sessions.
+func (s *Server) PrincipalFor(ctx context.Context, userID, credID string, scopes chartctl.Scopes) (*chartctl.Principal, error) {
+	return s.principalFor(ctx, userID, credID, scopes)
+}
+
+// InvalidateCredentials drops cached principals; call it after changing
+// keys, users or memberships outside the server's own handlers.
+func (s *Server) InvalidateCredentials() { s.creds.invalidate() }
+
+// PrincipalOf returns the authenticated caller of a /v1 request.
+func PrincipalOf(c echo.Context) *chartctl.Principal { return principalOf(c) }
+
+func principalOf(c echo.Context) *chartctl.Principal {
+	p, _ := c.Get(principalKey).(*chartctl.Principal)
+	return p
+}
+
+// rateLimit counts the request against its buckets (§7) in one
+// all-or-nothing step and sets the X-RateLimit-* headers of the tightest.
+func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		p := principalOf(c)
+		reqs := []ratelimit.Request{{Bucket: bucketGlobal, Key: p.CredentialID}}
+		switch {
+		case c.Path() == "/v1/repositories/:repo/charts" && c.Request().Method == http.MethodPost:
+			reqs = append(reqs, ratelimit.Request{Bucket: bucketUpload, Key: c.Param("repo")})
+		case c.Path() == "/v1/search":
+			reqs = append(reqs, ratelimit.Request{Bucket: bucketSearch, Key: s.clientIP(c)})
+		}
+		d := s.limits.Take(reqs...)
+		if len(d.Results) > 0 {
+			setRateHeaders(c, d.Tightest)
+		}
+		if !d.Allowed {
+			s.metrics.limited.WithLabelValues(d.Tightest.Bucket).Inc()
+			setRetryAfter(c, d.RetryAfter)
+			return chartctl.Errorf(chartctl.ERATELIMIT, "Rate limit exceeded for %s; retry in %d seconds.", d.Tightest.Bucket, retrySeconds(d.RetryAfter))
+		}
+		return next(c)
+	}
+}
+
+func setRateHeaders(c echo.Context, r ratelimit.Result) {
+	h := c.Response().Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(r.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
+	h.Set("X-RateLimit-Used", strconv.Itoa(r.Used))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(r.Reset.Unix(), 10))
+	h.Set("X-RateLimit-Resource", r.Bucket)
+}
+
+func retrySeconds(d time.Duration) int {
+	n := int((d + time.Second - 1) / time.Second)
+	return max(n, 1)
+}
+
+func setRetryAfter(c echo.Context, d time.Duration) {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(retrySeconds(d)))
+}
+
+// credentialCache remembers resolved API keys briefly so the hot path does
+// no store reads. Any change to keys, users or memberships made through the
+// server bumps the generation, which drops every entry.
+type credentialCache struct {
+	mu      sync.Mutex
+	gen     uint64
+	entries map[string]credEntry
+}
+
+type credEntry struct {
+	p       *chartctl.Principal
+	keyID   string
+	expires time.Time
+}
+
+// credentialTTL bounds how stale a cached credential may be.
+const credentialTTL = 30 * time.Second
+
+func newCredentialCache() *credentialCache {
+	return &credentialCache{entries: map[string]credEntry{}}
+}
+
+func (cc *credentialCache) get(h []byte, now time.Time) (*chartctl.Principal, string, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	e, ok := cc.entries[string(h)]
+	if !ok || !now.Before(e.expires) {
+		return nil, "", false
+	}
+	return e.p, e.keyID, true
+}
+
+func (cc *credentialCache) generation() uint64 {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.gen
+}
+
+func (cc *credentialCache) put(h []byte, gen uint64, p *chartctl.Principal, keyID string, keyExpiry *time.Time, now time.Time) {
+	exp := now.Add(credentialTTL)
+	if keyExpiry != nil && keyExpiry.Before(exp) {
+		exp = *keyExpiry
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if gen != cc.gen {
+		return
+	}
+	if len(cc.entries) > 10000 {
+		clear(cc.entries)
+	}
+	cc.entries[string(h)] = credEntry{p: p, keyID: keyID, expires: exp}
+}
+
+func (cc *credentialCache) invalidate() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.gen++
+	clear(cc.entries)
+}
+
+// touchBatcher coalesces API key last-used times and writes them in one
+// transaction every few seconds, so authentication never writes.
+type touchBatcher struct {
+	store  chartctl.Store
+	logger *slog.Logger
+	mu     sync.Mutex
+	used   map[string]time.Time
+}
+
+func newTouchBatcher(store chartctl.Store, logger *slog.Logger) *touchBatcher {
+	return &touchBatcher{store: store, logger: logger, used: map[string]time.Time{}}
+}
+
+func (t *touchBatcher) record(keyID string, at time.Time) {
+	t.mu.Lock()
+	t.used[keyID] = at
+	t.mu.Unlock()
+}
+
+func (t *touchBatcher) flush() {
+	t.mu.Lock()
+	used := t.used
+	t.used = map[string]time.Time{}
+	t.mu.Unlock()
+	if len(used) == 0 {
+		return
+	}
+	if err := t.store.TouchAPIKeys(context.Background(), used); err != nil {
+		t.logger.Error("record key use", "err", err)
+	}
+}
+
+// run flushes every 2 seconds until stop closes, then once more.
+func (t *touchBatcher) run(stop <-chan struct{}) {
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			t.flush()
+		case <-stop:
+			t.flush()
+			return
+		}
+	}
+}

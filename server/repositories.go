@@ -1,0 +1,103 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// handleListRepositories lists the repositories the caller can read.
+func (s *Server) handleListRepositories(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeRepoRead); err != nil {
+		return err
+	}
+	pg, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	all, err := s.Store.Repositories(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	p := principalOf(c)
+	visible := all[:0:0]
+	for _, r := range all {
+		if p.CanSeeRepo(r) {
+			visible = append(visible, r)
+		}
+	}
+	items, meta := paginate(mapSlice(visible, toRepository), pg)
+	return list(c, items, meta)
+}
+
+// handleCreateRepository creates a personal or organization repository.
+func (s *Server) handleCreateRepository(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeRepoWrite); err != nil {
+		return err
+	}
+	var req client.CreateRepositoryRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := chartctl.ValidateName("name", req.Name); err != nil {
+		return err
+	}
+	if len(req.Description) > 1024 {
+		return chartctl.Invalid("description", "description must be at most 1024 characters.")
+	}
+	vis := chartctl.Visibility(req.Visibility)
+	if vis == "" {
+		vis = chartctl.VisibilityPrivate
+	} else if !vis.Valid() {
+		return chartctl.Invalid("visibility", "visibility must be \"private\" or \"public\".")
+	}
+	ctx := c.Request().Context()
+	p := principalOf(c)
+	if req.Organization != "" {
+		if err := chartctl.ValidateName("organization", req.Organization); err != nil {
+			return err
+		}
+		if _, err := s.loadOrg(ctx, p, req.Organization); err != nil {
+			return err
+		}
+		if !p.OrgRole(req.Organization).AtLeast(chartctl.RoleMaintainer) {
+			return chartctl.Errorf(chartctl.EFORBIDDEN, "Creating a repository in organization %q needs the maintainer role.", req.Organization)
+		}
+	}
+	r := &chartctl.Repository{Name: req.Name, Description: strings.TrimSpace(req.Description), Organization: req.Organization,
+		OwnerID: p.User.ID, Visibility: vis, CreatedAt: s.Now()}
+	if err := s.Store.CreateRepository(ctx, r); err != nil {
+		return err
+	}
+	return data(c, toRepository(r))
+}
+
+// handleGetRepository returns one repository.
+func (s *Server) handleGetRepository(c echo.Context) error {
+	r, err := s.readableRepo(c)
+	if err != nil {
+		return err
+	}
+	return data(c, toRepository(r))
+}
+
+// handleDeleteRepository deletes a repository and its charts (owner only).
+func (s *Server) handleDeleteRepository(c echo.Context) error {
+	r, err := s.writableRepo(c, chartctl.RoleOwner)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	orphans, err := s.Store.DeleteRepository(ctx, r.Name)
+	if err != nil {
+		return err
+	}
+	s.index.Drop(r.Name)
+	for _, d := range orphans {
+		s.deleteIfOrphan(ctx, d)
+	}
+	return data(c, map[string]any{"name": r.Name, "deleted": true})
+}

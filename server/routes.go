@@ -1,0 +1,67 @@
+package server
+
+import (
+	"github.com/labstack/echo/v4"
+)
+
+// routes registers every route of the service. Each /v1 route states the
+// scope it needs in its handler; authentication and rate limiting wrap the
+// whole /v1 group.
+func (s *Server) routes(e *echo.Echo) {
+	e.Pre(requestID)
+	e.Use(s.logRequests, s.instrument)
+
+	e.GET("/healthz", s.handleHealthz)
+	e.GET("/readyz", s.handleReadyz)
+	e.GET("/metrics", s.handleMetrics)
+
+	v1 := e.Group("/v1", s.authenticate)
+	v1.GET("/rate-limit", s.handleRateLimit)
+
+	api := v1.Group("", s.rateLimit)
+	s.api = api
+	api.GET("/user", s.handleGetUser)
+	api.GET("/user/api-keys", s.handleListAPIKeys)
+	api.POST("/user/api-keys", s.handleCreateAPIKey)
+	api.DELETE("/user/api-keys/:id", s.handleDeleteAPIKey)
+	api.POST("/users", s.handleCreateUser)
+	api.POST("/users/:email/api-keys", s.handleCreateUserAPIKey)
+
+	api.GET("/repositories", s.handleListRepositories)
+	api.POST("/repositories", s.handleCreateRepository)
+	api.GET("/repositories/:repo", s.handleGetRepository)
+	api.DELETE("/repositories/:repo", s.handleDeleteRepository)
+	api.GET("/repositories/:repo/charts", s.handleListCharts)
+	api.POST("/repositories/:repo/charts", s.handleUploadChart)
+	api.GET("/repositories/:repo/charts/:name", s.handleChartVersions)
+	api.GET("/repositories/:repo/charts/:name/:version", s.handleGetChartVersion)
+	api.DELETE("/repositories/:repo/charts/:name/:version", s.handleDeleteChartVersion)
+	api.GET("/repositories/:repo/charts/:name/:version/archive", s.handleDownloadChart)
+
+	api.GET("/search", s.handleSearch)
+
+	api.GET("/organizations", s.handleListOrganizations)
+	api.POST("/organizations", s.handleCreateOrganization)
+
+	api.GET("/teams", s.handleListTeams)
+	api.POST("/teams", s.handleCreateTeam)
+	api.GET("/teams/:team", s.handleGetTeam)
+	api.GET("/teams/:team/members", s.handleListMembers)
+	api.POST("/teams/:team/members", s.handleAddMember)
+	api.PATCH("/teams/:team/members/:member", s.handleUpdateMember)
+	api.DELETE("/teams/:team/members/:member", s.handleRemoveMember)
+
+	// The Helm repository protocol (§8) and ChartMuseum's API for
+	// `helm cm-push`; credentials are optional for public repositories.
+	helm := e.Group("/helm")
+	helm.GET("/:repo/index.yaml", s.handleHelmIndex)
+	helm.HEAD("/:repo/index.yaml", s.handleHelmIndex)
+	helm.GET("/:repo/charts/:file", s.handleHelmDownload)
+	helm.HEAD("/:repo/charts/:file", s.handleHelmDownload)
+	helm.GET("/api/:repo/charts", s.handleCMList)
+	helm.POST("/api/:repo/charts", s.handleCMUpload)
+	helm.GET("/api/:repo/charts/:name", s.handleCMVersions)
+	helm.GET("/api/:repo/charts/:name/:version", s.handleCMVersion)
+	helm.DELETE("/api/:repo/charts/:name/:version", s.handleCMDelete)
+
+}

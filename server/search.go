@@ -1,0 +1,94 @@
+package server
+
+import (
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// handleSearch finds charts whose name, description or keywords contain q
+// (case-insensitive) in the repositories the caller can read: the latest
+// version of each chart, name matches first.
+func (s *Server) handleSearch(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeRepoRead); err != nil {
+		return err
+	}
+	q := strings.TrimSpace(c.QueryParam("q"))
+	if q == "" || utf8.RuneCountInString(q) > 256 {
+		return chartctl.Invalid("q", "q is required: 1 to 256 characters to search for.")
+	}
+	pg, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := principalOf(c)
+	var repos []*chartctl.Repository
+	if name := c.QueryParam("repository"); name != "" {
+		r, err := s.visibleRepo(ctx, p, name)
+		if err != nil {
+			return err
+		}
+		repos = []*chartctl.Repository{r}
+	} else {
+		all, err := s.Store.Repositories(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			if p.CanSeeRepo(r) {
+				repos = append(repos, r)
+			}
+		}
+	}
+	needle := strings.ToLower(q)
+	type hit struct {
+		res    client.SearchResult
+		byName bool
+	}
+	var hits []hit
+	for _, r := range repos {
+		cvs, err := s.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{})
+		if err != nil {
+			return err
+		}
+		for i, cv := range cvs {
+			// Versions come newest first within a name: keep the first.
+			if i > 0 && cvs[i-1].Name == cv.Name {
+				continue
+			}
+			byName := strings.Contains(cv.Name, needle)
+			if !byName && !strings.Contains(strings.ToLower(cv.Description), needle) && !keywordMatch(cv.Keywords, needle) {
+				continue
+			}
+			hits = append(hits, hit{byName: byName, res: client.SearchResult{Repository: r.Name, Name: cv.Name, Version: cv.Version,
+				AppVersion: cv.AppVersion, Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, CreatedAt: ts(cv.CreatedAt)}})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		if a.byName != b.byName {
+			return a.byName
+		}
+		if a.res.Name != b.res.Name {
+			return a.res.Name < b.res.Name
+		}
+		return a.res.Repository < b.res.Repository
+	})
+	items, meta := paginate(mapSlice(hits, func(h hit) client.SearchResult { return h.res }), pg)
+	return list(c, items, meta)
+}
+
+func keywordMatch(kws []string, needle string) bool {
+	for _, k := range kws {
+		if strings.Contains(strings.ToLower(k), needle) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,272 @@
+// Package server is the HTTP transport of chartctl: the /v1 JSON API, the
+// Helm repository protocol and the health endpoints, on echo v4.
+//
+// A Server holds service interfaces of the domain (internal/chartctl) and
+// never a concrete store; the serve command wires the concrete types in.
+// Every route is listed in routes.go.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/helmindex"
+	"github.com/chartctl/chartctl/internal/ratelimit"
+)
+
+// Config holds the server's tunables. The zero value is not usable; start
+// from DefaultConfig.
+type Config struct {
+	// BaseURL is the externally visible URL of the server ("" derives it
+	// from each request).
+	BaseURL string
+	// MaxChartSize is the largest chart archive accepted, in bytes.
+	MaxChartSize int64
+	// AllowOverwrite lets `?force=true` replace a stored chart version.
+	AllowOverwrite bool
+	// GlobalLimit, UploadLimit and SearchLimit are the rate limits of §7.
+	GlobalLimit, UploadLimit, SearchLimit ratelimit.Limit
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	TrustedProxies clientip.Resolver
+	// ChartLimits bound what an archive may decompress to.
+	ChartLimits chart.Limits
+	// ShutdownTimeout bounds how long Close waits for in-flight requests.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxChartSize:    10 << 20,
+		GlobalLimit:     ratelimit.Limit{N: 1000, Window: time.Hour},
+		UploadLimit:     ratelimit.Limit{N: 100, Window: time.Hour},
+		SearchLimit:     ratelimit.Limit{N: 300, Window: time.Hour},
+		ChartLimits:     chart.DefaultLimits(),
+		ShutdownTimeout: 15 * time.Second,
+	}
+}
+
+// Server is the HTTP server. Set the exported fields, then call Open.
+type Server struct {
+	// Store keeps metadata; Blobs keeps chart archives.
+	Store chartctl.Store
+	Blobs chartctl.BlobStore
+	// Config holds the tunables.
+	Config Config
+	// Logger receives request and error logs.
+	Logger *slog.Logger
+	// AccessTokens verifies OAuth access tokens; nil accepts API keys only.
+	AccessTokens AccessTokenVerifier
+	// Now is the clock; tests inject one.
+	Now func() time.Time
+	// Extra, if set, is called with the router after the /v1 and Helm routes
+	// are registered, so other transports (OAuth, dashboard, metrics) can
+	// add theirs to the same server.
+	Extra func(e *echo.Echo)
+
+	echo     *echo.Echo
+	api      *echo.Group
+	http     *http.Server
+	ln       net.Listener
+	index    *helmindex.Cache
+	limits   *ratelimit.Set
+	throttle *ratelimit.Throttle
+	locks    digestLocks
+	touch    *touchBatcher
+	creds    *credentialCache
+	metrics  *metrics
+	ready    atomic.Bool
+	wg       sync.WaitGroup
+	stop     chan struct{}
+}
+
+// New returns a Server over store and blobs with DefaultConfig.
+func New(store chartctl.Store, blobs chartctl.BlobStore) *Server {
+	return &Server{Store: store, Blobs: blobs, Config: DefaultConfig()}
+}
+
+// Handler builds the router. Open calls it; tests may call it to serve the
+// API without a listener.
+func (s *Server) Handler() http.Handler {
+	s.init()
+	return s.echo
+}
+
+func (s *Server) init() {
+	if s.echo != nil {
+		return
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	s.stop = make(chan struct{})
+	s.index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
+		return s.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{})
+	}, helmindex.Options{ContextPath: "/helm", Now: s.Now})
+	s.limits = ratelimit.NewSet(map[string]ratelimit.Limit{
+		bucketGlobal: s.Config.GlobalLimit,
+		bucketUpload: s.Config.UploadLimit,
+		bucketSearch: s.Config.SearchLimit,
+	}, ratelimit.WithClock(s.Now))
+	s.throttle = ratelimit.NewThrottle(ratelimit.Limit{N: 20, Window: time.Minute}, ratelimit.WithClock(s.Now))
+	s.touch = newTouchBatcher(s.Store, s.Logger)
+	s.creds = newCredentialCache()
+	s.metrics = s.newMetrics()
+	s.echo = echo.New()
+	s.echo.HideBanner = true
+	s.echo.HidePort = true
+	s.echo.HTTPErrorHandler = s.handleError
+	s.routes(s.echo)
+	if s.Extra != nil {
+		s.Extra(s.echo)
+	}
+	// Group middleware makes echo register catch-all routes that answer 404
+	// even for a known path with another method; these answer 405 there.
+	s.echo.RouteNotFound("/*", s.handleNoRoute)
+	s.echo.RouteNotFound("/v1/*", s.handleNoRoute)
+	s.ready.Store(true)
+}
+
+// API returns the authenticated, rate-limited /v1 route group, so Extra
+// hooks can add /v1 endpoints that behave like the built-in ones. Handlers
+// there find the caller with PrincipalOf.
+func (s *Server) API() *echo.Group { return s.api }
+
+// Open starts serving on ln and returns at once. It also starts the
+// background work: flushing last-used times and sweeping orphan blobs.
+func (s *Server) Open(ln net.Listener) error {
+	s.init()
+	s.ln = ln
+	s.http = &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Uploads of the largest chart over a slow link must fit, so the
+		// body has its own generous bound; idle keep-alives are reaped.
+		ReadTimeout:    5 * time.Minute,
+		WriteTimeout:   5 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.touch.run(s.stop)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.sweepOrphanBlobs(context.Background())
+	}()
+	go func() {
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger.Error("serve", "err", err)
+		}
+	}()
+	return nil
+}
+
+// URL returns the base URL of the listener, e.g. "http://127.0.0.1:1234".
+func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
+	return "http://" + s.ln.Addr().String()
+}
+
+// Close stops accepting requests, waits (bounded by ShutdownTimeout) for
+// in-flight ones, and flushes pending writes. It does not close the store.
+func (s *Server) Close() error {
+	s.ready.Store(false)
+	var err error
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
+		defer cancel()
+		if e := s.http.Shutdown(ctx); e != nil {
+			err = fmt.Errorf("shutdown: %w", e)
+		}
+	}
+	if s.stop != nil {
+		close(s.stop)
+		s.stop = nil
+	}
+	s.wg.Wait()
+	return err
+}
+
+// sweepOrphanBlobs deletes blobs that no record refers to: what a crash
+// between writing a blob and committing its record leaves behind. It takes
+// each digest's lock, so it never races an upload of the same bytes.
+func (s *Server) sweepOrphanBlobs(ctx context.Context) {
+	var digests []string
+	if err := s.Blobs.Walk(ctx, func(d string) error {
+		digests = append(digests, d)
+		return nil
+	}); err != nil {
+		s.Logger.Error("sweep blobs", "err", err)
+		return
+	}
+	removed := 0
+	for _, d := range digests {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		if s.deleteIfOrphan(ctx, d) {
+			removed++
+		}
+	}
+	if removed > 0 {
+		s.Logger.Info("removed orphan blobs", "count", removed)
+	}
+}
+
+// deleteIfOrphan deletes the blob digest if no record refers to it.
+func (s *Server) deleteIfOrphan(ctx context.Context, digest string) bool {
+	unlock := s.locks.lock(digest)
+	defer unlock()
+	ref, err := s.Store.BlobReferenced(ctx, digest)
+	if err != nil || ref {
+		return false
+	}
+	if err := s.Blobs.Delete(ctx, digest); err != nil {
+		s.Logger.Error("delete blob", "digest", digest, "err", err)
+		return false
+	}
+	return true
+}
+
+// digestLocks serializes, per blob digest, an upload's commit of blob and
+// record against the deletion of an orphaned blob with the same digest.
+type digestLocks struct {
+	stripes [64]sync.Mutex
+}
+
+func (l *digestLocks) stripe(digest string) int {
+	var h uint32
+	for i := 0; i < len(digest); i++ {
+		h = h*31 + uint32(digest[i])
+	}
+	return int(h % uint32(len(l.stripes)))
+}
+
+func (l *digestLocks) lock(digest string) func() {
+	m := &l.stripes[l.stripe(digest)]
+	m.Lock()
+	return m.Unlock
+}

@@ -1,0 +1,236 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// handleListOrganizations lists the organizations the caller belongs to
+// (every one for an admin).
+func (s *Server) handleListOrganizations(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeOrgRead); err != nil {
+		return err
+	}
+	pg, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	all, err := s.Store.Organizations(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	p := principalOf(c)
+	var visible []client.Organization
+	for _, o := range all {
+		if p.CanSeeOrg(o.Name) {
+			visible = append(visible, toOrganization(o))
+		}
+	}
+	items, meta := paginate(visible, pg)
+	return list(c, items, meta)
+}
+
+// handleCreateOrganization creates an organization; the caller owns it.
+func (s *Server) handleCreateOrganization(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeOrgWrite); err != nil {
+		return err
+	}
+	var req client.CreateOrganizationRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := chartctl.ValidateName("name", req.Name); err != nil {
+		return err
+	}
+	if len(req.Description) > 1024 {
+		return chartctl.Invalid("description", "description must be at most 1024 characters.")
+	}
+	o := &chartctl.Organization{Name: req.Name, Description: strings.TrimSpace(req.Description), CreatedBy: principalOf(c).User.ID, CreatedAt: s.Now()}
+	if err := s.Store.CreateOrganization(c.Request().Context(), o); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return data(c, toOrganization(o))
+}
+
+// handleListTeams lists the teams the caller can see, optionally of one
+// organization.
+func (s *Server) handleListTeams(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeTeamRead); err != nil {
+		return err
+	}
+	pg, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := principalOf(c)
+	org := c.QueryParam("organization")
+	if org != "" {
+		if _, err := s.loadOrg(ctx, p, org); err != nil {
+			return err
+		}
+	}
+	all, err := s.Store.Teams(ctx, org)
+	if err != nil {
+		return err
+	}
+	var visible []client.Team
+	for _, t := range all {
+		if p.CanSeeOrg(t.Organization) {
+			visible = append(visible, toTeam(t))
+		}
+	}
+	items, meta := paginate(visible, pg)
+	return list(c, items, meta)
+}
+
+// handleCreateTeam creates a team in an organization the caller owns.
+func (s *Server) handleCreateTeam(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeTeamWrite); err != nil {
+		return err
+	}
+	var req client.CreateTeamRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := chartctl.ValidateName("name", req.Name); err != nil {
+		return err
+	}
+	if err := chartctl.ValidateName("organization", req.Organization); err != nil {
+		return err
+	}
+	if len(req.Description) > 1024 {
+		return chartctl.Invalid("description", "description must be at most 1024 characters.")
+	}
+	ctx := c.Request().Context()
+	p := principalOf(c)
+	if _, err := s.loadOrg(ctx, p, req.Organization); err != nil {
+		return err
+	}
+	if !p.OrgRole(req.Organization).AtLeast(chartctl.RoleOwner) {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Creating a team in organization %q needs the owner role.", req.Organization)
+	}
+	t := &chartctl.Team{Name: req.Name, Organization: req.Organization, Description: strings.TrimSpace(req.Description), CreatedAt: s.Now()}
+	if err := s.Store.CreateTeam(ctx, t); err != nil {
+		return err
+	}
+	return data(c, toTeam(t))
+}
+
+// handleGetTeam returns one team.
+func (s *Server) handleGetTeam(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeTeamRead); err != nil {
+		return err
+	}
+	t, err := s.visibleTeam(c)
+	if err != nil {
+		return err
+	}
+	return data(c, toTeam(t))
+}
+
+// handleListMembers lists a team's members.
+func (s *Server) handleListMembers(c echo.Context) error {
+	if err := requireScope(c, chartctl.ScopeTeamRead); err != nil {
+		return err
+	}
+	pg, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	t, err := s.visibleTeam(c)
+	if err != nil {
+		return err
+	}
+	ms, err := s.Store.Members(c.Request().Context(), t.Name)
+	if err != nil {
+		return err
+	}
+	items, meta := paginate(mapSlice(ms, toMember), pg)
+	return list(c, items, meta)
+}
+
+// handleAddMember adds a member by email; the role defaults to member.
+func (s *Server) handleAddMember(c echo.Context) error {
+	t, err := s.manageableTeam(c)
+	if err != nil {
+		return err
+	}
+	var req client.AddMemberRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	email, err := ValidateEmail(req.Email)
+	if err != nil {
+		return err
+	}
+	role, err := parseRole(req.Role)
+	if err != nil {
+		return err
+	}
+	m := &chartctl.Member{Team: t.Name, Email: email, Role: role, AddedAt: s.Now()}
+	if err := s.Store.AddMember(c.Request().Context(), m); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return data(c, toMember(m))
+}
+
+// handleUpdateMember changes a member's role.
+func (s *Server) handleUpdateMember(c echo.Context) error {
+	t, err := s.manageableTeam(c)
+	if err != nil {
+		return err
+	}
+	var req client.UpdateMemberRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Role == "" {
+		return chartctl.Invalid("role", "role is required: one of member, maintainer, owner.")
+	}
+	role, err := parseRole(req.Role)
+	if err != nil {
+		return err
+	}
+	m, err := s.Store.UpdateMemberRole(c.Request().Context(), t.Name, c.Param("member"), role)
+	if err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return data(c, toMember(m))
+}
+
+// handleRemoveMember removes a member.
+func (s *Server) handleRemoveMember(c echo.Context) error {
+	t, err := s.manageableTeam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	m, err := s.Store.Member(ctx, t.Name, c.Param("member"))
+	if err != nil {
+		return err
+	}
+	if err := s.Store.RemoveMember(ctx, t.Name, m.ID); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return data(c, toMember(m))
+}
+
+func parseRole(s string) (chartctl.Role, error) {
+	if s == "" {
+		return chartctl.RoleMember, nil
+	}
+	r := chartctl.Role(s)
+	if !r.Valid() {
+		return "", chartctl.Invalid("role", "Invalid role %q: use member, maintainer or owner.", s)
+	}
+	return r, nil
+}

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"net/mail"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/token"
+)
+
+// handleGetUser answers who the credential belongs to and its scopes.
+func (s *Server) handleGetUser(c echo.Context) error {
+	p := principalOf(c)
+	return data(c, client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)})
+}
+
+// handleListAPIKeys lists the caller's API keys (never their values).
+func (s *Server) handleListAPIKeys(c echo.Context) error {
+	pg, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	s.touch.flush()
+	keys, err := s.Store.APIKeys(c.Request().Context(), principalOf(c).User.ID)
+	if err != nil {
+		return err
+	}
+	items, meta := paginate(mapSlice(keys, toAPIKey), pg)
+	return list(c, items, meta)
+}
+
+// handleCreateAPIKey creates a key for the caller; its scopes never exceed
+// the caller's.
+func (s *Server) handleCreateAPIKey(c echo.Context) error {
+	var req client.CreateAPIKeyRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	p := principalOf(c)
+	return s.createAPIKey(c, p.User, p.Scopes, req)
+}
+
+// handleCreateUserAPIKey lets an admin create a key for another user, such
+// as a CI service account.
+func (s *Server) handleCreateUserAPIKey(c echo.Context) error {
+	if err := requireAdmin(c); err != nil {
+		return err
+	}
+	var req client.CreateAPIKeyRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	u, err := s.Store.UserByEmail(c.Request().Context(), c.Param("email"))
+	if err != nil {
+		return err
+	}
+	return s.createAPIKey(c, u, principalOf(c).Scopes, req)
+}
+
+func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl.Scopes, req client.CreateAPIKeyRequest) error {
+	name := strings.TrimSpace(req.Name)
+	if name == "" || len(name) > 100 {
+		return chartctl.Invalid("name", "name is required (1-100 characters).")
+	}
+	if len(req.Scopes) == 0 {
+		return chartctl.Invalid("scopes", "scopes is required: list at least one of %s.", chartctl.Scopes(chartctl.AllScopes).String())
+	}
+	scopes, err := chartctl.NewScopes("scopes", req.Scopes)
+	if err != nil {
+		return err
+	}
+	if !ceiling.Covers(scopes) {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "A new key cannot have scopes your credential lacks (you have: %s).", ceiling.String())
+	}
+	now := s.Now()
+	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
+		return chartctl.Invalid("expires_at", "expires_at must be in the future.")
+	}
+	value, hash := token.New(token.APIKeyPrefix)
+	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: req.ExpiresAt}
+	if err := s.Store.CreateAPIKey(c.Request().Context(), k); err != nil {
+		return err
+	}
+	out := toAPIKey(k)
+	out.Key = value
+	return data(c, out)
+}
+
+// handleDeleteAPIKey revokes one of the caller's keys.
+func (s *Server) handleDeleteAPIKey(c echo.Context) error {
+	if err := s.Store.DeleteAPIKey(c.Request().Context(), principalOf(c).User.ID, c.Param("id")); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return data(c, map[string]any{"id": c.Param("id"), "revoked": true})
+}
+
+// handleCreateUser lets an admin create an account.
+func (s *Server) handleCreateUser(c echo.Context) error {
+	if err := requireAdmin(c); err != nil {
+		return err
+	}
+	var req client.CreateUserRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	email, err := ValidateEmail(req.Email)
+	if err != nil {
+		return err
+	}
+	u := &chartctl.User{Email: email, Admin: req.Admin, CreatedAt: s.Now()}
+	if req.Password != "" {
+		if len(req.Password) < 8 || len(req.Password) > 72 {
+			return chartctl.Invalid("password", "password must be 8 to 72 characters long.")
+		}
+		h, err := HashPassword(req.Password)
+		if err != nil {
+			return err
+		}
+		u.PasswordHash = h
+	}
+	if err := s.Store.CreateUser(c.Request().Context(), u); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return data(c, client.User{ID: u.ID, Email: u.Email, Admin: u.Admin, Scopes: []string{}, CreatedAt: ts(u.CreatedAt)})
+}
+
+// ValidateEmail checks and normalizes an email address (lower case, no
+// display name). Returns EINVALID naming "email".
+func ValidateEmail(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", chartctl.Invalid("email", "email is required.")
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || len(s) > 254 || !strings.Contains(s[strings.LastIndexByte(s, '@'):], ".") && !strings.HasSuffix(s, "@localhost") {
+		return "", chartctl.Invalid("email", "Invalid email address %q.", s)
+	}
+	return strings.ToLower(s), nil
+}
+
+// HashPassword hashes a password with bcrypt.
+func HashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	if err != nil {
+		return "", err
+	}
+	return string(h), nil
+}
+
+// CheckPassword reports whether pw matches the bcrypt hash.
+func CheckPassword(hash, pw string) bool {
+	return hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
+}
+
+// handleRateLimit reports the caller's buckets without counting (§7).
+func (s *Server) handleRateLimit(c echo.Context) error {
+	p := principalOf(c)
+	res := map[string]client.RateLimitResource{}
+	add := func(bucket, key string) {
+		if !s.limits.Limit(bucket).Disabled() {
+			r := s.limits.Peek(bucket, key)
+			res[bucket] = client.RateLimitResource{Limit: r.Limit, Remaining: r.Remaining, Reset: r.Reset.Unix(), Used: r.Used}
+			if bucket == bucketGlobal {
+				setRateHeaders(c, r)
+			}
+		}
+	}
+	add(bucketGlobal, p.CredentialID)
+	add(bucketSearch, s.clientIP(c))
+	if repo := c.QueryParam("repository"); repo != "" {
+		if _, err := s.visibleRepo(c.Request().Context(), p, repo); err != nil {
+			return err
+		}
+		add(bucketUpload, repo)
+	}
+	return data(c, client.RateLimits{Resources: res})
+}
