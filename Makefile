@@ -9,7 +9,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS    = -s -w -X $(PKG)/internal/build.Version=$(VERSION) -X $(PKG)/internal/build.Commit=$(COMMIT) -X $(PKG)/internal/build.Date=$(DATE)
 TOOLS     := $(CURDIR)/.tools
 HELM4_VERSION ?= v4.3.1
-HELM3_VERSION ?= v3.19.2
+HELM3_VERSION ?= v3.22.0
 FUZZTIME  ?= 5s
 
 .PHONY: help build run test test-short fuzz lint completions bench tools release-snapshot clean
