@@ -1,0 +1,461 @@
+// Package helmindex keeps the Helm repository index (index.yaml) of every
+// repository current, incrementally, and serves it from pre-rendered bytes.
+//
+// Each chart version's YAML is rendered once, when the version is loaded or
+// put; an upload or delete touches only that version, and the next request
+// concatenates the stored fragments into a new body (then cached with its
+// ETag and, on demand, its gzip form). A repository is read from the store
+// only on its first request, never at start-up.
+//
+// The output is byte for byte what Helm's own writer (repo.IndexFile with
+// sigs.k8s.io/yaml) produces for the same charts, which the tests check
+// against Helm's code; Helm's pkg/repo is not imported here because it links
+// Kubernetes libraries into the binary.
+package helmindex
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// Loader returns every chart version stored in a repository. It is called
+// at most once per repository until Drop, on the first Get.
+type Loader func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error)
+
+// Options configure a Cache.
+type Options struct {
+	// ContextPath is the index's serverInfo.contextPath, which the
+	// ChartMuseum push plugin reads; default "/helm".
+	ContextPath string
+	// Now is the clock for the generated field; default time.Now.
+	Now func() time.Time
+}
+
+// Cache holds the rendered index of each repository requested so far. It
+// is safe for concurrent use.
+type Cache struct {
+	load       Loader
+	now        func() time.Time
+	serverInfo []byte
+
+	mu    sync.Mutex
+	repos map[string]*repoIndex
+}
+
+// Index is one rendering of a repository's index.yaml. It is immutable.
+type Index struct {
+	// Body is the index.yaml document.
+	Body []byte
+	// ETag is a strong entity tag of Body, quoted for the ETag header.
+	ETag string
+	// Generated is the index's generated time: when its content last
+	// changed.
+	Generated time.Time
+
+	gzipOnce sync.Once
+	gzipped  []byte
+}
+
+// Gzip returns Body gzip-compressed, computed on first use and kept.
+func (ix *Index) Gzip() []byte {
+	ix.gzipOnce.Do(func() {
+		var buf bytes.Buffer
+		buf.Grow(len(ix.Body) / 4)
+		zw := gzip.NewWriter(&buf)
+		// Writes to a bytes.Buffer cannot fail.
+		_, _ = zw.Write(ix.Body)
+		_ = zw.Close()
+		ix.gzipped = buf.Bytes()
+	})
+	return ix.gzipped
+}
+
+// New returns a Cache that loads repositories with load.
+func New(load Loader, opts Options) *Cache {
+	if opts.ContextPath == "" {
+		opts.ContextPath = "/helm"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	si, err := yaml.Marshal(map[string]any{"serverInfo": map[string]string{"contextPath": opts.ContextPath}})
+	if err != nil {
+		// A map of strings always marshals.
+		panic(fmt.Sprintf("helmindex: render serverInfo: %v", err))
+	}
+	return &Cache{load: load, now: opts.Now, serverInfo: si, repos: map[string]*repoIndex{}}
+}
+
+// repoIndex is one repository's index. mu is held while the repository
+// loads, so a Put or Delete arriving meanwhile waits and then applies to
+// the loaded state.
+type repoIndex struct {
+	mu        sync.Mutex
+	loaded    bool
+	charts    map[string]*chartEntries
+	names     []string // chart names in YAML key order
+	generated time.Time
+	current   *Index // nil when a change has not been rendered yet
+}
+
+// chartEntries are one chart's versions, newest first.
+type chartEntries struct {
+	key      []byte // "  NAME:\n"
+	versions []*version
+	byRaw    map[string]*version
+}
+
+// position returns v's index in versions, by binary search: newer is a
+// strict total order (ties broken by the version string).
+func (ce *chartEntries) position(v *version) int {
+	return sort.Search(len(ce.versions), func(i int) bool { return !newer(ce.versions[i], v) })
+}
+
+type version struct {
+	raw  string
+	sv   *semver.Version // nil if unparseable: sorted last, as Helm does
+	frag []byte          // "  - apiVersion: ...\n    ...\n"
+}
+
+// Get returns the repository's current index, loading the repository on
+// its first request. A load error is returned (wrapped, so a
+// *chartctl.Error keeps its code) and not cached.
+func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
+	c.mu.Lock()
+	r := c.repos[repo]
+	if r == nil {
+		r = &repoIndex{}
+		c.repos[repo] = r
+	}
+	c.mu.Unlock()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.loaded {
+		cvs, err := c.load(ctx, repo)
+		if err != nil {
+			return nil, fmt.Errorf("load index of repository %s: %w", repo, err)
+		}
+		r.charts = map[string]*chartEntries{}
+		r.names = nil
+		var latest time.Time
+		for _, cv := range cvs {
+			r.put(cv)
+			if cv.CreatedAt.After(latest) {
+				latest = cv.CreatedAt
+			}
+		}
+		// The last change we can know of is the newest upload; using it
+		// keeps the ETag stable across restarts.
+		r.generated = latest.UTC()
+		if latest.IsZero() {
+			r.generated = c.now().UTC()
+		}
+		r.loaded = true
+		r.current = nil
+	}
+	if r.current == nil {
+		r.current = c.render(r)
+	}
+	return r.current, nil
+}
+
+// loadedRepo returns the repository's index, locked, if it is loaded;
+// otherwise nil. A repository being loaded is waited for.
+func (c *Cache) loadedRepo(repo string) *repoIndex {
+	c.mu.Lock()
+	r := c.repos[repo]
+	c.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	if !r.loaded {
+		r.mu.Unlock()
+		return nil
+	}
+	return r
+}
+
+// Put inserts or replaces one chart version in the repository's index.
+// Call it after the version is committed to the store. If the repository
+// has not been loaded it does nothing: the first Get will read the store,
+// which already holds the version. Putting the same record twice changes
+// nothing (and keeps the ETag).
+func (c *Cache) Put(repo string, cv *chartctl.ChartVersion) {
+	r := c.loadedRepo(repo)
+	if r == nil {
+		return
+	}
+	defer r.mu.Unlock()
+	if r.put(cv) {
+		r.generated = c.now().UTC()
+		r.current = nil
+	}
+}
+
+// Delete removes one chart version from the repository's index, if
+// loaded. Call it after the deletion is committed.
+func (c *Cache) Delete(repo, name, version string) {
+	r := c.loadedRepo(repo)
+	if r == nil {
+		return
+	}
+	defer r.mu.Unlock()
+	ce := r.charts[name]
+	if ce == nil || ce.byRaw[version] == nil {
+		return
+	}
+	i := ce.position(ce.byRaw[version])
+	ce.versions = append(ce.versions[:i], ce.versions[i+1:]...)
+	delete(ce.byRaw, version)
+	if len(ce.versions) == 0 {
+		delete(r.charts, name)
+		r.names = removeName(r.names, name)
+	}
+	r.generated = c.now().UTC()
+	r.current = nil
+}
+
+// Drop forgets the repository's index (the repository was deleted, or its
+// records changed behind the cache); the next Get loads it again.
+func (c *Cache) Drop(repo string) {
+	c.mu.Lock()
+	delete(c.repos, repo)
+	c.mu.Unlock()
+}
+
+// put inserts or replaces cv and reports whether the index changed.
+func (r *repoIndex) put(cv *chartctl.ChartVersion) bool {
+	frag := renderVersion(cv)
+	ce := r.charts[cv.Name]
+	if ce == nil {
+		ce = &chartEntries{key: renderKey(cv.Name), byRaw: map[string]*version{}}
+		r.charts[cv.Name] = ce
+		r.names = insertName(r.names, cv.Name)
+	}
+	if v := ce.byRaw[cv.Version]; v != nil {
+		if bytes.Equal(v.frag, frag) {
+			return false
+		}
+		v.frag = frag
+		return true
+	}
+	nv := &version{raw: cv.Version, frag: frag}
+	if sv, err := semver.NewVersion(cv.Version); err == nil {
+		nv.sv = sv
+	}
+	ce.byRaw[cv.Version] = nv
+	i := ce.position(nv)
+	ce.versions = append(ce.versions, nil)
+	copy(ce.versions[i+1:], ce.versions[i:])
+	ce.versions[i] = nv
+	return true
+}
+
+// newer orders versions newest first: SemVer descending, unparseable
+// versions last, ties (1.0.0 and v1.0.0, or build metadata) by string.
+func newer(a, b *version) bool {
+	switch {
+	case a.sv == nil && b.sv == nil:
+		return a.raw > b.raw
+	case a.sv == nil:
+		return false
+	case b.sv == nil:
+		return true
+	}
+	if c := a.sv.Compare(b.sv); c != 0 {
+		return c > 0
+	}
+	return a.raw > b.raw
+}
+
+func insertName(names []string, name string) []string {
+	i := sort.Search(len(names), func(i int) bool { return !yamlKeyLess(names[i], name) })
+	names = append(names, "")
+	copy(names[i+1:], names[i:])
+	names[i] = name
+	return names
+}
+
+func removeName(names []string, name string) []string {
+	for i, n := range names {
+		if n == name {
+			return append(names[:i], names[i+1:]...)
+		}
+	}
+	return names
+}
+
+// render concatenates the fragments into a new Index.
+func (c *Cache) render(r *repoIndex) *Index {
+	gen, err := yaml.Marshal(struct {
+		Generated time.Time `json:"generated"`
+	}{r.generated})
+	if err != nil {
+		// A time always marshals.
+		panic(fmt.Sprintf("helmindex: render generated: %v", err))
+	}
+	size := len("apiVersion: v1\nentries:\n") + len(gen) + len(c.serverInfo)
+	for _, ce := range r.charts {
+		size += len(ce.key)
+		for _, v := range ce.versions {
+			size += len(v.frag)
+		}
+	}
+	body := make([]byte, 0, size)
+	body = append(body, "apiVersion: v1\n"...)
+	if len(r.names) == 0 {
+		body = append(body, "entries: {}\n"...)
+	} else {
+		body = append(body, "entries:\n"...)
+		for _, name := range r.names {
+			ce := r.charts[name]
+			body = append(body, ce.key...)
+			for _, v := range ce.versions {
+				body = append(body, v.frag...)
+			}
+		}
+	}
+	body = append(body, gen...)
+	body = append(body, c.serverInfo...)
+	sum := sha256.Sum256(body)
+	return &Index{Body: body, ETag: `"sha256-` + hex.EncodeToString(sum[:]) + `"`, Generated: r.generated}
+}
+
+// indexEntry is one version in the index: Helm's repo.ChartVersion (the
+// metadata inlined, then urls, created, digest) with the same JSON names;
+// its other fields are deprecated and omitted when empty, as here.
+type indexEntry struct {
+	*chart.Metadata
+	URLs    []string  `json:"urls"`
+	Created time.Time `json:"created"`
+	Digest  string    `json:"digest,omitempty"`
+}
+
+// renderVersion renders cv as an item of its chart's list under entries,
+// indented as Helm's writer indents it.
+func renderVersion(cv *chartctl.ChartVersion) []byte {
+	md := new(chart.Metadata)
+	if len(cv.Metadata) == 0 || json.Unmarshal(cv.Metadata, md) != nil {
+		// A record without usable Chart.yaml metadata still gets an
+		// entry Helm can use, from the fields the record keeps.
+		md = &chart.Metadata{
+			APIVersion:  chart.APIVersionV2,
+			Description: cv.Description,
+			AppVersion:  cv.AppVersion,
+			Keywords:    cv.Keywords,
+		}
+	}
+	md.Name, md.Version = cv.Name, cv.Version
+	// Sanitize as Helm does when it adds a chart to an index. Records were
+	// validated at upload, so this changes nothing for them; a failure
+	// (which Helm's client would skip the entry for) is not ours to hide.
+	_ = md.Validate()
+	e := indexEntry{
+		Metadata: md,
+		URLs:     []string{"charts/" + chart.ArchiveFileName(cv.Name, cv.Version)},
+		Created:  cv.CreatedAt.UTC(),
+		Digest:   strings.TrimPrefix(cv.Digest, "sha256:"),
+	}
+	y, err := yaml.Marshal([]indexEntry{e})
+	if err != nil {
+		// The entry is made of strings, bools, maps and slices decoded
+		// from JSON, which always marshal.
+		panic(fmt.Sprintf("helmindex: render %s %s: %v", cv.Name, cv.Version, err))
+	}
+	return indent(y)
+}
+
+// renderKey renders a chart name as a key under entries, quoted as YAML
+// requires (a chart named "true" or "1.0" must stay a string).
+func renderKey(name string) []byte {
+	y, err := yamlv2.Marshal(map[string]int{name: 0})
+	if err != nil {
+		panic(fmt.Sprintf("helmindex: render key %q: %v", name, err))
+	}
+	k := bytes.TrimSuffix(y, []byte(" 0\n"))
+	out := make([]byte, 0, len(k)+3)
+	out = append(out, "  "...)
+	out = append(out, k...)
+	return append(out, '\n')
+}
+
+// indent indents every non-empty line by two spaces (the depth of a
+// chart's list under entries).
+func indent(y []byte) []byte {
+	out := make([]byte, 0, len(y)+len(y)/8)
+	for len(y) > 0 {
+		line := y
+		if i := bytes.IndexByte(y, '\n'); i >= 0 {
+			line = y[:i+1]
+		}
+		y = y[len(line):]
+		if len(line) > 1 {
+			out = append(out, "  "...)
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+// yamlKeyLess orders map keys as go.yaml.in/yaml/v2 does when it writes a
+// map (keyList.Less for strings): runs of digits compare as numbers,
+// letters after other characters. Helm's index lists charts in this order.
+func yamlKeyLess(a, b string) bool {
+	ar, br := []rune(a), []rune(b)
+	for i := 0; i < len(ar) && i < len(br); i++ {
+		if ar[i] == br[i] {
+			continue
+		}
+		al := unicode.IsLetter(ar[i])
+		bl := unicode.IsLetter(br[i])
+		if al && bl {
+			return ar[i] < br[i]
+		}
+		if al || bl {
+			return bl
+		}
+		var ai, bi int
+		var an, bn int64
+		if ar[i] == '0' || br[i] == '0' {
+			for j := i - 1; j >= 0 && unicode.IsDigit(ar[j]); j-- {
+				if ar[j] != '0' {
+					an = 1
+					bn = 1
+					break
+				}
+			}
+		}
+		for ai = i; ai < len(ar) && unicode.IsDigit(ar[ai]); ai++ {
+			an = an*10 + int64(ar[ai]-'0')
+		}
+		for bi = i; bi < len(br) && unicode.IsDigit(br[bi]); bi++ {
+			bn = bn*10 + int64(br[bi]-'0')
+		}
+		if an != bn {
+			return an < bn
+		}
+		if ai != bi {
+			return ai < bi
+		}
+		return ar[i] < br[i]
+	}
+	return len(ar) < len(br)
+}
