@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -33,12 +34,17 @@ func (s *Server) handleListCharts(c echo.Context) error {
 			return err
 		}
 	}
-	cvs, err := s.Store.ChartVersions(c.Request().Context(), r.Name, f)
+	return s.listChartPage(c, r, f, pg)
+}
+
+// listChartPage answers one page of chart versions; the store decodes only
+// that page.
+func (s *Server) listChartPage(c echo.Context, r *chartctl.Repository, f chartctl.ChartFilter, pg page) error {
+	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, f, (pg.Page-1)*pg.Limit, pg.Limit)
 	if err != nil {
 		return err
 	}
-	items, meta := paginate(mapSlice(cvs, toChart), pg)
-	return list(c, items, meta)
+	return list(c, mapSlice(cvs, toChart), client.Meta{Total: total, Page: pg.Page, Limit: pg.Limit})
 }
 
 // handleChartVersions lists the versions of one chart, newest first.
@@ -55,15 +61,14 @@ func (s *Server) handleChartVersions(c echo.Context) error {
 	if err := chart.ValidateName(name); err != nil {
 		return chartNotFound(r.Name, name, "")
 	}
-	cvs, err := s.Store.ChartVersions(c.Request().Context(), r.Name, chartctl.ChartFilter{Name: name})
+	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, chartctl.ChartFilter{Name: name}, (pg.Page-1)*pg.Limit, pg.Limit)
 	if err != nil {
 		return err
 	}
-	if len(cvs) == 0 {
+	if total == 0 {
 		return chartNotFound(r.Name, name, "")
 	}
-	items, meta := paginate(mapSlice(cvs, toChart), pg)
-	return list(c, items, meta)
+	return list(c, mapSlice(cvs, toChart), client.Meta{Total: total, Page: pg.Page, Limit: pg.Limit})
 }
 
 // handleGetChartVersion returns one version's metadata.

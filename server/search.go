@@ -53,15 +53,11 @@ func (s *Server) handleSearch(c echo.Context) error {
 	}
 	var hits []hit
 	for _, r := range repos {
-		cvs, err := s.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{})
+		cvs, err := s.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{Latest: true})
 		if err != nil {
 			return err
 		}
-		for i, cv := range cvs {
-			// Versions come newest first within a name: keep the first.
-			if i > 0 && cvs[i-1].Name == cv.Name {
-				continue
-			}
+		for _, cv := range cvs {
 			byName := strings.Contains(cv.Name, needle)
 			if !byName && !strings.Contains(strings.ToLower(cv.Description), needle) && !keywordMatch(cv.Keywords, needle) {
 				continue

@@ -51,6 +51,10 @@ type DB struct {
 
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
+
+	// versions caches parsed SemVer versions by string: parsing is the
+	// dominant cost of ordering a repository's versions.
+	versions sync.Map
 }
 
 type options struct {

@@ -123,11 +123,22 @@ func (db *DB) ChartVersion(ctx context.Context, repo, name, version string) (*ch
 }
 
 // ChartVersions returns the repository's versions matching f, ordered by
-// name, then by SemVer descending (versions that do not parse as SemVer
-// come after those that do, in descending string order). It returns
-// ENOTFOUND if the repository does not exist.
+// name, then SemVer descending. It returns ENOTFOUND if the repository does
+// not exist.
 func (db *DB) ChartVersions(ctx context.Context, repo string, f chartctl.ChartFilter) ([]*chartctl.ChartVersion, error) {
-	var out []*chartctl.ChartVersion
+	out, _, err := db.ChartVersionPage(ctx, repo, f, 0, -1)
+	return out, err
+}
+
+// ChartVersionPage returns the versions matching f from offset, at most
+// limit of them (all with a negative limit), in ChartVersions order, and how
+// many match in all. Ordering works on the keys alone, so only the returned
+// records are decoded.
+func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.ChartFilter, offset, limit int) ([]*chartctl.ChartVersion, int, error) {
+	var (
+		out   []*chartctl.ChartVersion
+		total int
+	)
 	err := db.db.View(func(tx *bbolt.Tx) error {
 		if _, err := getRepo(tx, repo); err != nil {
 			return err
@@ -136,38 +147,65 @@ func (db *DB) ChartVersions(ctx context.Context, repo string, f chartctl.ChartFi
 		if cb == nil {
 			return nil
 		}
-		add := func(v []byte) error {
-			r, err := decode[chartRecord](v)
+		var keys []*chartctl.ChartVersion
+		collect := func(k, _ []byte) error {
+			name, version, _ := strings.Cut(string(k), sep)
+			if f.Version == "" || version == f.Version {
+				keys = append(keys, &chartctl.ChartVersion{Name: name, Version: version})
+			}
+			return nil
+		}
+		var err error
+		switch {
+		case f.Name != "" && f.Version != "":
+			if cb.Get(key(f.Name, f.Version)) != nil {
+				keys = append(keys, &chartctl.ChartVersion{Name: f.Name, Version: f.Version})
+			}
+		case f.Name != "":
+			err = scanPrefix(cb, prefix(f.Name), collect)
+		default:
+			err = cb.ForEach(collect)
+		}
+		if err != nil {
+			return err
+		}
+		db.sortChartVersions(keys)
+		if f.Latest {
+			keys = latestOnly(keys)
+		}
+		total = len(keys)
+		if offset >= len(keys) {
+			return nil
+		}
+		keys = keys[offset:]
+		if limit >= 0 && limit < len(keys) {
+			keys = keys[:limit]
+		}
+		out = make([]*chartctl.ChartVersion, 0, len(keys))
+		for _, k := range keys {
+			r, err := decode[chartRecord](cb.Get(key(k.Name, k.Version)))
 			if err != nil {
 				return err
 			}
 			out = append(out, r.domain())
-			return nil
 		}
-		switch {
-		case f.Name != "" && f.Version != "":
-			if v := cb.Get(key(f.Name, f.Version)); v != nil {
-				return add(v)
-			}
-			return nil
-		case f.Name != "":
-			return scanPrefix(cb, prefix(f.Name), func(_, v []byte) error { return add(v) })
-		case f.Version != "":
-			return cb.ForEach(func(k, v []byte) error {
-				if _, ver, _ := strings.Cut(string(k), sep); ver == f.Version {
-					return add(v)
-				}
-				return nil
-			})
-		default:
-			return cb.ForEach(func(_, v []byte) error { return add(v) })
-		}
+		return nil
 	})
 	if err != nil {
-		return nil, wrap("list chart versions", err)
+		return nil, 0, wrap("list chart versions", err)
 	}
-	sortChartVersions(out)
-	return out, nil
+	return out, total, nil
+}
+
+// latestOnly keeps the first (newest) version of each name of a sorted list.
+func latestOnly(sorted []*chartctl.ChartVersion) []*chartctl.ChartVersion {
+	out := sorted[:0]
+	for i, cv := range sorted {
+		if i == 0 || sorted[i-1].Name != cv.Name {
+			out = append(out, cv)
+		}
+	}
+	return out
 }
 
 // DeleteChartVersion deletes one version and returns it, with the blob
@@ -246,18 +284,14 @@ func validateChartKey(name, version string) error {
 
 // sortChartVersions orders versions by name ascending, then SemVer
 // descending; versions that do not parse come last, by descending string.
-func sortChartVersions(cvs []*chartctl.ChartVersion) {
+func (db *DB) sortChartVersions(cvs []*chartctl.ChartVersion) {
 	type item struct {
 		cv *chartctl.ChartVersion
 		sv *semver.Version // nil when the version does not parse
 	}
 	items := make([]item, len(cvs))
 	for i, cv := range cvs {
-		sv, err := semver.NewVersion(cv.Version)
-		if err != nil {
-			sv = nil
-		}
-		items[i] = item{cv, sv}
+		items[i] = item{cv, db.semver(cv.Version)}
 	}
 	slices.SortStableFunc(items, func(a, b item) int {
 		if c := strings.Compare(a.cv.Name, b.cv.Name); c != 0 {
@@ -278,4 +312,17 @@ func sortChartVersions(cvs []*chartctl.ChartVersion) {
 	for i, it := range items {
 		cvs[i] = it.cv
 	}
+}
+
+// semver parses v once and remembers the result (nil when v is not SemVer).
+func (db *DB) semver(v string) *semver.Version {
+	if sv, ok := db.versions.Load(v); ok {
+		return sv.(*semver.Version)
+	}
+	sv, err := semver.NewVersion(v)
+	if err != nil {
+		sv = nil
+	}
+	db.versions.Store(v, sv)
+	return sv
 }

@@ -110,6 +110,8 @@ type ChartFilter struct {
 	Name string
 	// Version, if set, keeps only that version.
 	Version string
+	// Latest keeps only the newest version of each chart.
+	Latest bool
 }
 
 // Store keeps the service's metadata. Implementations must be safe for
@@ -179,6 +181,10 @@ type Store interface {
 	// name, then by SemVer descending. Returns ENOTFOUND if the repository
 	// does not exist.
 	ChartVersions(ctx context.Context, repo string, f ChartFilter) ([]*ChartVersion, error)
+	// ChartVersionPage returns the versions matching f from offset, at most
+	// limit of them (all when limit < 0), in ChartVersions order, and how
+	// many match in all. Returns ENOTFOUND if the repository does not exist.
+	ChartVersionPage(ctx context.Context, repo string, f ChartFilter, offset, limit int) ([]*ChartVersion, int, error)
 	// DeleteChartVersion deletes one version and returns it, with the blob
 	// digests no longer referenced. Returns ENOTFOUND.
 	DeleteChartVersion(ctx context.Context, repo, name, version string) (deleted *ChartVersion, orphans []string, err error)
