@@ -28,14 +28,26 @@ type CreateRepositoryRequest struct {
 
 // Chart is one chart version as listed.
 type Chart struct {
-	Name        string    `json:"name"`
-	Version     string    `json:"version"`
-	Description string    `json:"description"`
-	AppVersion  string    `json:"app_version"`
-	Digest      string    `json:"digest"`
-	Size        int64     `json:"size,omitempty"`
-	Keywords    []string  `json:"keywords,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
+	Name        string   `json:"name"`
+	Version     string   `json:"version"`
+	Description string   `json:"description"`
+	AppVersion  string   `json:"app_version"`
+	Digest      string   `json:"digest"`
+	Size        int64    `json:"size,omitempty"`
+	Keywords    []string `json:"keywords,omitempty"`
+	// Home, Sources and Maintainers come from Chart.yaml; only the response
+	// for one version (GET …/charts/:name/:version) carries them.
+	Home        string       `json:"home,omitempty"`
+	Sources     []string     `json:"sources,omitempty"`
+	Maintainers []Maintainer `json:"maintainers,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
+}
+
+// Maintainer is a chart maintainer from Chart.yaml.
+type Maintainer struct {
+	Name  string `json:"name"`
+	Email string `json:"email,omitempty"`
+	URL   string `json:"url,omitempty"`
 }
 
 // ChartUpload is the response to a chart upload.

@@ -220,7 +220,8 @@ func TestConcurrentCreateSameName(t *testing.T) {
 func TestChartLifecycle(t *testing.T) {
 	s := testkit.StartServer(t)
 	s.MustRepo(t, "stable", "")
-	v1 := testkit.MakeChart(t, testkit.Chart{Name: "nginx", Version: "1.0.0", Keywords: []string{"web", "proxy"}})
+	v1 := testkit.MakeChart(t, testkit.Chart{Name: "nginx", Version: "1.0.0", Keywords: []string{"web", "proxy"},
+		Extra: "home: https://nginx.org\nmaintainers:\n  - name: Jane Doe\n    email: jane@example.com\n"})
 	r := s.Upload(t, "stable", s.AdminKey, v1, "")
 	if r.StatusCode != 200 {
 		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
@@ -277,7 +278,7 @@ func TestChartLifecycle(t *testing.T) {
 	}
 	var one envelope[client.Chart]
 	s.Do(t, "GET", "/v1/repositories/stable/charts/nginx/1.0.0", s.AdminKey, nil).JSON(t, &one)
-	if one.Data.Digest != up.Data.Digest {
+	if one.Data.Digest != up.Data.Digest || one.Data.Home != "https://nginx.org" || len(one.Data.Maintainers) != 1 || one.Data.Maintainers[0].Email != "jane@example.com" {
 		t.Fatalf("one = %+v", one.Data)
 	}
 	r = s.Do(t, "GET", "/v1/repositories/stable/charts/nginx/1.0.0/archive", s.AdminKey, nil)

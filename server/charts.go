@@ -77,7 +77,7 @@ func (s *Server) handleGetChartVersion(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return data(c, toChart(cv))
+	return data(c, toChartDetail(cv))
 }
 
 // chartVersion loads the :name/:version of a readable :repo.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/chartctl/chartctl/client"
@@ -58,6 +59,21 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 	out := make([]U, len(in))
 	for i, v := range in {
 		out[i] = f(v)
+	}
+	return out
+}
+
+// toChartDetail is toChart plus the Chart.yaml fields only the single
+// version's response carries.
+func toChartDetail(cv *chartctl.ChartVersion) client.Chart {
+	out := toChart(cv)
+	var md struct {
+		Home        string              `json:"home"`
+		Sources     []string            `json:"sources"`
+		Maintainers []client.Maintainer `json:"maintainers"`
+	}
+	if json.Unmarshal(cv.Metadata, &md) == nil {
+		out.Home, out.Sources, out.Maintainers = md.Home, md.Sources, md.Maintainers
 	}
 	return out
 }

@@ -212,6 +212,8 @@ func Multipart(tb testing.TB, fields map[string][]byte) ([]byte, string) {
 type Chart struct {
 	Name, Version, AppVersion, Description string
 	Keywords                               []string
+	// Extra is appended to Chart.yaml as is.
+	Extra string
 	// Extra files, by path relative to the chart directory.
 	Files map[string]string
 }
@@ -233,6 +235,7 @@ func MakeChart(tb testing.TB, c Chart) []byte {
 			fmt.Fprintf(&y, "  - %s\n", k)
 		}
 	}
+	y.WriteString(c.Extra)
 	files := map[string]string{
 		"Chart.yaml":                y.String(),
 		"values.yaml":               "replicaCount: 1\nimage:\n  repository: nginx\n  tag: stable\n",
