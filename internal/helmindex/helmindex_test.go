@@ -668,3 +668,57 @@ func utf8Valid(ss ...string) bool {
 	}
 	return true
 }
+
+func TestPutRendersOnlyItsVersion(t *testing.T) {
+	c := populated(t, 200)
+	frags := func() map[string]*byte {
+		c.mu.Lock()
+		r := c.repos["r"]
+		c.mu.Unlock()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out := map[string]*byte{}
+		for name, ce := range r.charts {
+			for _, v := range ce.versions {
+				out[name+" "+v.raw] = &v.frag[0]
+			}
+		}
+		return out
+	}
+	before := frags()
+	c.Put("r", mkCV(t, nil, "chart3", "9.0.0", t0))
+	c.Delete("r", "chart4", "1.0.4")
+	mustGet(t, c)
+	after := frags()
+	if len(after) != len(before) {
+		t.Fatalf("%d versions, want %d", len(after), len(before))
+	}
+	for k, p := range before {
+		if k == "chart4 1.0.4" {
+			continue
+		}
+		if after[k] != p {
+			t.Errorf("%s was rendered again", k)
+		}
+	}
+}
+
+// BenchmarkFirstGet is the first request for a repository: loading its
+// records and rendering every version once.
+func BenchmarkFirstGet(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			cvs := make([]*chartctl.ChartVersion, 0, n)
+			for i := range n {
+				cvs = append(cvs, mkCV(b, nil, fmt.Sprintf("chart%d", i%10), fmt.Sprintf("1.%d.%d", i/100, i%100), t0))
+			}
+			c, _, _ := setup(b, cvs...)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				c.Drop("r")
+				mustGet(b, c)
+			}
+		})
+	}
+}
