@@ -149,14 +149,22 @@ func (s *Server) handleHelmDownload(c echo.Context) error {
 	}
 	file := c.Param("file")
 	prov := strings.HasSuffix(file, ".prov")
-	name, version, ok := chart.ParseArchiveFileName(strings.TrimSuffix(file, ".prov"))
-	if !ok {
+	// "app-2-1.0.0.tgz" reads as app 2-1.0.0 or app-2 1.0.0: serve the
+	// first reading that exists.
+	var cv *chartctl.ChartVersion
+	for _, nv := range chart.ArchiveFileCandidates(strings.TrimSuffix(file, ".prov")) {
+		found, err := s.Store.ChartVersion(c.Request().Context(), r.Name, nv.Name, nv.Version)
+		if err == nil {
+			cv = found
+			break
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
+		}
+	}
+	if cv == nil {
 		return chartctl.Errorf(chartctl.ENOTFOUND, "No chart archive %q in repository %q.", file, r.Name)
 	}
-	cv, err := s.lookupVersion(c, r, name, version)
-	if err != nil {
-		return err
-	}
+	name, version := cv.Name, cv.Version
 	if prov {
 		if cv.ProvDigest == "" {
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s %s has no provenance file.", name, version)

@@ -326,6 +326,12 @@ func TestHelmIndexHTTP(t *testing.T) {
 	if r := s.Do(t, "GET", "/helm/pub/charts/app-1.10.0.tgz", "", nil); r.StatusCode != 200 {
 		t.Fatalf("download: %d", r.StatusCode)
 	}
+	// A name with a dash and a digit reads two ways; the stored one is served.
+	dashed := testkit.MakeChart(t, testkit.Chart{Name: "app-2", Version: "1.0.0"})
+	s.Upload(t, "pub", s.AdminKey, dashed, "")
+	if r := s.Do(t, "GET", "/helm/pub/charts/app-2-1.0.0.tgz", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, dashed) {
+		t.Fatalf("dashed download: %d", r.StatusCode)
+	}
 }
 
 func TestProvenanceUploadAndDownload(t *testing.T) {
