@@ -466,3 +466,30 @@ func TestHealthNeedsNoAuth(t *testing.T) {
 		t.Fatalf("healthz: %d", r.StatusCode)
 	}
 }
+
+func TestMetrics(t *testing.T) {
+	s := testkit.StartServer(t)
+	s.MustRepo(t, "pub", "public")
+	s.Upload(t, "pub", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"}), "")
+	s.Upload(t, "pub", s.AdminKey, []byte("junk"), "")
+	s.Do(t, "GET", "/helm/pub/index.yaml", "", nil)
+	s.Do(t, "GET", "/v1/repositories/pub", s.AdminKey, nil)
+	r := s.Do(t, "GET", "/metrics", "", nil)
+	body := string(r.Body)
+	for _, want := range []string{
+		`chartctl_http_requests_total{method="GET",route="/v1/repositories/:repo",status="200"} 1`,
+		`chartctl_chart_uploads_total{reason="created",result="accepted"} 1`,
+		`chartctl_chart_uploads_total{reason="invalid_parameter",result="rejected"} 1`,
+		`chartctl_index_render_seconds_count 1`,
+		`chartctl_store_bytes`,
+		`chartctl_blobs 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(body, `route="/v1/repositories/pub"`) {
+		t.Error("raw path used as a route label")
+	}
+}

@@ -115,9 +115,10 @@ func (s *Server) init() {
 		s.Now = time.Now
 	}
 	s.stop = make(chan struct{})
+	s.metrics = s.newMetrics()
 	s.index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return s.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{})
-	}, helmindex.Options{ContextPath: "/helm", Now: s.Now})
+	}, helmindex.Options{ContextPath: "/helm", Now: s.Now, Observe: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) }})
 	s.limits = ratelimit.NewSet(map[string]ratelimit.Limit{
 		bucketGlobal: s.Config.GlobalLimit,
 		bucketUpload: s.Config.UploadLimit,
@@ -126,7 +127,6 @@ func (s *Server) init() {
 	s.throttle = ratelimit.NewThrottle(ratelimit.Limit{N: 20, Window: time.Minute}, ratelimit.WithClock(s.Now))
 	s.touch = newTouchBatcher(s.Store, s.Logger)
 	s.creds = newCredentialCache()
-	s.metrics = s.newMetrics()
 	s.echo = echo.New()
 	s.echo.HideBanner = true
 	s.echo.HidePort = true

@@ -47,6 +47,9 @@ type Options struct {
 	ContextPath string
 	// Now is the clock for the generated field; default time.Now.
 	Now func() time.Time
+	// Observe, if set, is told how long each assembly of an index body took
+	// (the load of a repository included), for metrics.
+	Observe func(time.Duration)
 }
 
 // Cache holds the rendered index of each repository requested so far. It
@@ -54,6 +57,7 @@ type Options struct {
 type Cache struct {
 	load       Loader
 	now        func() time.Time
+	observe    func(time.Duration)
 	serverInfo []byte
 
 	mu    sync.Mutex
@@ -101,7 +105,7 @@ func New(load Loader, opts Options) *Cache {
 		// A map of strings always marshals.
 		panic(fmt.Sprintf("helmindex: render serverInfo: %v", err))
 	}
-	return &Cache{load: load, now: opts.Now, serverInfo: si, repos: map[string]*repoIndex{}}
+	return &Cache{load: load, now: opts.Now, observe: opts.Observe, serverInfo: si, repos: map[string]*repoIndex{}}
 }
 
 // repoIndex is one repository's index. mu is held while the repository
@@ -149,6 +153,7 @@ func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	start := time.Now()
 	if !r.loaded {
 		cvs, err := c.load(ctx, repo)
 		if err != nil {
@@ -177,6 +182,9 @@ func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
 	}
 	if r.current == nil {
 		r.current = c.render(r)
+		if c.observe != nil {
+			c.observe(time.Since(start))
+		}
 	}
 	return r.current, nil
 }
