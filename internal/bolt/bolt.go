@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -55,6 +56,10 @@ type DB struct {
 	// versions caches parsed SemVer versions by string: parsing is the
 	// dominant cost of ordering a repository's versions.
 	versions sync.Map
+
+	// puts counts PutChartVersion calls in flight: a lone upload need not
+	// wait for a batch to fill.
+	puts atomic.Int32
 }
 
 type options struct {

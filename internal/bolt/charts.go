@@ -23,8 +23,9 @@ import (
 // to any more. It returns ENOTFOUND if the repository does not exist and
 // EINVALID if the name, version or digest is missing.
 //
-// Concurrent calls share one commit (bbolt's Batch); each is fsynced
-// before it returns.
+// A call alone commits at once; concurrent calls share one commit (bbolt's
+// Batch, which waits up to its delay for company). Each is fsynced before it
+// returns.
 func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
 	if err := validateChartKey(cv.Name, cv.Version); err != nil {
 		return nil, false, nil, err
@@ -49,7 +50,12 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 	)
 	// Batch may run this more than once (when another call in the batch
 	// fails), so it sets every result afresh.
-	err = db.db.Batch(func(tx *bbolt.Tx) error {
+	commit := db.db.Update
+	if db.puts.Add(1) > 1 {
+		commit = db.db.Batch
+	}
+	defer db.puts.Add(-1)
+	err = commit(func(tx *bbolt.Tx) error {
 		stored, created, orphans = nil, false, nil
 		if _, err := getRepo(tx, cv.Repository); err != nil {
 			return err
