@@ -57,7 +57,7 @@ tools: ## install Helm 4 and Helm 3 into .tools/ (used by the Helm compatibility
 	GOBIN=$(TOOLS)/helm3 $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM3_VERSION)
 
 release-snapshot: ## build release archives locally with goreleaser
-	$(GO) run github.com/goreleaser/goreleaser/v2@latest release --snapshot --clean
+	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.4 release --snapshot --clean
 
 clean: ## remove build output
 	rm -rf bin dist

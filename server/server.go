@@ -90,6 +90,7 @@ type Server struct {
 	ready    atomic.Bool
 	wg       sync.WaitGroup
 	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // New returns a Server over store and blobs with DefaultConfig.
@@ -170,7 +171,7 @@ func (s *Server) Open(ln net.Listener) error {
 	}()
 	go func() {
 		defer s.wg.Done()
-		s.sweepOrphanBlobs(context.Background())
+		s.sweepOrphanBlobs(context.Background(), s.stop)
 	}()
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -200,10 +201,11 @@ func (s *Server) Close() error {
 			err = fmt.Errorf("shutdown: %w", e)
 		}
 	}
-	if s.stop != nil {
-		close(s.stop)
-		s.stop = nil
-	}
+	s.stopOnce.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+		}
+	})
 	s.wg.Wait()
 	return err
 }
@@ -211,7 +213,7 @@ func (s *Server) Close() error {
 // sweepOrphanBlobs deletes blobs that no record refers to: what a crash
 // between writing a blob and committing its record leaves behind. It takes
 // each digest's lock, so it never races an upload of the same bytes.
-func (s *Server) sweepOrphanBlobs(ctx context.Context) {
+func (s *Server) sweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 	var digests []string
 	if err := s.Blobs.Walk(ctx, func(d string) error {
 		digests = append(digests, d)
@@ -223,7 +225,7 @@ func (s *Server) sweepOrphanBlobs(ctx context.Context) {
 	removed := 0
 	for _, d := range digests {
 		select {
-		case <-s.stop:
+		case <-stop:
 			return
 		default:
 		}

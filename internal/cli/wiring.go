@@ -1,13 +1,31 @@
 package cli
 
+import (
+	"github.com/labstack/echo/v4"
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/internal/cmd/serve"
+	tuicmd "github.com/chartctl/chartctl/internal/cmd/tui"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/oauth"
+)
+
 // wiring returns the hooks Main runs with. It is the one place where
-// packages outside the command line (the OAuth server's and dashboard's
-// routes for `serve`, the `tui` command) are plugged in:
-//
-//	return Hooks{
-//		ServeRoutes: oauth.Routes,
-//		Commands:    []func(*cmdutil.Factory) *cobra.Command{tuicmd.NewCmdTUI},
-//	}
+// packages outside the command line are plugged in: the OAuth server's and
+// dashboard's routes for `serve`, and the `tui` command.
 func wiring() Hooks {
-	return Hooks{}
+	return Hooks{
+		ServeRoutes: mountOAuthAndDashboard,
+		Commands:    []func(*cmdutil.Factory) *cobra.Command{newCmdTUI},
+	}
 }
+
+func mountOAuthAndDashboard(e *echo.Echo, env *serve.Env) {
+	oauth.Mount(e, env.Server, env.Store, oauth.Config{
+		BaseURL: env.Config.BaseURL,
+		AuthURL: env.Config.AuthURL,
+		Logger:  env.Logger,
+	})
+}
+
+func newCmdTUI(f *cmdutil.Factory) *cobra.Command { return tuicmd.NewCmdTUI(f, nil) }

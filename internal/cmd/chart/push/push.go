@@ -10,10 +10,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/text"
@@ -125,7 +124,7 @@ func pushRun(ctx context.Context, opts *PushOptions) error {
 
 // archivePath returns the archive to upload: path itself when it is a
 // file, else the chart directory packaged into a temporary directory with
-// Helm's own loader (which honours .helmignore) and chartutil.Save.
+// chart.Package, which honours .helmignore with Helm's own rules.
 func archivePath(path string) (string, func(), error) {
 	nop := func() {}
 	fi, err := os.Stat(path)
@@ -138,19 +137,15 @@ func archivePath(path string) (string, func(), error) {
 		}
 		return path, nop, nil
 	}
-	ch, err := loader.LoadDir(path)
-	if err != nil {
-		return "", nop, fmt.Errorf("load chart directory %s: %w", path, err)
-	}
 	tmp, err := os.MkdirTemp("", "chartctl-push-")
 	if err != nil {
 		return "", nop, fmt.Errorf("package chart: %w", err)
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
-	out, err := chartutil.Save(ch, tmp)
+	out, err := chart.Package(path, tmp, chart.DefaultLimits())
 	if err != nil {
 		cleanup()
-		return "", nop, fmt.Errorf("package chart %s: %w", path, err)
+		return "", nop, err
 	}
 	return out, cleanup, nil
 }
