@@ -14,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/helmindex"
 )
 
 // maxProvSize bounds a provenance file; real ones are a few KiB.
@@ -212,6 +213,7 @@ func (s *Server) commit(ctx context.Context, repo *chartctl.Repository, u *uploa
 				return nil, false, nil, err
 			}
 		}
+		cv.IndexEntry = helmindex.RenderEntry(cv)
 		return s.Store.PutChartVersion(ctx, cv, overwrite)
 	}()
 	if err != nil || !created {

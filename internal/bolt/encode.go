@@ -61,6 +61,8 @@ type chartRecord struct {
 	ProvDigest  string          `json:"prov_digest,omitempty"`
 	CreatedAt   time.Time       `json:"created_at"`
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	// IndexEntry is YAML text; a string keeps it readable in the JSON.
+	IndexEntry string `json:"index_entry,omitempty"`
 }
 
 type teamRecord struct {
@@ -151,7 +153,7 @@ func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 	return &chartRecord{
 		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
 		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, Size: cv.Size,
-		ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
+		ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata, IndexEntry: string(cv.IndexEntry),
 	}
 }
 
@@ -159,7 +161,7 @@ func (r *chartRecord) domain() *chartctl.ChartVersion {
 	return &chartctl.ChartVersion{
 		Repository: r.Repository, Name: r.Name, Version: r.Version, AppVersion: r.AppVersion,
 		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, Size: r.Size,
-		ProvDigest: r.ProvDigest, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
+		ProvDigest: r.ProvDigest, CreatedAt: r.CreatedAt, Metadata: r.Metadata, IndexEntry: []byte(r.IndexEntry),
 	}
 }
 

@@ -65,6 +65,10 @@ type ChartVersion struct {
 	// Metadata is the chart's Chart.yaml as JSON, with Helm's field names;
 	// the Helm index is rendered from it.
 	Metadata json.RawMessage
+	// IndexEntry is the version's entry of the Helm index, rendered once
+	// when it was uploaded so the index is never re-rendered from the
+	// store. Stores keep it as opaque bytes; empty means "render it".
+	IndexEntry []byte
 }
 
 // Team is a group of members inside an organization.

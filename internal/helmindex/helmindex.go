@@ -217,7 +217,7 @@ func (c *Cache) Put(repo string, cv *chartctl.ChartVersion) {
 		return
 	}
 	defer r.mu.Unlock()
-	if r.insert(cv, renderVersion(cv)) {
+	if r.insert(cv, entry(cv)) {
 		r.generated = c.now().UTC()
 		r.current = nil
 	}
@@ -254,6 +254,18 @@ func (c *Cache) Drop(repo string) {
 	c.mu.Unlock()
 }
 
+// RenderEntry renders cv's entry of the index; store it in cv.IndexEntry
+// so that loading the repository later needs no rendering.
+func RenderEntry(cv *chartctl.ChartVersion) []byte { return renderVersion(cv) }
+
+// entry is cv's stored entry, or a fresh rendering when it has none.
+func entry(cv *chartctl.ChartVersion) []byte {
+	if len(cv.IndexEntry) > 0 {
+		return cv.IndexEntry
+	}
+	return renderVersion(cv)
+}
+
 // renderAll renders every version, in parallel.
 func renderAll(cvs []*chartctl.ChartVersion) [][]byte {
 	frags := make([][]byte, len(cvs))
@@ -262,7 +274,7 @@ func renderAll(cvs []*chartctl.ChartVersion) [][]byte {
 	for range min(runtime.GOMAXPROCS(0), len(cvs)) {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(len(cvs)); i = next.Add(1) - 1 {
-				frags[i] = renderVersion(cvs[i])
+				frags[i] = entry(cvs[i])
 			}
 		})
 	}
