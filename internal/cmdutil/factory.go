@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -243,7 +244,21 @@ func retryReason(err error) string {
 	if errors.As(err, &ce) {
 		return fmt.Sprintf("%d %s", ce.StatusCode, ce.Code)
 	}
-	return err.Error()
+	// A network error's text repeats the URL twice; its last part says
+	// what happened ("connection refused", "EOF").
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		msg := op.Err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return msg
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
 }
 
 // WantsJSON reports whether output should be JSON: -o json, or no -o and
