@@ -244,12 +244,13 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func setRateHeaders(c echo.Context, r ratelimit.Result) {
+	// Keys in canonical form, assigned directly: this runs on every request.
 	h := c.Response().Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(r.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
-	h.Set("X-RateLimit-Used", strconv.Itoa(r.Used))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(r.Reset.Unix(), 10))
-	h.Set("X-RateLimit-Resource", r.Bucket)
+	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(r.Limit)}
+	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(r.Remaining)}
+	h["X-Ratelimit-Used"] = []string{strconv.Itoa(r.Used)}
+	h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(r.Reset.Unix(), 10)}
+	h["X-Ratelimit-Resource"] = []string{r.Bucket}
 }
 
 func retrySeconds(d time.Duration) int {

@@ -38,7 +38,7 @@ func New(prefix string) (value string, hash []byte) {
 		panic(err)
 	}
 	body := encode(new(big.Int).SetBytes(buf[:]), bodyLen)
-	value = prefix + body + encode(big.NewInt(int64(crc32.ChecksumIEEE([]byte(body)))), checksumLen)
+	value = prefix + body + checksum(body)
 	return value, Hash(value)
 }
 
@@ -53,12 +53,32 @@ func Valid(prefix, value string) bool {
 		return false
 	}
 	for i := 0; i < len(rest); i++ {
-		if strings.IndexByte(alphabet, rest[i]) < 0 {
+		if !inAlphabet[rest[i]] {
 			return false
 		}
 	}
 	body, sum := rest[:bodyLen], rest[bodyLen:]
-	return encode(big.NewInt(int64(crc32.ChecksumIEEE([]byte(body)))), checksumLen) == sum
+	return checksum(body) == sum
+}
+
+// inAlphabet marks the bytes of alphabet.
+var inAlphabet = func() (t [256]bool) {
+	for i := 0; i < len(alphabet); i++ {
+		t[alphabet[i]] = true
+	}
+	return t
+}()
+
+// checksum is the CRC32 of body in checksumLen base-62 digits. It runs on
+// every authenticated request, so it avoids big.Int.
+func checksum(body string) string {
+	var out [checksumLen]byte
+	n := uint64(crc32.ChecksumIEEE([]byte(body)))
+	for i := checksumLen - 1; i >= 0; i-- {
+		out[i] = alphabet[n%uint64(len(alphabet))]
+		n /= uint64(len(alphabet))
+	}
+	return string(out[:])
 }
 
 // Hash returns the SHA-256 of value: the form in which values are stored.
