@@ -158,16 +158,16 @@ func BenchmarkUpload(b *testing.B) {
 		b.Fatal(err)
 	}
 	bodies := make([][]byte, b.N)
-	var ctype string
+	ctypes := make([]string, b.N)
 	for i := range bodies {
-		bodies[i], ctype = multipartChart(b, fmt.Sprintf("1.0.%d", i))
+		bodies[i], ctypes[i] = multipartChart(b, fmt.Sprintf("1.0.%d", i))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest(http.MethodPost, "/v1/repositories/r/charts", bytes.NewReader(bodies[i]))
 		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", ctype)
+		req.Header.Set("Content-Type", ctypes[i])
 		serve(b, s, req, http.StatusOK)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -111,6 +112,8 @@ func (s *Server) handleHelmIndex(c echo.Context) error {
 		body = idx.Gzip()
 		h.Set("Content-Encoding", "gzip")
 	}
+	// A known length spares both sides chunked encoding of a large body.
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if c.Request().Method == http.MethodHead {
 		h.Set("Content-Type", "application/x-yaml")
 		return c.NoContent(http.StatusOK)

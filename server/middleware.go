@@ -78,8 +78,19 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			if err != nil {
 				c.Error(err)
+				err = nil
 			}
-			s.Logger.LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
+			// Successful reads are logged at debug level: at thousands of
+			// index.yaml fetches a second an access log costs more than
+			// the fetches. Writes, errors and slow requests stay at info.
+			level := slog.LevelInfo
+			if m := c.Request().Method; (m == http.MethodGet || m == http.MethodHead) && c.Response().Status < 400 && s.Now().Sub(start) < time.Second {
+				level = slog.LevelDebug
+			}
+			if !s.Logger.Enabled(c.Request().Context(), level) {
+				return
+			}
+			s.Logger.LogAttrs(c.Request().Context(), level, "request",
 				slog.String("method", c.Request().Method),
 				slog.String("path", c.Request().URL.Path),
 				slog.Int("status", c.Response().Status),
@@ -87,7 +98,6 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 				slog.Duration("duration", s.Now().Sub(start)),
 				slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
 			)
-			err = nil
 		}()
 		return next(c)
 	}
