@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 )
 
 // describeError turns an error of the API into the status line's text:
@@ -16,7 +17,7 @@ import (
 func describeError(err error) string {
 	var ce *client.Error
 	if errors.As(err, &ce) {
-		msg := sanitize(ce.Message)
+		msg := termtext.Line(ce.Message)
 		switch ce.StatusCode {
 		case http.StatusUnauthorized:
 			return "not signed in: run chartctl login"
@@ -36,7 +37,7 @@ func describeError(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "the server did not answer in time (r to retry)"
 	}
-	return "error: " + sanitize(err.Error())
+	return "error: " + termtext.Line(err.Error())
 }
 
 func withMessage(prefix, msg string) string {

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 )
 
 // The two tabs.
@@ -379,7 +380,7 @@ func (m *Model) handleFilterKey(s *screen, msg tea.KeyMsg) tea.Cmd {
 			s.filter.Reset()
 			s.applyFilter()
 			s.scrollInto(m.listHeight(s))
-			sr := m.newScreen(viewSearch, "Search “"+sanitize(q)+"”")
+			sr := m.newScreen(viewSearch, "Search “"+termtext.Line(q)+"”")
 			sr.query = q
 			return m.push(sr)
 		}
@@ -429,7 +430,7 @@ func (m *Model) open(s *screen) tea.Cmd {
 		next.repo = repo.Name
 	case viewSearch:
 		res := r.item.(client.SearchResult)
-		next = m.newScreen(viewVersions, sanitize(res.Repository+"/"+res.Name))
+		next = m.newScreen(viewVersions, termtext.Line(res.Repository+"/"+res.Name))
 		next.repo, next.chart = res.Repository, res.Name
 	case viewCharts:
 		g := r.item.(chartGroup)
@@ -443,7 +444,7 @@ func (m *Model) open(s *screen) tea.Cmd {
 		next.detail = c
 	case viewTeams:
 		t := r.item.(client.Team)
-		next = m.newScreen(viewMembers, sanitize(t.Name))
+		next = m.newScreen(viewMembers, termtext.Line(t.Name))
 		next.team = t.Name
 	default:
 		return nil

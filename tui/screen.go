@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 )
 
 // viewKind is the state enum: what a screen shows.
@@ -116,7 +117,7 @@ type chartGroup struct {
 
 func newRow(key string, item any, cells ...string) row {
 	for i := range cells {
-		cells[i] = sanitize(cells[i])
+		cells[i] = termtext.Line(cells[i])
 	}
 	return row{key: key, cells: cells, match: strings.ToLower(strings.Join(cells, "\x00")), item: item}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chartctl/chartctl/client/termtext"
 )
 
 var tabNames = [tabCount]string{"Charts", "Teams"}
@@ -90,7 +92,7 @@ func (m *Model) listLines(s *screen, w int) []string {
 	case len(s.visible) == 0 && len(s.rows) == 0:
 		return append(lines, st.dim.Render(" No "+s.kind.String()+"."))
 	case len(s.visible) == 0:
-		msg := " Nothing loaded matches “" + sanitize(s.filter.Value()) + "”."
+		msg := " Nothing loaded matches “" + termtext.Line(s.filter.Value()) + "”."
 		if s.kind == viewRepos && s.filtering {
 			msg += " Enter searches charts on the server."
 		}
@@ -124,7 +126,7 @@ func (m *Model) listLines(s *screen, w int) []string {
 func (m *Model) filterLine(s *screen, w int) string {
 	st := m.c.styles
 	if !s.filtering {
-		return clip(st.filter.Render(" /"+sanitize(s.filter.Value()))+st.dim.Render("  esc clears"), w)
+		return clip(st.filter.Render(" /"+termtext.Line(s.filter.Value()))+st.dim.Render("  esc clears"), w)
 	}
 	hint := filterHint(s)
 	ti := s.filter
@@ -178,7 +180,7 @@ func (m *Model) footerView(w int) string {
 	if server == "" {
 		server = "(no server)"
 	}
-	left := " " + sanitize(server)
+	left := " " + termtext.Line(server)
 	if m.rate.ok {
 		left += fmt.Sprintf(" · rate %d/%d", m.rate.remaining, m.rate.limit)
 	}
@@ -252,7 +254,7 @@ func (m *Model) helpLines(w int) []string {
 func (m *Model) detailLines(s *screen, w int) []string {
 	st := m.c.styles
 	c := s.detail
-	name, version := sanitize(s.chart), sanitize(s.version)
+	name, version := termtext.Line(s.chart), termtext.Line(s.version)
 	lines := []string{" " + st.title.Render(name+" "+version), ""}
 
 	const labelW = 13
@@ -261,7 +263,7 @@ func (m *Model) detailLines(s *screen, w int) []string {
 		if value == "" {
 			value = "–"
 		}
-		wrapped := strings.Split(ansi.Wrap(sanitize(value), valueW, " ,"), "\n")
+		wrapped := strings.Split(ansi.Wrap(termtext.Line(value), valueW, " ,"), "\n")
 		for i, part := range wrapped {
 			lbl := strings.Repeat(" ", labelW)
 			if i == 0 {
@@ -285,9 +287,9 @@ func (m *Model) detailLines(s *screen, w int) []string {
 	if server == "" {
 		server = "<server>"
 	}
-	repo := sanitize(s.repo)
+	repo := termtext.Line(s.repo)
 	for _, cmd := range []string{
-		fmt.Sprintf("helm repo add %s %s/helm/%s", repo, sanitize(server), repo),
+		fmt.Sprintf("helm repo add %s %s/helm/%s", repo, termtext.Line(server), repo),
 		fmt.Sprintf("helm install my-%s %s/%s --version %s", name, repo, name, version),
 	} {
 		// Commands are hard-wrapped rather than cut so they stay complete.

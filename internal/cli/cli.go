@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/build"
 	apikeycmd "github.com/chartctl/chartctl/internal/cmd/apikey"
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
@@ -32,7 +33,6 @@ import (
 	versioncmd "github.com/chartctl/chartctl/internal/cmd/version"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // Exit codes.
@@ -95,11 +95,11 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 	case errors.Is(err, cmdutil.ErrCancel):
 		return ExitError
 	case errors.As(err, &flagErr) || isCobraUsageError(err):
-		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(err.Error()))
+		fmt.Fprintf(stderr, "error: %s\n", termtext.Sanitize(err.Error()))
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return ExitUsage
 	case errors.As(err, &authErr) || (errors.As(err, &apiErr) && apiErr.StatusCode == 401):
-		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(errorMessage(err)))
+		fmt.Fprintf(stderr, "error: %s\n", termtext.Sanitize(errorMessage(err)))
 		server, _ := f.Server()
 		switch {
 		case f.Flags.Token != "":
@@ -111,9 +111,9 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 		}
 		return ExitError
 	case errors.As(err, &apiErr):
-		fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(errorMessage(err)))
+		fmt.Fprintf(stderr, "error: %s\n", termtext.Sanitize(errorMessage(err)))
 		if apiErr.RequestID != "" {
-			fmt.Fprintf(stderr, "request id: %s\n", text.SanitizeLine(apiErr.RequestID))
+			fmt.Fprintf(stderr, "request id: %s\n", termtext.Line(apiErr.RequestID))
 		}
 		if apiErr.StatusCode == 429 && apiErr.RetryAfter > 0 {
 			fmt.Fprintf(stderr, "The rate limit resets in %s; see `chartctl rate-limit`.\n", apiErr.RetryAfter)
@@ -121,13 +121,13 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 		return ExitError
 	case errors.As(err, &opErr):
 		server, _ := f.Server()
-		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", server, text.Sanitize(opErr.Err.Error()))
+		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", server, termtext.Sanitize(opErr.Err.Error()))
 		return ExitError
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted")
 		return ExitError
 	}
-	fmt.Fprintf(stderr, "error: %s\n", text.Sanitize(err.Error()))
+	fmt.Fprintf(stderr, "error: %s\n", termtext.Sanitize(err.Error()))
 	return ExitError
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/text"
 )
 
@@ -67,7 +68,7 @@ func CompleteRepositories(f *Factory) func(*cobra.Command, []string, string) ([]
 				break
 			}
 			if strings.HasPrefix(r.Name, toComplete) {
-				names = append(names, text.SanitizeLine(r.Name)+"\t"+text.SanitizeLine(r.Description))
+				names = append(names, termtext.Line(r.Name)+"\t"+termtext.Line(r.Description))
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
@@ -87,7 +88,7 @@ func CompleteTeams(f *Factory) func(*cobra.Command, []string, string) ([]string,
 				break
 			}
 			if strings.HasPrefix(t.Name, toComplete) {
-				names = append(names, text.SanitizeLine(t.Name)+"\t"+text.SanitizeLine(t.Organization))
+				names = append(names, termtext.Line(t.Name)+"\t"+termtext.Line(t.Organization))
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/chartctl/chartctl/client/termtext"
 )
 
 // Table prints rows of fields. On a terminal the columns are aligned and,
@@ -37,7 +39,7 @@ func (t *Table) Header(cols ...string) {
 // on a terminal (it is applied after alignment, so escape sequences do not
 // count towards the width).
 func (t *Table) AddField(s string, color ...func(string) string) {
-	t.current = append(t.current, SanitizeLine(s))
+	t.current = append(t.current, termtext.Line(s))
 	var c func(string) string
 	if len(color) > 0 {
 		c = color[0]
@@ -70,7 +72,7 @@ func (t *Table) Render() error {
 	if len(t.header) > 0 {
 		h := make([]string, len(t.header))
 		for i, c := range t.header {
-			h[i] = strings.ToUpper(SanitizeLine(c))
+			h[i] = strings.ToUpper(termtext.Line(c))
 		}
 		all = append([][]string{h}, all...)
 		colors = append([][]func(string) string{nil}, colors...)

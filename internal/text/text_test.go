@@ -5,59 +5,6 @@ import (
 	"testing"
 )
 
-func TestSanitize(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{"plain", "hello world", "hello world"},
-		{"newline and tab kept", "a\tb\nc", "a\tb\nc"},
-		{"CSI colour", "\x1b[31mred\x1b[0m", "red"},
-		{"CSI clear screen", "x\x1b[2J\x1b[Hy", "xy"},
-		{"CSI private mode", "a\x1b[?25lb", "ab"},
-		{"OSC title BEL", "\x1b]0;pwned\x07text", "text"},
-		{"OSC hyperlink ST", "\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\", "click"},
-		{"DCS", "a\x1bPq#0;2;0;0;0\x1b\\b", "ab"},
-		{"two-char ESC", "a\x1bcb", "ab"},
-		{"charset ESC", "a\x1b(Bb", "ab"},
-		{"C0 controls", "a\x00b\x07c\x08d\re\x7f", "abcde"},
-		{"8-bit CSI", "a\u009b31mb", "ab"},
-		{"8-bit OSC", "a\u009d0;title\u009cb", "ab"},
-		{"C1 control", "a\u0085b", "ab"},
-		{"unicode kept", "héllo 世界 🚀", "héllo 世界 🚀"},
-		{"invalid utf8 dropped", "a\xffb", "ab"},
-		{"unterminated OSC", "a\x1b]0;never ends", "a"},
-		{"lone ESC at end", "abc\x1b", "abc"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Sanitize(tt.in); got != tt.want {
-				t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestSanitizeLine(t *testing.T) {
-	if got := SanitizeLine("a\nb\tc\x1b[1m"); got != "a b c" {
-		t.Errorf("SanitizeLine = %q", got)
-	}
-}
-
-func FuzzSanitize(f *testing.F) {
-	f.Add("\x1b[31mred\x1b]0;t\x07\u009b1m")
-	f.Fuzz(func(t *testing.T, s string) {
-		out := Sanitize(s)
-		for _, r := range out {
-			if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-				t.Fatalf("Sanitize(%q) = %q keeps control %U", s, out, r)
-			}
-		}
-		if Sanitize(out) != out {
-			t.Fatalf("Sanitize not idempotent on %q", s)
-		}
-	})
-}
-
 func TestTruncate(t *testing.T) {
 	tests := []struct {
 		w        int

@@ -21,13 +21,13 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/browser"
 	"github.com/chartctl/chartctl/internal/cmd/apikey/create"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/config"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/keyring"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // DefaultTimeout is how long login waits for the browser to come back.
@@ -158,7 +158,7 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 		where = "the system keyring"
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%s Logged in to %s as %s (credentials stored in %s)\n",
-		cs.SuccessIcon(), server, cs.Bold(text.SanitizeLine(me.Email)), where)
+		cs.SuccessIcon(), server, cs.Bold(termtext.Line(me.Email)), where)
 	return nil
 }
 
@@ -284,7 +284,7 @@ func handleCallback(ctx context.Context, cfg *oauth2.Config, r *http.Request, st
 		if d := q.Get("error_description"); d != "" {
 			msg += ": " + d
 		}
-		return callbackResult{err: &cmdutil.AuthError{Err: fmt.Errorf("sign-in failed: %s", text.SanitizeLine(msg))}}
+		return callbackResult{err: &cmdutil.AuthError{Err: fmt.Errorf("sign-in failed: %s", termtext.Line(msg))}}
 	}
 	code := q.Get("code")
 	if code == "" {

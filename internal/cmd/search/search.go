@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/text"
@@ -75,7 +76,7 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 		return cmdutil.PrintJSON(opts.IO.Out, results)
 	}
 	if len(results) == 0 && opts.IO.IsStdoutTTY() {
-		fmt.Fprintf(opts.IO.ErrOut, "No charts match %q.\n", text.SanitizeLine(opts.Query))
+		fmt.Fprintf(opts.IO.ErrOut, "No charts match %q.\n", termtext.Line(opts.Query))
 		return nil
 	}
 	cs := opts.IO.ColorScheme()

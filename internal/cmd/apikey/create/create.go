@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // Scopes are the scopes an API key can carry.
@@ -131,7 +131,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	}
 	if !opts.IO.IsStdoutTTY() {
 		// Piped with -o table: just the value, for `KEY=$(chartctl ...)`.
-		_, err = fmt.Fprintln(opts.IO.Out, text.SanitizeLine(key.Key))
+		_, err = fmt.Fprintln(opts.IO.Out, termtext.Line(key.Key))
 		return err
 	}
 	cs := opts.IO.ColorScheme()
@@ -140,8 +140,8 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		expires = key.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	fmt.Fprintf(opts.IO.Out, "%s Created API key %s (id %s, scopes %s, expires %s)\n\n",
-		cs.SuccessIcon(), cs.Bold(text.SanitizeLine(key.Name)), text.SanitizeLine(key.ID), text.SanitizeLine(strings.Join(key.Scopes, ",")), expires)
-	fmt.Fprintf(opts.IO.Out, "    %s\n\n", text.SanitizeLine(key.Key))
+		cs.SuccessIcon(), cs.Bold(termtext.Line(key.Name)), termtext.Line(key.ID), termtext.Line(strings.Join(key.Scopes, ",")), expires)
+	fmt.Fprintf(opts.IO.Out, "    %s\n\n", termtext.Line(key.Key))
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Copy it now: it will not be shown again.\n", cs.WarningIcon())
 	return err
 }

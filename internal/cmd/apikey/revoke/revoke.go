@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // RevokeOptions are the inputs of `api-key revoke`.
@@ -47,6 +47,6 @@ func revokeRun(ctx context.Context, opts *RevokeOptions) error {
 	if _, err := c.APIKeys.Revoke(ctx, opts.ID); err != nil {
 		return fmt.Errorf("revoke API key %s: %w", opts.ID, err)
 	}
-	_, err = fmt.Fprintf(opts.IO.Out, "%s Revoked API key %s\n", opts.IO.ColorScheme().SuccessIcon(), text.SanitizeLine(opts.ID))
+	_, err = fmt.Fprintf(opts.IO.Out, "%s Revoked API key %s\n", opts.IO.ColorScheme().SuccessIcon(), termtext.Line(opts.ID))
 	return err
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/keyring"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // StatusOptions are the inputs of `auth status`.
@@ -110,8 +110,8 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if me.Admin {
 		role = " (server admin)"
 	}
-	fmt.Fprintf(w, "  %s Logged in as %s%s\n", cs.SuccessIcon(), cs.Bold(text.SanitizeLine(me.Email)), role)
+	fmt.Fprintf(w, "  %s Logged in as %s%s\n", cs.SuccessIcon(), cs.Bold(termtext.Line(me.Email)), role)
 	fmt.Fprintf(w, "  Credential: %s from %s\n", st.Credential, source)
-	_, err = fmt.Fprintf(w, "  Scopes: %s\n", text.SanitizeLine(strings.Join(me.Scopes, ", ")))
+	_, err = fmt.Fprintf(w, "  Scopes: %s\n", termtext.Line(strings.Join(me.Scopes, ", ")))
 	return err
 }

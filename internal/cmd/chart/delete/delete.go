@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // DeleteOptions are the inputs of `chart delete`.
@@ -68,6 +68,6 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 		return fmt.Errorf("delete %s %s from %s: %w", opts.Name, opts.Version, opts.Repo, err)
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted %s %s from %s\n", opts.IO.ColorScheme().SuccessIcon(),
-		text.SanitizeLine(opts.Name), text.SanitizeLine(opts.Version), text.SanitizeLine(opts.Repo))
+		termtext.Line(opts.Name), termtext.Line(opts.Version), termtext.Line(opts.Repo))
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/text"
@@ -72,7 +73,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return cmdutil.PrintJSON(opts.IO.Out, charts)
 	}
 	if len(charts) == 0 && opts.IO.IsStdoutTTY() {
-		fmt.Fprintf(opts.IO.ErrOut, "No charts in %s. Push one with: chartctl chart push PATH --repo %s\n", text.SanitizeLine(opts.Repo), text.SanitizeLine(opts.Repo))
+		fmt.Fprintf(opts.IO.ErrOut, "No charts in %s. Push one with: chartctl chart push PATH --repo %s\n", termtext.Line(opts.Repo), termtext.Line(opts.Repo))
 		return nil
 	}
 	cs := opts.IO.ColorScheme()

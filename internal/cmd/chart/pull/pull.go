@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // PullOptions are the inputs of `chart pull`.
@@ -110,7 +110,7 @@ func pullRun(ctx context.Context, opts *PullOptions) error {
 			etag = "sha256:" + etag
 		}
 		if etag != digest {
-			return fmt.Errorf("pull %s %s: the archive's digest %s is not the server's %s", opts.Name, version, digest, text.SanitizeLine(etag))
+			return fmt.Errorf("pull %s %s: the archive's digest %s is not the server's %s", opts.Name, version, digest, termtext.Line(etag))
 		}
 	}
 	if err := os.Rename(tmp.Name(), dest); err != nil {
@@ -120,7 +120,7 @@ func pullRun(ctx context.Context, opts *PullOptions) error {
 		return cmdutil.PrintJSON(opts.IO.Out, pulled{Name: opts.Name, Version: version, Digest: digest, Path: dest})
 	}
 	if opts.IO.IsStdoutTTY() {
-		_, err = fmt.Fprintf(opts.IO.Out, "%s Pulled %s %s to %s\n  digest: %s\n", opts.IO.ColorScheme().SuccessIcon(), text.SanitizeLine(opts.Name), text.SanitizeLine(version), dest, digest)
+		_, err = fmt.Fprintf(opts.IO.Out, "%s Pulled %s %s to %s\n  digest: %s\n", opts.IO.ColorScheme().SuccessIcon(), termtext.Line(opts.Name), termtext.Line(version), dest, digest)
 		return err
 	}
 	_, err = fmt.Fprintln(opts.IO.Out, dest)

@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // ProgressThreshold is the archive size from which a progress bar is shown
@@ -115,10 +115,10 @@ func pushRun(ctx context.Context, opts *PushOptions) error {
 	if opts.IO.IsStdoutTTY() {
 		cs := opts.IO.ColorScheme()
 		_, err = fmt.Fprintf(opts.IO.Out, "%s Pushed %s %s to %s\n  digest: %s\n", cs.SuccessIcon(),
-			cs.Bold(text.SanitizeLine(res.Name)), text.SanitizeLine(res.Version), text.SanitizeLine(opts.Repo), text.SanitizeLine(res.Digest))
+			cs.Bold(termtext.Line(res.Name)), termtext.Line(res.Version), termtext.Line(opts.Repo), termtext.Line(res.Digest))
 		return err
 	}
-	_, err = fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", text.SanitizeLine(res.Name), text.SanitizeLine(res.Version), text.SanitizeLine(res.Digest))
+	_, err = fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", termtext.Line(res.Name), termtext.Line(res.Version), termtext.Line(res.Digest))
 	return err
 }
 

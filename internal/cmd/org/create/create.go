@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // CreateOptions are the inputs of `org create`.
@@ -55,6 +55,6 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, org)
 	}
-	_, err = fmt.Fprintf(opts.IO.Out, "%s Created organization %s\n", opts.IO.ColorScheme().SuccessIcon(), text.SanitizeLine(org.Name))
+	_, err = fmt.Fprintf(opts.IO.Out, "%s Created organization %s\n", opts.IO.ColorScheme().SuccessIcon(), termtext.Line(org.Name))
 	return err
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // CreateOptions are the inputs of `repo create`.
@@ -80,6 +80,6 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		owner = *repo.Organization
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s)\n",
-		cs.SuccessIcon(), text.SanitizeLine(repo.Visibility), cs.Bold(text.SanitizeLine(repo.Name)), text.SanitizeLine(owner))
+		cs.SuccessIcon(), termtext.Line(repo.Visibility), cs.Bold(termtext.Line(repo.Name)), termtext.Line(owner))
 	return err
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // DeleteOptions are the inputs of `repo delete`.
@@ -61,6 +61,6 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 		return fmt.Errorf("delete repository %s: %w", opts.Name, err)
 	}
 	cs := opts.IO.ColorScheme()
-	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted repository %s\n", cs.SuccessIcon(), text.SanitizeLine(opts.Name))
+	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted repository %s\n", cs.SuccessIcon(), termtext.Line(opts.Name))
 	return err
 }

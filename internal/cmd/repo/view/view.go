@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // ViewOptions are the inputs of `repo view`.
@@ -62,19 +62,19 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	helmURL := strings.TrimSuffix(c.BaseURL.String(), "/") + "/helm/" + repo.Name
 	cs := opts.IO.ColorScheme()
 	w := opts.IO.Out
-	fmt.Fprintf(w, "%s\n", cs.Bold(text.SanitizeLine(repo.Name)))
+	fmt.Fprintf(w, "%s\n", cs.Bold(termtext.Line(repo.Name)))
 	if repo.Description != "" {
-		fmt.Fprintf(w, "%s\n", text.Sanitize(repo.Description))
+		fmt.Fprintf(w, "%s\n", termtext.Sanitize(repo.Description))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "id:           %s\n", text.SanitizeLine(repo.ID))
-	fmt.Fprintf(w, "visibility:   %s\n", text.SanitizeLine(repo.Visibility))
-	fmt.Fprintf(w, "organization: %s\n", text.SanitizeLine(org))
+	fmt.Fprintf(w, "id:           %s\n", termtext.Line(repo.ID))
+	fmt.Fprintf(w, "visibility:   %s\n", termtext.Line(repo.Visibility))
+	fmt.Fprintf(w, "organization: %s\n", termtext.Line(org))
 	fmt.Fprintf(w, "created:      %s\n", repo.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
-	fmt.Fprintf(w, "helm url:     %s\n", text.SanitizeLine(helmURL))
+	fmt.Fprintf(w, "helm url:     %s\n", termtext.Line(helmURL))
 	if opts.IO.IsStdoutTTY() {
 		fmt.Fprintf(w, "\n%s\n  helm repo add %s %s --username x --password $CHARTCTL_TOKEN\n",
-			cs.Gray("Use it with Helm:"), text.SanitizeLine(repo.Name), text.SanitizeLine(helmURL))
+			cs.Gray("Use it with Helm:"), termtext.Line(repo.Name), termtext.Line(helmURL))
 	}
 	return nil
 }

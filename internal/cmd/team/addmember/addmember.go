@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // Roles are the roles a team member can have.
@@ -74,6 +74,6 @@ func addMemberRun(ctx context.Context, opts *AddMemberOptions) error {
 		return cmdutil.PrintJSON(opts.IO.Out, m)
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Added %s to team %s as %s\n", opts.IO.ColorScheme().SuccessIcon(),
-		text.SanitizeLine(m.Email), text.SanitizeLine(opts.Team), text.SanitizeLine(m.Role))
+		termtext.Line(m.Email), termtext.Line(opts.Team), termtext.Line(m.Role))
 	return err
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
-	"github.com/chartctl/chartctl/internal/text"
 )
 
 // CreateOptions are the inputs of `team create`.
@@ -62,6 +62,6 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		return cmdutil.PrintJSON(opts.IO.Out, team)
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Created team %s in %s\n", opts.IO.ColorScheme().SuccessIcon(),
-		text.SanitizeLine(team.Name), text.SanitizeLine(team.Organization))
+		termtext.Line(team.Name), termtext.Line(team.Organization))
 	return err
 }

@@ -1,11 +1,11 @@
-package tui
+package termtext
 
 import (
 	"testing"
 	"unicode/utf8"
 )
 
-func TestSanitize(t *testing.T) {
+func TestLine(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
@@ -32,35 +32,45 @@ func TestSanitize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := sanitize(tt.in)
+			got := Line(tt.in)
 			if got != tt.want {
-				t.Errorf("sanitize(%q) = %q, want %q", tt.in, got, tt.want)
+				t.Errorf("Line(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 			for _, r := range got {
 				if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
-					t.Errorf("sanitize(%q) kept control %U", tt.in, r)
+					t.Errorf("Line(%q) kept control %U", tt.in, r)
 				}
 			}
 			if !utf8.ValidString(got) {
-				t.Errorf("sanitize(%q) = %q is not valid UTF-8", tt.in, got)
+				t.Errorf("Line(%q) = %q is not valid UTF-8", tt.in, got)
 			}
 		})
 	}
 }
 
-func FuzzSanitize(f *testing.F) {
+func FuzzLine(f *testing.F) {
 	f.Add("\x1b]0;pwned\x07")
 	f.Add("\x1b[31mred")
 	f.Add("a\u009b1;2Hb")
 	f.Fuzz(func(t *testing.T, s string) {
-		got := sanitize(s)
+		got := Line(s)
 		for _, r := range got {
 			if r < 0x20 || (r >= 0x7f && r <= 0x9f) || isBidiControl(r) {
-				t.Fatalf("sanitize(%q) = %q keeps control %U", s, got, r)
+				t.Fatalf("Line(%q) = %q keeps control %U", s, got, r)
 			}
 		}
-		if sanitize(got) != got {
-			t.Fatalf("sanitize is not idempotent on %q", s)
+		if Line(got) != got {
+			t.Fatalf("Line is not idempotent on %q", s)
 		}
 	})
+}
+
+func TestSanitizeKeepsLayout(t *testing.T) {
+	in := "Line one\n\tindented \x1b[1mbold\x1b[0m\r\n"
+	if got, want := Sanitize(in), "Line one\n\tindented bold\n"; got != want {
+		t.Fatalf("Sanitize(%q) = %q, want %q", in, got, want)
+	}
+	if got, want := Line(in), "Line one  indented bold "; got != want {
+		t.Fatalf("Line(%q) = %q, want %q", in, got, want)
+	}
 }

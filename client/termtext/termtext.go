@@ -1,19 +1,22 @@
-package tui
+// Package termtext makes text that came from a chartctl server safe to
+// print in a terminal. Chart descriptions, names and messages are written
+// by other people; printed as they are, an escape sequence in one could
+// retitle the terminal, move the cursor or hide earlier output. The CLI and
+// the terminal browser both print server text through this package.
+package termtext
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// sanitize makes text that came from the server safe to print inside the
-// TUI. It removes ANSI escape sequences (CSI, OSC, DCS, SOS, PM, APC and
-// two-byte escapes, in their 7-bit and 8-bit forms), C0 and C1 control
-// characters, DEL and the Unicode bidirectional overrides, so a chart
-// description can neither retitle the terminal, move the cursor, nor
-// reorder what is displayed. Tabs and line breaks become single spaces
-// because every string is shown on one line or re-wrapped by the layout.
-// Invalid UTF-8 bytes become U+FFFD.
-func sanitize(s string) string {
+// Sanitize removes from s what could drive a terminal: ANSI escape
+// sequences (CSI, OSC, DCS, SOS, PM, APC and two-byte escapes, in their
+// 7-bit and 8-bit forms), C0 and C1 control characters other than newline
+// and tab, DEL, and the Unicode bidirectional overrides (which could make
+// text read differently from what it is). Invalid UTF-8 bytes become
+// U+FFFD.
+func Sanitize(s string) string {
 	if isPlain(s) {
 		return s
 	}
@@ -36,13 +39,11 @@ func sanitize(s string) string {
 		case r == 0x9d, r == 0x90, r == 0x98, r == 0x9e, r == 0x9f: // 8-bit OSC, DCS, SOS, PM, APC
 			i = skipString(s, i+size)
 			continue
-		case r == '\t' || r == '\n' || r == '\r':
-			b.WriteByte(' ')
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			// Other C0/C1 controls and DEL are dropped.
+			// Other C0/C1 controls (carriage return included) and DEL.
 		case isBidiControl(r):
-			// Bidirectional overrides could make text read differently
-			// from what it is.
 		default:
 			b.WriteString(s[i : i+size])
 		}
@@ -51,11 +52,26 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// isPlain reports whether s is printable ASCII only, the common case that
-// needs no copy.
+// Line is Sanitize for text shown on one line (a table cell, a status
+// line): newlines, tabs and carriage returns also become single spaces.
+func Line(s string) string {
+	s = Sanitize(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"))
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// isPlain reports whether s is printable ASCII (and newlines and tabs),
+// the common case that needs no copy.
 func isPlain(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
+		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
 			return false
 		}
 	}
