@@ -12,7 +12,7 @@ HELM4_VERSION ?= v4.3.1
 HELM3_VERSION ?= v3.22.0
 FUZZTIME  ?= 5s
 
-.PHONY: help build run test test-short fuzz lint completions bench tools release-snapshot clean
+.PHONY: help build run test test-short fuzz lint completions bench tools release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -56,8 +56,13 @@ tools: ## install Helm 4 and Helm 3 into .tools/ (used by the Helm compatibility
 	GOBIN=$(TOOLS)/helm4 $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION)
 	GOBIN=$(TOOLS)/helm3 $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM3_VERSION)
 
+GORELEASER = $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.4
+
 release-snapshot: ## build release archives locally with goreleaser
-	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.4 release --snapshot --clean
+	$(GORELEASER) release --snapshot --clean
+
+release-check: ## validate .goreleaser.yaml
+	$(GORELEASER) check
 
 clean: ## remove build output
 	rm -rf bin dist
