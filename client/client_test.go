@@ -86,13 +86,6 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	_ = json.NewEncoder(w).Encode(ErrorBody{Error: ErrorDetail{Code: code, Message: msg}})
 }
 
-func testMethod(tb testing.TB, r *http.Request, want string) {
-	tb.Helper()
-	if r.Method != want {
-		tb.Errorf("method = %s, want %s", r.Method, want)
-	}
-}
-
 func testQuery(tb testing.TB, r *http.Request, want url.Values) {
 	tb.Helper()
 	got := r.URL.Query()
