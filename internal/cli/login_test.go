@@ -105,7 +105,7 @@ func TestLoginEndToEnd(t *testing.T) {
 		t.Fatalf("repo create with the stored token: %d %s %s", code, stdout, stderr)
 	}
 	code, stdout, _ = run(t, newFactory(t, dir, nil), "auth", "status", "-o", "table")
-	if code != ExitOK || !strings.Contains(stdout, "Credential: OAuth token from keyring") {
+	if code != ExitOK || !strings.Contains(stdout, "Credential: OAuth token from ") || !strings.Contains(stdout, "credentials.json") {
 		t.Errorf("auth status: %d %s", code, stdout)
 	}
 

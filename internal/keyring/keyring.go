@@ -107,27 +107,34 @@ func (s *Store) FilePath() string { return s.file }
 
 // Get returns the credential stored for server, or ErrNotFound.
 func (s *Store) Get(server string) (*Credential, error) {
+	c, _, err := s.Lookup(server)
+	return c, err
+}
+
+// Lookup is Get that also says where the credential was found: "the
+// system keyring" or the fallback file's path.
+func (s *Store) Lookup(server string) (*Credential, string, error) {
 	if s.backend != nil {
 		secret, err := s.call("read from", func() (string, error) { return s.backend.Get(Service, server) })
 		if err == nil {
 			var c Credential
 			if err := json.Unmarshal([]byte(secret), &c); err != nil {
-				return nil, fmt.Errorf("decode the credential for %s from the keyring: %w", server, err)
+				return nil, "", fmt.Errorf("decode the credential for %s from the keyring: %w", server, err)
 			}
-			return &c, nil
+			return &c, "the system keyring", nil
 		}
 		// Not found, or no keyring: the credential may be in the file,
 		// written while the keyring was out of reach.
 	}
 	all, err := s.readFile()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c, ok := all[server]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, "", ErrNotFound
 	}
-	return c, nil
+	return c, s.file, nil
 }
 
 // Set stores c for server and returns where it went: "keyring" or the

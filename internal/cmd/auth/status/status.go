@@ -81,9 +81,12 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 		if err != nil {
 			return err
 		}
-		cred, err := kr.Get(server)
+		cred, where, err := kr.Lookup(server)
 		if err != nil && !errors.Is(err, keyring.ErrNotFound) {
 			return err
+		}
+		if where != "" {
+			source = where
 		}
 		if cred != nil && cred.APIKey != "" {
 			st.Credential = "API key"
