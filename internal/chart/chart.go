@@ -43,14 +43,17 @@ type Limits struct {
 
 // DefaultLimits returns the limits Read applies by default: 5,000 entries,
 // 5 MiB per file (Helm 3's per-file cap), 100 MiB decompressed in total
-// (Helm's cap) and 1 MiB for Chart.yaml. Real charts stay far below all of
-// them; the largest public charts hold a few hundred files.
+// (Helm's cap) and 256 KiB for Chart.yaml. Real charts stay far below all
+// of them; the largest public charts hold a few hundred files, and a
+// Chart.yaml of even a hundred dependencies is a few KiB. The Chart.yaml cap
+// also bounds what a hostile document can make the YAML decoder allocate
+// before it refuses excessive aliasing (about 90 MiB at 1 MiB).
 func DefaultLimits() Limits {
 	return Limits{
 		MaxFiles:         5000,
 		MaxFileSize:      5 << 20,
 		MaxTotalSize:     100 << 20,
-		MaxChartYAMLSize: 1 << 20,
+		MaxChartYAMLSize: 256 << 10,
 	}
 }
 
