@@ -53,7 +53,25 @@ func mustBinary(t *testing.T) string {
 type proc struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and many readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) WriteString(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.WriteString(s)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 var servingRE = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
@@ -68,7 +86,7 @@ func startServe(t *testing.T, bin, data string, extra ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}}
+	p := &proc{cmd: cmd, stderr: &syncBuffer{}}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -280,4 +298,33 @@ func TestSIGTERMDrainsAndExits(t *testing.T) {
 	}
 	// The store was closed cleanly: a new server opens it at once.
 	startServe(t, bin, data)
+}
+
+// TestDebugListenerServesPprof checks the opt-in pprof listener and that
+// the main listener does not serve pprof.
+func TestDebugListenerServesPprof(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := mustBinary(t)
+	p := startServe(t, bin, t.TempDir(), "--debug-addr", "127.0.0.1:0")
+	var debugURL string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && debugURL == ""; time.Sleep(50 * time.Millisecond) {
+		if m := regexp.MustCompile(`pprof serving" url=(\S+)`).FindStringSubmatch(p.stderr.String()); m != nil {
+			debugURL = m[1]
+		}
+	}
+	if debugURL == "" {
+		t.Fatalf("no pprof listener logged:\n%s", p.stderr)
+	}
+	resp, err := http.Get(debugURL)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("pprof index: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(p.url + "/debug/pprof/")
+	if err != nil || resp.StatusCode != 404 {
+		t.Fatalf("pprof on the main listener: %v %v", err, resp)
+	}
+	resp.Body.Close()
 }
