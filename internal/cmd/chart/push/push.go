@@ -168,7 +168,9 @@ func (p *progressBar) update(sent, total int64) {
 	}
 	p.drawn, p.last = true, pct
 	filled := p.width * pct / 100
-	fmt.Fprintf(p.w, "\rUploading [%s%s] %3d%% %s / %s", strings.Repeat("=", filled), strings.Repeat(" ", p.width-filled), pct, humanBytes(sent), humanBytes(total))
+	// Erase the line before drawing: a shorter line ("1.0 MiB" after
+	// "512.0 KiB") would otherwise leave the tail of the previous one.
+	fmt.Fprintf(p.w, "\r\x1b[KUploading [%s%s] %3d%% %s / %s", strings.Repeat("=", filled), strings.Repeat(" ", p.width-filled), pct, humanBytes(sent), humanBytes(total))
 }
 
 func (p *progressBar) done() {

@@ -123,3 +123,46 @@ func TestProgressBar(t *testing.T) {
 		}
 	}
 }
+
+// terminalLine is what a terminal shows on the one line the bar draws on:
+// "\r" returns to the first column, "\x1b[K" erases to the end of the
+// line, and other characters overwrite what is under the cursor.
+func terminalLine(out string) string {
+	var line []rune
+	col := 0
+	for len(out) > 0 {
+		switch {
+		case strings.HasPrefix(out, "\r"):
+			col, out = 0, out[1:]
+		case strings.HasPrefix(out, "\x1b[K"):
+			line, out = line[:col], out[3:]
+		default:
+			r := []rune(out)[0]
+			if col < len(line) {
+				line[col] = r
+			} else {
+				line = append(line, r)
+			}
+			col++
+			out = out[len(string(r)):]
+		}
+	}
+	return string(line)
+}
+
+func TestProgressBarLeavesNoResidue(t *testing.T) {
+	ios, _, _, stderr := iostreams.Test()
+	bar := &progressBar{w: ios.ErrOut, width: 10}
+	// "512.0 KiB / 1.0 MiB" is longer than "1.0 MiB / 1.0 MiB", which
+	// once left "1.0 MiB / 1.0 MiBiB" on the screen.
+	bar.update(512<<10, 1<<20)
+	bar.update(1<<20, 1<<20)
+	got := terminalLine(stderr.String())
+	if want := "Uploading [==========] 100% 1.0 MiB / 1.0 MiB"; got != want {
+		t.Errorf("terminal shows %q, want %q", got, want)
+	}
+	bar.done()
+	if got := terminalLine(stderr.String()); got != "" {
+		t.Errorf("after done the line shows %q, want it cleared", got)
+	}
+}
