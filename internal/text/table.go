@@ -9,7 +9,8 @@ import (
 )
 
 // Table prints rows of fields. On a terminal the columns are aligned and,
-// when a width is known, the widest column is truncated to fit; elsewhere
+// when a width is known, the widest column is truncated to fit (columns
+// marked with KeepWhole, such as ids, never are); elsewhere
 // (a pipe, a file) every row is one line of tab-separated fields, easy to
 // cut and awk. Every field is passed through SanitizeLine.
 type Table struct {
@@ -17,6 +18,7 @@ type Table struct {
 	tty     bool
 	width   int
 	header  []string
+	whole   map[int]bool
 	rows    [][]string
 	current []string
 	curCol  []func(string) string
@@ -33,6 +35,17 @@ func NewTable(w io.Writer, tty bool, width int) *Table {
 // Header sets the column titles, printed only on a terminal.
 func (t *Table) Header(cols ...string) {
 	t.header = cols
+}
+
+// KeepWhole marks columns (counted from 0) that are never truncated to fit
+// the terminal: ids and names a user copies into the next command.
+func (t *Table) KeepWhole(cols ...int) {
+	if t.whole == nil {
+		t.whole = map[int]bool{}
+	}
+	for _, c := range cols {
+		t.whole[c] = true
+	}
 }
 
 // AddField adds a field to the current row; color, when given, styles it
@@ -114,13 +127,13 @@ func (t *Table) fit(widths []int) {
 		return n
 	}
 	for total() > t.width {
-		widest := 0
+		widest := -1
 		for i, w := range widths {
-			if w > widths[widest] {
+			if !t.whole[i] && (widest < 0 || w > widths[widest]) {
 				widest = i
 			}
 		}
-		if widths[widest] <= 8 {
+		if widest < 0 || widths[widest] <= 8 {
 			return
 		}
 		widths[widest]--

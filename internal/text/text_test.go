@@ -2,6 +2,7 @@ package text
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,24 @@ func TestTablePlain(t *testing.T) {
 	}
 	if want := "stable\tmulti line text\n"; buf.String() != want {
 		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+}
+
+func TestTableTTYKeepWhole(t *testing.T) {
+	var buf bytes.Buffer
+	tb := NewTable(&buf, true, 40)
+	tb.KeepWhole(0)
+	tb.AddField("key_01M80A3QDF4ABF5XVKBG6KAMN0")
+	tb.AddField("repo:read,repo:write,team:read")
+	tb.EndRow()
+	if err := tb.Render(); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSuffix(buf.String(), "\n")
+	if !strings.HasPrefix(got, "key_01M80A3QDF4ABF5XVKBG6KAMN0  ") {
+		t.Errorf("the kept column was cut: %q", got)
+	}
+	if DisplayWidth(got) > 40 || !strings.HasSuffix(got, "...") {
+		t.Errorf("the other column was not truncated to fit 40 columns: %q", got)
 	}
 }

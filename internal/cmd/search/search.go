@@ -82,6 +82,7 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 	cs := opts.IO.ColorScheme()
 	t := opts.Table()
 	t.Header("repository", "name", "version", "app version", "description")
+	t.KeepWhole(0, 1, 2)
 	for _, r := range results {
 		t.AddField(r.Repository, cs.Gray)
 		t.AddField(r.Name, cs.Bold)

@@ -61,6 +61,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	now := opts.Now()
 	t := opts.Table()
 	t.Header("id", "name", "scopes", "created", "last used", "expires")
+	t.KeepWhole(0)
 	opt := func(p *time.Time, none string) string {
 		if p == nil {
 			return none

@@ -80,6 +80,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	now := opts.Now()
 	t := opts.Table()
 	t.Header("name", "version", "app version", "description", "created")
+	t.KeepWhole(0, 1)
 	for _, ch := range charts {
 		t.AddField(ch.Name, cs.Bold)
 		t.AddField(ch.Version)

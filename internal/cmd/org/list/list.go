@@ -60,6 +60,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	now := opts.Now()
 	t := opts.Table()
 	t.Header("name", "description", "created")
+	t.KeepWhole(0)
 	for _, o := range orgs {
 		t.AddField(o.Name, cs.Bold)
 		t.AddField(o.Description)

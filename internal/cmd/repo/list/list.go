@@ -65,6 +65,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	now := opts.Now()
 	t := opts.Table()
 	t.Header("name", "visibility", "organization", "description", "created")
+	t.KeepWhole(0)
 	for _, r := range repos {
 		org := ""
 		if r.Organization != nil {

@@ -66,6 +66,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	cs := opts.IO.ColorScheme()
 	t := opts.Table()
 	t.Header("name", "organization", "members", "description")
+	t.KeepWhole(0, 1)
 	for _, tm := range teams {
 		t.AddField(tm.Name, cs.Bold)
 		t.AddField(tm.Organization)

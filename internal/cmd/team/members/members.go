@@ -64,6 +64,7 @@ func membersRun(ctx context.Context, opts *MembersOptions) error {
 	now := opts.Now()
 	t := opts.Table()
 	t.Header("email", "role", "added")
+	t.KeepWhole(0)
 	for _, m := range members {
 		t.AddField(m.Email, cs.Bold)
 		t.AddField(m.Role)
