@@ -200,7 +200,7 @@ func TestDiscoverAuthServer(t *testing.T) {
 func TestFuzzyAgo(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	tests := map[time.Duration]string{
-		10 * time.Second:     "less than a minute ago",
+		10 * time.Second:     "just now",
 		time.Minute:          "1 minute ago",
 		5 * time.Hour:        "5 hours ago",
 		3 * 24 * time.Hour:   "3 days ago",

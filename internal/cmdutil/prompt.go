@@ -46,15 +46,16 @@ func FormatTime(ios *iostreams.IOStreams, now, t time.Time) string {
 	return FuzzyAgo(now, t)
 }
 
-// FuzzyAgo describes t relative to now, such as "5 minutes ago" or
-// "in 2 hours".
+// FuzzyAgo describes t relative to now, such as "just now", "5 minutes
+// ago" or "in 2 hours".
 func FuzzyAgo(now, t time.Time) string {
 	d := now.Sub(t)
 	if d < 0 {
 		return "in " + fuzzy(-d)
 	}
 	if d < time.Minute {
-		return "less than a minute ago"
+		// Short, so a fresh timestamp does not widen a table column.
+		return "just now"
 	}
 	return fuzzy(d) + " ago"
 }
