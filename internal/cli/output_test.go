@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,5 +81,46 @@ func TestDeleteConfirmation(t *testing.T) {
 	}
 	if r := srv.Do(t, http.MethodGet, "/v1/repositories/stable", srv.AdminKey, nil); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("repository still there: %d", r.StatusCode)
+	}
+}
+
+// TestRevokeConfirmation checks that `api-key revoke` on a terminal asks
+// first and revokes only on "y"; the key keeps working after a "n".
+func TestRevokeConfirmation(t *testing.T) {
+	srv := testkit.StartServer(t)
+	r := srv.DoJSON(t, http.MethodPost, "/v1/user/api-keys", srv.AdminKey, map[string]any{
+		"name": "ci", "scopes": []string{"repo:read"},
+	})
+	var created struct{ Data struct{ ID, Key string } }
+	err := json.Unmarshal(r.Body, &created)
+	key := created.Data
+	if err != nil || key.ID == "" || key.Key == "" {
+		t.Fatalf("create key: %d %s (%v)", r.StatusCode, r.Body, err)
+	}
+	env := map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey}
+	revoke := func(answer string) (int, string) {
+		ios, in, _, errOut := iostreams.Test()
+		ios.SetStdinTTY(true)
+		ios.SetStdoutTTY(true)
+		in.WriteString(answer)
+		f := newFactory(t, t.TempDir(), env)
+		f.IOStreams = ios
+		return Run(context.Background(), f, Hooks{}, []string{"api-key", "revoke", key.ID}), errOut.String()
+	}
+	works := func() bool {
+		return srv.Do(t, http.MethodGet, "/v1/repositories", key.Key, nil).StatusCode == http.StatusOK
+	}
+	code, stderr := revoke("n\n")
+	if code != ExitError || !strings.Contains(stderr, "Revoke API key "+key.ID+"?") || !strings.Contains(stderr, "Not revoked") {
+		t.Fatalf("answer n: %d %q", code, stderr)
+	}
+	if !works() {
+		t.Fatal("the key was revoked although the answer was n")
+	}
+	if code, stderr := revoke("y\n"); code != ExitOK {
+		t.Fatalf("answer y: %d %q", code, stderr)
+	}
+	if works() {
+		t.Fatal("the key still works after revoke")
 	}
 }

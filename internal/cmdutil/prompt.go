@@ -25,6 +25,23 @@ func ConfirmByName(ios *iostreams.IOStreams, what, name string) error {
 	return nil
 }
 
+// Confirm asks a yes/no question on the terminal; anything but "y" or
+// "yes" is ErrCancel. notDone says what was left undone ("Not revoked").
+// Callers ask only when ios.CanPrompt().
+func Confirm(ios *iostreams.IOStreams, question, notDone string) error {
+	fmt.Fprintf(ios.ErrOut, "%s [y/N] ", question)
+	line, err := bufio.NewReader(ios.In).ReadString('\n')
+	if err != nil && line == "" {
+		return fmt.Errorf("read confirmation: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	fmt.Fprintln(ios.ErrOut, notDone+".")
+	return ErrCancel
+}
+
 // RequireYes is the check of destructive commands: without --yes they
 // must be able to ask.
 func RequireYes(ios *iostreams.IOStreams, yes bool) error {

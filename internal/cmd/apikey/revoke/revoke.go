@@ -18,28 +18,45 @@ type RevokeOptions struct {
 	IO     *iostreams.IOStreams
 	Client func() (*client.Client, error)
 
-	ID string
+	ID  string
+	Yes bool
 }
 
 // NewCmdRevoke returns the `api-key revoke` command.
 func NewCmdRevoke(f *cmdutil.Factory, runF func(*RevokeOptions) error) *cobra.Command {
 	opts := &RevokeOptions{IO: f.IOStreams, Client: f.Client}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke one of your API keys",
-		Long:  "Revoke an API key by its id (see `chartctl api-key list`). It stops working at once.",
-		Args:  cmdutil.ExactArgs(1, "an API key id is required"),
+		Long: `Revoke an API key by its id (see 'chartctl api-key list'). It stops
+working at once, for every script and CI job that uses it. On a terminal
+you are asked to confirm; elsewhere --yes is required.`,
+		Example: `  chartctl api-key list
+  chartctl api-key revoke key_01M80A3NNTTBZK3HHA5SK26SXB
+  chartctl api-key revoke key_01M80A3NNTTBZK3HHA5SK26SXB --yes`,
+		Args: cmdutil.ExactArgs(1, "an API key id is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			if err := cmdutil.RequireYes(opts.IO, opts.Yes); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return revokeRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "revoke without asking")
+	return cmd
 }
 
 func revokeRun(ctx context.Context, opts *RevokeOptions) error {
+	if !opts.Yes {
+		q := fmt.Sprintf("Revoke API key %s? Anything using it stops working.", termtext.Line(opts.ID))
+		if err := cmdutil.Confirm(opts.IO, q, "Not revoked"); err != nil {
+			return err
+		}
+	}
 	c, err := opts.Client()
 	if err != nil {
 		return err
