@@ -53,6 +53,19 @@ func chartVersion(name, version, app, desc string, keywords ...string) client.Ch
 	}
 }
 
+// withChartYAML adds what only the single-version endpoint returns.
+func withChartYAML(c client.Chart, home string, sources []string, maintainers ...client.Maintainer) client.Chart {
+	c.Home, c.Sources, c.Maintainers = home, sources, maintainers
+	return c
+}
+
+// listed is c as a list endpoint returns it: without the size and the
+// Chart.yaml fields only the single-version endpoint carries.
+func listed(c client.Chart) client.Chart {
+	c.Size, c.Home, c.Sources, c.Maintainers = 0, "", nil, nil
+	return c
+}
+
 // newFakeAPI returns the fixture most tests browse.
 func newFakeAPI() *fakeAPI {
 	return &fakeAPI{
@@ -64,7 +77,10 @@ func newFakeAPI() *fakeAPI {
 		charts: map[string][]client.Chart{
 			"apps": {
 				chartVersion("nginx", "1.2.0", "1.25.3", "NGINX web server and reverse proxy", "web", "proxy"),
-				chartVersion("nginx", "1.1.0", "1.25.1", "NGINX web server and reverse proxy", "web", "proxy"),
+				withChartYAML(chartVersion("nginx", "1.1.0", "1.25.1", "NGINX web server and reverse proxy", "web", "proxy"),
+					"https://nginx.org", []string{"https://github.com/nginx/nginx", "https://hg.nginx.org/nginx"},
+					client.Maintainer{Name: "Jane Doe", Email: "jane@example.com"},
+					client.Maintainer{Name: "Zoë \x1b[2JŌkami", URL: "https://zoe.example.org"}),
 				chartVersion("nginx", "1.0.0", "1.24.0", "NGINX web server", "web"),
 				chartVersion("redis", "7.2.0", "7.2.4", "In-memory data store", "database", "cache"),
 			},
@@ -152,12 +168,11 @@ func (f *fakeAPI) ListCharts(ctx context.Context, repo string, page, limit int) 
 		return nil, client.Meta{}, err
 	}
 	// The list does not carry sizes; the version's own endpoint does.
-	var listed []client.Chart
+	var all []client.Chart
 	for _, c := range f.charts[repo] {
-		c.Size = 0
-		listed = append(listed, c)
+		all = append(all, listed(c))
 	}
-	items, meta := pageOf(listed, page, limit)
+	items, meta := pageOf(all, page, limit)
 	return items, meta, nil
 }
 
@@ -168,8 +183,7 @@ func (f *fakeAPI) ChartVersions(ctx context.Context, repo, name string, page, li
 	var versions []client.Chart
 	for _, c := range f.charts[repo] {
 		if c.Name == name {
-			c.Size = 0
-			versions = append(versions, c)
+			versions = append(versions, listed(c))
 		}
 	}
 	items, meta := pageOf(versions, page, limit)

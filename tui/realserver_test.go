@@ -15,7 +15,8 @@ func TestAgainstRealServer(t *testing.T) {
 	srv := testkit.StartServer(t)
 	srv.MustRepo(t, "stable", "public")
 	for _, v := range []string{"1.0.0", "1.1.0"} {
-		if r := srv.Upload(t, "stable", srv.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "redis", Version: v, Description: "Key-value store"}), ""); r.StatusCode != 200 {
+		if r := srv.Upload(t, "stable", srv.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "redis", Version: v, Description: "Key-value store",
+			Extra: "home: https://redis.io\nmaintainers:\n  - name: Jane Doe\n    email: jane@example.com\n"}), ""); r.StatusCode != 200 {
 			t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
 		}
 	}
@@ -41,7 +42,8 @@ func TestAgainstRealServer(t *testing.T) {
 	s.press("enter")
 	s.waitFor("1.0.0")
 	s.press("enter")
-	s.waitFor("sha256:")
+	// The maintainers come from the version's own endpoint.
+	s.waitFor("Jane Doe <jane@example.com>")
 	s.press("tab")
 	s.waitFor("platform")
 	s.press("enter")

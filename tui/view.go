@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
 )
 
@@ -259,19 +260,28 @@ func (m *Model) detailLines(s *screen, w int) []string {
 
 	const labelW = 13
 	valueW := max(w-labelW-2, 10)
-	field := func(label, value string) {
-		if value == "" {
-			value = "–"
+	// fields shows one value per line under a label, each wrapped to the
+	// window; no value shows a dash.
+	fields := func(label string, values ...string) {
+		if len(values) == 0 {
+			values = []string{""}
 		}
-		wrapped := strings.Split(ansi.Wrap(termtext.Line(value), valueW, " ,"), "\n")
-		for i, part := range wrapped {
-			lbl := strings.Repeat(" ", labelW)
-			if i == 0 {
-				lbl = st.label.Render(fit(label, labelW))
+		first := true
+		for _, value := range values {
+			if value == "" {
+				value = "–"
 			}
-			lines = append(lines, " "+lbl+" "+part)
+			for _, part := range strings.Split(ansi.Wrap(termtext.Line(value), valueW, " ,"), "\n") {
+				lbl := strings.Repeat(" ", labelW)
+				if first {
+					lbl = st.label.Render(fit(label, labelW))
+					first = false
+				}
+				lines = append(lines, " "+lbl+" "+part)
+			}
 		}
 	}
+	field := func(label, value string) { fields(label, value) }
 	field("Repository", s.repo)
 	field("Chart", s.chart)
 	field("Version", c.Version)
@@ -281,6 +291,13 @@ func (m *Model) detailLines(s *screen, w int) []string {
 	field("Created", formatTime(c.CreatedAt))
 	field("Keywords", strings.Join(c.Keywords, ", "))
 	field("Description", c.Description)
+	// Home, sources and maintainers come with the version's own metadata,
+	// so they show once it has loaded.
+	if s.loaded {
+		field("Home", c.Home)
+		fields("Sources", c.Sources...)
+		fields("Maintainers", maintainerLines(c.Maintainers)...)
+	}
 
 	lines = append(lines, "", " "+st.title.Render("Install"))
 	server := strings.TrimRight(m.c.opts.Server, "/")
@@ -307,4 +324,26 @@ func (m *Model) detailLines(s *screen, w int) []string {
 // detailScrollMax is the largest useful scroll offset of a detail screen.
 func (m *Model) detailScrollMax(s *screen) int {
 	return max(len(m.detailLines(s, max(m.c.width, 1)))-m.bodyHeight(), 0)
+}
+
+// maintainerLines shows each maintainer as "Name <email> url", leaving out
+// what Chart.yaml does not give.
+func maintainerLines(ms []client.Maintainer) []string {
+	out := make([]string, 0, len(ms))
+	for _, mt := range ms {
+		parts := make([]string, 0, 3)
+		if mt.Name != "" {
+			parts = append(parts, mt.Name)
+		}
+		if mt.Email != "" {
+			parts = append(parts, "<"+mt.Email+">")
+		}
+		if mt.URL != "" {
+			parts = append(parts, mt.URL)
+		}
+		if len(parts) > 0 {
+			out = append(out, strings.Join(parts, " "))
+		}
+	}
+	return out
 }
