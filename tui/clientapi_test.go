@@ -188,3 +188,24 @@ func TestDescribeError(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreachableServerIsNamedBriefly: with the server gone, the status
+// line says why the request failed instead of starting with the request
+// URL and losing the reason past the window's edge.
+func TestUnreachableServerIsNamedBriefly(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	c, err := client.New(url, client.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = NewClientAPI(c).ListRepositories(context.Background(), 1, 50)
+	if err == nil {
+		t.Fatal("listing on a closed server succeeded")
+	}
+	got := describeError(err)
+	if got != "cannot reach the server: connection refused (r to retry)" {
+		t.Errorf("describeError(%v) = %q", err, got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
@@ -37,7 +38,25 @@ func describeError(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "the server did not answer in time (r to retry)"
 	}
+	// A refused connection or an unknown host: the request URL the SDK
+	// wraps it in would fill the line, so say what failed, briefly.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return "cannot reach the server: " + termtext.Line(rootCause(ue.Err).Error()) + " (r to retry)"
+	}
 	return "error: " + termtext.Line(err.Error())
+}
+
+// rootCause returns the innermost error of a chain of single wraps, which
+// for a network failure is the short reason ("connection refused").
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func withMessage(prefix, msg string) string {
