@@ -124,3 +124,44 @@ func TestRevokeConfirmation(t *testing.T) {
 		t.Fatal("the key still works after revoke")
 	}
 }
+
+// TestEmptyListsOnTerminal checks that an empty list on a terminal says
+// so, and what to do next, instead of printing a bare header.
+func TestEmptyListsOnTerminal(t *testing.T) {
+	srv := testkit.StartServer(t)
+	srv.MustRepo(t, "stable", "")
+	srv.Upload(t, "stable", srv.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "nginx", Version: "1.0.0"}), "")
+	env := map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey}
+	list := func(args ...string) (string, string) {
+		t.Helper()
+		ios, _, out, errOut := iostreams.Test()
+		ios.SetStdoutTTY(true)
+		f := newFactory(t, t.TempDir(), env)
+		f.IOStreams = ios
+		if code := Run(context.Background(), f, Hooks{}, args); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		return out.String(), errOut.String()
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"org", "list"}, "No organizations yet. Create one with: chartctl org create NAME"},
+		{[]string{"chart", "list", "--repo", "stable", "--version", "9.9.9"}, "No chart versions in stable match --version 9.9.9."},
+	} {
+		stdout, stderr := list(tc.args...)
+		if stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: stdout %q, stderr %q, want %q on stderr", tc.args, stdout, stderr, tc.want)
+		}
+	}
+	if r := srv.DoJSON(t, http.MethodPost, "/v1/organizations", srv.AdminKey, map[string]string{"name": "acme"}); r.StatusCode != http.StatusOK && r.StatusCode != http.StatusCreated {
+		t.Fatalf("create org: %d %s", r.StatusCode, r.Body)
+	}
+	if r := srv.DoJSON(t, http.MethodPost, "/v1/teams", srv.AdminKey, map[string]string{"name": "devs", "organization": "acme"}); r.StatusCode != http.StatusOK && r.StatusCode != http.StatusCreated {
+		t.Fatalf("create team: %d %s", r.StatusCode, r.Body)
+	}
+	if stdout, stderr := list("team", "members", "devs"); stdout != "" || !strings.Contains(stderr, "No members in team devs. Add one with: chartctl team add-member devs --email EMAIL") {
+		t.Errorf("team members: stdout %q, stderr %q", stdout, stderr)
+	}
+}

@@ -57,6 +57,10 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, keys)
 	}
+	if len(keys) == 0 && opts.IO.IsStdoutTTY() {
+		fmt.Fprintln(opts.IO.ErrOut, "No API keys. Create one with: chartctl api-key create --name NAME --scopes repo:read")
+		return nil
+	}
 	cs := opts.IO.ColorScheme()
 	now := opts.Now()
 	t := opts.Table()

@@ -73,6 +73,11 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return cmdutil.PrintJSON(opts.IO.Out, charts)
 	}
 	if len(charts) == 0 && opts.IO.IsStdoutTTY() {
+		if opts.Name != "" || opts.Version != "" {
+			// The repository may well have charts, just none that match.
+			fmt.Fprintf(opts.IO.ErrOut, "No chart versions in %s match%s.\n", termtext.Line(opts.Repo), filterText(opts.Name, opts.Version))
+			return nil
+		}
 		fmt.Fprintf(opts.IO.ErrOut, "No charts in %s. Push one with: chartctl chart push PATH --repo %s\n", termtext.Line(opts.Repo), termtext.Line(opts.Repo))
 		return nil
 	}
@@ -90,4 +95,16 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		t.EndRow()
 	}
 	return t.Render()
+}
+
+// filterText describes the --name and --version filters that are set.
+func filterText(name, version string) string {
+	var s string
+	if name != "" {
+		s += " --name " + termtext.Line(name)
+	}
+	if version != "" {
+		s += " --version " + termtext.Line(version)
+	}
+	return s
 }

@@ -56,6 +56,10 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, orgs)
 	}
+	if len(orgs) == 0 && opts.IO.IsStdoutTTY() {
+		fmt.Fprintln(opts.IO.ErrOut, "No organizations yet. Create one with: chartctl org create NAME")
+		return nil
+	}
 	cs := opts.IO.ColorScheme()
 	now := opts.Now()
 	t := opts.Table()

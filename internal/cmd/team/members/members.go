@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/text"
@@ -59,6 +60,11 @@ func membersRun(ctx context.Context, opts *MembersOptions) error {
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, members)
+	}
+	if len(members) == 0 && opts.IO.IsStdoutTTY() {
+		fmt.Fprintf(opts.IO.ErrOut, "No members in team %s. Add one with: chartctl team add-member %s --email EMAIL\n",
+			termtext.Line(opts.Team), termtext.Line(opts.Team))
+		return nil
 	}
 	cs := opts.IO.ColorScheme()
 	now := opts.Now()
