@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
@@ -134,4 +136,27 @@ func TestCompletionsCurrent(t *testing.T) {
 			t.Errorf("%s is stale: run `make completions`", path)
 		}
 	}
+}
+
+// TestHelpHasExamples fails when a command's --help shows no example: a
+// new user learns a command from its examples first.
+func TestHelpHasExamples(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	root := NewRootCmd(cmdutil.New(ios, func(string) string { return "" }), wiring())
+	// serve documents its flags at length; completion shows per-shell
+	// usage in its long text; tui belongs to the terminal browser.
+	skip := map[string]bool{"chartctl serve": true, "chartctl completion": true, "chartctl tui": true, "chartctl help": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Hidden || skip[c.CommandPath()] || c == root {
+			return
+		}
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%q has no Example", c.CommandPath())
+		}
+	}
+	walk(root)
 }

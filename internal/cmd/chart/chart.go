@@ -16,6 +16,9 @@ func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chart <command>",
 		Short: "Push, list, pull and delete charts",
+		Example: `  chartctl chart push ./mychart --repo stable
+  chartctl chart list --repo stable
+  chartctl chart pull mychart --repo stable`,
 	}
 	cmd.AddCommand(
 		push.NewCmdPush(f, nil),

@@ -34,6 +34,8 @@ func NewCmdLogout(f *cmdutil.Factory, runF func(*LogoutOptions) error) *cobra.Co
 		Short: "Forget the stored credential of a server",
 		Long: `Forget the credential stored for the server. An OAuth refresh token is
 also revoked on the server, so the session ends there too.`,
+		Example: `  chartctl logout
+  chartctl logout --server https://charts.example.com`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.HTTPClient = f.HTTPClient

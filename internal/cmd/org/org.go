@@ -14,6 +14,8 @@ func NewCmdOrg(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "org <command>",
 		Short: "List and create organizations",
+		Example: `  chartctl org create acme
+  chartctl org list`,
 	}
 	cmd.AddCommand(list.NewCmdList(f, nil), create.NewCmdCreate(f, nil))
 	return cmd

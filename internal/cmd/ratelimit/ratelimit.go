@@ -36,6 +36,8 @@ func NewCmdRateLimit(f *cmdutil.Factory, runF func(*RateLimitOptions) error) *co
 		Long: `Show your rate-limit buckets: global (every request of your credential),
 search (per client address) and, with --repo, that repository's uploads.
 Asking does not count against any of them.`,
+		Example: `  chartctl rate-limit
+  chartctl rate-limit --repo stable`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.WantsJSON()

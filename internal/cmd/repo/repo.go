@@ -18,6 +18,9 @@ func NewCmdRepo(f *cmdutil.Factory) *cobra.Command {
 		Short: "Create, list, view and delete chart repositories",
 		Long: `Chart repositories hold charts. Each is also a plain Helm repository at
 SERVER/helm/NAME.`,
+		Example: `  chartctl repo create stable --description "Stable charts"
+  chartctl repo list
+  chartctl repo view stable`,
 	}
 	cmd.AddCommand(
 		create.NewCmdCreate(f, nil),

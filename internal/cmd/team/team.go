@@ -19,6 +19,9 @@ func NewCmdTeam(f *cmdutil.Factory) *cobra.Command {
 		Long: `Teams belong to organizations. A user's role in an organization is the
 highest of their roles in its teams: member (read), maintainer (also create
 repositories and push charts) or owner (also manage teams and members).`,
+		Example: `  chartctl team create platform --org acme
+  chartctl team add-member platform --email ada@example.com
+  chartctl team members platform`,
 	}
 	cmd.AddCommand(
 		list.NewCmdList(f, nil),

@@ -20,7 +20,9 @@ func NewCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date",
-		Args:  cmdutil.NoArgs,
+		Example: `  chartctl version
+  chartctl version -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.Flags.Output == cmdutil.OutputJSON {
 				return cmdutil.PrintJSON(f.IOStreams.Out, map[string]string{

@@ -31,7 +31,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List your API keys (without their values)",
-		Args:    cmdutil.NoArgs,
+		Example: `  chartctl api-key list
+  chartctl api-key list -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.WantsJSON()
 			if runF != nil {

@@ -42,7 +42,9 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 	return &cobra.Command{
 		Use:   "status",
 		Short: "Show the server, account and scopes of the credential in use",
-		Args:  cmdutil.NoArgs,
+		Example: `  chartctl auth status
+  chartctl auth status --server https://charts.example.com`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.WantsJSON()
 			if runF != nil {

@@ -32,6 +32,8 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Short: "Delete a chart version",
 		Long: `Delete one chart version from a repository. On a terminal you are asked
 to confirm; elsewhere --yes is required.`,
+		Example: `  chartctl chart delete nginx 1.2.3 --repo stable
+  chartctl chart delete nginx 1.2.3 --repo stable --yes`,
 		Args: cmdutil.ExactArgs(2, "a chart name and a version are required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name, opts.Version = args[0], args[1]

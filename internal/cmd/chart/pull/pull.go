@@ -40,6 +40,8 @@ func NewCmdPull(f *cmdutil.Factory, runF func(*PullOptions) error) *cobra.Comman
 		Long: `Download a chart version's archive to NAME-VERSION.tgz in the current
 directory (or -d DIR). Without --version the newest version is pulled. The
 archive's digest is checked against the server's.`,
+		Example: `  chartctl chart pull nginx --repo stable
+  chartctl chart pull nginx --repo stable --version 1.2.3 -d ./charts`,
 		Args: cmdutil.ExactArgs(1, "a chart name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]

@@ -27,9 +27,10 @@ type CreateOptions struct {
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IOStreams, Client: f.Client}
 	cmd := &cobra.Command{
-		Use:   "create NAME",
-		Short: "Create an organization; you become its owner",
-		Args:  cmdutil.ExactArgs(1, "an organization name is required"),
+		Use:     "create NAME",
+		Short:   "Create an organization; you become its owner",
+		Example: `  chartctl org create acme --description "Acme Inc"`,
+		Args:    cmdutil.ExactArgs(1, "an organization name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			opts.JSON = f.WantsJSON()

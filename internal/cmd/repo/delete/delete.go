@@ -30,6 +30,8 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Short: "Delete a repository and all its charts",
 		Long: `Delete a repository and all its charts. On a terminal you are asked to
 type the repository's name; elsewhere --yes is required.`,
+		Example: `  chartctl repo delete old-charts
+  chartctl repo delete old-charts --yes`,
 		Args:              cmdutil.ExactArgs(1, "a repository name is required"),
 		ValidArgsFunction: cmdutil.FirstArgOnly(cmdutil.CompleteRepositories(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -30,7 +30,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List the repositories you can read",
-		Args:    cmdutil.NoArgs,
+		Example: `  chartctl repo list
+  chartctl repo list -o json | jq -r '.[].name'`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.WantsJSON()
 			if runF != nil {

@@ -27,8 +27,10 @@ type ViewOptions struct {
 func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Command {
 	opts := &ViewOptions{IO: f.IOStreams, Client: f.Client}
 	cmd := &cobra.Command{
-		Use:               "view NAME",
-		Short:             "Show a repository and how to use it with Helm",
+		Use:   "view NAME",
+		Short: "Show a repository and how to use it with Helm",
+		Example: `  chartctl repo view stable
+  chartctl repo view stable -o json`,
 		Args:              cmdutil.ExactArgs(1, "a repository name is required"),
 		ValidArgsFunction: cmdutil.FirstArgOnly(cmdutil.CompleteRepositories(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -31,7 +31,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List the teams you can see",
-		Args:    cmdutil.NoArgs,
+		Example: `  chartctl team list
+  chartctl team list --org acme`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.WantsJSON()
 			if runF != nil {

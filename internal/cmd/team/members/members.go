@@ -30,8 +30,10 @@ type MembersOptions struct {
 func NewCmdMembers(f *cmdutil.Factory, runF func(*MembersOptions) error) *cobra.Command {
 	opts := &MembersOptions{IO: f.IOStreams, Client: f.Client, Table: f.NewTable, Now: time.Now}
 	cmd := &cobra.Command{
-		Use:               "members TEAM",
-		Short:             "List the members of a team",
+		Use:   "members TEAM",
+		Short: "List the members of a team",
+		Example: `  chartctl team members platform
+  chartctl team members platform -o json`,
 		Args:              cmdutil.ExactArgs(1, "a team name is required"),
 		ValidArgsFunction: cmdutil.FirstArgOnly(cmdutil.CompleteTeams(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
