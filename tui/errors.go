@@ -12,16 +12,24 @@ import (
 	"github.com/chartctl/chartctl/client/termtext"
 )
 
+// notSignedIn is the status line's text for a 401 when Options do not
+// say where the credential came from.
+const notSignedIn = "not signed in: run chartctl login"
+
 // describeError turns an error of the API into the status line's text:
 // short, telling the user what to do, and sanitized since the message
-// comes from the server.
-func describeError(err error) string {
+// comes from the server. unauthorized is the text for a 401; empty means
+// notSignedIn.
+func describeError(err error, unauthorized string) string {
 	var ce *client.Error
 	if errors.As(err, &ce) {
 		msg := termtext.Line(ce.Message)
 		switch ce.StatusCode {
 		case http.StatusUnauthorized:
-			return "not signed in: run chartctl login"
+			if unauthorized != "" {
+				return termtext.Line(unauthorized)
+			}
+			return notSignedIn
 		case http.StatusForbidden:
 			return withMessage("forbidden", msg)
 		case http.StatusNotFound:

@@ -227,7 +227,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		s.loading = false
 		if msg.err != nil {
 			s.failed = true
-			m.status = describeError(msg.err)
+			m.status = describeError(msg.err, m.c.opts.Unauthorized)
 			return nil
 		}
 		s.appendPage(msg)
@@ -252,7 +252,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		s.loading = false
 		if msg.err != nil {
 			s.failed = true
-			m.status = describeError(msg.err)
+			m.status = describeError(msg.err, m.c.opts.Unauthorized)
 			return nil
 		}
 		s.detail = msg.chart

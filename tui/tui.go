@@ -62,6 +62,10 @@ type Options struct {
 	PageSize int
 	// NoColor turns colours off. Run turns it on when NO_COLOR is set.
 	NoColor bool
+	// Unauthorized is what the status line says when the server refuses
+	// the credential (401), naming where it came from and what to do;
+	// empty means "not signed in: run chartctl login".
+	Unauthorized string
 	// RequestTimeout bounds each API call. Zero means DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// Input and Output replace the terminal's stdin and stdout when set.

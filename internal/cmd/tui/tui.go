@@ -19,19 +19,36 @@ import (
 type TUIOptions struct {
 	IO     *iostreams.IOStreams
 	Server func() (string, error)
-	// Client builds the API client for server; the browser's client never
-	// prints retry notices (they would scramble the screen) and gives up on
-	// a long wait so the status line can say how long it is.
-	Client func(server string) (*client.Client, error)
+	// Client builds the API client for server and says where its
+	// credential comes from ("--token", "CHARTCTL_TOKEN", "keyring", or ""
+	// without one); the browser's client never prints retry notices (they
+	// would scramble the screen) and gives up on a long wait so the status
+	// line can say how long it is.
+	Client func(server string) (c *client.Client, credential string, err error)
+}
+
+// unauthorizedHint is the status line's text when the server refuses the
+// credential that came from source, the same advice the other commands
+// give.
+func unauthorizedHint(source string) string {
+	switch source {
+	case "--token":
+		return "the --token was refused: check it, or drop it and run chartctl login"
+	case cmdutil.EnvToken:
+		return cmdutil.EnvToken + " was refused: check it, or unset it and run chartctl login"
+	case "":
+		return "not signed in: run chartctl login"
+	}
+	return "your sign-in was refused (expired or revoked): run chartctl login"
 }
 
 // NewCmdTUI returns the `tui` command.
 func NewCmdTUI(f *cmdutil.Factory, runF func(*TUIOptions) error) *cobra.Command {
 	opts := &TUIOptions{IO: f.IOStreams, Server: f.Server}
-	opts.Client = func(server string) (*client.Client, error) {
-		ts, _, err := f.Token(context.Background(), server)
+	opts.Client = func(server string) (*client.Client, string, error) {
+		ts, source, err := f.Token(context.Background(), server)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		copts := []client.Option{
 			client.WithUserAgent("chartctl/" + build.Version),
@@ -44,7 +61,8 @@ func NewCmdTUI(f *cmdutil.Factory, runF func(*TUIOptions) error) *cobra.Command 
 		if ts != nil {
 			copts = append(copts, client.WithTokenSource(ts))
 		}
-		return client.New(server, copts...)
+		c, err := client.New(server, copts...)
+		return c, source, err
 	}
 	cmd := &cobra.Command{
 		Use:   "tui",
@@ -75,9 +93,14 @@ func tuiRun(ctx context.Context, opts *TUIOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := opts.Client(server)
+	c, source, err := opts.Client(server)
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)
 	}
-	return tui.Run(ctx, tui.NewClientAPI(c), tui.Options{Server: server, Input: opts.IO.In, Output: opts.IO.Out})
+	return tui.Run(ctx, tui.NewClientAPI(c), tui.Options{
+		Server:       server,
+		Unauthorized: unauthorizedHint(source),
+		Input:        opts.IO.In,
+		Output:       opts.IO.Out,
+	})
 }
