@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,6 +46,11 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	password := c.FormValue("password")
 	sp := SignInPage{Email: email, ReturnTo: returnTo}
 	ip := d.opts.ClientIP(c.Request())
+	// Checking the throttle, comparing the password and counting a failure
+	// happen under the locks of the address and the account, so parallel
+	// attempts cannot all pass the check before the first failure counts.
+	defer d.attempts.lock("ip:" + ip)()
+	defer d.attempts.lock("account:" + email)()
 	if blocked, _ := d.byIP.Blocked(ip); blocked {
 		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
 		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
@@ -142,4 +148,47 @@ func (d *Dashboard) sweepDue(now time.Time) bool {
 	}
 	d.lastSweep = now
 	return true
+}
+
+// keyedLocks serializes sign-in attempts that share a throttle key (an
+// address or an account). The throttle's check and its count of a failure
+// are separate steps with a slow password comparison between them; without
+// this, a burst of parallel guesses would all pass the check before the
+// first failure counted. Entries exist only while someone holds or waits
+// for them.
+type keyedLocks struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lock takes key's lock and returns the function that releases it. Callers
+// taking two keys take them in one fixed order (address, then account), so
+// no two attempts wait on each other.
+func (k *keyedLocks) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
 }

@@ -96,6 +96,7 @@ type Dashboard struct {
 	pages      map[string]*template.Template
 	byAccount  *ratelimit.Throttle
 	byIP       *ratelimit.Throttle
+	attempts   keyedLocks
 	dummyOnce  sync.Once
 	dummyHash  string
 	checkPass  func(hash, pw string) bool
