@@ -21,12 +21,22 @@ import (
 	"github.com/chartctl/chartctl/server"
 )
 
-// handleCreateClient registers an OAuth client (server admins only). A
-// confidential client's secret is in this response only; it is stored
-// hashed.
+// handleCreateClient registers an OAuth client (server admins only, with
+// a credential that carries every scope). A confidential client's secret
+// is in this response only; it is stored hashed.
+//
+// A registered client can ask any user of the server for any scope on
+// this server's own consent page, so registering one is as powerful as
+// every scope together: a narrow admin credential (a read-only CI key, an
+// access token a third-party app holds) must not do it.
 func (p *Provider) handleCreateClient(c echo.Context) error {
-	if !server.PrincipalOf(c).IsAdmin() {
+	pr := server.PrincipalOf(c)
+	if !pr.IsAdmin() {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may register OAuth clients.")
+	}
+	if all := chartctl.Scopes(chartctl.AllScopes); !pr.Scopes.Covers(all) {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="insufficient_scope", scope="`+all.String()+`"`)
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Registering an OAuth client needs a credential with every scope (%s); this one has %s.", all.String(), pr.Scopes.String())
 	}
 	var req client.CreateOAuthClientRequest
 	if err := decodeJSON(c, &req); err != nil {
