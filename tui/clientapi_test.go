@@ -109,14 +109,14 @@ func TestClientAPIOverHTTP(t *testing.T) {
 	}
 
 	_, _, err = api.SearchCharts(ctx, "limited", 1, 50)
-	if got := describeError(err, ""); got != "rate limited, retry in 120s" {
+	if got := describeError(err, "", fixedTime); got != "rate limited until 10:32:00, then r retries" {
 		t.Errorf("429 shows %q (from %v)", got, err)
 	}
 	if remaining, _, _ := api.RateLimit(); remaining != 0 {
 		t.Errorf("remaining after a 429 = %d, want 0", remaining)
 	}
 	_, _, err = api.ListCharts(ctx, "nope", 1, 50)
-	if got := describeError(err, ""); got != "not found: repository not found" {
+	if got := describeError(err, "", fixedTime); got != "not found: repository not found" {
 		t.Errorf("404 shows %q", got)
 	}
 
@@ -177,13 +177,13 @@ func TestDescribeError(t *testing.T) {
 		{&client.Error{StatusCode: 401, Message: "token expired"}, notSignedIn},
 		{&client.Error{StatusCode: 403, Message: "missing scope team:read"}, "forbidden: missing scope team:read"},
 		{&client.Error{StatusCode: 404, Message: "team \x1b]0;x\x07ops not found"}, "not found: team ops not found"},
-		{&client.Error{StatusCode: 429, RetryAfter: 1500e6}, "rate limited, retry in 2s"},
+		{&client.Error{StatusCode: 429, RetryAfter: 1500e6}, "rate limited until 10:30:02, then r retries"},
 		{&client.Error{StatusCode: 429}, "rate limited, retry later"},
 		{&client.Error{StatusCode: 503, Message: "shutting down"}, "server error 503: shutting down"},
 		{context.DeadlineExceeded, "the server did not answer in time (r to retry)"},
 	}
 	for _, tt := range tests {
-		if got := describeError(tt.err, ""); got != tt.want {
+		if got := describeError(tt.err, "", fixedTime); got != tt.want {
 			t.Errorf("describeError(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
@@ -204,7 +204,7 @@ func TestUnreachableServerIsNamedBriefly(t *testing.T) {
 	if err == nil {
 		t.Fatal("listing on a closed server succeeded")
 	}
-	got := describeError(err, "")
+	got := describeError(err, "", fixedTime)
 	if got != "cannot reach the server: connection refused (r to retry)" {
 		t.Errorf("describeError(%v) = %q", err, got)
 	}
@@ -213,10 +213,10 @@ func TestUnreachableServerIsNamedBriefly(t *testing.T) {
 func TestDescribeErrorNamesTheRefusedCredential(t *testing.T) {
 	err := &client.Error{StatusCode: 401, Message: "invalid credential"}
 	hint := "CHARTCTL_TOKEN was refused: check it, or unset it and run chartctl login"
-	if got := describeError(err, hint); got != hint {
+	if got := describeError(err, hint, fixedTime); got != hint {
 		t.Errorf("401 with a hint shows %q", got)
 	}
-	if got := describeError(err, "bad \x1b[2Jhint"); got != "bad hint" {
+	if got := describeError(err, "bad \x1b[2Jhint", fixedTime); got != "bad hint" {
 		t.Errorf("the hint is not sanitized: %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
@@ -19,8 +20,10 @@ const notSignedIn = "not signed in: run chartctl login"
 // describeError turns an error of the API into the status line's text:
 // short, telling the user what to do, and sanitized since the message
 // comes from the server. unauthorized is the text for a 401; empty means
-// notSignedIn.
-func describeError(err error, unauthorized string) string {
+// notSignedIn. A rate limit's end is shown as the clock time after now,
+// which stays true while the message is on screen (a count of seconds
+// would go stale).
+func describeError(err error, unauthorized string, now time.Time) string {
 	var ce *client.Error
 	if errors.As(err, &ce) {
 		msg := termtext.Line(ce.Message)
@@ -36,8 +39,8 @@ func describeError(err error, unauthorized string) string {
 			return withMessage("not found", msg)
 		case http.StatusTooManyRequests:
 			if ce.RetryAfter > 0 {
-				secs := int(math.Ceil(ce.RetryAfter.Seconds()))
-				return fmt.Sprintf("rate limited, retry in %ds", secs)
+				until := now.Add(time.Duration(math.Ceil(ce.RetryAfter.Seconds())) * time.Second)
+				return fmt.Sprintf("rate limited until %s, then r retries", until.Format("15:04:05"))
 			}
 			return "rate limited, retry later"
 		}

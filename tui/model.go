@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
@@ -34,6 +35,7 @@ type common struct {
 	opts          Options
 	styles        styles
 	keys          keyMap
+	now           func() time.Time // the clock; tests fix it
 }
 
 // Model is the browser's root bubbletea model. Create it with New.
@@ -69,6 +71,7 @@ func New(api API, opts Options) Model {
 			opts:   opts,
 			styles: st,
 			keys:   newKeyMap(),
+			now:    time.Now,
 		},
 		spinner: spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(st.spinner)),
 	}
@@ -227,7 +230,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		s.loading = false
 		if msg.err != nil {
 			s.failed = true
-			m.status = describeError(msg.err, m.c.opts.Unauthorized)
+			m.status = describeError(msg.err, m.c.opts.Unauthorized, m.c.now())
 			return nil
 		}
 		s.appendPage(msg)
@@ -252,7 +255,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		s.loading = false
 		if msg.err != nil {
 			s.failed = true
-			m.status = describeError(msg.err, m.c.opts.Unauthorized)
+			m.status = describeError(msg.err, m.c.opts.Unauthorized, m.c.now())
 			return nil
 		}
 		s.detail = msg.chart

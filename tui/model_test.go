@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
@@ -64,6 +65,7 @@ func newTestModel(t *testing.T, api API, width, height int) Model {
 	t.Helper()
 	lipgloss.SetColorProfile(termenv.Ascii)
 	m := New(api, Options{Server: testServer, PageSize: 50})
+	m.c.now = func() time.Time { return fixedTime }
 	m = settle(t, m, tea.WindowSizeMsg{Width: width, Height: height})
 	for _, msg := range exec(m.Init()) {
 		m = settle(t, m, msg)
@@ -162,7 +164,7 @@ func TestPagingStopsOnErrorUntilRefresh(t *testing.T) {
 	api.setErr("ListRepositories", &client.Error{StatusCode: 429, Code: client.CodeRateLimitExceeded, RetryAfter: 5e9})
 
 	m = settle(t, m, tea.KeyMsg{Type: tea.KeyEnd})
-	if !strings.Contains(m.status, "retry in 5s") {
+	if !strings.Contains(m.status, "until 10:30:05") {
 		t.Fatalf("status = %q, want the rate limit", m.status)
 	}
 	before := len(api.callLog())

@@ -27,6 +27,7 @@ func setupSession(t *testing.T, api API, width, height int) *session {
 	t.Helper()
 	lipgloss.SetColorProfile(termenv.Ascii)
 	m := New(api, Options{Server: testServer, PageSize: 50})
+	m.c.now = func() time.Time { return fixedTime }
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(width, height))
 	return &session{t: t, tm: tm}
 }
@@ -224,7 +225,7 @@ func TestBrowse(t *testing.T) {
 		}, func(s *session) {
 			s.waitFor("Cluster infrastructure")
 			s.press("/", "n", "g", "enter")
-			s.waitFor("retry in 42s")
+			s.waitFor("rate limited until 10:30:42, then r retries")
 		}},
 	}
 	for _, tt := range tests {
