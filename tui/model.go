@@ -229,11 +229,21 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		s.loading = false
 		if msg.err != nil {
+			// A failed refresh leaves the rows it would have replaced.
+			s.refill = nil
 			s.failed = true
 			m.status = describeError(msg.err, m.c.opts.Unauthorized, m.c.now())
 			return nil
 		}
-		s.appendPage(msg)
+		if s.refill != nil {
+			s.refill.appendPage(msg)
+			if !s.refillDone() {
+				return m.load(s, s.refill.page+1)
+			}
+			s.swapRefill()
+		} else {
+			s.appendPage(msg)
+		}
 		s.loaded = true
 		s.applyFilter()
 		s.scrollInto(m.listHeight(s))

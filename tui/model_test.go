@@ -342,3 +342,72 @@ func TestFastTypingIsSplitIntoKeys(t *testing.T) {
 		t.Errorf("after paste, filter = %q", got)
 	}
 }
+
+// TestRefreshKeepsPlaceDeepInTheList: refreshing with the cursor on the
+// last of three loaded pages reloads as many pages, keeps the old rows on
+// screen meanwhile, and leaves the cursor on the same row.
+func TestRefreshKeepsPlaceDeepInTheList(t *testing.T) {
+	api := newFakeAPI()
+	api.repos = manyRepos(120)
+	m := newTestModel(t, api, 100, 30)
+	for i := 0; i < 3; i++ { // each End loads one more page
+		m = settle(t, m, tea.KeyMsg{Type: tea.KeyEnd})
+	}
+	m = settle(t, m, tea.KeyMsg{Type: tea.KeyUp})
+	if got := m.current().selectedKey(); got != "repo-118" {
+		t.Fatalf("before refresh the cursor is on %q", got)
+	}
+	api.repos[118].Description = "changed on the server"
+	before := len(pageCalls(api, "ListRepositories"))
+
+	m, pending := step(t, m, press("r"))
+	for len(pending) > 0 {
+		if s := m.current(); len(s.rows) != 120 || s.selectedKey() != "repo-118" {
+			t.Fatalf("while refreshing: %d rows, cursor on %q; want the old 120 rows, cursor kept", len(s.rows), s.selectedKey())
+		}
+		var next []tea.Msg
+		for _, msg := range pending {
+			var out []tea.Msg
+			m, out = step(t, m, msg)
+			next = append(next, out...)
+		}
+		pending = next
+	}
+	s := m.current()
+	if s.selectedKey() != "repo-118" || len(s.rows) != 120 || !s.done {
+		t.Errorf("after refresh: cursor on %q, %d rows, done=%v; want repo-118 of all 120", s.selectedKey(), len(s.rows), s.done)
+	}
+	if r, _ := s.current(); r.cells[3] != "changed on the server" {
+		t.Errorf("refresh did not load the new description: %q", r.cells)
+	}
+	if got := pageCalls(api, "ListRepositories")[before:]; !slices.Equal(got, []string{"ListRepositories::1", "ListRepositories::2", "ListRepositories::3"}) {
+		t.Errorf("refresh requested %v, want pages 1 to 3 once", got)
+	}
+	if !strings.Contains(m.View(), cursorMarker+"repo-118") {
+		t.Errorf("the selected row is not on screen after refresh:\n%s", m.View())
+	}
+}
+
+// TestFailedRefreshKeepsRows: a refresh that fails on a later page leaves
+// the rows that were shown, and the error in the status line.
+func TestFailedRefreshKeepsRows(t *testing.T) {
+	api := newFakeAPI()
+	api.repos = manyRepos(120)
+	m := newTestModel(t, api, 100, 30)
+	for i := 0; i < 3; i++ { // each End loads one more page
+		m = settle(t, m, tea.KeyMsg{Type: tea.KeyEnd})
+	}
+
+	m, pending := step(t, m, press("r"))
+	api.setErr("ListRepositories", &client.Error{StatusCode: 503, Message: "restarting"})
+	for _, msg := range pending {
+		m = settle(t, m, msg) // page 1 succeeds, page 2 fails
+	}
+	s := m.current()
+	if len(s.rows) != 120 || s.selectedKey() != "repo-119" || s.loading || m.inflight != 0 {
+		t.Errorf("after a failed refresh: %d rows, cursor on %q, loading=%v, inflight=%d", len(s.rows), s.selectedKey(), s.loading, m.inflight)
+	}
+	if m.status != "server error 503: restarting" {
+		t.Errorf("status = %q", m.status)
+	}
+}

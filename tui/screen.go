@@ -232,6 +232,13 @@ type screen struct {
 	gen     int  // bumped by refresh; answers for older generations are dropped
 	keepKey string
 
+	// refill collects the pages of a refresh while the old rows stay on
+	// screen; they replace the old ones once as many pages are in as were
+	// loaded before (refillPages) or the list ended, so a refresh keeps the
+	// cursor on its row however far down the list it was.
+	refill      *screen
+	refillPages int
+
 	detail client.Chart // viewDetail
 	scroll int          // viewDetail: first line shown
 }
@@ -256,17 +263,31 @@ func (s *screen) current() (row, bool) {
 	return s.rows[s.visible[s.cursor]], true
 }
 
-// reset forgets the loaded rows for a refresh, remembering the row under
-// the cursor to select it again.
+// reset starts a refresh: pages load into a fresh refill screen while the
+// rows shown stay, and the row under the cursor is remembered to select
+// it again.
 func (s *screen) reset() {
 	if r, ok := s.current(); ok {
 		s.keepKey = r.key
 	}
 	s.gen++
-	s.page = 0
-	s.total = 0
-	s.done = false
 	s.failed = false
+	if s.isList() {
+		s.refill = &screen{id: s.id, kind: s.kind}
+		s.refillPages = max(s.page, 1)
+	}
+}
+
+// refillDone reports whether a refresh has loaded as much as was shown.
+func (s *screen) refillDone() bool {
+	return s.refill.done || s.refill.page >= s.refillPages
+}
+
+// swapRefill replaces the rows with those a refresh loaded.
+func (s *screen) swapRefill() {
+	f := s.refill
+	s.rows, s.groups, s.page, s.total, s.done = f.rows, f.groups, f.page, f.total, f.done
+	s.refill = nil
 }
 
 // appendPage adds one page of items. Page 1 replaces what was there.
