@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -80,6 +81,15 @@ func Run(ctx context.Context, f *cmdutil.Factory, h Hooks, args []string) int {
 }
 
 func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
+	code := printErrorOnly(f, root, cmd, err)
+	var hint *cmdutil.HintError
+	if errors.As(err, &hint) && hint.Hint != "" {
+		fmt.Fprintln(f.IOStreams.ErrOut, termtext.Sanitize(hint.Hint))
+	}
+	return code
+}
+
+func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 	stderr := f.IOStreams.ErrOut
 	cs := f.IOStreams.ColorScheme()
 	if cmd == nil {
@@ -89,6 +99,7 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 	var authErr *cmdutil.AuthError
 	var apiErr *client.Error
 	var opErr *net.OpError
+	var urlErr *url.Error
 	switch {
 	case errors.Is(err, cmdutil.ErrSilent):
 		return ExitError
@@ -118,17 +129,50 @@ func printError(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int {
 		if apiErr.StatusCode == 429 && apiErr.RetryAfter > 0 {
 			fmt.Fprintf(stderr, "The rate limit resets in %s; see `chartctl rate-limit`.\n", apiErr.RetryAfter)
 		}
+		if apiErr.StatusCode == http.StatusForbidden {
+			fmt.Fprintln(stderr, "To see the account and scopes of the credential in use, run: chartctl auth status")
+		}
 		return ExitError
 	case errors.As(err, &opErr):
-		server, _ := f.Server()
-		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", server, termtext.Sanitize(opErr.Err.Error()))
+		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", serverOf(f), termtext.Sanitize(opErr.Err.Error()))
+		fmt.Fprintln(stderr, serverHint(f, "Check that the server is running and the address is right"))
 		return ExitError
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted")
 		return ExitError
+	case errors.As(err, &urlErr):
+		// A transport failure other than a refused or unresolvable address
+		// (TLS, a plain-HTTP answer to https://): its own text repeats the
+		// URL, so name the server once and say what went wrong.
+		fmt.Fprintf(stderr, "error: cannot talk to %s: %s\n", serverOf(f), termtext.Sanitize(urlErr.Err.Error()))
+		fmt.Fprintln(stderr, serverHint(f, "Check the address, http:// or https://"))
+		return ExitError
 	}
 	fmt.Fprintf(stderr, "error: %s\n", termtext.Sanitize(err.Error()))
 	return ExitError
+}
+
+func serverOf(f *cmdutil.Factory) string {
+	server, err := f.Server()
+	if err != nil {
+		return "the server"
+	}
+	return server
+}
+
+// serverHint says what to check, and where the server address came from;
+// a new user who never named one learns that a default was tried.
+func serverHint(f *cmdutil.Factory, check string) string {
+	switch {
+	case f.Flags.Server != "":
+		return check + "; the address came from --server."
+	case f.Getenv(cmdutil.EnvServer) != "":
+		return check + "; the address came from " + cmdutil.EnvServer + "."
+	}
+	if c, err := f.Config(); err == nil && c.CurrentServer != "" {
+		return check + "; it is the server of your last login. Name another with --server or " + cmdutil.EnvServer + "."
+	}
+	return "No server was named, so chartctl tried " + cmdutil.DefaultServer + ". Name yours with --server or " + cmdutil.EnvServer + ", or start one with: chartctl serve"
 }
 
 // errorMessage is the message of an error chain, with an API error in it

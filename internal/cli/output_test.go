@@ -165,3 +165,35 @@ func TestEmptyListsOnTerminal(t *testing.T) {
 		t.Errorf("team members: stdout %q, stderr %q", stdout, stderr)
 	}
 }
+
+// TestServerHint checks that a connection failure names where the server
+// address came from, and the default when none was named.
+func TestServerHint(t *testing.T) {
+	f := newFactory(t, t.TempDir(), nil)
+	if got := serverHint(f, "Check"); !strings.Contains(got, "No server was named, so chartctl tried "+cmdutil.DefaultServer) {
+		t.Errorf("no server named: %q", got)
+	}
+	f = newFactory(t, t.TempDir(), map[string]string{cmdutil.EnvServer: "http://127.0.0.1:1"})
+	if got := serverHint(f, "Check"); got != "Check; the address came from CHARTCTL_SERVER." {
+		t.Errorf("from the environment: %q", got)
+	}
+	f.Flags.Server = "http://127.0.0.1:1"
+	if got := serverHint(f, "Check"); got != "Check; the address came from --server." {
+		t.Errorf("from --server: %q", got)
+	}
+}
+
+// TestHTTPSToPlainServer checks that talking TLS to a plain-HTTP server
+// gives one short line, not Go's error with the URL twice.
+func TestHTTPSToPlainServer(t *testing.T) {
+	srv := testkit.StartServer(t)
+	env := map[string]string{cmdutil.EnvServer: strings.Replace(srv.URL, "http://", "https://", 1), cmdutil.EnvToken: srv.AdminKey}
+	code, _, stderr := run(t, newFactory(t, t.TempDir(), env), "repo", "list", "--max-retries", "0")
+	if code != ExitError {
+		t.Fatalf("exit %d, want %d", code, ExitError)
+	}
+	want := "error: cannot talk to " + env[cmdutil.EnvServer] + ": http: server gave HTTP response to HTTPS client\n"
+	if !strings.HasPrefix(stderr, want) || strings.Contains(stderr, `Get "`) {
+		t.Errorf("stderr %q, want it to start with %q", stderr, want)
+	}
+}

@@ -3,6 +3,9 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"net/http"
+
+	"github.com/chartctl/chartctl/client"
 )
 
 // FlagError is a usage error: a bad flag, argument or combination of them.
@@ -38,3 +41,38 @@ var ErrSilent = errors.New("silent error")
 
 // ErrCancel means the user declined a confirmation; nothing was done.
 var ErrCancel = errors.New("cancelled")
+
+// HintError is an error with the user's next step, which the command line
+// prints on a line of its own after the error.
+type HintError struct {
+	Err  error
+	Hint string
+}
+
+func (e *HintError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *HintError) Unwrap() error { return e.Err }
+
+// IsNotFound reports whether err is the server's 404 answer.
+func IsNotFound(err error) bool {
+	var ce *client.Error
+	return errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound
+}
+
+// HintNotFound adds hint to err when err is the server's 404 answer, and
+// returns every other error as it is.
+func HintNotFound(err error, hint string) error {
+	if err == nil || !IsNotFound(err) {
+		return err
+	}
+	return &HintError{Err: err, Hint: hint}
+}
+
+// HintRepoList is the next step after an unknown repository.
+const HintRepoList = "To see the repositories you can read, run: chartctl repo list"
+
+// HintChartList is the next step after an unknown chart or version in repo.
+func HintChartList(repo string) string {
+	return "To see the charts in " + repo + ", run: chartctl chart list --repo " + repo
+}

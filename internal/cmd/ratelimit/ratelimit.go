@@ -59,7 +59,7 @@ func rateLimitRun(ctx context.Context, opts *RateLimitOptions) error {
 	}
 	rl, _, err := c.RateLimit.Get(ctx, opts.Repo)
 	if err != nil {
-		return fmt.Errorf("get rate limits: %w", err)
+		return cmdutil.HintNotFound(fmt.Errorf("get rate limits: %w", err), cmdutil.HintRepoList)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, rl)

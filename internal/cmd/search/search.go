@@ -38,7 +38,12 @@ name, description and keywords. Each chart is shown once, at its newest
 version; name matches come first.`,
 		Example: `  chartctl search nginx
   chartctl search "ingress controller" --repo stable`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmdutil.FlagErrorf("a search query is required")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query = strings.Join(args, " ")
 			opts.JSON = f.WantsJSON()
@@ -65,7 +70,7 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 	results := []*client.SearchResult{}
 	for r, err := range c.Search.All(ctx, opts.Query, client.SearchOptions{Repository: opts.Repo, ListOptions: client.ListOptions{Limit: min(opts.Limit, 100)}}) {
 		if err != nil {
-			return fmt.Errorf("search %q: %w", opts.Query, err)
+			return cmdutil.HintNotFound(fmt.Errorf("search %q: %w", opts.Query, err), cmdutil.HintRepoList)
 		}
 		results = append(results, r)
 		if len(results) >= opts.Limit {

@@ -67,7 +67,7 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 		return err
 	}
 	if _, err := c.Charts.Delete(ctx, opts.Repo, opts.Name, opts.Version); err != nil {
-		return fmt.Errorf("delete %s %s from %s: %w", opts.Name, opts.Version, opts.Repo, err)
+		return cmdutil.HintNotFound(fmt.Errorf("delete %s %s from %s: %w", opts.Name, opts.Version, opts.Repo, err), cmdutil.HintChartList(opts.Repo))
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted %s %s from %s\n", opts.IO.ColorScheme().SuccessIcon(),
 		termtext.Line(opts.Name), termtext.Line(opts.Version), termtext.Line(opts.Repo))

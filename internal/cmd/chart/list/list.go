@@ -65,7 +65,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	charts := []*client.Chart{}
 	for ch, err := range c.Charts.All(ctx, opts.Repo, client.ChartListOptions{Name: opts.Name, Version: opts.Version}) {
 		if err != nil {
-			return fmt.Errorf("list charts of %s: %w", opts.Repo, err)
+			return cmdutil.HintNotFound(fmt.Errorf("list charts of %s: %w", opts.Repo, err), cmdutil.HintRepoList)
 		}
 		charts = append(charts, ch)
 	}

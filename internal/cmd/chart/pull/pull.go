@@ -79,7 +79,7 @@ func pullRun(ctx context.Context, opts *PullOptions) error {
 	if version == "" {
 		versions, _, err := c.Charts.Versions(ctx, opts.Repo, opts.Name, &client.ListOptions{Limit: 1})
 		if err != nil {
-			return fmt.Errorf("find the newest version of %s: %w", opts.Name, err)
+			return cmdutil.HintNotFound(fmt.Errorf("find the newest version of %s: %w", opts.Name, err), cmdutil.HintChartList(opts.Repo))
 		}
 		if len(versions) == 0 {
 			return fmt.Errorf("chart %s has no versions in %s", opts.Name, opts.Repo)
@@ -104,7 +104,7 @@ func pullRun(ctx context.Context, opts *PullOptions) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("pull %s %s from %s: %w", opts.Name, version, opts.Repo, err)
+		return cmdutil.HintNotFound(fmt.Errorf("pull %s %s from %s: %w", opts.Name, version, opts.Repo, err), cmdutil.HintChartList(opts.Repo))
 	}
 	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	if etag := strings.Trim(resp.Header.Get("ETag"), `"`); etag != "" {

@@ -3,8 +3,10 @@ package push
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,7 +109,7 @@ func pushRun(ctx context.Context, opts *PushOptions) error {
 		bar.done()
 	}
 	if err != nil {
-		return fmt.Errorf("push %s to %s: %w", filepath.Base(archive), opts.Repo, err)
+		return cmdutil.HintNotFound(fmt.Errorf("push %s to %s: %w", filepath.Base(archive), opts.Repo, err), cmdutil.HintRepoList)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, res)
@@ -128,6 +130,9 @@ func pushRun(ctx context.Context, opts *PushOptions) error {
 func archivePath(path string) (string, func(), error) {
 	nop := func() {}
 	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nop, fmt.Errorf("no chart at %s: there is no such file or directory", path)
+	}
 	if err != nil {
 		return "", nop, fmt.Errorf("open chart: %w", err)
 	}

@@ -60,7 +60,7 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 		return err
 	}
 	if _, err := c.Repositories.Delete(ctx, opts.Name); err != nil {
-		return fmt.Errorf("delete repository %s: %w", opts.Name, err)
+		return cmdutil.HintNotFound(fmt.Errorf("delete repository %s: %w", opts.Name, err), cmdutil.HintRepoList)
 	}
 	cs := opts.IO.ColorScheme()
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted repository %s\n", cs.SuccessIcon(), termtext.Line(opts.Name))

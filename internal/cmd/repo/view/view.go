@@ -52,7 +52,7 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	}
 	repo, _, err := c.Repositories.Get(ctx, opts.Name)
 	if err != nil {
-		return fmt.Errorf("view repository %s: %w", opts.Name, err)
+		return cmdutil.HintNotFound(fmt.Errorf("view repository %s: %w", opts.Name, err), cmdutil.HintRepoList)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, repo)
