@@ -309,6 +309,13 @@ func TestDetailScrollStaysInContent(t *testing.T) {
 	for _, k := range navigations["detail"] {
 		m = settle(t, m, k)
 	}
+	total := len(m.detailLines(m.current(), 60))
+	if want := fmt.Sprintf("lines 1–8 of %d · ↑↓ scroll", total); !strings.Contains(m.View(), want) {
+		t.Errorf("a detail taller than the window does not say so (%q):\n%s", want, m.View())
+	}
+	if strings.Contains(m.View(), "/ filter") {
+		t.Errorf("the footer offers a filter on a detail:\n%s", m.View())
+	}
 	for i := 0; i < 100; i++ {
 		m = settle(t, m, press("down"))
 	}
@@ -318,6 +325,9 @@ func TestDetailScrollStaysInContent(t *testing.T) {
 	}
 	if !strings.Contains(m.View(), "--version 1.2.0") {
 		t.Errorf("bottom of the detail not shown:\n%s", m.View())
+	}
+	if want := fmt.Sprintf("lines %d–%d of %d", total-7, total, total); !strings.Contains(m.View(), want) {
+		t.Errorf("at the bottom the status line does not say %q:\n%s", want, m.View())
 	}
 	bottom := s.scroll
 	m = settle(t, m, press("up"))

@@ -161,6 +161,14 @@ func (m *Model) statusView(w int) string {
 	switch {
 	case m.status != "":
 		left = st.statusErr.Render(" ! " + m.status)
+	case !s.isList() && !m.showHelp:
+		// Say when the detail goes on below or above the window; the
+		// install lines come last and are easy to miss.
+		total, bodyH := len(m.detailLines(s, max(m.c.width, 1))), m.bodyHeight()
+		if total > bodyH {
+			first := min(s.scroll, total-bodyH)
+			left = st.dim.Render(fmt.Sprintf(" lines %d–%d of %d · ↑↓ scroll", first+1, first+bodyH, total))
+		}
 	case s.isList() && s.loaded && len(s.visible) > 0:
 		more := ""
 		if !s.done {
@@ -196,7 +204,11 @@ func (m *Model) shortHelp(w int) string {
 	st := m.c.styles
 	var b strings.Builder
 	used := 0
+	list := m.current().isList() && !m.showHelp
 	for _, k := range m.c.keys.ShortHelp() {
+		if !list && (k.Help() == m.c.keys.Open.Help() || k.Help() == m.c.keys.Filter.Help()) {
+			continue // nothing to open or filter on a detail or the help
+		}
 		item := k.Help().Key + " " + k.Help().Desc
 		n := ansi.StringWidth(item)
 		if used > 0 {
