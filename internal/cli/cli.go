@@ -112,7 +112,10 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 	case errors.As(err, &authErr) || (errors.As(err, &apiErr) && apiErr.StatusCode == 401):
 		fmt.Fprintf(stderr, "error: %s\n", termtext.Sanitize(errorMessage(err)))
 		server, _ := f.Server()
+		var hint *cmdutil.HintError
 		switch {
+		case errors.As(err, &hint):
+			// The command's own hint (printed by printError) fits better.
 		case f.Flags.Token != "":
 			fmt.Fprintln(stderr, "The token given with --token was refused; check it, or drop --token and run `chartctl login`.")
 		case f.Getenv(cmdutil.EnvToken) != "":

@@ -131,6 +131,14 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 	me, _, err := c.Users.Me(ctx)
 	if err != nil {
+		if client.IsUnauthorized(err) && opts.WithToken {
+			// Telling someone who is running `chartctl login` to run it
+			// would go in circles: the key itself is the problem.
+			return &cmdutil.HintError{
+				Err:  &cmdutil.AuthError{Err: fmt.Errorf("%s did not accept the API key: %w", server, err)},
+				Hint: "Check the key given on standard input (it is shown once, when created), or create a new one on " + server + "/settings/api-keys.",
+			}
+		}
 		if client.IsUnauthorized(err) {
 			return &cmdutil.AuthError{Err: fmt.Errorf("%s did not accept the credential: %w", server, err)}
 		}
