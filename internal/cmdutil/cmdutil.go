@@ -95,6 +95,26 @@ func CompleteTeams(f *Factory) func(*cobra.Command, []string, string) ([]string,
 	}
 }
 
+// CompleteOrganizations completes organization names from the server.
+func CompleteOrganizations(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		c, err := f.Client()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for o, err := range c.Organizations.All(cmd.Context()) {
+			if err != nil || len(names) >= completionLimit {
+				break
+			}
+			if strings.HasPrefix(o.Name, toComplete) {
+				names = append(names, termtext.Line(o.Name)+"\t"+termtext.Line(o.Description))
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // FirstArgOnly wraps a completion so it completes only the first
 // positional argument.
 func FirstArgOnly(fn func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

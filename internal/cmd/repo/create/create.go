@@ -50,6 +50,7 @@ readable by every signed-in user and by anonymous Helm clients.`,
 	}
 	cmd.Flags().StringVarP(&opts.Description, "description", "d", "", "description of the repository")
 	cmd.Flags().StringVar(&opts.Organization, "org", "", "organization that owns the repository")
+	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
 	cmd.Flags().BoolVar(&opts.Public, "public", false, "make the repository readable by everyone")
 	return cmd
 }

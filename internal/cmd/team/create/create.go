@@ -45,6 +45,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 		},
 	}
 	cmd.Flags().StringVar(&opts.Organization, "org", "", "organization of the team (required)")
+	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
 	cmd.Flags().StringVarP(&opts.Description, "description", "d", "", "description of the team")
 	return cmd
 }

@@ -43,6 +43,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		},
 	}
 	cmd.Flags().StringVar(&opts.Organization, "org", "", "only the teams of this organization")
+	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
 	return cmd
 }
 
