@@ -421,3 +421,41 @@ func TestFailedRefreshKeepsRows(t *testing.T) {
 		t.Errorf("status = %q", m.status)
 	}
 }
+
+// TestChartCountOfAPartlyLoadedChart: the last chart of a page may have
+// more versions on the next; its count says so until that page is in.
+func TestChartCountOfAPartlyLoadedChart(t *testing.T) {
+	api := newFakeAPI()
+	var charts []client.Chart
+	for _, name := range []string{"alpha", "beta"} {
+		for v := 3; v >= 1; v-- {
+			charts = append(charts, chartVersion(name, fmt.Sprintf("%d.0.0", v), "1.0", name+" chart"))
+		}
+	}
+	api.charts["apps"] = charts
+	m := New(api, Options{Server: testServer, PageSize: 4})
+	m = settle(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, msg := range exec(m.Init()) {
+		m = settle(t, m, msg)
+	}
+	// Open apps and take its first page only: alpha 3, beta 1 of 3. The
+	// short list asks for page 2 at once; hold it back.
+	m, pending := step(t, m, press("enter"))
+	var page2 []tea.Msg
+	for _, msg := range pending {
+		var out []tea.Msg
+		m, out = step(t, m, msg)
+		page2 = append(page2, out...)
+	}
+	s := m.current()
+	if got := [][]string{s.rows[0].cells[:4], s.rows[1].cells[:4]}; got[0][3] != "3" || got[1][3] != "1+" || got[1][1] != "3.0.0" {
+		t.Fatalf("after page 1: %q; want alpha 3 and beta 1+ (latest 3.0.0)", got)
+	}
+	for _, msg := range page2 {
+		m = settle(t, m, msg)
+	}
+	s = m.current()
+	if !s.done || s.rows[0].cells[3] != "3" || s.rows[1].cells[3] != "3" {
+		t.Errorf("after page 2: done=%v, counts %q and %q; want 3 and 3", s.done, s.rows[0].cells[3], s.rows[1].cells[3])
+	}
+}

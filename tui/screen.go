@@ -109,10 +109,12 @@ type row struct {
 }
 
 // chartGroup is one chart of a repository: its newest version and how many
-// versions were listed.
+// versions were listed. partial marks the last chart of a list with more
+// pages to come, whose other versions may be on the next page.
 type chartGroup struct {
-	latest client.Chart
-	count  int
+	latest  client.Chart
+	count   int
+	partial bool
 }
 
 func newRow(key string, item any, cells ...string) row {
@@ -136,7 +138,11 @@ func searchRow(r client.SearchResult) row {
 
 func chartGroupRow(g chartGroup) row {
 	c := g.latest
-	return newRow(c.Name, g, c.Name, c.Version, c.AppVersion, strconv.Itoa(g.count), c.Description)
+	count := strconv.Itoa(g.count)
+	if g.partial {
+		count += "+"
+	}
+	return newRow(c.Name, g, c.Name, c.Version, c.AppVersion, count, c.Description)
 }
 
 func versionRow(c client.Chart) row {
@@ -314,6 +320,9 @@ func (s *screen) appendPage(msg pageMsg) {
 		if s.groups == nil {
 			s.groups = map[string]int{}
 		}
+		if n := len(s.rows); n > 0 {
+			s.setPartial(n-1, false) // this page continues or ends it
+		}
 		for _, c := range msg.charts {
 			if i, ok := s.groups[c.Name]; ok {
 				g := s.rows[i].item.(chartGroup)
@@ -353,6 +362,20 @@ func (s *screen) appendPage(msg pageMsg) {
 		limit = msg.limit
 	}
 	s.done = n == 0 || n < limit || (s.total > 0 && msg.page*limit >= s.total)
+	if s.kind == viewCharts && len(s.rows) > 0 {
+		// Only the last chart can continue on the next page.
+		s.setPartial(len(s.rows)-1, !s.done)
+	}
+}
+
+// setPartial marks whether the chart in row i may have more versions on
+// pages not loaded yet.
+func (s *screen) setPartial(i int, partial bool) {
+	g := s.rows[i].item.(chartGroup)
+	if g.partial != partial {
+		g.partial = partial
+		s.rows[i] = chartGroupRow(g)
+	}
 }
 
 // selectedKey returns the key under the cursor, or "".
