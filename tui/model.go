@@ -441,18 +441,20 @@ func (m *Model) open(s *screen) tea.Cmd {
 		repo := r.item.(client.Repository)
 		next = m.newScreen(viewCharts, r.cells[0])
 		next.repo = repo.Name
+		next.private = repo.Visibility == "private"
 	case viewSearch:
 		res := r.item.(client.SearchResult)
 		next = m.newScreen(viewVersions, termtext.Line(res.Repository+"/"+res.Name))
 		next.repo, next.chart = res.Repository, res.Name
+		next.private = m.repoPrivate(res.Repository)
 	case viewCharts:
 		g := r.item.(chartGroup)
 		next = m.newScreen(viewVersions, r.cells[0])
-		next.repo, next.chart = s.repo, g.latest.Name
+		next.repo, next.chart, next.private = s.repo, g.latest.Name, s.private
 	case viewVersions:
 		c := r.item.(client.Chart)
 		next = m.newScreen(viewDetail, r.cells[0])
-		next.repo, next.chart, next.version = s.repo, s.chart, c.Version
+		next.repo, next.chart, next.version, next.private = s.repo, s.chart, c.Version, s.private
 		// Show what the list knows while the full metadata loads.
 		next.detail = c
 	case viewTeams:
@@ -463,4 +465,15 @@ func (m *Model) open(s *screen) tea.Cmd {
 		return nil
 	}
 	return m.push(next)
+}
+
+// repoPrivate reports whether the repositories list loaded so far shows
+// repo as private; a search result carries no visibility of its own.
+func (m *Model) repoPrivate(repo string) bool {
+	for _, r := range m.stacks[tabCharts][0].rows {
+		if rp, ok := r.item.(client.Repository); ok && rp.Name == repo {
+			return rp.Visibility == "private"
+		}
+	}
+	return false
 }

@@ -219,6 +219,9 @@ type screen struct {
 
 	// What the screen shows.
 	repo, chart, version, team, query string
+	// private: the repository is known to be private, so Helm needs a
+	// credential to add it.
+	private bool
 
 	rows    []row
 	groups  map[string]int // chart name → index in rows (viewCharts)

@@ -116,6 +116,24 @@ func TestBrowse(t *testing.T) {
 			s.press("down", "enter")
 			s.waitFor("bytes)") // the size comes with the version's own metadata
 		}},
+		{"detail of a private repository", nil, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("down", "enter")
+			s.waitFor("Certificate management")
+			s.press("enter")
+			s.waitFor("v1.14.0")
+			s.press("enter")
+			s.waitFor("bytes)")
+		}},
+		{"detail of a private repository from search", nil, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("/", "c", "e", "r", "t", "enter")
+			s.waitFor("Certificate management")
+			s.press("enter")
+			s.waitFor("v1.14.0")
+			s.press("enter")
+			s.waitFor("bytes)")
+		}},
 		{"teams", nil, func(s *session) {
 			s.waitFor("Cluster infrastructure")
 			s.press("tab")

@@ -317,8 +317,13 @@ func (m *Model) detailLines(s *screen, w int) []string {
 		server = "<server>"
 	}
 	repo := termtext.Line(s.repo)
+	add := fmt.Sprintf("helm repo add %s %s/helm/%s", repo, termtext.Line(server), repo)
+	if s.private {
+		// Helm sends an API key as the password of HTTP Basic.
+		add += ` --username x --password "$KEY"`
+	}
 	for _, cmd := range []string{
-		fmt.Sprintf("helm repo add %s %s/helm/%s", repo, termtext.Line(server), repo),
+		add,
 		fmt.Sprintf("helm install my-%s %s/%s --version %s", name, repo, name, version),
 	} {
 		// Commands are hard-wrapped rather than cut so they stay complete.
@@ -328,6 +333,12 @@ func (m *Model) detailLines(s *screen, w int) []string {
 				indent = "     "
 			}
 			lines = append(lines, indent+st.code.Render(part))
+		}
+	}
+	if s.private {
+		note := "KEY: an API key with repo:read, from chartctl api-key create --name helm --scopes repo:read"
+		for _, part := range strings.Split(ansi.Wrap(note, max(w-4, 10), " "), "\n") {
+			lines = append(lines, "   "+st.dim.Render(part))
 		}
 	}
 	return lines
