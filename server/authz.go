@@ -24,12 +24,29 @@ func requireScope(c echo.Context, sc chartctl.Scope) error {
 	return chartctl.Errorf(chartctl.EFORBIDDEN, "This credential lacks the %s scope.", sc)
 }
 
-// requireAdmin answers 403 unless the caller is a server admin.
+// requireAdmin answers 403 unless the caller is a server admin acting
+// through a credential that carries every scope: admin actions (creating
+// users, admins among them, and their keys) would otherwise let a narrow
+// credential, such as a leaked read-only CI key, widen itself.
 func requireAdmin(c echo.Context) error {
-	if principalOf(c).IsAdmin() {
-		return nil
+	p := principalOf(c)
+	if !p.IsAdmin() {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may do this.")
 	}
-	return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may do this.")
+	if !p.Scopes.Covers(chartctl.AllScopes) {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs a server admin's credential with every scope; this one has %s.", p.Scopes.String())
+	}
+	return nil
+}
+
+// requireAPIKey answers 403 for OAuth access tokens: an application acting
+// for the user must not mint or revoke the user's API keys, which would
+// outlive the user's revocation of that application.
+func requireAPIKey(c echo.Context) error {
+	if principalOf(c).OAuth {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "API keys are managed with an API key or in the dashboard, not with an OAuth access token.")
+	}
+	return nil
 }
 
 func repoNotFound(name string) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 )
 
 // This file serves every repository as a plain Helm repository (§8) and
@@ -197,8 +198,9 @@ func (s *Server) cmFail(c echo.Context, err error) error {
 }
 
 // cmWritableRepo loads :repo for a ChartMuseum write: a credential with
-// repo:write and the maintainer role.
-func (s *Server) cmWritableRepo(c echo.Context) (*chartctl.Repository, error) {
+// repo:write and the maintainer role. The write counts against the same
+// rate limits as its /v1 equivalent: global, and upload for uploads.
+func (s *Server) cmWritableRepo(c echo.Context, upload bool) (*chartctl.Repository, error) {
 	r, p, err := s.helmRepo(c)
 	if err != nil {
 		return nil, err
@@ -215,6 +217,13 @@ func (s *Server) cmWritableRepo(c echo.Context) (*chartctl.Repository, error) {
 	if !p.RepoRole(r).AtLeast(chartctl.RoleMaintainer) {
 		return nil, forbiddenRole(chartctl.RoleMaintainer, r)
 	}
+	var extra []ratelimit.Request
+	if upload {
+		extra = append(extra, ratelimit.Request{Bucket: bucketUpload, Key: r.Name})
+	}
+	if err := s.takeRate(c, p, extra...); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -222,7 +231,7 @@ func (s *Server) cmWritableRepo(c echo.Context) (*chartctl.Repository, error) {
 // chart and prov, or the archive as the raw body; ?force overwrites when the
 // server allows it. 201 {"saved":true}; 409 when the version exists.
 func (s *Server) handleCMUpload(c echo.Context) error {
-	r, err := s.cmWritableRepo(c)
+	r, err := s.cmWritableRepo(c, true)
 	if err != nil {
 		return s.cmFail(c, err)
 	}
@@ -330,7 +339,7 @@ func (s *Server) handleCMVersion(c echo.Context) error {
 
 // handleCMDelete is ChartMuseum's DELETE /api/:repo/charts/:name/:version.
 func (s *Server) handleCMDelete(c echo.Context) error {
-	r, err := s.cmWritableRepo(c)
+	r, err := s.cmWritableRepo(c, false)
 	if err != nil {
 		return s.cmFail(c, err)
 	}

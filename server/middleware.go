@@ -191,7 +191,12 @@ func (s *Server) principal(ctx context.Context, value string) (*chartctl.Princip
 		if err != nil {
 			return nil, err
 		}
-		return s.principalFor(ctx, userID, grantID, scopes)
+		p, err := s.principalFor(ctx, userID, grantID, scopes)
+		if err != nil {
+			return nil, err
+		}
+		p.OAuth = true
+		return p, nil
 	}
 	return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid credential: expected an API key (chartctl_…) or an OAuth access token.")
 }
@@ -232,25 +237,35 @@ func principalOf(c echo.Context) *chartctl.Principal {
 // all-or-nothing step and sets the X-RateLimit-* headers of the tightest.
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		p := principalOf(c)
-		reqs := []ratelimit.Request{{Bucket: bucketGlobal, Key: p.CredentialID}}
+		var extra []ratelimit.Request
 		switch {
 		case c.Path() == "/v1/repositories/:repo/charts" && c.Request().Method == http.MethodPost:
-			reqs = append(reqs, ratelimit.Request{Bucket: bucketUpload, Key: c.Param("repo")})
+			extra = append(extra, ratelimit.Request{Bucket: bucketUpload, Key: c.Param("repo")})
 		case c.Path() == "/v1/search":
-			reqs = append(reqs, ratelimit.Request{Bucket: bucketSearch, Key: s.clientIP(c)})
+			extra = append(extra, ratelimit.Request{Bucket: bucketSearch, Key: s.clientIP(c)})
 		}
-		d := s.limits.Take(reqs...)
-		if len(d.Results) > 0 {
-			setRateHeaders(c, d.Tightest)
-		}
-		if !d.Allowed {
-			s.metrics.limited.WithLabelValues(d.Tightest.Bucket).Inc()
-			setRetryAfter(c, d.RetryAfter)
-			return chartctl.Errorf(chartctl.ERATELIMIT, "Rate limit exceeded for %s; retry in %d seconds.", d.Tightest.Bucket, retrySeconds(d.RetryAfter))
+		if err := s.takeRate(c, principalOf(c), extra...); err != nil {
+			return err
 		}
 		return next(c)
 	}
+}
+
+// takeRate charges p's global bucket and the extra buckets in one
+// all-or-nothing step, sets the X-RateLimit-* headers of the tightest, and
+// returns ERATELIMIT (with Retry-After set) when any bucket refuses.
+func (s *Server) takeRate(c echo.Context, p *chartctl.Principal, extra ...ratelimit.Request) error {
+	reqs := append([]ratelimit.Request{{Bucket: bucketGlobal, Key: p.CredentialID}}, extra...)
+	d := s.limits.Take(reqs...)
+	if len(d.Results) > 0 {
+		setRateHeaders(c, d.Tightest)
+	}
+	if !d.Allowed {
+		s.metrics.limited.WithLabelValues(d.Tightest.Bucket).Inc()
+		setRetryAfter(c, d.RetryAfter)
+		return chartctl.Errorf(chartctl.ERATELIMIT, "Rate limit exceeded for %s; retry in %d seconds.", d.Tightest.Bucket, retrySeconds(d.RetryAfter))
+	}
+	return nil
 }
 
 func setRateHeaders(c echo.Context, r ratelimit.Result) {

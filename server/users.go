@@ -36,6 +36,9 @@ func (s *Server) handleListAPIKeys(c echo.Context) error {
 // handleCreateAPIKey creates a key for the caller; its scopes never exceed
 // the caller's.
 func (s *Server) handleCreateAPIKey(c echo.Context) error {
+	if err := requireAPIKey(c); err != nil {
+		return err
+	}
 	var req client.CreateAPIKeyRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
@@ -90,9 +93,24 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 	return data(c, out)
 }
 
-// handleDeleteAPIKey revokes one of the caller's keys.
+// handleDeleteAPIKey revokes one of the caller's keys; a credential may
+// revoke only keys whose scopes it has itself.
 func (s *Server) handleDeleteAPIKey(c echo.Context) error {
-	if err := s.Store.DeleteAPIKey(c.Request().Context(), principalOf(c).User.ID, c.Param("id")); err != nil {
+	if err := requireAPIKey(c); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := principalOf(c)
+	keys, err := s.Store.APIKeys(ctx, p.User.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.ID == c.Param("id") && !p.Scopes.Covers(k.Scopes) {
+			return chartctl.Errorf(chartctl.EFORBIDDEN, "This credential cannot revoke a key with scopes it lacks (the key has %s).", k.Scopes.String())
+		}
+	}
+	if err := s.Store.DeleteAPIKey(ctx, p.User.ID, c.Param("id")); err != nil {
 		return err
 	}
 	s.creds.invalidate()

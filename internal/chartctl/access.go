@@ -191,6 +191,9 @@ type Principal struct {
 	CredentialID string
 	// Scopes the credential carries.
 	Scopes Scopes
+	// OAuth is set when the credential is an OAuth access token, which a
+	// third-party application holds on the user's behalf.
+	OAuth bool
 	// OrgRoles maps organization name to the user's role there (the highest
 	// over the user's teams in it, and owner for its creator).
 	OrgRoles map[string]Role
