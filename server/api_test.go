@@ -417,17 +417,19 @@ func TestSearch(t *testing.T) {
 	s.Upload(t, "a", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "redis", Version: "1.1.0", Description: "Key-value store"}), "")
 	s.Upload(t, "b", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "cache", Version: "0.1.0", Description: "Wraps redis"}), "")
 	s.Upload(t, "b", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "0.1.0", Keywords: []string{"redis-backed"}}), "")
+	s.Upload(t, "b", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "ha-redis", Version: "0.1.0"}), "")
+	s.Upload(t, "b", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "redis-operator", Version: "0.1.0"}), "")
 	var res envelope[[]client.SearchResult]
 	s.Do(t, "GET", "/v1/search?q=REDIS", s.AdminKey, nil).JSON(t, &res)
 	var got []string
 	for _, h := range res.Data {
 		got = append(got, h.Repository+"/"+h.Name+"@"+h.Version)
 	}
-	if strings.Join(got, " ") != "a/redis@1.1.0 b/cache@0.1.0 b/web@0.1.0" {
+	if strings.Join(got, " ") != "a/redis@1.1.0 b/redis-operator@0.1.0 b/ha-redis@0.1.0 b/cache@0.1.0 b/web@0.1.0" {
 		t.Fatalf("search = %v", got)
 	}
 	s.Do(t, "GET", "/v1/search?q=redis&repository=b", s.AdminKey, nil).JSON(t, &res)
-	if len(res.Data) != 2 {
+	if len(res.Data) != 4 {
 		t.Fatalf("repository filter = %+v", res.Data)
 	}
 	expectError(t, s.Do(t, "GET", "/v1/search", s.AdminKey, nil), 400, "invalid_parameter", "q")

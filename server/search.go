@@ -13,7 +13,8 @@ import (
 
 // handleSearch finds charts whose name, description or keywords contain q
 // (case-insensitive) in the repositories the caller can read: the latest
-// version of each chart, name matches first.
+// version of each chart; the exact name first, then names starting with q,
+// names containing it, and description or keyword matches.
 func (s *Server) handleSearch(c echo.Context) error {
 	if err := requireScope(c, chartctl.ScopeRepoRead); err != nil {
 		return err
@@ -47,9 +48,11 @@ func (s *Server) handleSearch(c echo.Context) error {
 		}
 	}
 	needle := strings.ToLower(q)
+	// rank orders matches: the exact name, a name starting with q, a name
+	// containing q, then description or keyword matches.
 	type hit struct {
-		res    client.SearchResult
-		byName bool
+		res  client.SearchResult
+		rank int
 	}
 	var hits []hit
 	for _, r := range repos {
@@ -58,18 +61,26 @@ func (s *Server) handleSearch(c echo.Context) error {
 			return err
 		}
 		for _, cv := range cvs {
-			byName := strings.Contains(cv.Name, needle)
-			if !byName && !strings.Contains(strings.ToLower(cv.Description), needle) && !keywordMatch(cv.Keywords, needle) {
+			name := strings.ToLower(cv.Name)
+			rank := 3
+			switch {
+			case name == needle:
+				rank = 0
+			case strings.HasPrefix(name, needle):
+				rank = 1
+			case strings.Contains(name, needle):
+				rank = 2
+			case !strings.Contains(strings.ToLower(cv.Description), needle) && !keywordMatch(cv.Keywords, needle):
 				continue
 			}
-			hits = append(hits, hit{byName: byName, res: client.SearchResult{Repository: r.Name, Name: cv.Name, Version: cv.Version,
+			hits = append(hits, hit{rank: rank, res: client.SearchResult{Repository: r.Name, Name: cv.Name, Version: cv.Version,
 				AppVersion: cv.AppVersion, Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, CreatedAt: ts(cv.CreatedAt)}})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
 		a, b := hits[i], hits[j]
-		if a.byName != b.byName {
-			return a.byName
+		if a.rank != b.rank {
+			return a.rank < b.rank
 		}
 		if a.res.Name != b.res.Name {
 			return a.res.Name < b.res.Name

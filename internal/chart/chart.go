@@ -235,6 +235,11 @@ func (rd *reader) read() (*Chart, error) {
 	// further than each member's end and trailing bytes can be told apart
 	// from a following member.
 	rd.br = bufio.NewReader(rd.src)
+	// A short file that does not even start like gzip is "not gzip", not
+	// "truncated gzip".
+	if magic, _ := rd.br.Peek(2); len(magic) > 0 && !bytes.HasPrefix([]byte{0x1f, 0x8b}, magic) {
+		return nil, invalid("not gzip-compressed.")
+	}
 	gz, err := gzip.NewReader(rd.br)
 	if err != nil {
 		switch {

@@ -3,6 +3,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -87,7 +88,7 @@ teams, r refreshes, ? shows help, q quits.`,
 
 func tuiRun(ctx context.Context, opts *TUIOptions) error {
 	if !opts.IO.IsStdoutTTY() || !opts.IO.IsStdinTTY() {
-		return cmdutil.FlagErrorf("chartctl tui needs a terminal; use the other commands (repo list, chart list, search) in scripts")
+		return errors.New("chartctl tui needs a terminal; in scripts use repo list, chart list or search")
 	}
 	server, err := opts.Server()
 	if err != nil {

@@ -102,8 +102,8 @@ func TestUnauthorizedHint(t *testing.T) {
 	}
 }
 
-// TestNeedsATerminal: in a pipe the command refuses before contacting the
-// server and says what to use instead.
+// TestNeedsATerminal: in a pipe the command refuses (exit 1) before
+// contacting the server and says what to use instead.
 func TestNeedsATerminal(t *testing.T) {
 	ios, _, out, _ := iostreams.Test()
 	f := cmdutil.New(ios, func(string) string { return "" })
@@ -112,9 +112,10 @@ func TestNeedsATerminal(t *testing.T) {
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
 	err := cmd.ExecuteContext(context.Background())
+	// Not a usage error (exit 2): nothing in the usage would fix it.
 	var flagErr *cmdutil.FlagError
-	if !errors.As(err, &flagErr) || !strings.Contains(err.Error(), "needs a terminal") {
-		t.Fatalf("err = %v, want a usage error saying a terminal is needed", err)
+	if err == nil || errors.As(err, &flagErr) || !strings.Contains(err.Error(), "needs a terminal") {
+		t.Fatalf("err = %v, want a plain error saying a terminal is needed", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("wrote to stdout: %q", out.String())

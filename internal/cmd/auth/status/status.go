@@ -88,7 +88,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 			return err
 		}
 		if where != "" {
-			source = where
+			source, st.Source = where, where
 		}
 		if cred != nil && cred.APIKey != "" {
 			st.Credential = "API key"
