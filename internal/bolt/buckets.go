@@ -35,6 +35,11 @@ const (
 	// chartsBucket holds one nested bucket per repository name, in which
 	// chart name sep version → chartRecord.
 	chartsBucket = "charts"
+	// chartIndexBucket mirrors chartsBucket (one nested bucket per
+	// repository, the same keys) with each version's rendered Helm index
+	// entry as raw bytes after an 8-byte big-endian CreatedAt in Unix
+	// nanoseconds, so a repository's index loads without decoding records.
+	chartIndexBucket = "chart_index"
 	// blobRefsBucket: blob digest → number of chart records referring to
 	// it (as archive or provenance), as a big-endian uint64. A digest is
 	// absent when nothing refers to it.
@@ -72,7 +77,7 @@ var allBuckets = []string{
 	usersBucket, userEmailsBucket,
 	apiKeysBucket, apiKeyHashesBucket, userAPIKeysBucket,
 	orgsBucket, orgCreatorsBucket,
-	reposBucket, chartsBucket, blobRefsBucket,
+	reposBucket, chartsBucket, chartIndexBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
 }

@@ -2,9 +2,11 @@ package bolt
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	bbolt "go.etcd.io/bbolt"
@@ -82,6 +84,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		if err := cb.Put(k, val); err != nil {
 			return err
 		}
+		if err := putIndexEntry(tx, cv.Repository, k, rec.CreatedAt, cv.IndexEntry); err != nil {
+			return err
+		}
 		// Count the new references before dropping the old ones, so a blob
 		// both records share (a provenance file) is never orphaned.
 		for _, d := range chartDigests(rec) {
@@ -101,6 +106,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			}
 		}
 		stored, created = rec.domain(), true
+		stored.IndexEntry = cv.IndexEntry
 		return nil
 	})
 	if err != nil {
@@ -230,6 +236,11 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if err != nil {
 			return err
 		}
+		if ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo)); ib != nil {
+			if err := ib.Delete(key(name, version)); err != nil {
+				return err
+			}
+		}
 		if err := bucket(tx, chartsBucket).Bucket([]byte(repo)).Delete(key(name, version)); err != nil {
 			return err
 		}
@@ -331,4 +342,62 @@ func (db *DB) semver(v string) *semver.Version {
 	}
 	db.versions.Store(v, sv)
 	return sv
+}
+
+// putIndexEntry stores (or, for an empty entry, removes) a version's
+// rendered index entry in chartIndexBucket.
+func putIndexEntry(tx *bbolt.Tx, repo string, k []byte, created time.Time, entry []byte) error {
+	ib, err := bucket(tx, chartIndexBucket).CreateBucketIfNotExists([]byte(repo))
+	if err != nil {
+		return err
+	}
+	if len(entry) == 0 {
+		return ib.Delete(k)
+	}
+	v := make([]byte, 8+len(entry))
+	binary.BigEndian.PutUint64(v, uint64(created.UnixNano()))
+	copy(v[8:], entry)
+	return ib.Put(k, v)
+}
+
+// IndexEntries returns every version of the repository for its Helm index:
+// Name, Version, CreatedAt and IndexEntry from the raw entries, without
+// decoding records; a version stored without an entry comes as its full
+// record, for the caller to render. Returns ENOTFOUND if the repository
+// does not exist.
+func (db *DB) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
+	var out []*chartctl.ChartVersion
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		if _, err := getRepo(tx, repo); err != nil {
+			return err
+		}
+		cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
+		if cb == nil {
+			return nil
+		}
+		ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo))
+		return cb.ForEach(func(k, v []byte) error {
+			if ib != nil {
+				if e := ib.Get(k); len(e) > 8 {
+					name, version, _ := strings.Cut(string(k), sep)
+					out = append(out, &chartctl.ChartVersion{
+						Repository: repo, Name: name, Version: version,
+						CreatedAt:  time.Unix(0, int64(binary.BigEndian.Uint64(e))).UTC(),
+						IndexEntry: append([]byte(nil), e[8:]...),
+					})
+					return nil
+				}
+			}
+			r, err := decode[chartRecord](v)
+			if err != nil {
+				return err
+			}
+			out = append(out, r.domain())
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, wrap("list index entries", err)
+	}
+	return out, nil
 }

@@ -61,7 +61,8 @@ type chartRecord struct {
 	ProvDigest  string          `json:"prov_digest,omitempty"`
 	CreatedAt   time.Time       `json:"created_at"`
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
-	// IndexEntry is YAML text; a string keeps it readable in the JSON.
+	// IndexEntry is read from records written before entries moved to
+	// chartIndexBucket; new records leave it empty.
 	IndexEntry string `json:"index_entry,omitempty"`
 }
 
@@ -153,7 +154,7 @@ func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 	return &chartRecord{
 		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
 		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, Size: cv.Size,
-		ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata, IndexEntry: string(cv.IndexEntry),
+		ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
 	}
 }
 

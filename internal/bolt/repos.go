@@ -121,6 +121,11 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 			if err := charts.DeleteBucket([]byte(name)); err != nil {
 				return err
 			}
+			if idx := bucket(tx, chartIndexBucket); idx.Bucket([]byte(name)) != nil {
+				if err := idx.DeleteBucket([]byte(name)); err != nil {
+					return err
+				}
+			}
 		}
 		return bucket(tx, reposBucket).Delete([]byte(name))
 	})

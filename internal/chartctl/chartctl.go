@@ -192,6 +192,12 @@ type Store interface {
 	// DeleteChartVersion deletes one version and returns it, with the blob
 	// digests no longer referenced. Returns ENOTFOUND.
 	DeleteChartVersion(ctx context.Context, repo, name, version string) (deleted *ChartVersion, orphans []string, err error)
+	// IndexEntries returns every version of the repository for its Helm
+	// index, in no particular order: Name, Version, CreatedAt and
+	// IndexEntry, or the full record (Metadata set, IndexEntry empty) for a
+	// version stored without an entry. Returns ENOTFOUND if the repository
+	// does not exist.
+	IndexEntries(ctx context.Context, repo string) ([]*ChartVersion, error)
 	// BlobReferenced reports whether any record refers to the blob digest.
 	BlobReferenced(ctx context.Context, digest string) (bool, error)
 
