@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/oklog/ulid/v2"
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -55,7 +56,8 @@ type DB struct {
 
 	// versions caches parsed SemVer versions by string: parsing is the
 	// dominant cost of ordering a repository's versions.
-	versions sync.Map
+	versionsMu sync.RWMutex
+	versions   map[string]*semver.Version
 
 	// puts counts PutChartVersion calls in flight: a lone upload need not
 	// wait for a batch to fill.
@@ -105,9 +107,10 @@ func Open(path string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &DB{
-		db:      bdb,
-		Now:     time.Now,
-		entropy: ulid.Monotonic(rand.Reader, 0),
+		db:       bdb,
+		Now:      time.Now,
+		entropy:  ulid.Monotonic(rand.Reader, 0),
+		versions: map[string]*semver.Version{},
 	}, nil
 }
 

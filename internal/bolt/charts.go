@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"slices"
@@ -159,19 +160,21 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 		if cb == nil {
 			return nil
 		}
-		var keys []*chartctl.ChartVersion
+		// Keys point into the transaction's memory: nothing is copied or
+		// decoded until the page is known.
+		var keys []versionKey
 		collect := func(k, _ []byte) error {
-			name, version, _ := strings.Cut(string(k), sep)
-			if f.Version == "" || version == f.Version {
-				keys = append(keys, &chartctl.ChartVersion{Name: name, Version: version})
+			if vk := db.versionKey(k); f.Version == "" || string(vk.version) == f.Version {
+				keys = append(keys, vk)
 			}
 			return nil
 		}
 		var err error
 		switch {
 		case f.Name != "" && f.Version != "":
-			if cb.Get(key(f.Name, f.Version)) != nil {
-				keys = append(keys, &chartctl.ChartVersion{Name: f.Name, Version: f.Version})
+			k := key(f.Name, f.Version)
+			if cb.Get(k) != nil {
+				keys = append(keys, db.versionKey(k))
 			}
 		case f.Name != "":
 			err = scanPrefix(cb, prefix(f.Name), collect)
@@ -181,7 +184,7 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 		if err != nil {
 			return err
 		}
-		db.sortChartVersions(keys)
+		sortVersionKeys(keys)
 		if f.Latest {
 			keys = latestOnly(keys)
 		}
@@ -195,7 +198,7 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 		}
 		out = make([]*chartctl.ChartVersion, 0, len(keys))
 		for _, k := range keys {
-			r, err := decode[chartRecord](cb.Get(key(k.Name, k.Version)))
+			r, err := decode[chartRecord](cb.Get(k.key))
 			if err != nil {
 				return err
 			}
@@ -210,11 +213,11 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 }
 
 // latestOnly keeps the first (newest) version of each name of a sorted list.
-func latestOnly(sorted []*chartctl.ChartVersion) []*chartctl.ChartVersion {
+func latestOnly(sorted []versionKey) []versionKey {
 	out := sorted[:0]
-	for i, cv := range sorted {
-		if i == 0 || sorted[i-1].Name != cv.Name {
-			out = append(out, cv)
+	for i, k := range sorted {
+		if i == 0 || !bytes.Equal(sorted[i-1].name, k.name) {
+			out = append(out, k)
 		}
 	}
 	return out
@@ -299,19 +302,23 @@ func validateChartKey(name, version string) error {
 	return nil
 }
 
-// sortChartVersions orders versions by name ascending, then SemVer
+// versionKey is a chart record's key split into name and version, with
+// the version parsed as SemVer (nil when it is not).
+type versionKey struct {
+	key, name, version []byte
+	sv                 *semver.Version
+}
+
+func (db *DB) versionKey(k []byte) versionKey {
+	name, version, _ := bytes.Cut(k, []byte(sep))
+	return versionKey{key: k, name: name, version: version, sv: db.semver(version)}
+}
+
+// sortVersionKeys orders versions by name ascending, then SemVer
 // descending; versions that do not parse come last, by descending string.
-func (db *DB) sortChartVersions(cvs []*chartctl.ChartVersion) {
-	type item struct {
-		cv *chartctl.ChartVersion
-		sv *semver.Version // nil when the version does not parse
-	}
-	items := make([]item, len(cvs))
-	for i, cv := range cvs {
-		items[i] = item{cv, db.semver(cv.Version)}
-	}
-	slices.SortStableFunc(items, func(a, b item) int {
-		if c := strings.Compare(a.cv.Name, b.cv.Name); c != 0 {
+func sortVersionKeys(keys []versionKey) {
+	slices.SortStableFunc(keys, func(a, b versionKey) int {
+		if c := bytes.Compare(a.name, b.name); c != 0 {
 			return c
 		}
 		switch {
@@ -324,23 +331,26 @@ func (db *DB) sortChartVersions(cvs []*chartctl.ChartVersion) {
 		case b.sv != nil:
 			return 1
 		}
-		return strings.Compare(b.cv.Version, a.cv.Version)
+		return bytes.Compare(b.version, a.version)
 	})
-	for i, it := range items {
-		cvs[i] = it.cv
-	}
 }
 
-// semver parses v once and remembers the result (nil when v is not SemVer).
-func (db *DB) semver(v string) *semver.Version {
-	if sv, ok := db.versions.Load(v); ok {
-		return sv.(*semver.Version)
+// semver parses v once and remembers the result (nil when v is not
+// SemVer). Looking up a []byte key in the map does not allocate.
+func (db *DB) semver(v []byte) *semver.Version {
+	db.versionsMu.RLock()
+	sv, ok := db.versions[string(v)]
+	db.versionsMu.RUnlock()
+	if ok {
+		return sv
 	}
-	sv, err := semver.NewVersion(v)
+	sv, err := semver.NewVersion(string(v))
 	if err != nil {
 		sv = nil
 	}
-	db.versions.Store(v, sv)
+	db.versionsMu.Lock()
+	db.versions[string(v)] = sv
+	db.versionsMu.Unlock()
 	return sv
 }
 
