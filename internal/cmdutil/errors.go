@@ -14,6 +14,7 @@ type FlagError struct {
 	Err error
 }
 
+// Error returns the message of the usage problem.
 func (e *FlagError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the underlying error.
@@ -30,6 +31,7 @@ type AuthError struct {
 	Err error
 }
 
+// Error returns the message of the authentication failure.
 func (e *AuthError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the underlying error.
@@ -49,6 +51,7 @@ type HintError struct {
 	Hint string
 }
 
+// Error returns the wrapped error's message; the hint is printed apart.
 func (e *HintError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the underlying error.

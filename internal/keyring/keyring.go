@@ -75,6 +75,7 @@ func (OS) Delete(service, user string) error { return zkeyring.Delete(service, u
 // TimeoutError is returned when the keyring did not answer in time.
 type TimeoutError struct{ op string }
 
+// Error says which keyring operation timed out.
 func (e *TimeoutError) Error() string {
 	return "timed out trying to " + e.op + " the system keyring"
 }
