@@ -40,7 +40,7 @@ func (s *Server) handleListCharts(c echo.Context) error {
 // listChartPage answers one page of chart versions; the store decodes only
 // that page.
 func (s *Server) listChartPage(c echo.Context, r *chartctl.Repository, f chartctl.ChartFilter, pg page) error {
-	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, f, (pg.Page-1)*pg.Limit, pg.Limit)
+	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, f, pg.offset(), pg.Limit)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Server) handleChartVersions(c echo.Context) error {
 	if err := chart.ValidateName(name); err != nil {
 		return chartNotFound(r.Name, name, "")
 	}
-	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, chartctl.ChartFilter{Name: name}, (pg.Page-1)*pg.Limit, pg.Limit)
+	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, chartctl.ChartFilter{Name: name}, pg.offset(), pg.Limit)
 	if err != nil {
 		return err
 	}

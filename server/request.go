@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -81,11 +82,20 @@ func parsePage(c echo.Context) (page, error) {
 	return p, nil
 }
 
-// slice returns the page of items and the list metadata.
+// offset is the number of items before the page. A page so far past the
+// end that the product overflows is clamped: it is still past the end.
+func (p page) offset() int {
+	if p.Page-1 > math.MaxInt/p.Limit {
+		return math.MaxInt
+	}
+	return (p.Page - 1) * p.Limit
+}
+
+// paginate returns the page of items and the list metadata.
 func paginate[T any](items []T, p page) ([]T, client.Meta) {
 	meta := client.Meta{Total: len(items), Page: p.Page, Limit: p.Limit}
-	start := (p.Page - 1) * p.Limit
-	if start >= len(items) || start < 0 {
+	start := p.offset()
+	if start >= len(items) {
 		return []T{}, meta
 	}
 	end := min(start+p.Limit, len(items))

@@ -189,6 +189,9 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 			keys = latestOnly(keys)
 		}
 		total = len(keys)
+		if offset < 0 {
+			offset = 0
+		}
 		if offset >= len(keys) {
 			return nil
 		}
