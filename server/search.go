@@ -57,7 +57,10 @@ func (s *Server) handleSearch(c echo.Context) error {
 	var hits []hit
 	for _, r := range repos {
 		cvs, err := s.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{Latest: true})
-		if err != nil {
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			// Deleted since it was listed: it has nothing to match.
+			continue
+		} else if err != nil {
 			return err
 		}
 		for _, cv := range cvs {
