@@ -135,14 +135,33 @@ func etagMatch(header, etag string) bool {
 	return false
 }
 
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip: a
+// gzip (or x-gzip) coding whose quality value is not zero (RFC 9110
+// §12.5.3; "q=0", "q=0.0" and "Q=0.000" all refuse it).
 func acceptsGzip(header string) bool {
 	for _, part := range strings.Split(header, ",") {
 		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(enc), "gzip") {
-			return !strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") || strings.Contains(params, "q=0.")
+		enc = strings.TrimSpace(enc)
+		if !strings.EqualFold(enc, "gzip") && !strings.EqualFold(enc, "x-gzip") {
+			continue
 		}
+		return qualityNonZero(params)
 	}
 	return false
+}
+
+// qualityNonZero reports whether the parameters of an Accept-Encoding
+// element leave its weight above zero. A malformed weight counts as zero.
+func qualityNonZero(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return err == nil && q > 0
+	}
+	return true
 }
 
 // handleHelmDownload serves charts/NAME-VERSION.tgz and its .tgz.prov.
