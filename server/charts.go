@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -193,7 +194,7 @@ func (s *Server) deleteVersion(c echo.Context, r *chartctl.Repository, name, ver
 	} else if err != nil {
 		return nil, err
 	}
-	s.index.Delete(r.Name, name, version)
+	s.index.Refresh(context.WithoutCancel(ctx), r.Name, name, version)
 	for _, d := range orphans {
 		s.deleteIfOrphan(ctx, d)
 	}

@@ -3,12 +3,17 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
@@ -103,4 +108,124 @@ func TestIndexGzipNegotiation(t *testing.T) {
 			t.Errorf("Accept-Encoding %q: body does not match its Content-Encoding", ae)
 		}
 	}
+}
+
+// gatedPuts holds the first chart upload after arm, after its record
+// commits and before the handler goes on, so a test can slip other
+// requests in between.
+type gatedPuts struct {
+	chartctl.Store
+	hold atomic.Pointer[gate]
+}
+
+type gate struct{ committed, release chan struct{} }
+
+func (g *gatedPuts) arm() *gate {
+	gt := &gate{committed: make(chan struct{}), release: make(chan struct{})}
+	g.hold.Store(gt)
+	return gt
+}
+
+func (g *gatedPuts) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
+	stored, created, orphans, err := g.Store.PutChartVersion(ctx, cv, overwrite)
+	if gt := g.hold.Swap(nil); gt != nil {
+		close(gt.committed)
+		<-gt.release
+	}
+	return stored, created, orphans, err
+}
+
+// An upload and a delete of the same version that commit in that order
+// but reach the index cache in the other leave no entry for the deleted
+// version in index.yaml.
+func TestIndexAfterDeleteRacingUpload(t *testing.T) {
+	g := &gatedPuts{}
+	s := testkit.StartServer(t, func(srv *server.Server) { g.Store = srv.Store; srv.Store = g })
+	s.MustRepo(t, "r", "public")
+	if r := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil); r.StatusCode != 200 {
+		t.Fatalf("index: %d %s", r.StatusCode, r.Body)
+	}
+	gt := g.arm()
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	done := make(chan *testkit.Response)
+	go func() { done <- s.Upload(t, "r", s.AdminKey, archive, "") }()
+	<-gt.committed
+	// The upload holds its digest's lock while it is held, so the delete
+	// commits and then waits for it to sweep the blob.
+	deleted := make(chan *testkit.Response)
+	go func() { deleted <- s.Do(t, http.MethodDelete, "/v1/repositories/r/charts/app/1.0.0", s.AdminKey, nil) }()
+	waitFor(t, "the delete to commit", func() bool {
+		return s.Do(t, http.MethodGet, "/v1/repositories/r/charts/app/1.0.0", s.AdminKey, nil).StatusCode == 404
+	})
+	close(gt.release)
+	if r := <-done; r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	if r := <-deleted; r.StatusCode != 200 {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+	}
+	r := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil)
+	if bytes.Contains(r.Body, []byte("app")) {
+		t.Fatalf("index.yaml lists the deleted version:\n%s", r.Body)
+	}
+	if r := s.Do(t, http.MethodGet, "/helm/r/charts/app-1.0.0.tgz", "", nil); r.StatusCode != 404 {
+		t.Fatalf("download of the deleted version: %d", r.StatusCode)
+	}
+}
+
+// Two forced overwrites of one version whose index updates arrive in the
+// reverse order of their commits: index.yaml carries the digest of the
+// record that is stored.
+func TestIndexAfterOverwritesRacing(t *testing.T) {
+	g := &gatedPuts{}
+	s := testkit.StartServer(t, func(srv *server.Server) {
+		g.Store = srv.Store
+		srv.Store = g
+		srv.Config.AllowOverwrite = true
+	})
+	s.MustRepo(t, "r", "public")
+	if r := s.Upload(t, "r", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0", Description: "zero"}), ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil)
+	gt := g.arm()
+	first := make(chan *testkit.Response)
+	go func() {
+		first <- s.Upload(t, "r", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0", Description: "one"}), "?force=true")
+	}()
+	<-gt.committed
+	// The second overwrite commits while the first waits.
+	two := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0", Description: "two"})
+	sum := sha256.Sum256(two)
+	second := make(chan *testkit.Response)
+	go func() { second <- s.Upload(t, "r", s.AdminKey, two, "?force=true") }()
+	waitFor(t, "the second overwrite to commit", func() bool {
+		return bytes.Contains(s.Do(t, http.MethodGet, "/v1/repositories/r/charts/app/1.0.0", s.AdminKey, nil).Body, []byte(hex.EncodeToString(sum[:])))
+	})
+	close(gt.release)
+	if r := <-first; r.StatusCode != 200 {
+		t.Fatalf("first overwrite: %d %s", r.StatusCode, r.Body)
+	}
+	if r := <-second; r.StatusCode != 200 {
+		t.Fatalf("second overwrite: %d %s", r.StatusCode, r.Body)
+	}
+	var stored envelope[client.Chart]
+	s.Do(t, http.MethodGet, "/v1/repositories/r/charts/app/1.0.0", s.AdminKey, nil).JSON(t, &stored)
+	idx := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil).Body
+	if !bytes.Contains(idx, []byte("digest: "+strings.TrimPrefix(stored.Data.Digest, "sha256:"))) || !bytes.Contains(idx, []byte("description: two")) {
+		t.Fatalf("index.yaml does not match the stored record %s:\n%s", stored.Data.Digest, idx)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a bounded
+// number of tries.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 2000 {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("gave up waiting for %s", what)
 }

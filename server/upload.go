@@ -229,8 +229,10 @@ func (s *Server) commit(ctx context.Context, repo *chartctl.Repository, u *uploa
 	if err != nil {
 		return nil, false, err
 	}
-	// Put is idempotent: a repeated upload re-renders one entry at most.
-	s.index.Put(repo.Name, stored)
+	// The index entry is re-read from the store, not taken from this
+	// upload: a delete or another overwrite of the same version may have
+	// committed after this one and reached the cache first.
+	s.index.Refresh(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
 	return stored, created, nil
 }
 

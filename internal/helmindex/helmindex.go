@@ -40,8 +40,15 @@ import (
 // at most once per repository until Drop, on the first Get.
 type Loader func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error)
 
+// VersionLoader returns one stored chart version, or an error with code
+// chartctl.ENOTFOUND when the store does not hold it (or its repository).
+type VersionLoader func(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error)
+
 // Options configure a Cache.
 type Options struct {
+	// LoadVersion reads one version from the store, for Refresh. Without
+	// it, Refresh makes the next Get reload the whole repository.
+	LoadVersion VersionLoader
 	// ContextPath is the index's serverInfo.contextPath, which the
 	// ChartMuseum push plugin reads; default "/helm".
 	ContextPath string
@@ -56,6 +63,7 @@ type Options struct {
 // is safe for concurrent use.
 type Cache struct {
 	load       Loader
+	loadVer    VersionLoader
 	now        func() time.Time
 	observe    func(time.Duration)
 	serverInfo []byte
@@ -105,7 +113,7 @@ func New(load Loader, opts Options) *Cache {
 		// A map of strings always marshals.
 		panic(fmt.Sprintf("helmindex: render serverInfo: %v", err))
 	}
-	return &Cache{load: load, now: opts.Now, observe: opts.Observe, serverInfo: si, repos: map[string]*repoIndex{}}
+	return &Cache{load: load, loadVer: opts.LoadVersion, now: opts.Now, observe: opts.Observe, serverInfo: si, repos: map[string]*repoIndex{}}
 }
 
 // repoIndex is one repository's index. mu is held while the repository
@@ -231,19 +239,48 @@ func (c *Cache) Delete(repo, name, version string) {
 		return
 	}
 	defer r.mu.Unlock()
-	ce := r.charts[name]
-	if ce == nil || ce.byRaw[version] == nil {
+	if r.remove(name, version) {
+		r.generated = c.now().UTC()
+		r.current = nil
+	}
+}
+
+// Refresh makes one chart version's entry match the store: it reads the
+// version (Options.LoadVersion) while holding the repository's lock and
+// inserts, replaces or removes its entry. Call it after any change to the
+// version is committed.
+//
+// Unlike Put and Delete, whose effect depends on the order in which
+// concurrent callers reach the cache, Refresh cannot leave a stale entry:
+// an upload and a delete of the same version (or two overwrites) may commit
+// in one order and refresh in the other, and the last refresh still reads
+// the last commit. If the read fails, the repository is reloaded on its
+// next Get.
+func (c *Cache) Refresh(ctx context.Context, repo, name, version string) {
+	r := c.loadedRepo(repo)
+	if r == nil {
 		return
 	}
-	i := ce.position(ce.byRaw[version])
-	ce.versions = append(ce.versions[:i], ce.versions[i+1:]...)
-	delete(ce.byRaw, version)
-	if len(ce.versions) == 0 {
-		delete(r.charts, name)
-		r.names = removeName(r.names, name)
+	defer r.mu.Unlock()
+	if c.loadVer == nil {
+		r.loaded, r.current = false, nil
+		return
 	}
-	r.generated = c.now().UTC()
-	r.current = nil
+	cv, err := c.loadVer(ctx, repo, name, version)
+	var changed bool
+	switch {
+	case err == nil:
+		changed = r.insert(cv, entry(cv))
+	case chartctl.ErrorCode(err) == chartctl.ENOTFOUND:
+		changed = r.remove(name, version)
+	default:
+		r.loaded, r.current = false, nil
+		return
+	}
+	if changed {
+		r.generated = c.now().UTC()
+		r.current = nil
+	}
 }
 
 // Drop forgets the repository's index (the repository was deleted, or its
@@ -307,6 +344,22 @@ func (r *repoIndex) insert(cv *chartctl.ChartVersion, frag []byte) bool {
 	ce.versions = append(ce.versions, nil)
 	copy(ce.versions[i+1:], ce.versions[i:])
 	ce.versions[i] = nv
+	return true
+}
+
+// remove removes a version and reports whether it was there.
+func (r *repoIndex) remove(name, version string) bool {
+	ce := r.charts[name]
+	if ce == nil || ce.byRaw[version] == nil {
+		return false
+	}
+	i := ce.position(ce.byRaw[version])
+	ce.versions = append(ce.versions[:i], ce.versions[i+1:]...)
+	delete(ce.byRaw, version)
+	if len(ce.versions) == 0 {
+		delete(r.charts, name)
+		r.names = removeName(r.names, name)
+	}
 	return true
 }
 
