@@ -7,9 +7,12 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,4 +231,74 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("gave up waiting for %s", what)
+}
+
+// fullDisk is a blob store whose writers, from the failFrom-th Create on,
+// fail as a full disk does.
+type fullDisk struct {
+	chartctl.BlobStore
+	creates  atomic.Int32
+	failFrom atomic.Int32
+}
+
+func (f *fullDisk) Create(ctx context.Context) (chartctl.BlobWriter, error) {
+	w, err := f.BlobStore.Create(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := f.creates.Add(1)
+	if from := f.failFrom.Load(); from > 0 && n >= from {
+		return failingWriter{w}, nil
+	}
+	return w, nil
+}
+
+type failingWriter struct{ chartctl.BlobWriter }
+
+func (failingWriter) Write(p []byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "/secret/data/blobs/tmp/blob-123", Err: syscall.ENOSPC}
+}
+
+// A full disk while an upload streams in is the server's failure (500 in
+// the envelope, nothing of the OS error shown), not an invalid chart;
+// nothing is left in the temp directory, and the server keeps serving.
+func TestUploadOnFullDisk(t *testing.T) {
+	fd := &fullDisk{}
+	s := testkit.StartServer(t, func(srv *server.Server) { fd.BlobStore = srv.Blobs; srv.Blobs = fd })
+	s.MustRepo(t, "r", "")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+
+	fd.failFrom.Store(1) // the archive's blob fails
+	r := s.Upload(t, "r", s.AdminKey, archive, "")
+	expectError(t, r, 500, "internal_error", "")
+	if bytes.Contains(r.Body, []byte("secret")) || bytes.Contains(r.Body, []byte("space")) {
+		t.Fatalf("the OS error leaked: %s", r.Body)
+	}
+	if rid := r.Header.Get("X-Request-Id"); rid == "" || !bytes.Contains(r.Body, []byte(rid)) {
+		t.Fatalf("message does not quote the request id %q: %s", rid, r.Body)
+	}
+
+	// The provenance file's blob fails; the archive's is fine.
+	fd.creates.Store(0)
+	fd.failFrom.Store(2)
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archive, "prov": []byte("-----BEGIN PGP SIGNED MESSAGE-----\n")})
+	r = s.Do(t, http.MethodPost, "/v1/repositories/r/charts", s.AdminKey, bytes.NewReader(body), "Content-Type", ctype)
+	expectError(t, r, 500, "internal_error", "")
+
+	// ChartMuseum's raw-body upload.
+	fd.creates.Store(0)
+	fd.failFrom.Store(1)
+	r = s.Do(t, http.MethodPost, "/helm/api/r/charts", s.AdminKey, bytes.NewReader(archive), "Content-Type", "application/gzip")
+	if r.StatusCode != 500 {
+		t.Fatalf("cm upload on a full disk: %d %s", r.StatusCode, r.Body)
+	}
+
+	entries, err := os.ReadDir(filepath.Join(s.Dir, "blobs", "tmp"))
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("temp files left: %v %v", entries, err)
+	}
+	fd.failFrom.Store(0)
+	if r := s.Upload(t, "r", s.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatalf("upload once space is back: %d %s", r.StatusCode, r.Body)
+	}
 }

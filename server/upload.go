@@ -114,10 +114,15 @@ func (s *Server) receiveChart(ctx context.Context, u *upload, r io.Reader) error
 	}
 	u.blob = bw
 	lr := &limitedReader{r: r, n: s.Config.MaxChartSize}
-	tee := io.TeeReader(lr, bw)
+	sw := &storeWriter{w: bw}
+	tee := io.TeeReader(lr, sw)
 	ch, err := chart.Read(tee, s.Config.ChartLimits)
 	if lr.exceeded {
 		return s.tooLarge()
+	}
+	if sw.err != nil {
+		// The disk, not the archive: full, read-only or failing.
+		return fmt.Errorf("store chart archive: %w", sw.err)
 	}
 	if err != nil {
 		// An oversized body is 413 whatever else is wrong with it; finding
@@ -135,6 +140,9 @@ func (s *Server) receiveChart(ctx context.Context, u *upload, r io.Reader) error
 		if lr.exceeded {
 			return s.tooLarge()
 		}
+		if sw.err != nil {
+			return fmt.Errorf("store chart archive: %w", sw.err)
+		}
 		return s.bodyError(err, "Could not read the chart archive.")
 	}
 	u.chart = ch
@@ -148,11 +156,19 @@ func (s *Server) receiveProv(ctx context.Context, u *upload, r io.Reader) error 
 	}
 	u.prov = bw
 	lr := &limitedReader{r: r, n: maxProvSize}
-	if _, err := io.Copy(bw, lr); err != nil || lr.exceeded {
+	sw := &storeWriter{w: bw}
+	if _, err := io.Copy(sw, lr); err != nil || lr.exceeded {
 		if lr.exceeded {
 			return chartctl.Errorf(chartctl.ETOOLARGE, "The provenance file is larger than 1 MiB.")
 		}
-		return s.bodyError(err, "Could not read the provenance file.")
+		if sw.err != nil {
+			return fmt.Errorf("store provenance file: %w", sw.err)
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return s.tooLarge()
+		}
+		return chartctl.Invalid("prov", "Could not read the provenance file.")
 	}
 	if bw.Size() == 0 {
 		return chartctl.Invalid("prov", "The provenance file is empty.")
@@ -255,6 +271,22 @@ func (l *digestLocks) lockAll(digests []string) func() {
 			l.stripes[i].Unlock()
 		}
 	}
+}
+
+// storeWriter remembers the first error of the blob writer it wraps, so
+// a failure to store the upload (a full or read-only disk) is told apart
+// from a failure to read it, which is the client's.
+type storeWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *storeWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // limitedReader reads at most n bytes and records whether the input had
