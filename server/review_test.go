@@ -302,3 +302,39 @@ func TestUploadOnFullDisk(t *testing.T) {
 		t.Fatalf("upload once space is back: %d %s", r.StatusCode, r.Body)
 	}
 }
+
+// The same archive pushed again with a provenance file stores the file
+// (the version had none) instead of answering 200 and dropping it; another
+// file for a signed version is a conflict.
+func TestProvenanceAddedToStoredVersion(t *testing.T) {
+	s := testkit.StartServer(t)
+	s.MustRepo(t, "r", "public")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	if r := s.Upload(t, "r", s.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	index := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil)
+	prov := []byte("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\nsigned\n")
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archive, "prov": prov})
+	if r := s.Do(t, http.MethodPost, "/v1/repositories/r/charts", s.AdminKey, bytes.NewReader(body), "Content-Type", ctype); r.StatusCode != 200 {
+		t.Fatalf("upload with prov: %d %s", r.StatusCode, r.Body)
+	}
+	if r := s.Do(t, http.MethodGet, "/helm/r/charts/app-1.0.0.tgz.prov", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, prov) {
+		t.Fatalf("prov download: %d %q", r.StatusCode, r.Body)
+	}
+	if r := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil); r.Header.Get("ETag") != index.Header.Get("ETag") {
+		t.Error("attaching a provenance file changed index.yaml")
+	}
+	body, ctype = testkit.Multipart(t, map[string][]byte{"chart": archive, "prov": []byte("another signature\n")})
+	r := s.Do(t, http.MethodPost, "/v1/repositories/r/charts", s.AdminKey, bytes.NewReader(body), "Content-Type", ctype)
+	expectError(t, r, 409, "conflict", "")
+	if r := s.Do(t, http.MethodGet, "/helm/r/charts/app-1.0.0.tgz.prov", "", nil); !bytes.Equal(r.Body, prov) {
+		t.Fatalf("prov after a refused replacement: %q", r.Body)
+	}
+	// The refused file's blob is not kept.
+	var blobs int
+	_ = s.Blobs.Walk(context.Background(), func(string) error { blobs++; return nil })
+	if blobs != 2 {
+		t.Fatalf("%d blobs stored, want archive and provenance", blobs)
+	}
+}

@@ -19,11 +19,15 @@ import (
 // provenance blob, if any) must already be durable. CreatedAt is filled
 // when empty.
 //
-// If the version exists with the same digest, it returns the stored record
-// and created=false. If it exists with another digest it returns ECONFLICT,
-// unless overwrite is set: then it replaces the record, returns the new one
-// with created=true, and orphans lists (sorted) the blobs no record refers
-// to any more. It returns ENOTFOUND if the repository does not exist and
+// If the version exists with the same digest and cv brings no provenance
+// file or the stored one, it returns the stored record and created=false.
+// Same digest with a provenance file where the stored version has none:
+// the file is attached to the stored record (which keeps its CreatedAt and
+// index entry) and the result is created=true. If it exists with another
+// digest, or with another provenance file, it returns ECONFLICT, unless
+// overwrite is set: then it replaces the record, returns the new one with
+// created=true, and orphans lists (sorted) the blobs no record refers to
+// any more. It returns ENOTFOUND if the repository does not exist and
 // EINVALID if the name, version or digest is missing.
 //
 // A call alone commits at once; concurrent calls share one commit (bbolt's
@@ -75,8 +79,16 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 				return err
 			}
 			if old.Digest == rec.Digest {
-				stored = old.domain()
-				return nil
+				switch {
+				case rec.ProvDigest == "" || rec.ProvDigest == old.ProvDigest:
+					stored = old.domain()
+					return nil
+				case old.ProvDigest == "" || overwrite:
+					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest)
+					created = err == nil
+					return err
+				}
+				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
 			}
 			if !overwrite {
 				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different digest.", cv.Name, cv.Version)
@@ -115,6 +127,35 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 	}
 	sort.Strings(orphans)
 	return stored, created, orphans, nil
+}
+
+// replaceProv sets the provenance file of the stored record old (key k)
+// to prov, keeping everything else, and returns the new record and the
+// blobs no record refers to any more.
+func replaceProv(cb, refs *bbolt.Bucket, k []byte, old *chartRecord, prov string) (*chartctl.ChartVersion, []string, error) {
+	rec := *old
+	rec.ProvDigest = prov
+	val, err := encode(&rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cb.Put(k, val); err != nil {
+		return nil, nil, err
+	}
+	if err := addRef(refs, prov); err != nil {
+		return nil, nil, err
+	}
+	var orphans []string
+	if old.ProvDigest != "" {
+		gone, err := dropRef(refs, old.ProvDigest)
+		if err != nil {
+			return nil, nil, err
+		}
+		if gone {
+			orphans = append(orphans, old.ProvDigest)
+		}
+	}
+	return rec.domain(), orphans, nil
 }
 
 // ChartVersion returns one version. It returns ENOTFOUND if the repository
