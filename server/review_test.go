@@ -338,3 +338,17 @@ func TestProvenanceAddedToStoredVersion(t *testing.T) {
 		t.Fatalf("%d blobs stored, want archive and provenance", blobs)
 	}
 }
+
+// Requests that outlive the store (a shutdown whose drain timed out) are
+// answered 503 in the envelope, not 500.
+func TestClosedStoreAnswers503(t *testing.T) {
+	s := testkit.StartServer(t)
+	s.MustRepo(t, "r", "public")
+	if err := s.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectError(t, s.Do(t, http.MethodGet, "/v1/repositories/r/charts", s.AdminKey, nil), 503, "unavailable", "")
+	if r := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil); r.StatusCode != 503 {
+		t.Fatalf("index.yaml on a closed store: %d %s", r.StatusCode, r.Body)
+	}
+}

@@ -141,11 +141,16 @@ func (db *DB) newID(prefix string) (string, error) {
 }
 
 // wrap returns err unchanged when it is a *chartctl.Error (a message meant
-// for a person) or nil, and otherwise wraps it with what was being done.
+// for a person) or nil, and otherwise wraps it with what was being done. A
+// closed database (a request outliving a shutdown) is EUNAVAILABLE, which
+// the contract answers with 503.
 func wrap(op string, err error) error {
 	var e *chartctl.Error
 	if err == nil || errors.As(err, &e) {
 		return err
+	}
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return chartctl.Errorf(chartctl.EUNAVAILABLE, "The server is shutting down; retry in a moment.")
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

@@ -66,3 +66,18 @@ func TestProvenanceOnIdenticalArchive(t *testing.T) {
 		t.Fatalf("delete: orphans=%v err=%v", orphans, err)
 	}
 }
+
+// A call on a closed store (a request that outlived shutdown) is
+// EUNAVAILABLE, not an internal error.
+func TestClosedStoreIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	db, _ := setup(t)
+	mustRepo(t, db, "stable", "")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Repository(ctx, "stable")
+	wantCode(t, err, chartctl.EUNAVAILABLE)
+	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "v1"), false)
+	wantCode(t, err, chartctl.EUNAVAILABLE)
+}
