@@ -352,3 +352,27 @@ func TestClosedStoreAnswers503(t *testing.T) {
 		t.Fatalf("index.yaml on a closed store: %d %s", r.StatusCode, r.Body)
 	}
 }
+
+// The archive download answers HEAD as GET without the body, with the
+// length and ETag a client needs to decide whether to fetch it.
+func TestArchiveHead(t *testing.T) {
+	s := testkit.StartServer(t)
+	s.MustRepo(t, "r", "")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	if r := s.Upload(t, "r", s.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	r := s.Do(t, http.MethodHead, "/v1/repositories/r/charts/app/1.0.0/archive", s.AdminKey, nil)
+	sum := sha256.Sum256(archive)
+	if r.StatusCode != 200 || r.Header.Get("Content-Length") != strconv.Itoa(len(archive)) ||
+		r.Header.Get("ETag") != `"sha256:`+hex.EncodeToString(sum[:])+`"` || len(r.Body) != 0 {
+		t.Fatalf("HEAD archive: %d %v %q", r.StatusCode, r.Header, r.Body)
+	}
+	if r := s.Do(t, http.MethodHead, "/v1/repositories/r/charts/app/9.9.9/archive", s.AdminKey, nil); r.StatusCode != 404 {
+		t.Fatalf("HEAD of a missing version: %d", r.StatusCode)
+	}
+	r = s.Do(t, http.MethodPut, "/v1/repositories/r/charts/app/1.0.0/archive", s.AdminKey, nil)
+	if allow := r.Header.Get("Allow"); r.StatusCode != 405 || allow != "GET, HEAD" {
+		t.Fatalf("PUT archive: %d Allow %q", r.StatusCode, allow)
+	}
+}

@@ -37,6 +37,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/repositories/:repo/charts/:name/:version", s.handleGetChartVersion)
 	api.DELETE("/repositories/:repo/charts/:name/:version", s.handleDeleteChartVersion)
 	api.GET("/repositories/:repo/charts/:name/:version/archive", s.handleDownloadChart)
+	api.HEAD("/repositories/:repo/charts/:name/:version/archive", s.handleDownloadChart)
 
 	api.GET("/search", s.handleSearch)
 
