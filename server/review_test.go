@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -375,4 +377,54 @@ func TestArchiveHead(t *testing.T) {
 	if allow := r.Header.Get("Allow"); r.StatusCode != 405 || allow != "GET, HEAD" {
 		t.Fatalf("PUT archive: %d Allow %q", r.StatusCode, allow)
 	}
+}
+
+// No upload that fails leaves a temp file behind: an invalid archive, one
+// over the size limit, an unknown field after the archive, and a client
+// that hangs up mid-body.
+func TestFailedUploadsLeaveNoTempFiles(t *testing.T) {
+	s := testkit.StartServer(t, func(srv *server.Server) { srv.Config.MaxChartSize = 64 << 10 })
+	s.MustRepo(t, "r", "")
+	tmp := filepath.Join(s.Dir, "blobs", "tmp")
+	empty := func() bool {
+		entries, err := os.ReadDir(tmp)
+		return err == nil && len(entries) == 0
+	}
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	big := testkit.MakeChart(t, testkit.Chart{Name: "big", Version: "1.0.0", Files: map[string]string{"blob.bin": randomText(200 << 10)}})
+
+	expectError(t, s.Upload(t, "r", s.AdminKey, []byte("not a chart at all"), ""), 400, "invalid_parameter", "chart")
+	expectError(t, s.Upload(t, "r", s.AdminKey, big, ""), 413, "payload_too_large", "")
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archive, "zzz": []byte("x")})
+	expectError(t, s.Do(t, http.MethodPost, "/v1/repositories/r/charts", s.AdminKey, bytes.NewReader(body), "Content-Type", ctype), 400, "invalid_parameter", "zzz")
+	if !empty() {
+		t.Fatal("temp files left after refused uploads")
+	}
+
+	// Hang up halfway through the body.
+	body, ctype = testkit.Multipart(t, map[string][]byte{"chart": archive})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /v1/repositories/r/charts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", s.AdminKey, ctype, len(body))
+	if _, err := conn.Write(body[:len(body)/2]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the upload's temp file", func() bool { return !empty() })
+	conn.Close()
+	waitFor(t, "the temp file to be removed", empty)
+}
+
+// randomText returns n bytes that gzip cannot shrink much.
+func randomText(n int) string {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return string(b)
 }
