@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -427,4 +428,105 @@ func randomText(n int) string {
 		b[i] = 'a' + byte(x%26)
 	}
 	return string(b)
+}
+
+// A repository deleted and created again under the same name while its
+// index is cached serves the new repository's (empty) index, and blobs
+// only the old one held are gone.
+func TestIndexOfRecreatedRepository(t *testing.T) {
+	s := testkit.StartServer(t)
+	s.MustRepo(t, "r", "public")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	if r := s.Upload(t, "r", s.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	if r := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil); !bytes.Contains(r.Body, []byte("app")) {
+		t.Fatalf("index before: %s", r.Body)
+	}
+	if r := s.Do(t, http.MethodDelete, "/v1/repositories/r", s.AdminKey, nil); r.StatusCode != 200 {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+	}
+	s.MustRepo(t, "r", "public")
+	if r := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil); bytes.Contains(r.Body, []byte("app")) {
+		t.Fatalf("recreated repository serves the old index:\n%s", r.Body)
+	}
+	if r := s.Do(t, http.MethodGet, "/helm/r/charts/app-1.0.0.tgz", "", nil); r.StatusCode != 404 {
+		t.Fatalf("old archive from the recreated repository: %d", r.StatusCode)
+	}
+	var blobs int
+	_ = s.Blobs.Walk(context.Background(), func(string) error { blobs++; return nil })
+	if blobs != 0 {
+		t.Fatalf("%d blobs left after the repository was deleted", blobs)
+	}
+	// Uploading the same bytes again works and shows up.
+	if r := s.Upload(t, "r", s.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatalf("upload again: %d %s", r.StatusCode, r.Body)
+	}
+	if r := s.Do(t, http.MethodGet, "/helm/r/charts/app-1.0.0.tgz", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, archive) {
+		t.Fatalf("download after re-upload: %d", r.StatusCode)
+	}
+	if r := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil); !bytes.Contains(r.Body, []byte("app")) {
+		t.Fatalf("index after re-upload:\n%s", r.Body)
+	}
+}
+
+// Concurrent uploads, overwrites and deletes of a few versions: at the
+// end index.yaml lists exactly the stored versions with their digests,
+// every stored version downloads, and the blob directory holds exactly
+// the referenced blobs.
+func TestConcurrentChangesKeepIndexAndBlobsConsistent(t *testing.T) {
+	s := testkit.StartServer(t, func(srv *server.Server) { srv.Config.AllowOverwrite = true })
+	s.MustRepo(t, "r", "public")
+	s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil) // cache it
+	var archives [3][2][]byte
+	for v := range archives {
+		for d := range archives[v] {
+			archives[v][d] = testkit.MakeChart(t, testkit.Chart{Name: "app", Version: fmt.Sprintf("1.0.%d", v), Description: fmt.Sprintf("variant %d", d)})
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 25 {
+				v, d := (w+i)%3, (w*7+i)%2
+				switch (w + i*3) % 4 {
+				case 0:
+					s.Do(t, http.MethodDelete, fmt.Sprintf("/v1/repositories/r/charts/app/1.0.%d", v), s.AdminKey, nil)
+				default:
+					body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archives[v][d], "prov": []byte(fmt.Sprintf("sig %d %d\n", v, d))})
+					s.Do(t, http.MethodPost, "/v1/repositories/r/charts?force=true", s.AdminKey, bytes.NewReader(body), "Content-Type", ctype)
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	var list envelope[[]client.Chart]
+	s.Do(t, http.MethodGet, "/v1/repositories/r/charts?limit=100", s.AdminKey, nil).JSON(t, &list)
+	idx := s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil).Body
+	if got, want := bytes.Count(idx, []byte("digest: ")), len(list.Data); got != want {
+		t.Fatalf("index.yaml has %d entries, the store %d:\n%s", got, want, idx)
+	}
+	referenced := map[string]bool{}
+	for _, c := range list.Data {
+		if !bytes.Contains(idx, []byte("digest: "+strings.TrimPrefix(c.Digest, "sha256:"))) {
+			t.Errorf("index.yaml lacks %s %s", c.Version, c.Digest)
+		}
+		referenced[c.Digest] = true
+		r := s.Do(t, http.MethodGet, "/helm/r/charts/app-"+c.Version+".tgz", "", nil)
+		if sum := sha256.Sum256(r.Body); r.StatusCode != 200 || "sha256:"+hex.EncodeToString(sum[:]) != c.Digest {
+			t.Errorf("download of %s: %d", c.Version, r.StatusCode)
+		}
+		r = s.Do(t, http.MethodGet, "/helm/r/charts/app-"+c.Version+".tgz.prov", "", nil)
+		if sum := sha256.Sum256(r.Body); r.StatusCode != 200 {
+			t.Errorf("prov of %s: %d", c.Version, r.StatusCode)
+		} else {
+			referenced["sha256:"+hex.EncodeToString(sum[:])] = true
+		}
+	}
+	onDisk := map[string]bool{}
+	_ = s.Blobs.Walk(context.Background(), func(d string) error { onDisk[d] = true; return nil })
+	if fmt.Sprint(onDisk) != fmt.Sprint(referenced) {
+		t.Fatalf("blobs on disk %v, referenced %v", onDisk, referenced)
+	}
 }
