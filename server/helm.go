@@ -282,6 +282,10 @@ func (s *Server) handleCMUpload(c echo.Context) error {
 		}
 	}
 	_, created, err := s.commit(ctx, r, u, overwrite)
+	if err == nil && !created && !overwrite {
+		// Stored by a concurrent push since the check above.
+		err = chartctl.Errorf(chartctl.ECONFLICT, "%s already exists", chart.ArchiveFileName(u.chart.Name, u.chart.Version))
+	}
 	s.countUpload(created, err)
 	if err != nil {
 		return s.cmFail(c, err)

@@ -530,3 +530,29 @@ func TestConcurrentChangesKeepIndexAndBlobsConsistent(t *testing.T) {
 		t.Fatalf("blobs on disk %v, referenced %v", onDisk, referenced)
 	}
 }
+
+// lateVersions answers the ChartMuseum push's existence check as if the
+// version were not there yet: a concurrent push stores it between the
+// check and the commit.
+type lateVersions struct{ chartctl.Store }
+
+func (lateVersions) ChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
+	return nil, chartctl.Errorf(chartctl.ENOTFOUND, "not yet")
+}
+
+// ChartMuseum refuses an existing version even with identical bytes; that
+// holds when the version is stored between its check and its commit.
+func TestChartMuseumPushRacingIdenticalPush(t *testing.T) {
+	s := testkit.StartServer(t, func(srv *server.Server) { srv.Store = lateVersions{srv.Store} })
+	s.MustRepo(t, "r", "")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	push := func() int {
+		return s.Do(t, http.MethodPost, "/helm/api/r/charts", s.AdminKey, bytes.NewReader(archive), "Content-Type", "application/gzip").StatusCode
+	}
+	if code := push(); code != 201 {
+		t.Fatalf("first push: %d", code)
+	}
+	if code := push(); code != 409 {
+		t.Fatalf("second push of the same version: %d, want 409", code)
+	}
+}
