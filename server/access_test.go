@@ -213,6 +213,8 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	expectError(t, s.DoJSON(t, "POST", "/v1/user/api-keys", key, map[string]any{"name": "x", "scopes": []string{"repo:admin"}}), 400, "invalid_parameter", "scopes")
 	expectError(t, s.DoJSON(t, "POST", "/v1/user/api-keys", key, map[string]any{"name": "", "scopes": []string{"repo:read"}}), 400, "invalid_parameter", "name")
 	expectError(t, s.DoJSON(t, "POST", "/v1/user/api-keys", key, map[string]any{"name": "x", "scopes": []string{"repo:read"}, "expires_at": "2001-01-01T00:00:00Z"}), 400, "invalid_parameter", "expires_at")
+	expectError(t, s.DoJSON(t, "POST", "/v1/user/api-keys", key, map[string]any{"name": "x", "scopes": []string{"repo:read"}, "expires_at": "next week"}), 400, "invalid_parameter", "expires_at")
+	expectError(t, s.DoJSON(t, "POST", "/v1/user/api-keys", key, map[string]any{"name": "x", "scopes": []string{"repo:read"}, "expires_at": 5}), 400, "invalid_parameter", "expires_at")
 
 	// Use it: it works and read-only stays read-only.
 	if r := s.Do(t, "GET", "/v1/repositories", created.Data.Key, nil); r.StatusCode != 200 {

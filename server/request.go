@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -48,6 +49,12 @@ func bindJSON(c echo.Context, v any) error {
 }
 
 func jsonError(err error) error {
+	// Time.UnmarshalJSON's errors carry no field name; expires_at is the
+	// only time a request body holds.
+	var pe *time.ParseError
+	if errors.As(err, &pe) || strings.HasPrefix(err.Error(), "Time.UnmarshalJSON") {
+		return chartctl.Invalid("expires_at", "expires_at must be an RFC 3339 time, such as 2027-01-31T00:00:00Z.")
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		return chartctl.Invalid(te.Field, "Invalid %s: expected %s.", te.Field, te.Type.String())

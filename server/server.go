@@ -198,6 +198,9 @@ func (s *Server) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
 		defer cancel()
 		if e := s.http.Shutdown(ctx); e != nil {
+			// Requests still running after the drain timeout are cut off
+			// rather than left to meet a closed store.
+			_ = s.http.Close()
 			err = fmt.Errorf("shutdown: %w", e)
 		}
 	}
