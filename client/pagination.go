@@ -75,3 +75,16 @@ func paginate[T any](ctx context.Context, opts ListOptions, fetch func(ctx conte
 		}
 	}
 }
+
+// Collect runs an iterator of the All methods to the end and returns what
+// it yielded (an empty, non-nil slice for none), or the first error.
+func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	out := []T{}
+	for v, err := range seq {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

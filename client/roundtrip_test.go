@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/chartctl/chartctl/client"
@@ -164,5 +165,25 @@ func TestRoundTripAgainstRealServer(t *testing.T) {
 	_, _, err = c.Repositories.Create(ctx, &client.CreateRepositoryRequest{Name: "Bad Name"})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Code != "invalid_parameter" || apiErr.Parameter != "name" || apiErr.RequestID == "" {
 		t.Fatalf("error = %#v", err)
+	}
+}
+
+func TestCollect(t *testing.T) {
+	s := testkit.StartServer(t)
+	c, _ := client.New(s.URL, client.WithToken(s.AdminKey))
+	ctx := context.Background()
+	repos, err := client.Collect(c.Repositories.All(ctx))
+	if err != nil || repos == nil || len(repos) != 0 {
+		t.Fatalf("empty: %v %v", repos, err)
+	}
+	for i := 0; i < 3; i++ {
+		s.MustRepo(t, fmt.Sprintf("r%d", i), "")
+	}
+	if repos, err = client.Collect(c.Repositories.All(ctx)); err != nil || len(repos) != 3 {
+		t.Fatalf("three: %v %v", repos, err)
+	}
+	bad, _ := client.New(s.URL, client.WithToken("chartctl_nope"), client.WithMaxRetries(0))
+	if _, err := client.Collect(bad.Repositories.All(ctx)); !client.IsUnauthorized(err) {
+		t.Fatalf("error: %v", err)
 	}
 }

@@ -49,12 +49,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	keys := []*client.APIKey{}
-	for k, err := range c.APIKeys.All(ctx) {
-		if err != nil {
-			return fmt.Errorf("list API keys: %w", err)
-		}
-		keys = append(keys, k)
+	keys, err := client.Collect(c.APIKeys.All(ctx))
+	if err != nil {
+		return fmt.Errorf("list API keys: %w", err)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, keys)

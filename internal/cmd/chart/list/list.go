@@ -62,12 +62,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	charts := []*client.Chart{}
-	for ch, err := range c.Charts.All(ctx, opts.Repo, client.ChartListOptions{Name: opts.Name, Version: opts.Version}) {
-		if err != nil {
-			return cmdutil.HintNotFound(fmt.Errorf("list charts of %s: %w", opts.Repo, err), cmdutil.HintRepoList)
-		}
-		charts = append(charts, ch)
+	charts, err := client.Collect(c.Charts.All(ctx, opts.Repo, client.ChartListOptions{Name: opts.Name, Version: opts.Version}))
+	if err != nil {
+		return cmdutil.HintNotFound(fmt.Errorf("list charts of %s: %w", opts.Repo, err), cmdutil.HintRepoList)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, charts)

@@ -47,12 +47,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	orgs := []*client.Organization{}
-	for o, err := range c.Organizations.All(ctx) {
-		if err != nil {
-			return fmt.Errorf("list organizations: %w", err)
-		}
-		orgs = append(orgs, o)
+	orgs, err := client.Collect(c.Organizations.All(ctx))
+	if err != nil {
+		return fmt.Errorf("list organizations: %w", err)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, orgs)

@@ -49,12 +49,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	repos := []*client.Repository{}
-	for r, err := range c.Repositories.All(ctx) {
-		if err != nil {
-			return fmt.Errorf("list repositories: %w", err)
-		}
-		repos = append(repos, r)
+	repos, err := client.Collect(c.Repositories.All(ctx))
+	if err != nil {
+		return fmt.Errorf("list repositories: %w", err)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, repos)

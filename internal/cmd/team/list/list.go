@@ -52,12 +52,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	teams := []*client.Team{}
-	for t, err := range c.Teams.All(ctx, client.TeamListOptions{Organization: opts.Organization}) {
-		if err != nil {
-			return fmt.Errorf("list teams: %w", err)
-		}
-		teams = append(teams, t)
+	teams, err := client.Collect(c.Teams.All(ctx, client.TeamListOptions{Organization: opts.Organization}))
+	if err != nil {
+		return fmt.Errorf("list teams: %w", err)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, teams)

@@ -53,12 +53,9 @@ func membersRun(ctx context.Context, opts *MembersOptions) error {
 	if err != nil {
 		return err
 	}
-	members := []*client.Member{}
-	for m, err := range c.Teams.AllMembers(ctx, opts.Team) {
-		if err != nil {
-			return fmt.Errorf("list members of team %s: %w", opts.Team, err)
-		}
-		members = append(members, m)
+	members, err := client.Collect(c.Teams.AllMembers(ctx, opts.Team))
+	if err != nil {
+		return fmt.Errorf("list members of team %s: %w", opts.Team, err)
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, members)
