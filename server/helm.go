@@ -26,31 +26,21 @@ func (s *Server) helmPrincipal(c echo.Context) (*chartctl.Principal, error) {
 	if h == "" {
 		return nil, nil
 	}
-	ip := s.clientIP(c)
-	if blocked, wait := s.throttle.Blocked(ip); blocked {
-		setRetryAfter(c, wait)
-		return nil, chartctl.Errorf(chartctl.ERATELIMIT, "Too many failed authentication attempts; retry in %d seconds.", retrySeconds(wait))
-	}
-	var tok string
+	var tok, malformed string
 	scheme, rest, _ := strings.Cut(h, " ")
 	switch {
 	case strings.EqualFold(scheme, "Basic"):
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))
-		if err != nil {
-			return nil, s.helmUnauthorized(c, "Malformed Basic credentials.")
+		if raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest)); err != nil {
+			malformed = "Malformed Basic credentials."
+		} else {
+			_, tok, _ = strings.Cut(string(raw), ":")
 		}
-		_, tok, _ = strings.Cut(string(raw), ":")
 	case strings.EqualFold(scheme, "Bearer"):
 		tok = strings.TrimSpace(rest)
 	default:
-		return nil, s.helmUnauthorized(c, "Unsupported Authorization scheme: use Basic or Bearer.")
+		malformed = "Unsupported Authorization scheme: use Basic or Bearer."
 	}
-	p, err := s.principal(c.Request().Context(), tok)
-	if chartctl.ErrorCode(err) == chartctl.EUNAUTHORIZED {
-		s.throttle.Fail(ip)
-		return nil, s.helmUnauthorized(c, chartctl.ErrorMessage(err))
-	}
-	return p, err
+	return s.resolveCredential(c, tok, malformed, `Basic realm="chartctl"`)
 }
 
 func (s *Server) helmUnauthorized(c echo.Context, msg string) error {

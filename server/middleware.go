@@ -123,30 +123,54 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (s *Server) authenticateRequest(c echo.Context) (*chartctl.Principal, error) {
-	ip := s.clientIP(c)
-	if blocked, wait := s.throttle.Blocked(ip); blocked {
-		setRetryAfter(c, wait)
-		return nil, chartctl.Errorf(chartctl.ERATELIMIT, "Too many failed authentication attempts; retry in %d seconds.", retrySeconds(wait))
-	}
 	auth := c.Request().Header.Get("Authorization")
 	if auth == "" {
+		if err := s.checkThrottle(c); err != nil {
+			return nil, err
+		}
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required: send Authorization: Bearer <API key or access token>.")
 	}
 	tok, ok := bearerToken(auth)
+	malformed := ""
 	if !ok {
-		s.throttle.Fail(ip)
-		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="invalid_token"`)
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Malformed Authorization header: use Bearer <token>.")
+		malformed = "Malformed Authorization header: use Bearer <token>."
 	}
-	p, err := s.principal(c.Request().Context(), tok)
-	if err != nil {
-		if chartctl.ErrorCode(err) == chartctl.EUNAUTHORIZED {
-			s.throttle.Fail(ip)
-			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="invalid_token"`)
-		}
+	return s.resolveCredential(c, tok, malformed, `Bearer realm="chartctl", error="invalid_token"`)
+}
+
+// checkThrottle refuses a client whose failed authentications exceeded
+// the throttle, with 429 and Retry-After.
+func (s *Server) checkThrottle(c echo.Context) error {
+	if blocked, wait := s.throttle.Blocked(s.clientIP(c)); blocked {
+		setRetryAfter(c, wait)
+		return chartctl.Errorf(chartctl.ERATELIMIT, "Too many failed authentication attempts; retry in %d seconds.", retrySeconds(wait))
+	}
+	return nil
+}
+
+// resolveCredential turns a credential the client sent into a Principal,
+// for every way one arrives (Bearer on /v1, Basic or Bearer on /helm). A
+// throttled client is refused first; a malformed header (malformed is its
+// message) or a refused credential counts as a failure for the client's
+// address and answers 401 with the challenge as WWW-Authenticate.
+func (s *Server) resolveCredential(c echo.Context, tok, malformed, challenge string) (*chartctl.Principal, error) {
+	if err := s.checkThrottle(c); err != nil {
 		return nil, err
 	}
-	return p, nil
+	var (
+		p   *chartctl.Principal
+		err error
+	)
+	if malformed != "" {
+		err = chartctl.Errorf(chartctl.EUNAUTHORIZED, "%s", malformed)
+	} else {
+		p, err = s.principal(c.Request().Context(), tok)
+	}
+	if chartctl.ErrorCode(err) == chartctl.EUNAUTHORIZED {
+		s.throttle.Fail(s.clientIP(c))
+		c.Response().Header().Set("WWW-Authenticate", challenge)
+	}
+	return p, err
 }
 
 func bearerToken(h string) (string, bool) {
