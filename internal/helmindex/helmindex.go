@@ -117,7 +117,7 @@ func New(load Loader, opts Options) *Cache {
 }
 
 // repoIndex is one repository's index. mu is held while the repository
-// loads, so a Put or Delete arriving meanwhile waits and then applies to
+// loads, so a Refresh arriving meanwhile waits and then applies to
 // the loaded state.
 type repoIndex struct {
 	mu        sync.Mutex
@@ -214,47 +214,16 @@ func (c *Cache) loadedRepo(repo string) *repoIndex {
 	return r
 }
 
-// Put inserts or replaces one chart version in the repository's index.
-// Call it after the version is committed to the store. If the repository
-// has not been loaded it does nothing: the first Get will read the store,
-// which already holds the version. Putting the same record twice changes
-// nothing (and keeps the ETag).
-func (c *Cache) Put(repo string, cv *chartctl.ChartVersion) {
-	r := c.loadedRepo(repo)
-	if r == nil {
-		return
-	}
-	defer r.mu.Unlock()
-	if r.insert(cv, entry(cv)) {
-		r.generated = c.now().UTC()
-		r.current = nil
-	}
-}
-
-// Delete removes one chart version from the repository's index, if
-// loaded. Call it after the deletion is committed.
-func (c *Cache) Delete(repo, name, version string) {
-	r := c.loadedRepo(repo)
-	if r == nil {
-		return
-	}
-	defer r.mu.Unlock()
-	if r.remove(name, version) {
-		r.generated = c.now().UTC()
-		r.current = nil
-	}
-}
-
 // Refresh makes one chart version's entry match the store: it reads the
 // version (Options.LoadVersion) while holding the repository's lock and
 // inserts, replaces or removes its entry. Call it after any change to the
 // version is committed.
 //
-// Unlike Put and Delete, whose effect depends on the order in which
-// concurrent callers reach the cache, Refresh cannot leave a stale entry:
-// an upload and a delete of the same version (or two overwrites) may commit
-// in one order and refresh in the other, and the last refresh still reads
-// the last commit. If the read fails, the repository is reloaded on its
+// Because it reads the store rather than applying the caller's record,
+// Refresh cannot leave a stale entry: an upload and a delete of the same
+// version (or two overwrites) may commit in one order and refresh in the
+// other, and the last refresh still reads the last commit. If the
+// repository is not loaded it does nothing: its first Get reads the store. If the read fails, the repository is reloaded on its
 // next Get.
 func (c *Cache) Refresh(ctx context.Context, repo, name, version string) {
 	r := c.loadedRepo(repo)

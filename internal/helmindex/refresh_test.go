@@ -63,8 +63,8 @@ func (s *mapStore) loadVersion(ctx context.Context, repo, name, version string) 
 
 // An upload and a delete of the same version commit in one order and
 // reach the cache in the other: the index follows the store, not the
-// order of arrival. (With Put and Delete the entry of the deleted version
-// would stay.)
+// order of arrival. (Applying the callers' records in arrival order would
+// keep the deleted version's entry.)
 func TestRefreshOrderOfArrivalDoesNotMatter(t *testing.T) {
 	ctx := context.Background()
 	a1 := mkCV(t, nil, "a", "1.0.0", t0)
