@@ -119,7 +119,7 @@ func (s *Server) init() {
 	s.metrics = s.newMetrics()
 	s.index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return s.Store.IndexEntries(ctx, repo)
-	}, helmindex.Options{ContextPath: "/helm", Now: s.Now, LoadVersion: s.Store.ChartVersion, Observe: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) }})
+	}, helmindex.Options{ContextPath: "/helm", Now: s.Now, LoadVersion: s.Store.IndexEntry, Observe: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) }})
 	s.limits = ratelimit.NewSet(map[string]ratelimit.Limit{
 		bucketGlobal: s.Config.GlobalLimit,
 		bucketUpload: s.Config.UploadLimit,

@@ -431,22 +431,11 @@ func (db *DB) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartV
 		}
 		ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo))
 		return cb.ForEach(func(k, v []byte) error {
-			if ib != nil {
-				if e := ib.Get(k); len(e) > 8 {
-					name, version, _ := strings.Cut(string(k), sep)
-					out = append(out, &chartctl.ChartVersion{
-						Repository: repo, Name: name, Version: version,
-						CreatedAt:  time.Unix(0, int64(binary.BigEndian.Uint64(e))).UTC(),
-						IndexEntry: append([]byte(nil), e[8:]...),
-					})
-					return nil
-				}
-			}
-			r, err := decode[chartRecord](v)
+			cv, err := indexVersion(repo, ib, k, v)
 			if err != nil {
 				return err
 			}
-			out = append(out, r.domain())
+			out = append(out, cv)
 			return nil
 		})
 	})
@@ -454,4 +443,51 @@ func (db *DB) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartV
 		return nil, wrap("list index entries", err)
 	}
 	return out, nil
+}
+
+// IndexEntry returns one version for the Helm index, as IndexEntries
+// returns each. Returns ENOTFOUND if the repository or version does not
+// exist.
+func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
+	var out *chartctl.ChartVersion
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		if _, err := getRepo(tx, repo); err != nil {
+			return err
+		}
+		k := key(name, version)
+		var v []byte
+		if cb := bucket(tx, chartsBucket).Bucket([]byte(repo)); cb != nil && validateChartKey(name, version) == nil {
+			v = cb.Get(k)
+		}
+		if v == nil {
+			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
+		}
+		var err error
+		out, err = indexVersion(repo, bucket(tx, chartIndexBucket).Bucket([]byte(repo)), k, v)
+		return err
+	})
+	if err != nil {
+		return nil, wrap("get index entry", err)
+	}
+	return out, nil
+}
+
+// indexVersion is the version stored under key k (record v) for the Helm
+// index: its raw entry from ib when there is one, else its decoded record.
+func indexVersion(repo string, ib *bbolt.Bucket, k, v []byte) (*chartctl.ChartVersion, error) {
+	if ib != nil {
+		if e := ib.Get(k); len(e) > 8 {
+			name, version, _ := strings.Cut(string(k), sep)
+			return &chartctl.ChartVersion{
+				Repository: repo, Name: name, Version: version,
+				CreatedAt:  time.Unix(0, int64(binary.BigEndian.Uint64(e))).UTC(),
+				IndexEntry: append([]byte(nil), e[8:]...),
+			}, nil
+		}
+	}
+	r, err := decode[chartRecord](v)
+	if err != nil {
+		return nil, err
+	}
+	return r.domain(), nil
 }

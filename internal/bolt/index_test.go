@@ -61,3 +61,23 @@ func TestIndexEntries(t *testing.T) {
 	_, err = db.IndexEntries(ctx, "ghost")
 	wantCode(t, err, chartctl.ENOTFOUND)
 }
+
+func TestIndexEntry(t *testing.T) {
+	db, _ := setup(t)
+	ctx := context.Background()
+	mustRepo(t, db, "r", "")
+	with := mustPut(t, db, &chartctl.ChartVersion{Repository: "r", Name: "web", Version: "1.0.0", Digest: digest("a"), Size: 1,
+		Metadata: []byte(`{"name":"web"}`), IndexEntry: []byte("  - name: web\n")})
+	mustPut(t, db, &chartctl.ChartVersion{Repository: "r", Name: "api", Version: "2.0.0", Digest: digest("b"), Size: 1, Metadata: []byte(`{"name":"api"}`)})
+	got, err := db.IndexEntry(ctx, "r", "web", "1.0.0")
+	if err != nil || string(got.IndexEntry) != string(with.IndexEntry) || !got.CreatedAt.Equal(with.CreatedAt) {
+		t.Fatalf("web = %+v, %v", got, err)
+	}
+	if got, err := db.IndexEntry(ctx, "r", "api", "2.0.0"); err != nil || len(got.IndexEntry) != 0 || string(got.Metadata) != `{"name":"api"}` {
+		t.Fatalf("api = %+v, %v", got, err)
+	}
+	_, err = db.IndexEntry(ctx, "r", "web", "9.9.9")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, err = db.IndexEntry(ctx, "ghost", "web", "1.0.0")
+	wantCode(t, err, chartctl.ENOTFOUND)
+}

@@ -198,6 +198,9 @@ type Store interface {
 	// version stored without an entry. Returns ENOTFOUND if the repository
 	// does not exist.
 	IndexEntries(ctx context.Context, repo string) ([]*ChartVersion, error)
+	// IndexEntry returns one version as IndexEntries returns each. Returns
+	// ENOTFOUND if the repository or the version does not exist.
+	IndexEntry(ctx context.Context, repo, name, version string) (*ChartVersion, error)
 	// BlobReferenced reports whether any record refers to the blob digest.
 	BlobReferenced(ctx context.Context, digest string) (bool, error)
 
