@@ -22,15 +22,7 @@ func (s *Server) handleListRepositories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := principalOf(c)
-	visible := all[:0:0]
-	for _, r := range all {
-		if p.CanSeeRepo(r) {
-			visible = append(visible, r)
-		}
-	}
-	items, meta := paginate(mapSlice(visible, toRepository), pg)
-	return list(c, items, meta)
+	return listPage(c, filter(all, principalOf(c).CanSeeRepo), pg, toRepository)
 }
 
 // handleCreateRepository creates a personal or organization repository.

@@ -109,6 +109,24 @@ func paginate[T any](items []T, p page) ([]T, client.Meta) {
 	return items[start:end], meta
 }
 
+// listPage answers one page of items with its metadata, converting only
+// that page to the wire type.
+func listPage[T, W any](c echo.Context, items []T, pg page, conv func(T) W) error {
+	pageItems, meta := paginate(items, pg)
+	return list(c, mapSlice(pageItems, conv), meta)
+}
+
+// filter returns the items keep accepts, in order.
+func filter[T any](items []T, keep func(T) bool) []T {
+	out := make([]T, 0, len(items))
+	for _, v := range items {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // data writes a success envelope.
 func data(c echo.Context, v any) error {
 	return writeJSON(c, http.StatusOK, struct {

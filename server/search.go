@@ -90,8 +90,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 		}
 		return a.res.Repository < b.res.Repository
 	})
-	items, meta := paginate(mapSlice(hits, func(h hit) client.SearchResult { return h.res }), pg)
-	return list(c, items, meta)
+	return listPage(c, hits, pg, func(h hit) client.SearchResult { return h.res })
 }
 
 func keywordMatch(kws []string, needle string) bool {

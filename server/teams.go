@@ -24,14 +24,8 @@ func (s *Server) handleListOrganizations(c echo.Context) error {
 		return err
 	}
 	p := principalOf(c)
-	var visible []client.Organization
-	for _, o := range all {
-		if p.CanSeeOrg(o.Name) {
-			visible = append(visible, toOrganization(o))
-		}
-	}
-	items, meta := paginate(visible, pg)
-	return list(c, items, meta)
+	visible := filter(all, func(o *chartctl.Organization) bool { return p.CanSeeOrg(o.Name) })
+	return listPage(c, visible, pg, toOrganization)
 }
 
 // handleCreateOrganization creates an organization; the caller owns it.
@@ -79,14 +73,8 @@ func (s *Server) handleListTeams(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var visible []client.Team
-	for _, t := range all {
-		if p.CanSeeOrg(t.Organization) {
-			visible = append(visible, toTeam(t))
-		}
-	}
-	items, meta := paginate(visible, pg)
-	return list(c, items, meta)
+	visible := filter(all, func(t *chartctl.Team) bool { return p.CanSeeOrg(t.Organization) })
+	return listPage(c, visible, pg, toTeam)
 }
 
 // handleCreateTeam creates a team in an organization the caller owns.
@@ -151,8 +139,7 @@ func (s *Server) handleListMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, meta := paginate(mapSlice(ms, toMember), pg)
-	return list(c, items, meta)
+	return listPage(c, ms, pg, toMember)
 }
 
 // handleAddMember adds a member by email; the role defaults to member.

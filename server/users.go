@@ -29,8 +29,7 @@ func (s *Server) handleListAPIKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, meta := paginate(mapSlice(keys, toAPIKey), pg)
-	return list(c, items, meta)
+	return listPage(c, keys, pg, toAPIKey)
 }
 
 // handleCreateAPIKey creates a key for the caller; its scopes never exceed
