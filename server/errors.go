@@ -18,20 +18,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	code, msg, param := chartctl.ErrorCode(err), chartctl.ErrorMessage(err), chartctl.ErrorParameter(err)
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		code, msg = echoErrorCode(he)
-	}
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		code, msg = chartctl.ETOOLARGE, "Request body too large."
-	}
-	if code == chartctl.EINTERNAL {
-		rid := c.Response().Header().Get(echo.HeaderXRequestID)
-		s.Logger.Error("internal error", "request_id", rid, "method", c.Request().Method, "path", c.Path(), "err", err)
-		msg = "Internal error; quote request id " + rid + " when reporting it."
-	}
+	code, msg := s.describeError(c, err)
+	param := chartctl.ErrorParameter(err)
 	if code == chartctl.EUNAUTHORIZED && c.Response().Header().Get("WWW-Authenticate") == "" {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl"`)
 	}
@@ -47,6 +35,27 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	_ = writeJSON(c, status, body)
+}
+
+// describeError returns the contract's code and the message a person may
+// read for err; an internal error is logged with the request id, which the
+// message quotes instead of the error's own text.
+func (s *Server) describeError(c echo.Context, err error) (code, msg string) {
+	code, msg = chartctl.ErrorCode(err), chartctl.ErrorMessage(err)
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code, msg = echoErrorCode(he)
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		code, msg = chartctl.ETOOLARGE, "Request body too large."
+	}
+	if code == chartctl.EINTERNAL {
+		rid := c.Response().Header().Get(echo.HeaderXRequestID)
+		s.Logger.Error("internal error", "request_id", rid, "method", c.Request().Method, "path", c.Path(), "err", err)
+		msg = "Internal error; quote request id " + rid + " when reporting it."
+	}
+	return code, msg
 }
 
 func echoErrorCode(he *echo.HTTPError) (code, msg string) {

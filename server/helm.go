@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/ratelimit"
@@ -189,21 +190,8 @@ func (s *Server) handleHelmDownload(c echo.Context) error {
 
 // cmFail answers an error as the ChartMuseum API does: {"error": "message"}.
 func (s *Server) cmFail(c echo.Context, err error) error {
-	code := chartctl.ErrorCode(err)
-	msg := chartctl.ErrorMessage(err)
-	if code == chartctl.EINTERNAL {
-		rid := c.Response().Header().Get(echo.HeaderXRequestID)
-		s.Logger.Error("internal error", "request_id", rid, "path", c.Path(), "err", err)
-		msg = "Internal error; quote request id " + rid + " when reporting it."
-	}
-	status := map[string]int{
-		chartctl.EINVALID: 400, chartctl.EUNAUTHORIZED: 401, chartctl.EFORBIDDEN: 403, chartctl.ENOTFOUND: 404,
-		chartctl.ECONFLICT: 409, chartctl.ETOOLARGE: 413, chartctl.EMEDIATYPE: 415, chartctl.ERATELIMIT: 429, chartctl.EUNAVAILABLE: 503,
-	}[code]
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
-	return c.JSON(status, map[string]string{"error": msg})
+	code, msg := s.describeError(c, err)
+	return c.JSON(client.HTTPStatus(code), map[string]string{"error": msg})
 }
 
 // cmWritableRepo loads :repo for a ChartMuseum write: a credential with
