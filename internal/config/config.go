@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/chartctl/chartctl/internal/atomicfile"
 )
 
 // FileName is the name of the settings file in the config directory.
@@ -63,36 +65,5 @@ func (c *Config) Save() error {
 	if err != nil {
 		return fmt.Errorf("encode config: %w", err)
 	}
-	return WriteFileAtomic(c.path, append(b, '\n'), 0o600)
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory that is renamed over it, so a reader never sees half a file.
-// The directory is created with mode 0700; the file gets perm.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(c.path, append(b, '\n'), 0o600)
 }

@@ -21,7 +21,7 @@ import (
 
 	zkeyring "github.com/zalando/go-keyring"
 
-	"github.com/chartctl/chartctl/internal/config"
+	"github.com/chartctl/chartctl/internal/atomicfile"
 )
 
 // Service is the service name of chartctl's keyring entries; the entry's
@@ -254,7 +254,7 @@ func (s *Store) writeFile(all map[string]*Credential) error {
 	if err != nil {
 		return fmt.Errorf("encode credentials: %w", err)
 	}
-	return config.WriteFileAtomic(s.file, append(b, '\n'), 0o600)
+	return atomicfile.Write(s.file, append(b, '\n'), 0o600)
 }
 
 func (s *Store) deleteFromFile(server string) error {

@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 
+	"github.com/chartctl/chartctl/internal/atomicfile"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/token"
 	"github.com/chartctl/chartctl/server"
@@ -55,7 +55,7 @@ func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, logg
 	// the next start tries again.
 	path := filepath.Join(cfg.Data, InitialAdminFile)
 	b, _ := json.MarshalIndent(InitialAdmin{Email: email, Password: password, APIKey: key}, "", "  ")
-	if err := writeFileAtomic(path, append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	u := &chartctl.User{Email: email, PasswordHash: hash, Admin: true}
@@ -68,30 +68,4 @@ func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, logg
 	}
 	logger.Info("created the admin user; its password and API key are in "+path, "email", email, "file", path)
 	return nil
-}
-
-// writeFileAtomic writes data to a temp file, fsyncs it and renames it over
-// path.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
