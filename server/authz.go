@@ -24,6 +24,9 @@ func requireScope(c echo.Context, sc chartctl.Scope) error {
 	return chartctl.Errorf(chartctl.EFORBIDDEN, "This credential lacks the %s scope.", sc)
 }
 
+// RequireAdmin is requireAdmin for endpoints other packages add to API().
+func RequireAdmin(c echo.Context) error { return requireAdmin(c) }
+
 // requireAdmin answers 403 unless the caller is a server admin acting
 // through a credential that carries every scope: admin actions (creating
 // users, admins among them, and their keys) would otherwise let a narrow
@@ -33,7 +36,8 @@ func requireAdmin(c echo.Context) error {
 	if !p.IsAdmin() {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may do this.")
 	}
-	if !p.Scopes.Covers(chartctl.AllScopes) {
+	if all := chartctl.Scopes(chartctl.AllScopes); !p.Scopes.Covers(all) {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="insufficient_scope", scope="`+all.String()+`"`)
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs a server admin's credential with every scope; this one has %s.", p.Scopes.String())
 	}
 	return nil

@@ -127,6 +127,13 @@ func filter[T any](items []T, keep func(T) bool) []T {
 	return out
 }
 
+// BindJSON decodes a JSON request body with the rules of every /v1
+// endpoint (see bindJSON), for endpoints other packages add to API().
+func BindJSON(c echo.Context, v any) error { return bindJSON(c, v) }
+
+// WriteData writes v in the success envelope {"data": v}.
+func WriteData(c echo.Context, v any) error { return data(c, v) }
+
 // data writes a success envelope.
 func data(c echo.Context, v any) error {
 	return writeJSON(c, http.StatusOK, struct {

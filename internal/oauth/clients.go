@@ -1,14 +1,8 @@
 package oauth
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"io"
-	"mime"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -30,16 +24,11 @@ import (
 // every scope together: a narrow admin credential (a read-only CI key, an
 // access token a third-party app holds) must not do it.
 func (p *Provider) handleCreateClient(c echo.Context) error {
-	pr := server.PrincipalOf(c)
-	if !pr.IsAdmin() {
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may register OAuth clients.")
-	}
-	if all := chartctl.Scopes(chartctl.AllScopes); !pr.Scopes.Covers(all) {
-		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="insufficient_scope", scope="`+all.String()+`"`)
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "Registering an OAuth client needs a credential with every scope (%s); this one has %s.", all.String(), pr.Scopes.String())
+	if err := server.RequireAdmin(c); err != nil {
+		return err
 	}
 	var req client.CreateOAuthClientRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := server.BindJSON(c, &req); err != nil {
 		return err
 	}
 	name := strings.TrimSpace(req.Name)
@@ -71,14 +60,8 @@ func (p *Provider) handleCreateClient(c echo.Context) error {
 		ClientID: cl.ID, ClientSecret: secret, Name: cl.Name, RedirectURIs: cl.RedirectURIs,
 		Public: cl.Public, CreatedAt: cl.CreatedAt,
 	}
-	b, err := json.Marshal(struct {
-		Data client.OAuthClient `json:"data"`
-	}{out})
-	if err != nil {
-		return err
-	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, "application/json; charset=utf-8", append(b, '\n'))
+	return server.WriteData(c, out)
 }
 
 // validateRedirectURI accepts absolute https URIs, and http URIs on a
@@ -102,39 +85,4 @@ func validateRedirectURI(s string) error {
 		}
 	}
 	return bad
-}
-
-// decodeJSON reads a JSON body as the server's /v1 handlers do: a JSON
-// media type, at most 1 MiB, no unknown fields, one value.
-func decodeJSON(c echo.Context, v any) error {
-	req := c.Request()
-	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return chartctl.Errorf(chartctl.EMEDIATYPE, "Send the request body as JSON with Content-Type: application/json.")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, 1<<20))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return chartctl.Errorf(chartctl.ETOOLARGE, "The JSON body is larger than 1 MiB.")
-		}
-		return chartctl.Invalid("body", "Could not read the request body.")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return chartctl.Invalid(te.Field, "Invalid %s: expected %s.", te.Field, te.Type.String())
-		}
-		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-			field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-			return chartctl.Invalid(field, "Unknown field %q in the request body.", field)
-		}
-		return chartctl.Invalid("body", "The request body is not valid JSON.")
-	}
-	if dec.More() {
-		return chartctl.Invalid("body", "The request body must hold one JSON object.")
-	}
-	return nil
 }
