@@ -35,15 +35,18 @@ func (s *Server) handleListCharts(c echo.Context) error {
 			return err
 		}
 	}
-	return s.listChartPage(c, r, f, pg)
+	return s.listChartPage(c, r, f, pg, nil)
 }
 
 // listChartPage answers one page of chart versions; the store decodes only
-// that page.
-func (s *Server) listChartPage(c echo.Context, r *chartctl.Repository, f chartctl.ChartFilter, pg page) error {
+// that page. When nothing matches and ifNone is set, it answers ifNone.
+func (s *Server) listChartPage(c echo.Context, r *chartctl.Repository, f chartctl.ChartFilter, pg page, ifNone error) error {
 	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, f, pg.offset(), pg.Limit)
 	if err != nil {
 		return err
+	}
+	if total == 0 && ifNone != nil {
+		return ifNone
 	}
 	return list(c, mapSlice(cvs, toChart), client.Meta{Total: total, Page: pg.Page, Limit: pg.Limit})
 }
@@ -62,14 +65,7 @@ func (s *Server) handleChartVersions(c echo.Context) error {
 	if err := chart.ValidateName(name); err != nil {
 		return chartNotFound(r.Name, name, "")
 	}
-	cvs, total, err := s.Store.ChartVersionPage(c.Request().Context(), r.Name, chartctl.ChartFilter{Name: name}, pg.offset(), pg.Limit)
-	if err != nil {
-		return err
-	}
-	if total == 0 {
-		return chartNotFound(r.Name, name, "")
-	}
-	return list(c, mapSlice(cvs, toChart), client.Meta{Total: total, Page: pg.Page, Limit: pg.Limit})
+	return s.listChartPage(c, r, chartctl.ChartFilter{Name: name}, pg, chartNotFound(r.Name, name, ""))
 }
 
 // handleGetChartVersion returns one version's metadata.
