@@ -1,0 +1,22 @@
+package bolt_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/storetest"
+)
+
+// TestConformance runs the storage conformance suite on a real bbolt file.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Store {
+		db, err := bolt.Open(filepath.Join(t.TempDir(), "chartctl.db"), bolt.BatchDelay(time.Millisecond))
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	})
+}
