@@ -1,0 +1,516 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// chartCols are the columns of a full chart record, as scanChart reads
+// them; the index entry is only read by the index methods.
+const chartCols = `name, version, app_version, description, keywords, digest, size, prov_digest, created_at, metadata`
+
+func scanChart(repo string, row pgx.Row) (*chartctl.ChartVersion, error) {
+	cv := &chartctl.ChartVersion{Repository: repo}
+	var metadata []byte
+	if err := row.Scan(&cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
+		&cv.Digest, &cv.Size, &cv.ProvDigest, &cv.CreatedAt, &metadata); err != nil {
+		return nil, err
+	}
+	cv.Keywords = nilIfEmpty(cv.Keywords)
+	cv.CreatedAt = utc(cv.CreatedAt)
+	if len(metadata) > 0 {
+		cv.Metadata = metadata
+	}
+	return cv, nil
+}
+
+// compactJSON returns the metadata as bolt stores it: compacted JSON, nil
+// when empty.
+func compactJSON(m json.RawMessage) ([]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, m); err != nil {
+		return nil, chartctl.Invalid("metadata", "The chart metadata is not valid JSON.")
+	}
+	return buf.Bytes(), nil
+}
+
+// chartDigests returns the blob digests a chart record refers to.
+func chartDigests(cv *chartctl.ChartVersion) []string {
+	if cv.ProvDigest == "" {
+		return []string{cv.Digest}
+	}
+	return []string{cv.Digest, cv.ProvDigest}
+}
+
+// PutChartVersion stores cv in repository cv.Repository; its blob (and
+// provenance blob, if any) must already be durable. CreatedAt is filled
+// when empty. The rules are bolt's:
+//
+// If the version exists with the same digest and cv brings no provenance
+// file or the stored one, it returns the stored record and created=false.
+// Same digest with a provenance file where the stored version has none:
+// the file is attached to the stored record (which keeps its CreatedAt and
+// index entry) and the result is created=true. If it exists with another
+// digest, or with another provenance file, it returns ECONFLICT, unless
+// overwrite is set: then it replaces the record, returns the new one with
+// created=true, and orphans lists (sorted) the blobs no record refers to
+// any more. It returns ENOTFOUND if the repository does not exist and
+// EINVALID if the name, version or digest is missing.
+//
+// Of concurrent calls for one version, on any number of replicas, the
+// primary key lets exactly one insert; the others wait for it to commit
+// and then see its row.
+func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
+	if cv.Name == "" {
+		return nil, false, nil, chartctl.Invalid("name", "A chart name is required.")
+	}
+	if cv.Version == "" {
+		return nil, false, nil, chartctl.Invalid("version", "A chart version is required.")
+	}
+	if cv.Digest == "" {
+		return nil, false, nil, chartctl.Invalid("digest", "A chart digest is required.")
+	}
+	rec := *cv
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = db.now()
+	}
+	rec.CreatedAt = rec.CreatedAt.UTC().Truncate(time.Microsecond)
+	metadata, err := compactJSON(cv.Metadata)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	rec.Metadata, rec.Keywords = metadata, nilIfEmpty(cv.Keywords)
+	var entry []byte
+	if len(cv.IndexEntry) > 0 {
+		entry = cv.IndexEntry
+	}
+
+	var (
+		stored  *chartctl.ChartVersion
+		created bool
+		orphans []string
+	)
+	err = db.tx(ctx, "put chart version", func(tx pgx.Tx) error {
+		stored, created, orphans = nil, false, nil
+		id, err := lockRepo(ctx, tx, cv.Repository, false)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO chart_versions
+			(repository_id, name, version, app_version, description, keywords, digest, size, prov_digest, created_at, metadata, index_entry)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			ON CONFLICT (repository_id, name, version) DO NOTHING`,
+			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.Size,
+			rec.ProvDigest, rec.CreatedAt, metadata, entry)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 {
+			if _, err := adjustRefs(ctx, tx, refDelta(chartDigests(&rec), nil)); err != nil {
+				return err
+			}
+			stored, created = &rec, true
+			return nil
+		}
+
+		// The version exists (or a concurrent upload just committed it):
+		// lock it and decide.
+		old, err := scanChart(cv.Repository, tx.QueryRow(ctx, `SELECT `+chartCols+` FROM chart_versions
+			WHERE repository_id = $1 AND name = $2 AND version = $3 FOR UPDATE`, id, rec.Name, rec.Version))
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Deleted between the insert and the select: run again.
+			return errRetry
+		} else if err != nil {
+			return err
+		}
+		if old.Digest == rec.Digest {
+			switch {
+			case rec.ProvDigest == "" || rec.ProvDigest == old.ProvDigest:
+				stored = old
+				return nil
+			case old.ProvDigest == "" || overwrite:
+				if _, err := tx.Exec(ctx, `UPDATE chart_versions SET prov_digest = $4
+					WHERE repository_id = $1 AND name = $2 AND version = $3`, id, rec.Name, rec.Version, rec.ProvDigest); err != nil {
+					return err
+				}
+				var gone []string
+				if old.ProvDigest != "" {
+					gone = []string{old.ProvDigest}
+				}
+				if orphans, err = adjustRefs(ctx, tx, refDelta([]string{rec.ProvDigest}, gone)); err != nil {
+					return err
+				}
+				old.ProvDigest = rec.ProvDigest
+				stored, created = old, true
+				return nil
+			}
+			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
+		}
+		if !overwrite {
+			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different digest.", cv.Name, cv.Version)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET
+			app_version = $4, description = $5, keywords = $6, digest = $7, size = $8, prov_digest = $9,
+			created_at = $10, metadata = $11, index_entry = $12
+			WHERE repository_id = $1 AND name = $2 AND version = $3`,
+			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.Size,
+			rec.ProvDigest, rec.CreatedAt, metadata, entry); err != nil {
+			return err
+		}
+		if orphans, err = adjustRefs(ctx, tx, refDelta(chartDigests(&rec), chartDigests(old))); err != nil {
+			return err
+		}
+		stored, created = &rec, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	sort.Strings(orphans)
+	return stored, created, orphans, nil
+}
+
+// errRetry asks tx to run a transaction again: a row it depended on
+// changed between two statements.
+var errRetry = errors.New("postgres: record changed during the transaction; retrying")
+
+// refDelta counts one more reference to each of add and one less to each
+// of drop.
+func refDelta(add, drop []string) map[string]int64 {
+	d := map[string]int64{}
+	for _, a := range add {
+		d[a]++
+	}
+	for _, x := range drop {
+		d[x]--
+	}
+	return d
+}
+
+// adjustRefs applies delta to the blob reference counts and returns the
+// digests left without a reference. Rows are locked in digest order, so
+// concurrent writers touching the same blobs queue instead of deadlocking,
+// and the count each sees is exact: a blob is reported orphaned by exactly
+// one transaction.
+func adjustRefs(ctx context.Context, tx pgx.Tx, delta map[string]int64) ([]string, error) {
+	digests := make([]string, 0, len(delta))
+	for d, n := range delta {
+		if n != 0 {
+			digests = append(digests, d)
+		}
+	}
+	if len(digests) == 0 {
+		return nil, nil
+	}
+	sort.Strings(digests)
+	counts := make([]int64, len(digests))
+	for i, d := range digests {
+		counts[i] = delta[d]
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO blob_refs AS b (digest, refs)
+		SELECT d, n FROM unnest($1::text[], $2::bigint[]) AS u(d, n) ORDER BY d
+		ON CONFLICT (digest) DO UPDATE SET refs = b.refs + EXCLUDED.refs`, digests, counts); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `DELETE FROM blob_refs WHERE digest = ANY($1) AND refs <= 0 RETURNING digest`, digests)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// ChartVersion returns one version. It returns ENOTFOUND if the repository
+// or the version does not exist.
+func (db *DB) ChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
+	cv, err := scanChart(repo, db.pool.QueryRow(ctx, `SELECT `+chartCols+` FROM chart_versions
+		WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3`, repo, name, version))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
+	}
+	return cv, db.wrap("get chart version", err)
+}
+
+// missing returns ENOTFOUND for the repository when it does not exist,
+// and notFound when it does: the error of a lookup inside a repository
+// that found nothing.
+func (db *DB) missing(ctx context.Context, repo string, notFound error) error {
+	if _, err := repoID(ctx, db.pool, repo); err != nil {
+		return db.wrap("get repository", err)
+	}
+	return notFound
+}
+
+func chartNotFound(repo, name, version string) error {
+	return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
+}
+
+// ChartVersions returns the repository's versions matching f, ordered by
+// name, then SemVer descending. It returns ENOTFOUND if the repository does
+// not exist.
+func (db *DB) ChartVersions(ctx context.Context, repo string, f chartctl.ChartFilter) ([]*chartctl.ChartVersion, error) {
+	out, _, err := db.ChartVersionPage(ctx, repo, f, 0, -1)
+	return out, err
+}
+
+// versionKey is a version's name and version, with the version parsed as
+// SemVer (nil when it is not).
+type versionKey struct {
+	name, version string
+	sv            *semver.Version
+}
+
+// ChartVersionPage returns the versions matching f from offset, at most
+// limit of them (all with a negative limit), in ChartVersions order, and
+// how many match in all. SemVer order is decided in Go, with the library
+// bolt uses, on the keys alone; then only the page's records are read, in
+// the same snapshot.
+func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.ChartFilter, offset, limit int) ([]*chartctl.ChartVersion, int, error) {
+	var (
+		out   []*chartctl.ChartVersion
+		total int
+	)
+	err := db.readTx(ctx, "list chart versions", func(tx pgx.Tx) error {
+		out, total = nil, 0
+		id, err := repoID(ctx, tx, repo)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT name, version FROM chart_versions
+			WHERE repository_id = $1 AND ($2 = '' OR name = $2) AND ($3 = '' OR version = $3)`, id, f.Name, f.Version)
+		if err != nil {
+			return err
+		}
+		var keys []versionKey
+		var name, version string
+		if _, err := pgx.ForEachRow(rows, []any{&name, &version}, func() error {
+			keys = append(keys, versionKey{name: name, version: version, sv: db.semver(version)})
+			return nil
+		}); err != nil {
+			return err
+		}
+		sortVersionKeys(keys)
+		if f.Latest {
+			keys = latestOnly(keys)
+		}
+		total = len(keys)
+		if offset < 0 {
+			offset = 0
+		}
+		if offset >= len(keys) {
+			return nil
+		}
+		keys = keys[offset:]
+		if limit >= 0 && limit < len(keys) {
+			keys = keys[:limit]
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		names, versions := make([]string, len(keys)), make([]string, len(keys))
+		for i, k := range keys {
+			names[i], versions[i] = k.name, k.version
+		}
+		rows, err = tx.Query(ctx, `SELECT `+chartCols+` FROM chart_versions
+			JOIN unnest($2::text[], $3::text[]) WITH ORDINALITY AS k(n, v, i) ON name = k.n AND version = k.v
+			WHERE repository_id = $1 ORDER BY k.i`, id, names, versions)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.ChartVersion, error) { return scanChart(repo, r) })
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// sortVersionKeys orders versions by name ascending (bytewise), then
+// SemVer descending; versions that do not parse come last, by descending
+// string. It is bolt's order.
+func sortVersionKeys(keys []versionKey) {
+	slices.SortStableFunc(keys, func(a, b versionKey) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		switch {
+		case a.sv != nil && b.sv != nil:
+			if c := b.sv.Compare(a.sv); c != 0 {
+				return c
+			}
+		case a.sv != nil:
+			return -1
+		case b.sv != nil:
+			return 1
+		}
+		return strings.Compare(b.version, a.version)
+	})
+}
+
+// latestOnly keeps the first (newest) version of each name of a sorted
+// list.
+func latestOnly(sorted []versionKey) []versionKey {
+	out := sorted[:0]
+	for i, k := range sorted {
+		if i == 0 || sorted[i-1].name != k.name {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// semver parses v once and remembers the result (nil when v is not
+// SemVer).
+func (db *DB) semver(v string) *semver.Version {
+	db.versionsMu.RLock()
+	sv, ok := db.versions[v]
+	db.versionsMu.RUnlock()
+	if ok {
+		return sv
+	}
+	sv, err := semver.NewVersion(v)
+	if err != nil {
+		sv = nil
+	}
+	db.versionsMu.Lock()
+	db.versions[v] = sv
+	db.versionsMu.Unlock()
+	return sv
+}
+
+// DeleteChartVersion deletes one version and returns it, with the blob
+// digests (sorted) no record refers to any more. It returns ENOTFOUND if
+// the repository or the version does not exist.
+func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, []string, error) {
+	var (
+		deleted *chartctl.ChartVersion
+		orphans []string
+	)
+	err := db.tx(ctx, "delete chart version", func(tx pgx.Tx) error {
+		deleted, orphans = nil, nil
+		id, err := lockRepo(ctx, tx, repo, false)
+		if err != nil {
+			return err
+		}
+		deleted, err = scanChart(repo, tx.QueryRow(ctx, `DELETE FROM chart_versions
+			WHERE repository_id = $1 AND name = $2 AND version = $3 RETURNING `+chartCols, id, name, version))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return chartNotFound(repo, name, version)
+		} else if err != nil {
+			return err
+		}
+		orphans, err = adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted)))
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(orphans)
+	return deleted, orphans, nil
+}
+
+// BlobReferenced reports whether any chart record refers to the blob
+// digest, as its archive or its provenance file.
+func (db *DB) BlobReferenced(ctx context.Context, digest string) (bool, error) {
+	if digest == "" {
+		return false, nil
+	}
+	var ok bool
+	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blob_refs WHERE digest = $1)`, digest).Scan(&ok)
+	return ok, db.wrap("check blob reference", err)
+}
+
+// indexCols are the columns of a version for the Helm index: its entry,
+// and the full record only where there is no entry.
+const indexCols = `name, version, created_at, index_entry,
+	CASE WHEN index_entry IS NULL THEN app_version END,
+	CASE WHEN index_entry IS NULL THEN description END,
+	CASE WHEN index_entry IS NULL THEN keywords END,
+	CASE WHEN index_entry IS NULL THEN digest END,
+	CASE WHEN index_entry IS NULL THEN size END,
+	CASE WHEN index_entry IS NULL THEN prov_digest END,
+	CASE WHEN index_entry IS NULL THEN metadata END`
+
+func scanIndexVersion(repo string, row pgx.Row) (*chartctl.ChartVersion, error) {
+	cv := &chartctl.ChartVersion{Repository: repo}
+	var (
+		appVersion, description, digest, prov *string
+		size                                  *int64
+		metadata                              []byte
+	)
+	if err := row.Scan(&cv.Name, &cv.Version, &cv.CreatedAt, &cv.IndexEntry,
+		&appVersion, &description, &cv.Keywords, &digest, &size, &prov, &metadata); err != nil {
+		return nil, err
+	}
+	cv.CreatedAt = utc(cv.CreatedAt)
+	if len(cv.IndexEntry) > 0 {
+		return cv, nil
+	}
+	cv.IndexEntry = nil
+	cv.Keywords = nilIfEmpty(cv.Keywords)
+	for _, f := range []struct {
+		dst *string
+		src *string
+	}{{&cv.AppVersion, appVersion}, {&cv.Description, description}, {&cv.Digest, digest}, {&cv.ProvDigest, prov}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	if size != nil {
+		cv.Size = *size
+	}
+	if len(metadata) > 0 {
+		cv.Metadata = metadata
+	}
+	return cv, nil
+}
+
+// IndexEntries returns every version of the repository for its Helm index:
+// Name, Version, CreatedAt and IndexEntry; a version stored without an
+// entry comes as its full record, for the caller to render. Returns
+// ENOTFOUND if the repository does not exist.
+func (db *DB) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
+	var out []*chartctl.ChartVersion
+	err := db.readTx(ctx, "list index entries", func(tx pgx.Tx) error {
+		id, err := repoID(ctx, tx, repo)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT `+indexCols+` FROM chart_versions WHERE repository_id = $1`, id)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.ChartVersion, error) { return scanIndexVersion(repo, r) })
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// IndexEntry returns one version for the Helm index, as IndexEntries
+// returns each. Returns ENOTFOUND if the repository or version does not
+// exist.
+func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
+	cv, err := scanIndexVersion(repo, db.pool.QueryRow(ctx, `SELECT `+indexCols+` FROM chart_versions
+		WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3`, repo, name, version))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
+	}
+	return cv, db.wrap("get index entry", err)
+}

@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// CreateRepository stores r, filling ID and CreatedAt when empty and
+// Visibility (private) when empty. It returns EINVALID for an invalid name
+// or visibility, ECONFLICT if the name is taken, and ENOTFOUND if
+// r.Organization is set and does not exist.
+func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) error {
+	if err := chartctl.ValidateName("name", r.Name); err != nil {
+		return err
+	}
+	if r.Visibility == "" {
+		r.Visibility = chartctl.VisibilityPrivate
+	}
+	if !r.Visibility.Valid() {
+		return chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", r.Visibility)
+	}
+	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
+		return err
+	}
+	// The unique index on the name is checked before the foreign key, so
+	// a taken name is a conflict whatever the organization, as in bolt.
+	_, err := db.pool.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at)
+		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7)`,
+		r.ID, r.Name, r.Description, r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt)
+	switch {
+	case isUnique(err, "repositories_name_key"):
+		return chartctl.Errorf(chartctl.ECONFLICT, "Repository %q already exists.", r.Name)
+	case isUnique(err, "repositories_pkey"):
+		return chartctl.Errorf(chartctl.ECONFLICT, "A repository with ID %q already exists.", r.ID)
+	case isForeignKey(err, "repositories_organization_fkey"):
+		return orgNotFound(r.Organization)
+	}
+	return db.wrap("create repository", err)
+}
+
+const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, created_at`
+
+func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
+	var (
+		r   chartctl.Repository
+		vis string
+	)
+	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.CreatedAt); err != nil {
+		return nil, err
+	}
+	r.Visibility, r.CreatedAt = chartctl.Visibility(vis), utc(r.CreatedAt)
+	return &r, nil
+}
+
+// Repository returns the repository named name. It returns ENOTFOUND if
+// none.
+func (db *DB) Repository(ctx context.Context, name string) (*chartctl.Repository, error) {
+	r, err := scanRepo(db.pool.QueryRow(ctx, `SELECT `+repoCols+` FROM repositories WHERE name = $1`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, repoNotFound(name)
+	}
+	return r, db.wrap("get repository", err)
+}
+
+// Repositories returns every repository, by name.
+func (db *DB) Repositories(ctx context.Context) ([]*chartctl.Repository, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+repoCols+` FROM repositories ORDER BY name`)
+	if err != nil {
+		return nil, db.wrap("list repositories", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Repository, error) { return scanRepo(r) })
+	return out, db.wrap("list repositories", err)
+}
+
+// DeleteRepository deletes the repository and all its chart versions in
+// one transaction, returning (sorted) the blob digests no record refers to
+// any more. It returns ENOTFOUND if the repository does not exist.
+func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, error) {
+	var orphans []string
+	err := db.tx(ctx, "delete repository", func(tx pgx.Tx) error {
+		orphans = nil
+		// The row lock waits for uploads into the repository to commit
+		// (they hold it FOR SHARE) and keeps new ones out.
+		id, err := lockRepo(ctx, tx, name, true)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT digest, prov_digest FROM chart_versions WHERE repository_id = $1`, id)
+		if err != nil {
+			return err
+		}
+		delta := map[string]int64{}
+		var digest, prov string
+		if _, err := pgx.ForEachRow(rows, []any{&digest, &prov}, func() error {
+			delta[digest]--
+			if prov != "" {
+				delta[prov]--
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM repositories WHERE id = $1`, id); err != nil {
+			return err
+		}
+		orphans, err = adjustRefs(ctx, tx, delta)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(orphans)
+	return orphans, nil
+}
+
+// lockRepo returns the ID of the repository named name, locking its row:
+// FOR UPDATE when the repository is about to go, FOR SHARE otherwise (so
+// writers of its versions run side by side but never beside its deletion).
+// It returns ENOTFOUND if none.
+func lockRepo(ctx context.Context, tx pgx.Tx, name string, exclusive bool) (string, error) {
+	lock := "FOR SHARE"
+	if exclusive {
+		lock = "FOR UPDATE"
+	}
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM repositories WHERE name = $1 `+lock, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", repoNotFound(name)
+	}
+	return id, err
+}
+
+// repoID returns the ID of the repository named name. It returns ENOTFOUND
+// if none.
+func repoID(ctx context.Context, q querier, name string) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT id FROM repositories WHERE name = $1`, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", repoNotFound(name)
+	}
+	return id, err
+}
+
+func repoNotFound(name string) error {
+	return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", name)
+}
