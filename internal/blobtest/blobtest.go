@@ -276,7 +276,7 @@ func testInvisibleUntilCommit(t *testing.T, s chartctl.BlobStore) {
 }
 
 func testAbort(t *testing.T, s chartctl.BlobStore) {
-	data := Bytes(3, 6<<20) // past a multipart threshold
+	data := Bytes(3, 9<<20) // past a multipart part
 	w, err := s.Create(ctx)
 	if err != nil {
 		t.Fatal(err)
