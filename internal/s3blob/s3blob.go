@@ -198,7 +198,9 @@ func validHex(s string) bool {
 }
 
 // key returns the object key of the blob with digest d (validated).
-func (s *Store) key(d string) string { return s.prefix + blobsDir + strings.TrimPrefix(d, digestPrefix) }
+func (s *Store) key(d string) string {
+	return s.prefix + blobsDir + strings.TrimPrefix(d, digestPrefix)
+}
 
 func notFound() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Blob not found.") }
 
@@ -412,7 +414,9 @@ func (w *writer) commitMultipart(key string) error {
 		return w.s.wrap("commit blob", err)
 	}
 	w.uploadID = ""
-	defer func() { _ = w.s.client.RemoveObject(context.WithoutCancel(w.ctx), w.s.bucket, w.uploadKey, minio.RemoveObjectOptions{}) }()
+	defer func() {
+		_ = w.s.client.RemoveObject(context.WithoutCancel(w.ctx), w.s.bucket, w.uploadKey, minio.RemoveObjectOptions{})
+	}()
 	if _, err := w.s.client.StatObject(w.ctx, w.s.bucket, key, minio.StatObjectOptions{}); err == nil {
 		return nil // same digest, same bytes: already stored
 	} else if minio.ToErrorResponse(err).Code != "NoSuchKey" {
