@@ -4,7 +4,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,15 +12,12 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/spf13/cobra"
 
-	"github.com/chartctl/chartctl/internal/blob"
-	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/server"
 )
@@ -29,6 +25,8 @@ import (
 // Options configure one run of the server.
 type Options struct {
 	Config Config
+	// Storage chooses the storage engines (storage.go).
+	Storage StorageConfig
 	// Stderr receives the logs.
 	Stderr io.Writer
 	// Getenv reads the environment (CHARTCTL_* variables).
@@ -44,7 +42,7 @@ type Options struct {
 // store it was given.
 type Env struct {
 	Server *server.Server
-	Store  *bolt.DB
+	Store  Database
 	Config *Config
 	Logger *slog.Logger
 }
@@ -82,6 +80,7 @@ DATA/initial-admin.json.`,
 		},
 	}
 	opts.Config.AddFlags(cmd.Flags())
+	opts.Storage.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -93,18 +92,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	dbPath := filepath.Join(cfg.Data, "chartctl.db")
-	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second))
-	if errors.Is(err, bolt.ErrLocked) {
-		return fmt.Errorf("data directory %s is in use by another chartctl server; stop it or choose another --data", cfg.Data)
-	} else if err != nil {
-		return err
-	}
-	defer db.Close()
-	blobs, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
+	st, err := OpenStorage(ctx, cfg.Data, &opts.Storage, logger)
 	if err != nil {
 		return err
 	}
+	defer st.Close()
+	db, blobs := st.Store, st.Blobs
 	if err := bootstrapAdmin(ctx, db, cfg, logger); err != nil {
 		return err
 	}

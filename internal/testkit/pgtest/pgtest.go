@@ -57,11 +57,17 @@ var (
 // Main runs the tests, then stops the shared server if a test started it.
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// StopShared stops and removes the shared server, if a test started it;
+// for a TestMain that runs several such helpers.
+func StopShared() {
 	if shared != nil {
 		shared.stop()
 		_ = os.RemoveAll(filepath.Dir(shared.dir))
 	}
-	return code
 }
 
 // skip skips the test when PostgreSQL is not installed, or fails it when

@@ -60,11 +60,17 @@ var (
 // Main runs the tests, then stops the shared server if a test started it.
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// StopShared stops and removes the shared server, if a test started it;
+// for a TestMain that runs several such helpers.
+func StopShared() {
 	if shared != nil {
 		shared.stop()
 		_ = os.RemoveAll(shared.root)
 	}
-	return code
 }
 
 var errNoBinary = errors.New("versitygw not found (go install github.com/versity/versitygw/cmd/versitygw, or set CHARTCTL_VERSITYGW)")

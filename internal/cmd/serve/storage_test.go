@@ -1,0 +1,96 @@
+package serve_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/cmd/serve"
+	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+	"github.com/chartctl/chartctl/internal/testkit/s3test"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	s3test.StopShared()
+	os.Exit(code)
+}
+
+// TestServeOnPostgresAndS3 runs the real binary on PostgreSQL and an S3
+// store: it starts, creates its admin, takes an upload and serves it back
+// byte for byte, from the API and the Helm repository.
+func TestServeOnPostgresAndS3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dbURL := pgtest.NewDatabase(t)
+	blobURL := s3test.NewBucket(t)
+	bin := mustBinary(t)
+	data := t.TempDir()
+	p := startServe(t, bin, data, "--database", dbURL, "--blob-store", blobURL)
+	if !strings.Contains(p.stderr.String(), "database=\"postgres ") {
+		t.Fatalf("start-up log does not name the engines:\n%s", p.stderr)
+	}
+	key := adminKey(t, data)
+	if r, b, err := do(t, "POST", p.url+"/v1/repositories", key, strings.NewReader(`{"name":"shared","visibility":"public"}`), "application/json"); err != nil || r.StatusCode != 200 {
+		t.Fatalf("create repo: %v %s", err, b)
+	}
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.2.3"})
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archive})
+	if r, b, err := do(t, "POST", p.url+"/v1/repositories/shared/charts", key, bytes.NewReader(body), ctype); err != nil || r.StatusCode != 200 {
+		t.Fatalf("upload: %v %d %s", err, r.StatusCode, b)
+	}
+	r, got, err := do(t, "GET", p.url+"/v1/repositories/shared/charts/web/1.2.3/archive", key, nil, "")
+	if err != nil || r.StatusCode != http.StatusOK || !bytes.Equal(got, archive) {
+		t.Fatalf("download: %v %d, %d bytes (want %d)", err, r.StatusCode, len(got), len(archive))
+	}
+	r, index, err := do(t, "GET", p.url+"/helm/shared/index.yaml", key, nil, "")
+	sum := sha256.Sum256(archive)
+	if err != nil || r.StatusCode != http.StatusOK || !strings.Contains(string(index), hex.EncodeToString(sum[:])) {
+		t.Fatalf("index.yaml: %v %d\n%s", err, r.StatusCode, index)
+	}
+
+	// A second server on the same database and bucket (another replica)
+	// sees the chart and does not create another admin.
+	data2 := t.TempDir()
+	p2 := startServe(t, bin, data2, "--database", dbURL, "--blob-store", blobURL)
+	if _, err := os.Stat(data2 + "/" + serve.InitialAdminFile); !os.IsNotExist(err) {
+		t.Fatalf("the second replica wrote %s: %v", serve.InitialAdminFile, err)
+	}
+	r, got, err = do(t, "GET", p2.url+"/v1/repositories/shared/charts/web/1.2.3/archive", key, nil, "")
+	if err != nil || r.StatusCode != http.StatusOK || !bytes.Equal(got, archive) {
+		t.Fatalf("download from the second replica: %v %d", err, r.StatusCode)
+	}
+}
+
+// TestStorageFlagsValidated: a wrong engine URL is refused before anything
+// opens, saying what to use, without echoing a password.
+func TestStorageFlagsValidated(t *testing.T) {
+	for _, c := range []struct {
+		cfg  serve.StorageConfig
+		want string
+	}{
+		{serve.StorageConfig{Database: "mysql://u:hunter2@h/db", BlobStore: "file"}, "use bolt or postgres://"},
+		{serve.StorageConfig{Database: "bolt", BlobStore: "gs://bucket"}, "use file or s3://"},
+		{serve.StorageConfig{Database: "bolt", BlobStore: "s3://b?bogus=1"}, "unknown parameter"},
+	} {
+		err := c.cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Validate(%+v) = %v, want an error saying %q", c.cfg, err, c.want)
+		}
+	}
+	for _, ok := range []serve.StorageConfig{
+		serve.DefaultStorageConfig(),
+		{Database: "postgres://u:p@db:5432/chartctl?sslmode=require", BlobStore: "s3://charts/prod?endpoint=https://s3.example.com&path_style=true"},
+	} {
+		if err := ok.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v", ok, err)
+		}
+	}
+}
