@@ -315,6 +315,11 @@ func (s *Server) NewDatabaseFrom(tb testing.TB, template string, prepare func(ur
 	// sessions: they are serialized here.
 	s.mu.Lock()
 	err = s.exec(`CREATE DATABASE ` + name + ` TEMPLATE ` + template + ` STRATEGY FILE_COPY`)
+	if err != nil {
+		// Before PostgreSQL 15 there is no STRATEGY, and copying files is
+		// the only way.
+		err = s.exec(`CREATE DATABASE ` + name + ` TEMPLATE ` + template)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		tb.Fatalf("create database from %s: %v", template, err)

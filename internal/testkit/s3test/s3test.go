@@ -1,7 +1,7 @@
 // Package s3test runs a real S3 server for tests: versitygw with its posix
 // backend on a temp dir, on a free loopback port, one fresh bucket per
 // test. The binary is found in CHARTCTL_VERSITYGW, on PATH, or in the
-// module's .tools/versitygw/ (where .ci/run installs it).
+// module's .tools/versitygw-VERSION/ (where .ci/run installs it).
 //
 // Without the binary the tests skip, unless CHARTCTL_REQUIRE_E2E=1 (CI),
 // where that is a failure. Use it from TestMain so the shared server stops
@@ -94,9 +94,10 @@ func findBin() string {
 	dir, err := os.Getwd()
 	for err == nil {
 		if _, e := os.Stat(filepath.Join(dir, "go.mod")); e == nil {
-			p := filepath.Join(dir, ".tools", "versitygw", "versitygw")
-			if _, e := os.Stat(p); e == nil {
-				return p
+			// .ci/run installs it in .tools/versitygw-VERSION/.
+			matches, _ := filepath.Glob(filepath.Join(dir, ".tools", "versitygw*", "versitygw"))
+			if len(matches) > 0 {
+				return matches[len(matches)-1]
 			}
 			return ""
 		}
@@ -148,7 +149,7 @@ func NewBucket(tb testing.TB) string {
 
 func start() (*Server, error) {
 	bin := findBin()
-	if bin == "" {
+	if _, err := os.Stat(bin); bin == "" || err != nil {
 		return nil, errNoBinary
 	}
 	os.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
