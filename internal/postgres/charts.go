@@ -218,13 +218,18 @@ func adjustRefs(ctx context.Context, tx pgx.Tx, delta map[string]int64) ([]strin
 	}
 	sort.Strings(digests)
 	counts := make([]int64, len(digests))
+	dropped := false
 	for i, d := range digests {
 		counts[i] = delta[d]
+		dropped = dropped || counts[i] < 0
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO blob_refs AS b (digest, refs)
 		SELECT d, n FROM unnest($1::text[], $2::bigint[]) AS u(d, n) ORDER BY d
 		ON CONFLICT (digest) DO UPDATE SET refs = b.refs + EXCLUDED.refs`, digests, counts); err != nil {
 		return nil, err
+	}
+	if !dropped {
+		return nil, nil
 	}
 	rows, err := tx.Query(ctx, `DELETE FROM blob_refs WHERE digest = ANY($1) AND refs <= 0 RETURNING digest`, digests)
 	if err != nil {

@@ -109,11 +109,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
 			_ = conn.Conn().Close(context.Background())
 		}
 	}()
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-		version    integer PRIMARY KEY,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
+	// Create the version table only when missing, so that a user without
+	// CREATE rights can run on a schema its owner migrated.
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('schema_version') IS NOT NULL`).Scan(&exists); err != nil {
 		return fmt.Errorf("migrate database: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, `CREATE TABLE schema_version (
+			version    integer PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return fmt.Errorf("migrate database: create schema_version: %w", err)
+		}
 	}
 	var current int
 	if err := conn.QueryRow(ctx, `SELECT COALESCE(max(version), 0) FROM schema_version`).Scan(&current); err != nil {

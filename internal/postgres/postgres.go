@@ -61,6 +61,10 @@ const (
 // was sent.
 const maxAttempts = 5
 
+// defaultConnectTimeout bounds each connection attempt unless the URL
+// sets connect_timeout.
+const defaultConnectTimeout = 5 * time.Second
+
 // DB is a chartctl.Store on a PostgreSQL database. It is safe for
 // concurrent use, also by many processes on the same database.
 type DB struct {
@@ -88,6 +92,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		// pgx's message masks the password.
 		return nil, fmt.Errorf("invalid --database URL: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// Without connect_timeout in the URL, a database host that drops
+		// packets would hold each request for the operating system's TCP
+		// timeout; fail in seconds instead, as 503.
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -225,6 +235,10 @@ func (db *DB) wrap(op string, err error) error {
 		return fmt.Errorf("%s: %v: %w", op, err, chartctl.Errorf(chartctl.EUNAVAILABLE, "The server is shutting down; retry in a moment."))
 	}
 	if unavailable(err) {
+		// The server went away (a restart, a failover): every pooled
+		// connection is likely dead too. Drop them all now, so the next
+		// requests dial afresh instead of each finding a dead one.
+		db.pool.Reset()
 		return fmt.Errorf("%s: %v: %w", op, err, chartctl.Errorf(chartctl.EUNAVAILABLE, "The database is unavailable; retry in a moment."))
 	}
 	return fmt.Errorf("%s: %w", op, err)

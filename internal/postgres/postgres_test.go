@@ -185,8 +185,10 @@ func TestOutage(t *testing.T) {
 	}
 }
 
-// TestSessionsKilled: connections ended under the pool (a failover, an
-// administrator) are replaced without an error reaching callers.
+// TestSessionsKilled: when the server ends every session under the pool (a
+// failover, an administrator), at most the call that meets a dead
+// connection fails, with EUNAVAILABLE; the pool then drops the other dead
+// ones and the following calls succeed.
 func TestSessionsKilled(t *testing.T) {
 	s := pgtest.Shared(t)
 	url := s.NewDatabase(t)
@@ -196,13 +198,27 @@ func TestSessionsKilled(t *testing.T) {
 	}
 	defer db.Close()
 	name := url[strings.LastIndex(url, "/")+1 : strings.Index(url, "?")]
-	for i := range 3 {
+	for round := range 3 {
+		// Fill the pool with several connections.
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := db.UserCount(ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
 		s.Terminate(t, name)
 		if _, err := db.UserCount(ctx); err != nil && chartctl.ErrorCode(err) != chartctl.EUNAVAILABLE {
-			t.Fatalf("after terminating sessions: %v", err)
+			t.Fatalf("first call after terminating sessions: %v", err)
 		}
-		if err := db.CreateUser(ctx, &chartctl.User{Email: fmt.Sprintf("u%d@example.com", i)}); err != nil {
-			t.Fatalf("write after terminating sessions: %v", err)
+		for i := range 6 {
+			if err := db.CreateUser(ctx, &chartctl.User{Email: fmt.Sprintf("u%d-%d@example.com", round, i)}); err != nil {
+				t.Fatalf("round %d, call %d after terminating sessions: %v", round, i, err)
+			}
 		}
 	}
 }

@@ -85,7 +85,7 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 	err := db.tx(ctx, "delete repository", func(tx pgx.Tx) error {
 		orphans = nil
 		// The row lock waits for uploads into the repository to commit
-		// (they hold it FOR SHARE) and keeps new ones out.
+		// (they hold it FOR KEY SHARE) and keeps new ones out.
 		id, err := lockRepo(ctx, tx, name, true)
 		if err != nil {
 			return err
@@ -119,11 +119,11 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 }
 
 // lockRepo returns the ID of the repository named name, locking its row:
-// FOR UPDATE when the repository is about to go, FOR SHARE otherwise (so
-// writers of its versions run side by side but never beside its deletion).
-// It returns ENOTFOUND if none.
+// FOR UPDATE when the repository is about to go, FOR KEY SHARE otherwise
+// (so writers of its versions run side by side but never beside its
+// deletion). It returns ENOTFOUND if none.
 func lockRepo(ctx context.Context, tx pgx.Tx, name string, exclusive bool) (string, error) {
-	lock := "FOR SHARE"
+	lock := "FOR KEY SHARE"
 	if exclusive {
 		lock = "FOR UPDATE"
 	}
