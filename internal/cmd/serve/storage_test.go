@@ -94,3 +94,59 @@ func TestStorageFlagsValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestServeThroughOutages: with the database or the object store gone, the
+// server answers 503 with error.code "unavailable" (no crash); when they
+// return it serves again by itself, without a restart.
+func TestServeThroughOutages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	pg := pgtest.Start(t)
+	s3 := s3test.Start(t)
+	bin := mustBinary(t)
+	data := t.TempDir()
+	p := startServe(t, bin, data, "--database", pg.NewDatabase(t), "--blob-store", s3.NewBucket(t))
+	key := adminKey(t, data)
+	if r, b, err := do(t, "POST", p.url+"/v1/repositories", key, strings.NewReader(`{"name":"r"}`), "application/json"); err != nil || r.StatusCode != 200 {
+		t.Fatalf("create repo: %v %s", err, b)
+	}
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archive})
+	if r, b, err := do(t, "POST", p.url+"/v1/repositories/r/charts", key, bytes.NewReader(body), ctype); err != nil || r.StatusCode != 200 {
+		t.Fatalf("upload: %v %s", err, b)
+	}
+	download := p.url + "/v1/repositories/r/charts/web/1.0.0/archive"
+	wantUnavailable := func(what string, r *http.Response, b []byte, err error) {
+		t.Helper()
+		if err != nil || r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"code":"unavailable"`) {
+			code := 0
+			if r != nil {
+				code = r.StatusCode
+			}
+			t.Fatalf("%s: %v %d %s, want 503 unavailable", what, err, code, b)
+		}
+	}
+
+	pg.Stop(t)
+	r, b, err := do(t, "GET", p.url+"/v1/repositories", key, nil, "")
+	wantUnavailable("list during a database outage", r, b, err)
+	pg.Restart(t)
+	if r, b, err := do(t, "GET", p.url+"/v1/repositories", key, nil, ""); err != nil || r.StatusCode != 200 {
+		t.Fatalf("after the database returned: %v %s", err, b)
+	}
+
+	s3.Stop(t)
+	r, b, err = do(t, "GET", download, key, nil, "")
+	wantUnavailable("download during an object store outage", r, b, err)
+	body2, ctype2 := testkit.Multipart(t, map[string][]byte{"chart": testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "2.0.0"})})
+	r, b, err = do(t, "POST", p.url+"/v1/repositories/r/charts", key, bytes.NewReader(body2), ctype2)
+	wantUnavailable("upload during an object store outage", r, b, err)
+	s3.Restart(t)
+	if r, got, err := do(t, "GET", download, key, nil, ""); err != nil || r.StatusCode != 200 || !bytes.Equal(got, archive) {
+		t.Fatalf("download after the store returned: %v %d", err, r.StatusCode)
+	}
+	if p.cmd.ProcessState != nil {
+		t.Fatal("the server exited")
+	}
+}
