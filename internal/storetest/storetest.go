@@ -697,6 +697,7 @@ func testOrdering(t *testing.T, open Open) {
 		{"limit zero", chartctl.ChartFilter{}, 0, 0, nil, len(all)},
 		{"latest page", chartctl.ChartFilter{Latest: true}, 1, 1, []string{"alpha-x@v0.0.2"}, 3},
 		{"filtered page", chartctl.ChartFilter{Name: "alpha"}, 6, 10, all[6:8], 8},
+		{"negative offset", chartctl.ChartFilter{}, -5, 2, all[:2], len(all)},
 	}
 	for _, c := range cases {
 		got, total, err := s.ChartVersionPage(ctx, "charts", c.f, c.offset, c.limit)
@@ -1483,6 +1484,88 @@ func testConcurrency(t *testing.T, open Open) {
 		if reported != 1 {
 			t.Fatalf("shared blob reported orphaned %d times, want 1", reported)
 		}
+	})
+	t.Run("CreateAPIKey", func(t *testing.T) {
+		s := open(t)
+		u := mustUser(t, s, "ada@example.com")
+		errs := race(Racers, func(int) error {
+			return s.CreateAPIKey(ctx, &chartctl.APIKey{UserID: u.ID, Name: "k", Hash: []byte("same")})
+		})
+		wantWinner(t, errs, chartctl.ECONFLICT)
+	})
+	t.Run("OverwriteVersion", func(t *testing.T) {
+		// Racing overwrites of one version: every one succeeds, each blob
+		// it replaced is reported orphaned exactly once, and only the
+		// final record's blob stays referenced.
+		s := open(t)
+		mustRepo(t, s, "charts", "")
+		var mu sync.Mutex
+		orphaned := map[string]int{}
+		errs := race(Racers, func(i int) error {
+			cv := chart("charts", "web", "1.0.0")
+			cv.Digest = Digest(fmt.Sprint("overwrite ", i))
+			_, _, orphans, err := s.PutChartVersion(ctx, cv, true)
+			mu.Lock()
+			for _, d := range orphans {
+				orphaned[d]++
+			}
+			mu.Unlock()
+			return err
+		})
+		for _, err := range errs {
+			must(t, err)
+		}
+		final, err := s.ChartVersion(ctx, "charts", "web", "1.0.0")
+		must(t, err)
+		if len(orphaned) != Racers-1 || orphaned[final.Digest] != 0 {
+			t.Fatalf("orphans reported %v, want every digest but the final %s once", orphaned, final.Digest)
+		}
+		for i := range Racers {
+			d := Digest(fmt.Sprint("overwrite ", i))
+			ok, err := s.BlobReferenced(ctx, d)
+			must(t, err)
+			if ok != (d == final.Digest) || (d != final.Digest && orphaned[d] != 1) {
+				t.Fatalf("blob %d: referenced=%v, reported orphaned %d times", i, ok, orphaned[d])
+			}
+		}
+	})
+	t.Run("PutWhileDeletingRepository", func(t *testing.T) {
+		// Uploads racing the deletion of their repository either land
+		// before it (and their blobs are among its orphans) or fail with
+		// ENOTFOUND; nothing stays referenced.
+		s := open(t)
+		mustRepo(t, s, "charts", "")
+		mustPut(t, s, chart("charts", "web", "0.0.1"))
+		var deleteOrphans []string
+		errs := race(Racers, func(i int) error {
+			if i == Racers/2 {
+				var err error
+				deleteOrphans, err = s.DeleteRepository(ctx, "charts")
+				return err
+			}
+			_, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", i)), false)
+			return err
+		})
+		for i, err := range errs {
+			d := Digest(fmt.Sprintf("charts/web-1.0.%d", i))
+			switch {
+			case i == Racers/2:
+				must(t, err)
+			case err == nil:
+				if !slices.Contains(deleteOrphans, d) {
+					t.Fatalf("upload %d landed but its blob is not among the repository's orphans", i)
+				}
+			default:
+				wantCode(t, err, chartctl.ENOTFOUND)
+			}
+			ok, err := s.BlobReferenced(ctx, d)
+			must(t, err)
+			if ok {
+				t.Fatalf("blob of upload %d still referenced after its repository was deleted", i)
+			}
+		}
+		_, err := s.Repository(ctx, "charts")
+		wantCode(t, err, chartctl.ENOTFOUND)
 	})
 	t.Run("RedeemCode", func(t *testing.T) {
 		s := open(t)
