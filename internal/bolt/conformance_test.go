@@ -20,3 +20,15 @@ func TestConformance(t *testing.T) {
 		return db
 	})
 }
+
+// BenchmarkStore runs the engine-neutral benchmarks on a bbolt file.
+func BenchmarkStore(b *testing.B) {
+	storetest.Benchmark(b, func(b *testing.B) storetest.Store {
+		db, err := bolt.Open(filepath.Join(b.TempDir(), "chartctl.db"))
+		if err != nil {
+			b.Fatalf("Open: %v", err)
+		}
+		b.Cleanup(func() { _ = db.Close() })
+		return db
+	})
+}

@@ -256,3 +256,9 @@ func TestNoSQLInMessages(t *testing.T) {
 		t.Fatalf("broken table: code %q message %q", chartctl.ErrorCode(err), chartctl.ErrorMessage(err))
 	}
 }
+
+// BenchmarkStore runs the engine-neutral benchmarks on PostgreSQL (a
+// local server with fsync off: it measures the engine, not the disk).
+func BenchmarkStore(b *testing.B) {
+	storetest.Benchmark(b, func(b *testing.B) storetest.Store { return mustOpen(b) })
+}
