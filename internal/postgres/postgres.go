@@ -61,6 +61,10 @@ const (
 // was sent.
 const maxAttempts = 5
 
+// defaultMaxConns is the pool size unless the URL sets pool_max_conns:
+// three replicas stay well within PostgreSQL's default 100 connections.
+const defaultMaxConns = 16
+
 // defaultConnectTimeout bounds each connection attempt unless the URL
 // sets connect_timeout.
 const defaultConnectTimeout = 5 * time.Second
@@ -92,6 +96,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		// pgx's message masks the password.
 		return nil, fmt.Errorf("invalid --database URL: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgx's default (the number of CPUs, at least 4) starves a replica
+		// serving many concurrent uploads on a small machine.
+		cfg.MaxConns = defaultMaxConns
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// Without connect_timeout in the URL, a database host that drops

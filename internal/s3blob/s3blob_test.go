@@ -111,9 +111,18 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := s3blob.Open(ctx, srv.URL("no-such-bucket", "")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("Open of a missing bucket: %v", err)
 	}
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong")
-	if _, err := s3blob.Open(ctx, srv.URL("test-1", "")); err == nil {
+	closed := "s3://b?endpoint=http://127.0.0.1:1&region=us-east-1&path_style=true"
+	if _, err := s3blob.Open(ctx, closed); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("Open of an unreachable store: %v, want an error naming it", err)
+	}
+	url := srv.NewBucket(t)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret")
+	_, err := s3blob.Open(ctx, url)
+	if err == nil {
 		t.Fatal("Open with a wrong secret succeeded")
+	}
+	if strings.Contains(err.Error(), "wrong-secret") {
+		t.Fatalf("error leaks the secret: %v", err)
 	}
 }
 
