@@ -75,13 +75,13 @@ func chartDigests(cv *chartctl.ChartVersion) []string {
 // primary key lets exactly one insert; the others wait for it to commit
 // and then see its row.
 func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
-	if cv.Name == "" {
+	if cv.Name == "" || !storable(cv.Name) {
 		return nil, false, nil, chartctl.Invalid("name", "A chart name is required.")
 	}
-	if cv.Version == "" {
+	if cv.Version == "" || !storable(cv.Version) {
 		return nil, false, nil, chartctl.Invalid("version", "A chart version is required.")
 	}
-	if cv.Digest == "" {
+	if cv.Digest == "" || !storable(cv.Digest, cv.ProvDigest) {
 		return nil, false, nil, chartctl.Invalid("digest", "A chart digest is required.")
 	}
 	rec := *cv
@@ -93,7 +93,8 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 	if err != nil {
 		return nil, false, nil, err
 	}
-	rec.Metadata, rec.Keywords = metadata, nilIfEmpty(cv.Keywords)
+	rec.Metadata, rec.Keywords = metadata, nilIfEmpty(texts(cv.Keywords))
+	rec.AppVersion, rec.Description = text(cv.AppVersion), text(cv.Description)
 	var entry []byte
 	if len(cv.IndexEntry) > 0 {
 		entry = cv.IndexEntry
@@ -241,6 +242,9 @@ func adjustRefs(ctx context.Context, tx pgx.Tx, delta map[string]int64) ([]strin
 // ChartVersion returns one version. It returns ENOTFOUND if the repository
 // or the version does not exist.
 func (db *DB) ChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
+	if !storable(repo, name, version) {
+		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
+	}
 	cv, err := scanChart(repo, db.pool.QueryRow(ctx, `SELECT `+chartCols+` FROM chart_versions
 		WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3`, repo, name, version))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -291,8 +295,8 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 	err := db.readTx(ctx, "list chart versions", func(tx pgx.Tx) error {
 		out, total = nil, 0
 		id, err := repoID(ctx, tx, repo)
-		if err != nil {
-			return err
+		if err != nil || !storable(f.Name, f.Version) {
+			return err // a filter no version can match: none
 		}
 		rows, err := tx.Query(ctx, `SELECT name, version FROM chart_versions
 			WHERE repository_id = $1 AND ($2 = '' OR name = $2) AND ($3 = '' OR version = $3)`, id, f.Name, f.Version)
@@ -411,6 +415,9 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if err != nil {
 			return err
 		}
+		if !storable(name, version) {
+			return chartNotFound(repo, name, version)
+		}
 		deleted, err = scanChart(repo, tx.QueryRow(ctx, `DELETE FROM chart_versions
 			WHERE repository_id = $1 AND name = $2 AND version = $3 RETURNING `+chartCols, id, name, version))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -431,7 +438,7 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 // BlobReferenced reports whether any chart record refers to the blob
 // digest, as its archive or its provenance file.
 func (db *DB) BlobReferenced(ctx context.Context, digest string) (bool, error) {
-	if digest == "" {
+	if digest == "" || !storable(digest) {
 		return false, nil
 	}
 	var ok bool
@@ -512,6 +519,9 @@ func (db *DB) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartV
 // returns each. Returns ENOTFOUND if the repository or version does not
 // exist.
 func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
+	if !storable(repo, name, version) {
+		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
+	}
 	cv, err := scanIndexVersion(repo, db.pool.QueryRow(ctx, `SELECT `+indexCols+` FROM chart_versions
 		WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3`, repo, name, version))
 	if errors.Is(err, pgx.ErrNoRows) {

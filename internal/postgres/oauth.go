@@ -20,7 +20,7 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c *chartctl.OAuthClient) er
 		c.CreatedAt = db.now()
 	}
 	_, err := db.pool.Exec(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, public, secret_hash, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, c.ID, c.Name, nonNil(c.RedirectURIs), c.Public, c.SecretHash, c.CreatedAt)
+		VALUES ($1, $2, $3, $4, $5, $6)`, c.ID, text(c.Name), nonNil(c.RedirectURIs), c.Public, c.SecretHash, c.CreatedAt)
 	if isUnique(err, "oauth_clients_pkey") {
 		return chartctl.Errorf(chartctl.ECONFLICT, "An OAuth client with ID %q already exists.", c.ID)
 	}
@@ -29,6 +29,9 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c *chartctl.OAuthClient) er
 
 // OAuthClient returns the client with id. It returns ENOTFOUND if none.
 func (db *DB) OAuthClient(ctx context.Context, id string) (*chartctl.OAuthClient, error) {
+	if !storable(id) {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "OAuth client not found.")
+	}
 	var c chartctl.OAuthClient
 	err := db.pool.QueryRow(ctx, `SELECT id, name, redirect_uris, public, secret_hash, created_at
 		FROM oauth_clients WHERE id = $1`, id).Scan(&c.ID, &c.Name, &c.RedirectURIs, &c.Public, &c.SecretHash, &c.CreatedAt)

@@ -19,7 +19,7 @@ func (db *DB) CreateOrganization(ctx context.Context, o *chartctl.Organization) 
 		return err
 	}
 	_, err := db.pool.Exec(ctx, `INSERT INTO organizations (id, name, description, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5)`, o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt)
+		VALUES ($1, $2, $3, $4, $5)`, o.ID, o.Name, text(o.Description), o.CreatedBy, o.CreatedAt)
 	if isUnique(err, "organizations_pkey") {
 		return chartctl.Errorf(chartctl.ECONFLICT, "Organization %q already exists.", o.Name)
 	}
@@ -40,6 +40,9 @@ func scanOrg(row pgx.Row) (*chartctl.Organization, error) {
 // Organization returns the organization named name. It returns ENOTFOUND
 // if none.
 func (db *DB) Organization(ctx context.Context, name string) (*chartctl.Organization, error) {
+	if !storable(name) {
+		return nil, orgNotFound(name)
+	}
 	o, err := scanOrg(db.pool.QueryRow(ctx, `SELECT `+orgCols+` FROM organizations WHERE name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, orgNotFound(name)
@@ -63,6 +66,12 @@ func (db *DB) Organizations(ctx context.Context) ([]*chartctl.Organization, erro
 // organization. Either argument may be empty.
 func (db *DB) OrgRoles(ctx context.Context, userID, email string) (map[string]chartctl.Role, error) {
 	roles := map[string]chartctl.Role{}
+	if !storable(userID) {
+		userID = ""
+	}
+	if !storable(email) {
+		email = ""
+	}
 	rows, err := db.pool.Query(ctx, `
 		SELECT t.organization, m.role FROM members m JOIN teams t ON t.id = m.team_id
 		WHERE m.email_key = $1 AND $1 <> ''

@@ -28,6 +28,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/jackc/pgx/v5"
@@ -240,6 +241,11 @@ func (db *DB) wrap(op string, err error) error {
 	if err == nil || errors.As(err, &e) {
 		return err
 	}
+	if c, _ := constraint(err); c == "22021" {
+		// A NUL or invalid UTF-8 in a value PostgreSQL's text cannot hold
+		// (lookups check their keys first and find nothing).
+		return chartctl.Errorf(chartctl.EINVALID, "A value contains a character that cannot be stored (NUL or invalid UTF-8).")
+	}
 	if errors.Is(err, puddle.ErrClosedPool) {
 		return fmt.Errorf("%s: %v: %w", op, err, chartctl.Errorf(chartctl.EUNAVAILABLE, "The server is shutting down; retry in a moment."))
 	}
@@ -294,6 +300,34 @@ func isUnique(err error, name string) bool {
 func isForeignKey(err error, name string) bool {
 	c, n := constraint(err)
 	return c == "23503" && n == name
+}
+
+// storable reports whether every s can be a PostgreSQL text value: valid
+// UTF-8 without NUL. A key that is not storable names no record, so
+// lookups answer "not found" without asking the database.
+func storable(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// text returns free text as bolt stores it (JSON): invalid UTF-8 bytes
+// replaced by U+FFFD.
+func text(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// texts is text for every element.
+func texts(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = text(s)
+	}
+	return out
 }
 
 // lowerEmail is the key form of an email address.

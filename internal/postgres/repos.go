@@ -27,11 +27,14 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
 		return err
 	}
+	if !storable(r.Organization) {
+		return orgNotFound(r.Organization)
+	}
 	// The unique index on the name is checked before the foreign key, so
 	// a taken name is a conflict whatever the organization, as in bolt.
 	_, err := db.pool.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at)
 		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7)`,
-		r.ID, r.Name, r.Description, r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt)
+		r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt)
 	switch {
 	case isUnique(err, "repositories_name_key"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "Repository %q already exists.", r.Name)
@@ -60,6 +63,9 @@ func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 // Repository returns the repository named name. It returns ENOTFOUND if
 // none.
 func (db *DB) Repository(ctx context.Context, name string) (*chartctl.Repository, error) {
+	if !storable(name) {
+		return nil, repoNotFound(name)
+	}
 	r, err := scanRepo(db.pool.QueryRow(ctx, `SELECT `+repoCols+` FROM repositories WHERE name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, repoNotFound(name)
@@ -81,6 +87,9 @@ func (db *DB) Repositories(ctx context.Context) ([]*chartctl.Repository, error) 
 // one transaction, returning (sorted) the blob digests no record refers to
 // any more. It returns ENOTFOUND if the repository does not exist.
 func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, error) {
+	if !storable(name) {
+		return nil, repoNotFound(name)
+	}
 	var orphans []string
 	err := db.tx(ctx, "delete repository", func(tx pgx.Tx) error {
 		orphans = nil
@@ -123,6 +132,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 // (so writers of its versions run side by side but never beside its
 // deletion). It returns ENOTFOUND if none.
 func lockRepo(ctx context.Context, tx pgx.Tx, name string, exclusive bool) (string, error) {
+	if !storable(name) {
+		return "", repoNotFound(name)
+	}
 	lock := "FOR KEY SHARE"
 	if exclusive {
 		lock = "FOR UPDATE"
@@ -138,6 +150,9 @@ func lockRepo(ctx context.Context, tx pgx.Tx, name string, exclusive bool) (stri
 // repoID returns the ID of the repository named name. It returns ENOTFOUND
 // if none.
 func repoID(ctx context.Context, q querier, name string) (string, error) {
+	if !storable(name) {
+		return "", repoNotFound(name)
+	}
 	var id string
 	err := q.QueryRow(ctx, `SELECT id FROM repositories WHERE name = $1`, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {

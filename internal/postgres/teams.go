@@ -20,8 +20,11 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 		return err
 	}
 	t.MemberCount = 0
+	if !storable(t.Organization) {
+		return orgNotFound(t.Organization)
+	}
 	_, err := db.pool.Exec(ctx, `INSERT INTO teams (id, name, organization, description, created_at)
-		VALUES ($1, $2, $3, $4, $5)`, t.ID, t.Name, t.Organization, t.Description, t.CreatedAt)
+		VALUES ($1, $2, $3, $4, $5)`, t.ID, t.Name, t.Organization, text(t.Description), t.CreatedAt)
 	switch {
 	case isUnique(err, "teams_name_key"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "Team %q already exists.", t.Name)
@@ -50,6 +53,9 @@ func scanTeam(row pgx.Row) (*chartctl.Team, error) {
 // Team returns the team named name, with its member count. It returns
 // ENOTFOUND if none.
 func (db *DB) Team(ctx context.Context, name string) (*chartctl.Team, error) {
+	if !storable(name) {
+		return nil, teamNotFound(name)
+	}
 	t, err := scanTeam(db.pool.QueryRow(ctx, `SELECT `+teamCols+` FROM teams t WHERE t.name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, teamNotFound(name)
@@ -60,6 +66,9 @@ func (db *DB) Team(ctx context.Context, name string) (*chartctl.Team, error) {
 // Teams returns the teams of org ("" for all), by name. An unknown
 // organization has no teams.
 func (db *DB) Teams(ctx context.Context, org string) ([]*chartctl.Team, error) {
+	if !storable(org) {
+		return nil, nil
+	}
 	rows, err := db.pool.Query(ctx, `SELECT `+teamCols+` FROM teams t
 		WHERE $1 = '' OR t.organization = $1 ORDER BY t.name`, org)
 	if err != nil {
@@ -75,7 +84,7 @@ func (db *DB) Teams(ctx context.Context, org string) ([]*chartctl.Team, error) {
 // email (compared case-insensitively) is already a member.
 func (db *DB) AddMember(ctx context.Context, m *chartctl.Member) error {
 	email := lowerEmail(m.Email)
-	if email == "" {
+	if email == "" || !storable(email) {
 		return chartctl.Invalid("email", "A valid email is required.")
 	}
 	if m.Role == "" {
@@ -87,9 +96,12 @@ func (db *DB) AddMember(ctx context.Context, m *chartctl.Member) error {
 	if err := db.fill(&m.ID, prefixMember, &m.AddedAt); err != nil {
 		return err
 	}
+	if !storable(m.Team) {
+		return teamNotFound(m.Team)
+	}
 	tag, err := db.pool.Exec(ctx, `INSERT INTO members (id, team_id, email, email_key, role, added_at)
 		SELECT $1, id, $3, $4, $5, $6 FROM teams WHERE name = $2`,
-		m.ID, m.Team, m.Email, email, string(m.Role), m.AddedAt)
+		m.ID, m.Team, text(m.Email), email, string(m.Role), m.AddedAt)
 	switch {
 	case isUnique(err, "members_team_email"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "%s is already a member of team %q.", m.Email, m.Team)
@@ -151,6 +163,9 @@ const memberWhere = `t.name = $1 AND (m.id = $2 OR m.email_key = $3)`
 // (case-insensitively). It returns ENOTFOUND if the team or the member
 // does not exist.
 func (db *DB) Member(ctx context.Context, team, idOrEmail string) (*chartctl.Member, error) {
+	if !storable(team, idOrEmail) {
+		return nil, db.memberNotFound(ctx, team, idOrEmail)
+	}
 	m, err := scanMember(db.pool.QueryRow(ctx, `SELECT `+memberCols+` FROM members m JOIN teams t ON t.id = m.team_id
 		WHERE `+memberWhere+` ORDER BY m.id = $2 DESC LIMIT 1`, team, idOrEmail, lowerEmail(idOrEmail)))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -166,6 +181,9 @@ func (db *DB) UpdateMemberRole(ctx context.Context, team, idOrEmail string, role
 	if !role.Valid() {
 		return nil, invalidRole(role)
 	}
+	if !storable(team, idOrEmail) {
+		return nil, db.memberNotFound(ctx, team, idOrEmail)
+	}
 	m, err := scanMember(db.pool.QueryRow(ctx, `UPDATE members m SET role = $4 FROM teams t
 		WHERE t.id = m.team_id AND m.id = (
 			SELECT m.id FROM members m JOIN teams t ON t.id = m.team_id
@@ -180,6 +198,9 @@ func (db *DB) UpdateMemberRole(ctx context.Context, team, idOrEmail string, role
 // RemoveMember removes a member from team. It returns ENOTFOUND if the team
 // or the member does not exist.
 func (db *DB) RemoveMember(ctx context.Context, team, idOrEmail string) error {
+	if !storable(team, idOrEmail) {
+		return db.memberNotFound(ctx, team, idOrEmail)
+	}
 	tag, err := db.pool.Exec(ctx, `DELETE FROM members WHERE id = (
 		SELECT m.id FROM members m JOIN teams t ON t.id = m.team_id
 		WHERE `+memberWhere+` ORDER BY m.id = $2 DESC LIMIT 1)`, team, idOrEmail, lowerEmail(idOrEmail))
@@ -204,6 +225,9 @@ func (db *DB) memberNotFound(ctx context.Context, team, idOrEmail string) error 
 // teamID returns the ID of the team named name. It returns ENOTFOUND if
 // none.
 func teamID(ctx context.Context, q querier, name string) (string, error) {
+	if !storable(name) {
+		return "", teamNotFound(name)
+	}
 	var id string
 	err := q.QueryRow(ctx, `SELECT id FROM teams WHERE name = $1`, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {

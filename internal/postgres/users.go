@@ -15,14 +15,14 @@ import (
 // compared case-insensitively) or the ID is.
 func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	email := lowerEmail(u.Email)
-	if email == "" {
+	if email == "" || !storable(email) {
 		return chartctl.Invalid("email", "A valid email is required.")
 	}
 	if err := db.fill(&u.ID, prefixUser, &u.CreatedAt); err != nil {
 		return err
 	}
 	_, err := db.pool.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, u.ID, u.Email, email, u.PasswordHash, u.Admin, u.CreatedAt)
+		VALUES ($1, $2, $3, $4, $5, $6)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.CreatedAt)
 	switch {
 	case isUnique(err, "users_email_key_key"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", u.Email)
@@ -48,6 +48,9 @@ func scanUser(row pgx.Row) (*chartctl.User, error) {
 
 // User returns the user with id. It returns ENOTFOUND if none.
 func (db *DB) User(ctx context.Context, id string) (*chartctl.User, error) {
+	if !storable(id) {
+		return nil, userNotFound()
+	}
 	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE id = $1`, id))
 	return u, db.wrap("get user", err)
 }
@@ -55,6 +58,9 @@ func (db *DB) User(ctx context.Context, id string) (*chartctl.User, error) {
 // UserByEmail returns the user with email, compared case-insensitively. It
 // returns ENOTFOUND if none.
 func (db *DB) UserByEmail(ctx context.Context, email string) (*chartctl.User, error) {
+	if !storable(email) {
+		return nil, userNotFound()
+	}
 	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE email_key = $1`, lowerEmail(email)))
 	return u, db.wrap("get user by email", err)
 }
@@ -78,9 +84,12 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *chartctl.APIKey) error {
 	if err := db.fill(&k.ID, prefixAPIKey, &k.CreatedAt); err != nil {
 		return err
 	}
+	if !storable(k.UserID) {
+		return userNotFound()
+	}
 	_, err := db.pool.Exec(ctx, `INSERT INTO api_keys (id, user_id, name, scopes, hash, created_at, last_used_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		k.ID, k.UserID, k.Name, nonNil(k.Scopes.Strings()), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt)
+		k.ID, k.UserID, text(k.Name), nonNil(k.Scopes.Strings()), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt)
 	switch {
 	case isForeignKey(err, "api_keys_user_id_fkey"):
 		return userNotFound()
@@ -122,6 +131,9 @@ func (db *DB) APIKeyByHash(ctx context.Context, h []byte) (*chartctl.APIKey, err
 
 // APIKeys returns the user's keys, oldest first (an unknown user has none).
 func (db *DB) APIKeys(ctx context.Context, userID string) ([]*chartctl.APIKey, error) {
+	if !storable(userID) {
+		return nil, nil
+	}
 	rows, err := db.pool.Query(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE user_id = $1 ORDER BY created_at, id COLLATE "C"`, userID)
 	if err != nil {
 		return nil, db.wrap("list api keys", err)
@@ -141,6 +153,9 @@ func (db *DB) APIKeys(ctx context.Context, userID string) ([]*chartctl.APIKey, e
 // DeleteAPIKey revokes the user's key id. It returns ENOTFOUND if the user
 // has no such key.
 func (db *DB) DeleteAPIKey(ctx context.Context, userID, id string) error {
+	if !storable(userID, id) {
+		return apiKeyNotFound()
+	}
 	tag, err := db.pool.Exec(ctx, `DELETE FROM api_keys WHERE id = $1 AND user_id = $2`, id, userID)
 	if err != nil {
 		return db.wrap("delete api key", err)
@@ -161,6 +176,9 @@ func (db *DB) TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
 	ids := make([]string, 0, len(used))
 	times := make([]time.Time, 0, len(used))
 	for id, t := range used {
+		if !storable(id) {
+			continue // no key has such an ID
+		}
 		ids = append(ids, id)
 		times = append(times, t.UTC())
 	}

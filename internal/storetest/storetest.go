@@ -58,6 +58,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Revocation", func(t *testing.T) { testRevocation(t, open) })
 	t.Run("WebSessions", func(t *testing.T) { testWebSessions(t, open) })
 	t.Run("DeleteExpiredOAuth", func(t *testing.T) { testDeleteExpired(t, open) })
+	t.Run("HostileKeys", func(t *testing.T) { testHostileKeys(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
 }
 
@@ -1623,5 +1624,100 @@ func wantWinner(tb testing.TB, errs []error, code string) {
 			}
 		}
 		tb.Fatalf("racers: %v, want one success and %d %s", counts, len(errs)-1, code)
+	}
+}
+
+// testHostileKeys: lookups by keys no record can have (a NUL, invalid
+// UTF-8: what a crafted URL path brings) find nothing, as ENOTFOUND, never
+// an internal error; keys that cannot be stored are EINVALID; free text in
+// invalid UTF-8 is stored with U+FFFD in place of the bad bytes (as JSON
+// does).
+func testHostileKeys(t *testing.T, open Open) {
+	s := open(t)
+	u := mustUser(t, s, "ada@example.com")
+	mustOrg(t, s, "acme", u.ID)
+	mustRepo(t, s, "charts", "acme")
+	mustTeam(t, s, "team", "acme")
+	mustPut(t, s, chart("charts", "web", "1.0.0"))
+	for _, bad := range []string{"bad\x00key", "bad\xffkey", "\xc3("} {
+		notFound := func(what string, err error) {
+			t.Helper()
+			if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+				t.Fatalf("%s(%q): %q (%v), want %q", what, bad, chartctl.ErrorCode(err), err, chartctl.ENOTFOUND)
+			}
+		}
+		_, err := s.User(ctx, bad)
+		notFound("User", err)
+		_, err = s.UserByEmail(ctx, bad)
+		notFound("UserByEmail", err)
+		notFound("DeleteAPIKey", s.DeleteAPIKey(ctx, u.ID, bad))
+		_, err = s.Organization(ctx, bad)
+		notFound("Organization", err)
+		_, err = s.Repository(ctx, bad)
+		notFound("Repository", err)
+		_, err = s.DeleteRepository(ctx, bad)
+		notFound("DeleteRepository", err)
+		_, err = s.ChartVersion(ctx, bad, "web", "1.0.0")
+		notFound("ChartVersion repo", err)
+		_, err = s.ChartVersion(ctx, "charts", bad, "1.0.0")
+		notFound("ChartVersion name", err)
+		_, err = s.ChartVersion(ctx, "charts", "web", bad)
+		notFound("ChartVersion version", err)
+		_, _, err = s.ChartVersionPage(ctx, bad, chartctl.ChartFilter{}, 0, 10)
+		notFound("ChartVersionPage", err)
+		cvs, total, err := s.ChartVersionPage(ctx, "charts", chartctl.ChartFilter{Name: bad, Version: bad}, 0, 10)
+		if err != nil || len(cvs) != 0 || total != 0 {
+			t.Fatalf("ChartVersionPage filtered by %q: %d, %d, %v", bad, len(cvs), total, err)
+		}
+		_, _, err = s.DeleteChartVersion(ctx, "charts", bad, "1.0.0")
+		notFound("DeleteChartVersion", err)
+		_, err = s.IndexEntries(ctx, bad)
+		notFound("IndexEntries", err)
+		_, err = s.IndexEntry(ctx, "charts", "web", bad)
+		notFound("IndexEntry", err)
+		_, err = s.Team(ctx, bad)
+		notFound("Team", err)
+		_, err = s.Members(ctx, bad)
+		notFound("Members", err)
+		_, err = s.Member(ctx, "team", bad)
+		notFound("Member", err)
+		_, err = s.UpdateMemberRole(ctx, "team", bad, chartctl.RoleOwner)
+		notFound("UpdateMemberRole", err)
+		notFound("RemoveMember", s.RemoveMember(ctx, "team", bad))
+		_, err = s.OAuthClient(ctx, bad)
+		notFound("OAuthClient", err)
+
+		keys, err := s.APIKeys(ctx, bad)
+		if err != nil || len(keys) != 0 {
+			t.Fatalf("APIKeys(%q) = %v, %v", bad, keys, err)
+		}
+		teams, err := s.Teams(ctx, bad)
+		if err != nil || len(teams) != 0 {
+			t.Fatalf("Teams(%q) = %v, %v", bad, teams, err)
+		}
+		roles, err := s.OrgRoles(ctx, bad, bad)
+		if err != nil || len(roles) != 0 {
+			t.Fatalf("OrgRoles(%q) = %v, %v", bad, roles, err)
+		}
+		ok, err := s.BlobReferenced(ctx, bad)
+		if err != nil || ok {
+			t.Fatalf("BlobReferenced(%q) = %v, %v", bad, ok, err)
+		}
+		must(t, s.TouchAPIKeys(ctx, map[string]time.Time{bad: base}))
+	}
+
+	wantCode(t, s.CreateUser(ctx, &chartctl.User{Email: "nul\x00@example.com"}), chartctl.EINVALID)
+	wantCode(t, s.AddMember(ctx, &chartctl.Member{Team: "team", Email: "nul\x00@example.com"}), chartctl.EINVALID)
+	for _, cv := range []*chartctl.ChartVersion{chart("charts", "we\x00b", "1.0.0"), chart("charts", "web", "1.0.\x00")} {
+		_, _, _, err := s.PutChartVersion(ctx, cv, false)
+		wantCode(t, err, chartctl.EINVALID)
+	}
+
+	r := &chartctl.Repository{Name: "latin1", Description: "caf\xe9 cr\xe8me"}
+	must(t, s.CreateRepository(ctx, r))
+	got, err := s.Repository(ctx, "latin1")
+	must(t, err)
+	if got.Description != "caf\uFFFD cr\uFFFDme" {
+		t.Fatalf("description stored as %q", got.Description)
 	}
 }
