@@ -2,14 +2,20 @@ package serve_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/chartctl/chartctl/internal/cmd/serve"
+	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/internal/testkit/s3test"
@@ -148,5 +154,38 @@ func TestServeThroughOutages(t *testing.T) {
 	}
 	if p.cmd.ProcessState != nil {
 		t.Fatal("the server exited")
+	}
+}
+
+// TestServeRefusesNewerSchema: a chartctl older than its database refuses
+// to start and says what to do.
+func TestServeRefusesNewerSchema(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dbURL := pgtest.NewDatabase(t)
+	db, err := postgres.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := postgres.LatestSchemaVersion() + 1
+	if _, err := conn.Exec(context.Background(), `INSERT INTO schema_version (version) VALUES ($1)`, newer); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close(context.Background())
+
+	cmd := exec.Command(mustBinary(t), "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--database", dbURL)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("serve started on a newer schema:\n%s", out)
+	}
+	want := fmt.Sprintf("database schema version %d is newer than this chartctl supports (%d); upgrade chartctl", newer, postgres.LatestSchemaVersion())
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("output does not say %q:\n%s", want, out)
 	}
 }
