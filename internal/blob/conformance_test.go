@@ -18,3 +18,14 @@ func TestConformance(t *testing.T) {
 		return s
 	})
 }
+
+// BenchmarkBlobStore runs the engine-neutral blob benchmarks on files.
+func BenchmarkBlobStore(b *testing.B) {
+	blobtest.Benchmark(b, func(b *testing.B) chartctl.BlobStore {
+		s, err := blob.Open(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

@@ -159,3 +159,9 @@ func TestOutage(t *testing.T) {
 	}
 	blobtest.Put(t, s, []byte("after"), 3)
 }
+
+// BenchmarkBlobStore runs the engine-neutral blob benchmarks on versitygw
+// over loopback.
+func BenchmarkBlobStore(b *testing.B) {
+	blobtest.Benchmark(b, func(b *testing.B) chartctl.BlobStore { return mustOpen(b, s3test.NewBucket(b)) })
+}
