@@ -252,8 +252,11 @@ func (db *DB) wrap(op string, err error) error {
 	if unavailable(err) {
 		// The server went away (a restart, a failover): every pooled
 		// connection is likely dead too. Drop them all now, so the next
-		// requests dial afresh instead of each finding a dead one.
-		db.pool.Reset()
+		// requests dial afresh instead of each finding a dead one. (A
+		// deadline that ran out says nothing of the other connections.)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			db.pool.Reset()
+		}
 		return fmt.Errorf("%s: %v: %w", op, err, chartctl.Errorf(chartctl.EUNAVAILABLE, "The database is unavailable; retry in a moment."))
 	}
 	return fmt.Errorf("%s: %w", op, err)

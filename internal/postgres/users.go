@@ -182,6 +182,9 @@ func (db *DB) TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
 		ids = append(ids, id)
 		times = append(times, t.UTC())
 	}
+	if len(ids) == 0 {
+		return nil
+	}
 	_, err := db.pool.Exec(ctx, `UPDATE api_keys AS k SET last_used_at = u.t
 		FROM unnest($1::text[], $2::timestamptz[]) AS u(id, t)
 		WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.t)`, ids, times)
