@@ -233,33 +233,111 @@ func unreachable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
-// Open opens the blob with digest for reading; reads after a Seek are
-// ranged GETs. It returns ENOTFOUND if the digest is malformed or no such
-// blob is stored.
+// Open opens the blob with digest for reading: one GET, whose response
+// serves reads from the start; a read after a Seek elsewhere is a ranged
+// GET. It returns ENOTFOUND if the digest is malformed or no such blob is
+// stored.
 func (s *Store) Open(ctx context.Context, digest string) (chartctl.Blob, error) {
 	if !ValidDigest(digest) {
 		return nil, notFound()
 	}
-	obj, err := s.client.GetObject(ctx, s.bucket, s.key(digest), minio.GetObjectOptions{})
+	key := s.key(digest)
+	body, info, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, s.wrap("open blob", err)
 	}
-	info, err := obj.Stat()
-	if err != nil {
-		_ = obj.Close()
-		return nil, s.wrap("open blob", err)
-	}
-	return &Object{Object: obj, size: info.Size}, nil
+	return &Object{s: s, ctx: ctx, key: key, body: body, size: info.Size}, nil
 }
 
-// Object is an open stored blob.
+// Object is an open stored blob: an io.ReadSeekCloser over GETs.
 type Object struct {
-	*minio.Object
-	size int64
+	s   *Store
+	ctx context.Context
+	key string
+
+	// body is the response being read, positioned at bodyPos; pos is
+	// where the next Read starts. Seeking only moves pos (http.ServeContent
+	// seeks to the end and back before reading), so the body opened by
+	// Open is used when reading starts where it is.
+	body         io.ReadCloser
+	bodyPos, pos int64
+	size         int64
+	closed       bool
 }
 
 // Size returns the blob's length in bytes.
 func (o *Object) Size() int64 { return o.size }
+
+// Read reads from the current position.
+func (o *Object) Read(p []byte) (int, error) {
+	if o.closed {
+		return 0, errors.New("read blob: closed")
+	}
+	if o.pos >= o.size {
+		return 0, io.EOF
+	}
+	if o.body != nil && o.bodyPos != o.pos {
+		_ = o.body.Close()
+		o.body = nil
+	}
+	if o.body == nil {
+		opts := minio.GetObjectOptions{}
+		if o.pos > 0 { // SetRange(0, 0) would ask for the first byte only
+			if err := opts.SetRange(o.pos, 0); err != nil {
+				return 0, err
+			}
+		}
+		body, _, _, err := o.s.core.GetObject(o.ctx, o.s.bucket, o.key, opts)
+		if err != nil {
+			return 0, o.s.wrap("read blob", err)
+		}
+		o.body, o.bodyPos = body, o.pos
+	}
+	n, err := o.body.Read(p)
+	o.pos += int64(n)
+	o.bodyPos = o.pos
+	switch {
+	case err == io.EOF && o.pos < o.size:
+		return n, o.s.wrap("read blob", io.ErrUnexpectedEOF)
+	case err != nil && err != io.EOF:
+		return n, o.s.wrap("read blob", err)
+	}
+	return n, err
+}
+
+// Seek sets the position of the next Read.
+func (o *Object) Seek(offset int64, whence int) (int64, error) {
+	if o.closed {
+		return 0, errors.New("seek blob: closed")
+	}
+	var abs int64
+	switch whence {
+	case io.SeekStart:
+		abs = offset
+	case io.SeekCurrent:
+		abs = o.pos + offset
+	case io.SeekEnd:
+		abs = o.size + offset
+	default:
+		return 0, errors.New("seek blob: invalid whence")
+	}
+	if abs < 0 {
+		return 0, errors.New("seek blob: negative position")
+	}
+	o.pos = abs
+	return abs, nil
+}
+
+// Close ends the read.
+func (o *Object) Close() error {
+	o.closed = true
+	if o.body != nil {
+		err := o.body.Close()
+		o.body = nil
+		return err
+	}
+	return nil
+}
 
 // Delete removes the blob with digest. Deleting a missing blob, or one
 // whose digest is malformed, succeeds.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -55,6 +56,19 @@ func TestServeOnPostgresAndS3(t *testing.T) {
 	r, got, err := do(t, "GET", p.url+"/v1/repositories/shared/charts/web/1.2.3/archive", key, nil, "")
 	if err != nil || r.StatusCode != http.StatusOK || !bytes.Equal(got, archive) {
 		t.Fatalf("download: %v %d, %d bytes (want %d)", err, r.StatusCode, len(got), len(archive))
+	}
+	// A ranged download is a ranged read of the object.
+	req, _ := http.NewRequest("GET", p.url+"/v1/repositories/shared/charts/web/1.2.3/archive", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Range", "bytes=10-109")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(part, archive[10:110]) {
+		t.Fatalf("ranged download: %d, %d bytes", resp.StatusCode, len(part))
 	}
 	r, index, err := do(t, "GET", p.url+"/helm/shared/index.yaml", key, nil, "")
 	sum := sha256.Sum256(archive)
