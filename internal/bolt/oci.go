@@ -142,16 +142,13 @@ func (db *DB) BlobNames(ctx context.Context, digest string) ([]string, error) {
 	return names, wrap("list blob names", err)
 }
 
-// UnlinkBlob removes digest from name. It returns ENOTFOUND if it was not
-// linked there and ECONFLICT if a manifest of name refers to it.
+// UnlinkBlob removes digest from name, or returns ENOTFOUND if it was not
+// linked there.
 func (db *DB) UnlinkBlob(ctx context.Context, name, digest string) error {
 	err := db.db.Update(func(tx *bbolt.Tx) error {
 		links := bucket(tx, ociBlobLinksBucket)
 		if links.Get(key(name, digest)) == nil {
 			return blobUnknown()
-		}
-		if refCount(bucket(tx, ociBlobUsesBucket), string(key(name, digest))) > 0 {
-			return chartctl.Errorf(chartctl.ECONFLICT, "A manifest in %s refers to blob %s; delete the manifest first.", name, digest)
 		}
 		return unlinkBlob(tx, name, digest)
 	})

@@ -113,8 +113,9 @@ type OCIStore interface {
 	BlobLink(ctx context.Context, name, digest string) (*OCIBlobLink, error)
 	// BlobNames returns the names that hold digest, sorted.
 	BlobNames(ctx context.Context, digest string) ([]string, error)
-	// UnlinkBlob removes digest from name. Returns ENOTFOUND if it was not
-	// linked there, and ECONFLICT if a manifest stored in name refers to it.
+	// UnlinkBlob removes digest from name, even if a manifest of name
+	// refers to it (as registries do; the manifest then fails to pull that
+	// blob). Returns ENOTFOUND if it was not linked there.
 	UnlinkBlob(ctx context.Context, name, digest string) error
 	// UnreferencedLinks returns the blob links older than before that no
 	// manifest of their name refers to (garbage collection candidates).

@@ -1,0 +1,338 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// Charts are charts (CONTRACT §11): a chart version of repository R is the
+// manifest R/<chart name>:<version, '+' written '_'>. A chart pushed over
+// OCI is stored through the application layer (Charts), so it passes the
+// validation and overwrite rules of /v1 and shows in index.yaml; its
+// manifest is kept as pushed. A version uploaded by /v1 or the ChartMuseum
+// API has a manifest derived from its record: the config is the chart's
+// metadata as stored, the layer the archive (and the provenance file), so
+// the same chart gives the same manifest digest on every server and after
+// every restart, and `helm pull oci://` returns the uploaded bytes.
+
+// Helm's media types.
+const (
+	MediaTypeHelmConfig     = "application/vnd.cncf.helm.config.v1+json"
+	MediaTypeHelmChart      = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+	MediaTypeHelmProvenance = "application/vnd.cncf.helm.chart.provenance.v1.prov"
+	// mediaTypeHelmLegacyChart is the chart layer of Helm before 3.8.
+	mediaTypeHelmLegacyChart = "application/tar+gzip"
+)
+
+// Charts is the application layer's chart write path.
+type Charts interface {
+	// StoreChart validates the chart archive read from archive (and the
+	// provenance file from prov, nil for none) exactly as /v1 does, calls
+	// accept with the chart's name and version (an error from accept
+	// refuses the push and stores nothing), then stores it as a chart
+	// version of repo under the overwrite rules and updates the index.
+	StoreChart(ctx context.Context, repo *chartctl.Repository, archive, prov io.Reader, accept func(name, version string) error) (*chartctl.ChartVersion, error)
+	// DeleteChart deletes one chart version everywhere (its stored OCI
+	// manifest with it). Returns ENOTFOUND.
+	DeleteChart(ctx context.Context, repo *chartctl.Repository, name, version string) error
+}
+
+// isChart reports whether a manifest is a Helm chart.
+func isChart(doc *manifestDoc) bool {
+	return doc != nil && doc.Config != nil && doc.Config.MediaType == MediaTypeHelmConfig
+}
+
+// chartPath splits an OCI name into repository and chart name when it has
+// exactly two components, the only place a chart lives.
+func chartPath(name string) (repo, chartName string, ok bool) {
+	repo, chartName, ok = strings.Cut(name, "/")
+	return repo, chartName, ok && !strings.Contains(chartName, "/")
+}
+
+// versionTag returns the OCI tag of a chart version.
+func versionTag(version string) string { return strings.ReplaceAll(version, "+", "_") }
+
+// tagVersion returns the chart version of an OCI tag.
+func tagVersion(tag string) string { return strings.ReplaceAll(tag, "_", "+") }
+
+// pushChart stores a pushed Helm chart manifest as a chart version.
+func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *chartctl.Repository, man *chartctl.OCIManifest, doc *manifestDoc, tag string) error {
+	repoName, chartName, ok := chartPath(man.Name)
+	if !ok || repoName != repo.Name {
+		return errDenied("A Helm chart is pushed to %s/<chart name> (helm push CHART.tgz oci://HOST/%s), not to %s.", repo.Name, repo.Name, man.Name)
+	}
+	if tag == "" {
+		return errDenied("Push a Helm chart by its version tag (the version with '+' written '_'), not by digest.")
+	}
+	if r.Charts == nil {
+		return errDenied("This registry does not store charts.")
+	}
+	var chartLayer, provLayer *ocispec.Descriptor
+	for i, l := range doc.Layers {
+		switch l.MediaType {
+		case MediaTypeHelmChart, mediaTypeHelmLegacyChart:
+			if chartLayer != nil {
+				return errManifestInvalid("A chart manifest has exactly one chart layer.")
+			}
+			chartLayer = &doc.Layers[i]
+		case MediaTypeHelmProvenance:
+			if provLayer != nil {
+				return errManifestInvalid("A chart manifest has at most one provenance layer.")
+			}
+			provLayer = &doc.Layers[i]
+		default:
+			return errManifestInvalid("Unexpected layer media type %q in a chart manifest.", l.MediaType)
+		}
+	}
+	if chartLayer == nil {
+		return errManifestInvalid("A chart manifest needs a %s layer.", MediaTypeHelmChart)
+	}
+	for _, d := range man.Blobs {
+		if _, err := r.OCI.BlobLink(ctx, man.Name, d); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return &Error{Status: http.StatusBadRequest, Code: CodeManifestBlobUnknown, Message: "The manifest refers to a blob this repository does not hold; push it first.", Detail: map[string]string{"digest": d}}
+		} else if err != nil {
+			return err
+		}
+	}
+	archive, err := r.Blobs.Open(ctx, chartLayer.Digest.String())
+	if err != nil {
+		return err
+	}
+	defer archive.Close()
+	var prov io.Reader
+	if provLayer != nil {
+		pb, err := r.Blobs.Open(ctx, provLayer.Digest.String())
+		if err != nil {
+			return err
+		}
+		defer pb.Close()
+		prov = pb
+	}
+	cv, err := r.Charts.StoreChart(ctx, repo, archive, prov, func(name, version string) error {
+		if name != chartName {
+			return errManifestInvalid("The chart in this manifest is %q, but it was pushed to %s; push it to %s/%s.", name, man.Name, repo.Name, name)
+		}
+		if versionTag(version) != tag {
+			return errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", version, versionTag(version), tag)
+		}
+		return nil
+	})
+	switch chartctl.ErrorCode(err) {
+	case "":
+	case chartctl.ECONFLICT:
+		return errDenied("%s", chartctl.ErrorMessage(err))
+	case chartctl.EINVALID:
+		return errManifestInvalid("%s", chartctl.ErrorMessage(err))
+	case chartctl.ETOOLARGE:
+		return newError(http.StatusRequestEntityTooLarge, CodeSizeInvalid, "%s", chartctl.ErrorMessage(err))
+	default:
+		return err
+	}
+	man.Chart = &chartctl.OCIChartRef{Repository: repo.Name, Name: cv.Name, Version: cv.Version}
+	return r.storeManifest(ctx, man, tag)
+}
+
+// deleteChart deletes the chart version a manifest stands for.
+func (r *Registry) deleteChart(ctx context.Context, repo *chartctl.Repository, ref *chartctl.OCIChartRef) error {
+	if r.Charts == nil {
+		return errDenied("This registry does not delete charts.")
+	}
+	err := r.Charts.DeleteChart(ctx, repo, ref.Name, ref.Version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return errManifestUnknown(ref.Version)
+	}
+	return err
+}
+
+// chartVersions returns the versions of the chart an OCI name stands for
+// (none when the name is not <repository>/<chart>).
+func (r *Registry) chartVersions(ctx context.Context, name string) ([]*chartctl.ChartVersion, error) {
+	repo, chartName, ok := chartPath(name)
+	if !ok || chart.ValidateName(chartName) != nil {
+		return nil, nil
+	}
+	cvs, err := r.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{Name: chartName})
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, nil
+	}
+	return cvs, err
+}
+
+// chartManifest returns the manifest of a chart version: the one pushed
+// over OCI if any, else the derived one.
+func (r *Registry) chartManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
+	stored, err := r.OCI.ChartManifest(ctx, cv.Repository, cv.Name, cv.Version)
+	if err == nil {
+		return stored, nil, nil
+	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return nil, nil, err
+	}
+	return r.deriveManifest(ctx, name, cv)
+}
+
+// deriveManifest builds the manifest and config of a chart version
+// uploaded over /v1. Only stored, immutable facts of the version enter it.
+func (r *Registry) deriveManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
+	config := []byte(cv.Metadata)
+	if len(config) == 0 {
+		config = []byte("{}")
+	}
+	m := ocispec.Manifest{
+		Versioned: specs.Versioned{SchemaVersion: 2},
+		MediaType: ocispec.MediaTypeImageManifest,
+		Config: ocispec.Descriptor{
+			MediaType: MediaTypeHelmConfig, Digest: digest.SHA256.FromBytes(config), Size: int64(len(config)),
+		},
+		Layers: []ocispec.Descriptor{{MediaType: MediaTypeHelmChart, Digest: digest.Digest(cv.Digest), Size: cv.Size}},
+		Annotations: map[string]string{
+			ocispec.AnnotationTitle:   cv.Name,
+			ocispec.AnnotationVersion: cv.Version,
+		},
+	}
+	if cv.ProvDigest != "" {
+		b, err := r.Blobs.Open(ctx, cv.ProvDigest)
+		if err != nil {
+			return nil, nil, err
+		}
+		size := b.Size()
+		_ = b.Close()
+		m.Layers = append(m.Layers, ocispec.Descriptor{MediaType: MediaTypeHelmProvenance, Digest: digest.Digest(cv.ProvDigest), Size: size})
+	}
+	content, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	blobs := []string{m.Config.Digest.String()}
+	for _, l := range m.Layers {
+		blobs = append(blobs, l.Digest.String())
+	}
+	return &chartctl.OCIManifest{
+		Name: name, Digest: digest.SHA256.FromBytes(content).String(), MediaType: ocispec.MediaTypeImageManifest,
+		ArtifactType: MediaTypeHelmConfig, Annotations: m.Annotations, Blobs: blobs, Content: content,
+		Chart:     &chartctl.OCIChartRef{Repository: cv.Repository, Name: cv.Name, Version: cv.Version},
+		CreatedAt: cv.CreatedAt,
+	}, config, nil
+}
+
+// chartManifestByTag returns the manifest of the chart version a tag
+// names, nil when there is none.
+func (r *Registry) chartManifestByTag(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
+	repo, chartName, ok := chartPath(name)
+	version := tagVersion(tag)
+	if !ok || chart.ValidateName(chartName) != nil || chart.ValidateVersion(version) != nil {
+		return nil, nil
+	}
+	cv, err := r.Store.ChartVersion(ctx, repo, chartName, version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	m, _, err := r.chartManifest(ctx, name, cv)
+	return m, err
+}
+
+// chartManifestByDigest returns the derived manifest of a chart version of
+// name whose digest is d, nil when there is none.
+func (r *Registry) chartManifestByDigest(ctx context.Context, name, d string) (*chartctl.OCIManifest, error) {
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range cvs {
+		m, _, err := r.chartManifest(ctx, name, cv)
+		if err != nil {
+			return nil, err
+		}
+		if m.Digest == d {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// chartTags returns the tags of the chart versions of name.
+func (r *Registry) chartTags(ctx context.Context, name string) ([]string, error) {
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	tags := make([]string, 0, len(cvs))
+	for _, cv := range cvs {
+		tags = append(tags, versionTag(cv.Version))
+	}
+	return tags, nil
+}
+
+// chartBlobRef is a blob that belongs to a chart version of a name.
+type chartBlobRef struct {
+	chart *chartctl.ChartVersion
+	// data holds a derived config, which is not in the blob store.
+	data []byte
+	size int64
+}
+
+// chartBlob finds d among the blobs of the chart versions of name: their
+// archives, provenance files and configs. It returns nil when d is none.
+func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range cvs {
+		switch d {
+		case cv.Digest:
+			return &chartBlobRef{chart: cv, size: cv.Size}, nil
+		case cv.ProvDigest:
+			return &chartBlobRef{chart: cv, size: -1}, nil
+		}
+		m, config, err := r.chartManifest(ctx, name, cv)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range m.Blobs {
+			if b != d {
+				continue
+			}
+			if config != nil && digest.SHA256.FromBytes(config).String() == d {
+				return &chartBlobRef{chart: cv, data: config, size: int64(len(config))}, nil
+			}
+			return &chartBlobRef{chart: cv, size: -1}, nil
+		}
+	}
+	return nil, nil
+}
+
+// chartNames returns the OCI names of every chart (for the catalog); chart
+// names that are not valid OCI path components stay classic-only.
+func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
+	repos, err := r.Store.Repositories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, repo := range repos {
+		cvs, err := r.Store.ChartVersions(ctx, repo.Name, chartctl.ChartFilter{Latest: true})
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		for _, cv := range cvs {
+			if n := repo.Name + "/" + cv.Name; chartctl.ValidOCIName(n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names, nil
+}
