@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"io"
 	"mime"
@@ -173,7 +174,8 @@ func (r *Registry) putManifest(w http.ResponseWriter, req *http.Request, name, r
 // MANIFEST_BLOB_UNKNOWN.
 func (r *Registry) storeManifest(ctx context.Context, man *chartctl.OCIManifest, tag string) error {
 	err := r.OCI.PutManifest(ctx, man, tag)
-	if ue, ok := err.(*chartctl.UnknownReferenceError); ok {
+	var ue *chartctl.UnknownReferenceError
+	if errors.As(err, &ue) {
 		kind := "blob"
 		if ue.Manifest {
 			kind = "manifest"
