@@ -2,10 +2,11 @@ package registry
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/ratelimit"
@@ -41,65 +42,41 @@ func (a action) String() string {
 	return "pull"
 }
 
-type principalKey struct{}
+// principalKey caches the caller of a request in its echo.Context.
+const principalKey = "registry.principal"
 
-// credential extracts the credential of the request: the token of Bearer,
-// or the password of Basic (any user name). ok is false for a malformed or
-// unsupported header.
-func credential(req *http.Request) (cred string, present, ok bool) {
+// hasCredential reports whether the request carries an Authorization
+// header other than the anonymous token.
+func hasCredential(req *http.Request) bool {
 	h := req.Header.Get("Authorization")
 	if h == "" {
-		return "", false, true
+		return false
 	}
 	scheme, rest, _ := strings.Cut(h, " ")
-	rest = strings.TrimSpace(rest)
-	switch {
-	case strings.EqualFold(scheme, "Bearer"):
-		return rest, true, rest != ""
-	case strings.EqualFold(scheme, "Basic"):
-		raw, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil {
-			return "", true, false
-		}
-		_, pw, found := strings.Cut(string(raw), ":")
-		return pw, true, found && pw != ""
-	}
-	return "", true, false
+	return !(strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(rest) == anonymousToken)
 }
 
-// principal resolves the request's credential: nil for none (or the
-// anonymous token), an UNAUTHORIZED error for a bad one.
-func (r *Registry) principal(req *http.Request) (*chartctl.Principal, error) {
-	if p, ok := req.Context().Value(principalKey{}).(*chartctl.Principal); ok {
+// principal resolves the request's credential through the server: nil for
+// none (or the anonymous token), UNAUTHORIZED with the token challenge for
+// a bad one, TOOMANYREQUESTS for a client throttled after failures.
+func (r *Registry) principal(c echo.Context) (*chartctl.Principal, error) {
+	if p, ok := c.Get(principalKey).(*chartctl.Principal); ok {
 		return p, nil
 	}
-	cred, present, ok := credential(req)
-	if !present || cred == anonymousToken {
+	req := c.Request()
+	if !hasCredential(req) {
 		return nil, nil
 	}
-	if !ok {
-		return nil, r.unauthorized(req, "Malformed Authorization header: use Bearer <token> or Basic with the API key as password.")
-	}
 	if r.Auth == nil {
-		return nil, r.unauthorized(req, "This registry accepts no credentials.")
+		c.Response().Header().Set("WWW-Authenticate", r.challenge(req, ""))
+		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "This registry accepts no credentials.")
 	}
-	p, err := r.Auth.Principal(req, cred)
+	p, err := r.Auth.OptionalPrincipal(c, r.challenge(req, ""))
 	if err != nil {
-		if chartctl.ErrorCode(err) == chartctl.EUNAUTHORIZED {
-			return nil, r.unauthorized(req, chartctl.ErrorMessage(err))
-		}
 		return nil, err
 	}
+	c.Set(principalKey, p)
 	return p, nil
-}
-
-// withPrincipal caches the resolved principal in the request's context.
-func withPrincipal(req *http.Request, p *chartctl.Principal) *http.Request {
-	return req.WithContext(context.WithValue(req.Context(), principalKey{}, p))
-}
-
-func (r *Registry) unauthorized(req *http.Request, msg string) *Error {
-	return newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg)
 }
 
 // challenge returns the WWW-Authenticate value of a 401: the Docker token
@@ -120,7 +97,8 @@ func repoOf(name string) string {
 
 // authorize checks that the request may do act on name, returning the
 // caller (nil for anonymous) and the name's chartctl repository.
-func (r *Registry) authorize(w http.ResponseWriter, req *http.Request, name string, act action) (*chartctl.Principal, *chartctl.Repository, error) {
+func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl.Principal, *chartctl.Repository, error) {
+	w, req := c.Response(), c.Request()
 	if !chartctl.ValidOCIName(name) {
 		if repo, rest, ok := chartPath(name); ok && chartctl.ValidOCIName(repo) && rest != "" {
 			// A chart whose name is not a valid OCI path component (upper
@@ -129,7 +107,7 @@ func (r *Registry) authorize(w http.ResponseWriter, req *http.Request, name stri
 		}
 		return nil, nil, newError(http.StatusBadRequest, CodeNameInvalid, "Invalid repository name %q: use lowercase path components of a-z, 0-9 and separators '.', '_', '-', joined by '/'.", name)
 	}
-	p, err := r.principal(req)
+	p, err := r.principal(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,7 +122,7 @@ func (r *Registry) authorize(w http.ResponseWriter, req *http.Request, name stri
 		w.Header().Set("WWW-Authenticate", r.challenge(req, scope))
 		return newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg)
 	}
-	repo, err := r.Store.Repository(req.Context(), repoOf(name))
+	repo, err := r.App.Store.Repository(req.Context(), repoOf(name))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND || (err == nil && !p.CanSeeRepo(repo)) {
 		if p == nil {
 			return nil, nil, needLogin("Authentication required.")
@@ -178,7 +156,7 @@ func (r *Registry) authorize(w http.ResponseWriter, req *http.Request, name stri
 // canPull reports whether p may pull from name (for mounts and the
 // catalog), without answering anything.
 func (r *Registry) canPull(ctx context.Context, p *chartctl.Principal, name string) bool {
-	repo, err := r.Store.Repository(ctx, repoOf(name))
+	repo, err := r.App.Store.Repository(ctx, repoOf(name))
 	if err != nil || !p.CanSeeRepo(repo) {
 		return false
 	}
@@ -186,33 +164,16 @@ func (r *Registry) canPull(ctx context.Context, p *chartctl.Principal, name stri
 }
 
 // charge counts a write against the rate limits: `global` for the
-// credential, and `upload` for the repository when a chart version is
-// pushed. Anonymous requests are never writes (they are refused before).
-func (r *Registry) charge(w http.ResponseWriter, p *chartctl.Principal, uploadRepo string) error {
+// credential, and the upload bucket for the repository when a chart
+// version is pushed. Anonymous requests are never writes (they are refused
+// before).
+func (r *Registry) charge(c echo.Context, p *chartctl.Principal, uploadRepo string) error {
 	if r.Limits == nil || p == nil {
 		return nil
 	}
-	reqs := []ratelimit.Request{{Bucket: ratelimit.Global, Key: p.CredentialID}}
+	var extra []ratelimit.Request
 	if uploadRepo != "" {
-		reqs = append(reqs, ratelimit.Request{Bucket: ratelimit.Upload, Key: uploadRepo})
+		extra = append(extra, ratelimit.Request{Bucket: r.UploadBucket, Key: uploadRepo})
 	}
-	d := r.Limits.Take(reqs...)
-	if t := d.Tightest; t.Bucket != "" {
-		h := w.Header()
-		h.Set("X-RateLimit-Limit", fmt.Sprint(t.Limit))
-		h.Set("X-RateLimit-Remaining", fmt.Sprint(t.Remaining))
-		h.Set("X-RateLimit-Used", fmt.Sprint(t.Used))
-		h.Set("X-RateLimit-Reset", fmt.Sprint(t.Reset.Unix()))
-		h.Set("X-RateLimit-Resource", t.Bucket)
-	}
-	if d.Allowed {
-		return nil
-	}
-	secs := int((d.RetryAfter + 999_999_999) / 1_000_000_000)
-	if secs < 1 {
-		secs = 1
-	}
-	e := newError(http.StatusTooManyRequests, CodeTooManyRequests, "Rate limit %q exceeded; retry in %d seconds.", d.Tightest.Bucket, secs)
-	e.RetryAfter = secs
-	return e
+	return r.Limits.TakeRate(c, p, extra...)
 }

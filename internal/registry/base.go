@@ -1,21 +1,25 @@
 package registry
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"github.com/labstack/echo/v4"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // handleBase answers GET /v2/: 200 for a caller with a credential (or the
 // anonymous token), 401 with the token challenge otherwise, so clients
 // learn where to log in.
-func (r *Registry) handleBase(w http.ResponseWriter, req *http.Request, _ []string) error {
-	p, err := r.principal(req)
+func (r *Registry) handleBase(c echo.Context, _ []string) error {
+	w, req := c.Response(), c.Request()
+	p, err := r.principal(c)
 	if err != nil {
 		return err
 	}
-	if _, present, _ := credential(req); !present && p == nil {
+	if req.Header.Get("Authorization") == "" && p == nil {
 		w.Header().Set("WWW-Authenticate", r.challenge(req, ""))
 		return newError(http.StatusUnauthorized, CodeUnauthorized, "Authentication required: log in with an API key as the password (any user name).")
 	}
@@ -36,19 +40,33 @@ type tokenResponse struct {
 // credential it returns the anonymous token, which pulls public
 // repositories only. The scope parameter is not needed: every request is
 // authorized on its own.
-func (r *Registry) handleToken(w http.ResponseWriter, req *http.Request, _ []string) error {
+func (r *Registry) handleToken(c echo.Context, _ []string) error {
+	w, req := c.Response(), c.Request()
 	tok := anonymousToken
-	if cred, present, _ := credential(req); present {
-		if _, err := r.principal(req); err != nil {
+	if hasCredential(req) {
+		if _, err := r.principal(c); err != nil {
 			return err
 		}
-		tok = cred
+		tok = credential(req)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return writeJSON(w, req, http.StatusOK, "application/json", tokenResponse{
 		Token: tok, AccessToken: tok, ExpiresIn: int(r.Config.TokenExpiry / time.Second),
 		IssuedAt: r.Now().UTC().Format(time.RFC3339),
 	})
+}
+
+// credential returns the credential of an Authorization header the server
+// accepted: the token of Bearer, or the password of Basic.
+func credential(req *http.Request) string {
+	scheme, rest, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+	rest = strings.TrimSpace(rest)
+	if strings.EqualFold(scheme, "Basic") {
+		raw, _ := base64.StdEncoding.DecodeString(rest)
+		_, pw, _ := strings.Cut(string(raw), ":")
+		return pw
+	}
+	return rest
 }
 
 // writeJSON answers v as JSON with content type ct.

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"github.com/labstack/echo/v4"
 	"io"
 	"net/http"
 	"time"
@@ -14,13 +15,14 @@ import (
 // handleBlob answers GET, HEAD and DELETE on /v2/<name>/blobs/<digest>. A
 // blob is readable only in the names that hold it (pushed or mounted
 // there, or a chart version's archive, provenance file or config there).
-func (r *Registry) handleBlob(w http.ResponseWriter, req *http.Request, m []string) error {
+func (r *Registry) handleBlob(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
 	name, ref := m[1], m[2]
 	act := actionPull
 	if req.Method == http.MethodDelete {
 		act = actionDelete
 	}
-	p, repo, err := r.authorize(w, req, name, act)
+	p, _, err := r.authorize(c, name, act)
 	if err != nil {
 		return err
 	}
@@ -29,7 +31,7 @@ func (r *Registry) handleBlob(w http.ResponseWriter, req *http.Request, m []stri
 		return err
 	}
 	if act == actionDelete {
-		return r.deleteBlob(w, req, p, repo, name, d)
+		return r.deleteBlob(c, p, name, d)
 	}
 	ctx := req.Context()
 	var content io.ReadSeeker
@@ -77,9 +79,9 @@ func (r *Registry) handleBlob(w http.ResponseWriter, req *http.Request, m []stri
 
 // deleteBlob unlinks a blob from name. A blob a chart version of the
 // repository refers to is refused: delete the chart version instead.
-func (r *Registry) deleteBlob(w http.ResponseWriter, req *http.Request, p *chartctl.Principal, repo *chartctl.Repository, name string, d digest.Digest) error {
-	ctx := req.Context()
-	if err := r.charge(w, p, ""); err != nil {
+func (r *Registry) deleteBlob(c echo.Context, p *chartctl.Principal, name string, d digest.Digest) error {
+	ctx := c.Request().Context()
+	if err := r.charge(c, p, ""); err != nil {
 		return err
 	}
 	cb, err := r.chartBlob(ctx, name, d.String())
@@ -94,8 +96,8 @@ func (r *Registry) deleteBlob(w http.ResponseWriter, req *http.Request, p *chart
 	} else if err != nil {
 		return err
 	}
-	r.deleteIfUnreferenced(ctx, d.String())
-	w.WriteHeader(http.StatusAccepted)
+	r.App.DeleteIfOrphan(ctx, d.String())
+	c.Response().WriteHeader(http.StatusAccepted)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/labstack/echo/v4"
 	"net/http"
 	"net/url"
 	"sort"
@@ -10,8 +11,9 @@ import (
 // handleCatalog answers GET /v2/_catalog: the names holding content that
 // the caller may pull, in lexical order, paginated with n and last (and a
 // Link header to the next page) as the tags list is.
-func (r *Registry) handleCatalog(w http.ResponseWriter, req *http.Request, _ []string) error {
-	p, err := r.principal(req)
+func (r *Registry) handleCatalog(c echo.Context, _ []string) error {
+	w, req := c.Response(), c.Request()
+	p, err := r.principal(c)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -33,19 +34,6 @@ const (
 	// mediaTypeHelmLegacyChart is the chart layer of Helm before 3.8.
 	mediaTypeHelmLegacyChart = "application/tar+gzip"
 )
-
-// Charts is the application layer's chart write path.
-type Charts interface {
-	// StoreChart validates the chart archive read from archive (and the
-	// provenance file from prov, nil for none) exactly as /v1 does, calls
-	// accept with the chart's name and version (an error from accept
-	// refuses the push and stores nothing), then stores it as a chart
-	// version of repo under the overwrite rules and updates the index.
-	StoreChart(ctx context.Context, repo *chartctl.Repository, archive, prov io.Reader, accept func(name, version string) error) (*chartctl.ChartVersion, error)
-	// DeleteChart deletes one chart version everywhere (its stored OCI
-	// manifest with it). Returns ENOTFOUND.
-	DeleteChart(ctx context.Context, repo *chartctl.Repository, name, version string) error
-}
 
 // isChart reports whether a manifest is a Helm chart.
 func isChart(doc *manifestDoc) bool {
@@ -73,9 +61,6 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 	}
 	if tag == "" {
 		return errDenied("Push a Helm chart by its version tag (the version with '+' written '_'), not by digest.")
-	}
-	if r.Charts == nil {
-		return errDenied("This registry does not store charts.")
 	}
 	var chartLayer, provLayer *ocispec.Descriptor
 	for i, l := range doc.Layers {
@@ -118,36 +103,60 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		defer pb.Close()
 		prov = pb
 	}
-	cv, err := r.Charts.StoreChart(ctx, repo, archive, prov, func(name, version string) error {
-		if name != chartName {
-			return errManifestInvalid("The chart in this manifest is %q, but it was pushed to %s; push it to %s/%s.", name, man.Name, repo.Name, name)
-		}
-		if versionTag(version) != tag {
-			return errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", version, versionTag(version), tag)
-		}
-		return nil
-	})
-	switch chartctl.ErrorCode(err) {
-	case "":
-	case chartctl.ECONFLICT:
-		return errDenied("%s", chartctl.ErrorMessage(err))
-	case chartctl.EINVALID:
-		return errManifestInvalid("%s", chartctl.ErrorMessage(err))
-	case chartctl.ETOOLARGE:
-		return newError(http.StatusRequestEntityTooLarge, CodeSizeInvalid, "%s", chartctl.ErrorMessage(err))
-	default:
+	cv, err := r.storeChart(ctx, repo, chartName, tag, archive, prov)
+	if err != nil {
 		return err
 	}
 	man.Chart = &chartctl.OCIChartRef{Repository: repo.Name, Name: cv.Name, Version: cv.Version}
 	return r.storeManifest(ctx, man, tag)
 }
 
-// deleteChart deletes the chart version a manifest stands for.
-func (r *Registry) deleteChart(ctx context.Context, repo *chartctl.Repository, ref *chartctl.OCIChartRef) error {
-	if r.Charts == nil {
-		return errDenied("This registry does not delete charts.")
+// storeChart reads the chart archive (and provenance file) of a push
+// through the application layer, as /v1 reads an upload, checks it is the
+// chart and version the push names, and stores it as a chart version of
+// repo. Over OCI a push to an existing tag is a forced upload: it replaces
+// the version only on a server started with --allow-overwrite.
+func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, chartName, tag string, archive, prov io.Reader) (*chartctl.ChartVersion, error) {
+	u, err := r.App.ReceiveArchive(ctx, archive)
+	if err != nil {
+		return nil, chartError(err)
 	}
-	err := r.Charts.DeleteChart(ctx, repo, ref.Name, ref.Version)
+	if u.Chart.Name != chartName {
+		return nil, r.App.Reject(u, errManifestInvalid("The chart in this manifest is %q, but it was pushed to %s/%s; push it to %s/%s.", u.Chart.Name, repo.Name, chartName, repo.Name, u.Chart.Name))
+	}
+	if want := versionTag(u.Chart.Version); want != tag {
+		return nil, r.App.Reject(u, errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", u.Chart.Version, want, tag))
+	}
+	if prov != nil {
+		if err := r.App.ReceiveProv(ctx, u, prov); err != nil {
+			return nil, chartError(r.App.Reject(u, err))
+		}
+	}
+	cv, _, err := r.App.PutChart(ctx, repo, u, app.PutOptions{Force: true})
+	if err != nil {
+		return nil, chartError(err)
+	}
+	return cv, nil
+}
+
+// chartError maps an error of the chart write path to the registry's.
+func chartError(err error) error {
+	msg := chartctl.ErrorMessage(err)
+	switch chartctl.ErrorCode(err) {
+	case chartctl.ECONFLICT:
+		return errDenied("%s", msg)
+	case chartctl.EINVALID:
+		return errManifestInvalid("%s", msg)
+	case chartctl.ETOOLARGE:
+		return newError(http.StatusRequestEntityTooLarge, CodeSizeInvalid, "%s", msg)
+	}
+	return err
+}
+
+// deleteChart deletes the chart version a manifest stands for (the store
+// deletes its OCI manifest in the same transaction).
+func (r *Registry) deleteChart(ctx context.Context, repo *chartctl.Repository, ref *chartctl.OCIChartRef) error {
+	_, err := r.App.DeleteChart(ctx, repo, ref.Name, ref.Version)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return errManifestUnknown(ref.Version)
 	}
@@ -161,7 +170,7 @@ func (r *Registry) chartVersions(ctx context.Context, name string) ([]*chartctl.
 	if !ok || chart.ValidateName(chartName) != nil {
 		return nil, nil
 	}
-	cvs, err := r.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{Name: chartName})
+	cvs, err := r.App.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{Name: chartName})
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil
 	}
@@ -232,7 +241,7 @@ func (r *Registry) chartManifestByTag(ctx context.Context, name, tag string) (*c
 	if !ok || chart.ValidateName(chartName) != nil || chart.ValidateVersion(version) != nil {
 		return nil, nil
 	}
-	cv, err := r.Store.ChartVersion(ctx, repo, chartName, version)
+	cv, err := r.App.Store.ChartVersion(ctx, repo, chartName, version)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil
 	} else if err != nil {
@@ -316,13 +325,13 @@ func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef
 // chartNames returns the OCI names of every chart (for the catalog); chart
 // names that are not valid OCI path components stay classic-only.
 func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
-	repos, err := r.Store.Repositories(ctx)
+	repos, err := r.App.Store.Repositories(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, repo := range repos {
-		cvs, err := r.Store.ChartVersions(ctx, repo.Name, chartctl.ChartFilter{Latest: true})
+		cvs, err := r.App.Store.ChartVersions(ctx, repo.Name, chartctl.ChartFilter{Latest: true})
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 			continue
 		} else if err != nil {

@@ -20,6 +20,9 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -38,12 +41,21 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// storeAuth resolves API keys with the store alone (the child process has
-// no chartctl server around the registry).
+// storeAuth resolves API keys (HTTP Basic password or Bearer) with the
+// store alone: the child process has no chartctl server around the
+// registry.
 type storeAuth struct{ db *bolt.DB }
 
-func (a storeAuth) Principal(r *http.Request, cred string) (*chartctl.Principal, error) {
-	ctx := r.Context()
+func (a storeAuth) OptionalPrincipal(c echo.Context, challenge string) (*chartctl.Principal, error) {
+	ctx := c.Request().Context()
+	cred := ""
+	if _, pw, ok := c.Request().BasicAuth(); ok {
+		cred = pw
+	} else if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		cred = strings.TrimPrefix(h, "Bearer ")
+	} else {
+		return nil, nil
+	}
 	k, err := a.db.APIKeyByHash(ctx, token.Hash(cred))
 	if err != nil {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or revoked API key.")
@@ -71,8 +83,10 @@ func serveChild(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	reg := registry.New(db, db, blobs, filepath.Join(dir, "uploads"))
+	reg := registry.New(app.New(db, blobs, app.Options{}), db, blobs, filepath.Join(dir, "uploads"))
 	reg.Auth = storeAuth{db}
+	e := echo.New()
+	reg.Register(e)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -80,7 +94,7 @@ func serveChild(dir string) int {
 	}
 	fmt.Printf("url=http://%s\n", ln.Addr())
 	return func() int {
-		if err := http.Serve(ln, reg); err != nil {
+		if err := http.Serve(ln, e); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 		return 1
@@ -196,27 +210,7 @@ func TestCrashDuringChunkedPushes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	dir := t.TempDir()
-	ctx := context.Background()
-	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &chartctl.User{Email: "admin@example.com", Admin: true}
-	if err := db.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	key, h := token.New(token.APIKeyPrefix)
-	if err := db.CreateAPIKey(ctx, &chartctl.APIKey{UserID: u.ID, Name: "k", Scopes: chartctl.AllScopes, Hash: h}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "crash", OwnerID: u.ID, Visibility: chartctl.VisibilityPrivate}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
+	dir, key := prepareData(t)
 	c := startChild(t, dir)
 	client := &http.Client{}
 	var (
@@ -281,4 +275,82 @@ func TestCrashDuringChunkedPushes(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged pushes survived the crash", len(acked))
+}
+
+// prepareData creates a data directory with an admin, its API key and a
+// private repository "crash", as a server's first start would.
+func prepareData(t *testing.T) (dir, key string) {
+	t.Helper()
+	dir = t.TempDir()
+	var h []byte
+	ctx := context.Background()
+	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &chartctl.User{Email: "admin@example.com", Admin: true}
+	if err := db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	key, h = token.New(token.APIKeyPrefix)
+	if err := db.CreateAPIKey(ctx, &chartctl.APIKey{UserID: u.ID, Name: "k", Scopes: chartctl.AllScopes, Hash: h}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "crash", OwnerID: u.ID, Visibility: chartctl.VisibilityPrivate}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, key
+}
+
+// TestUploadSurvivesRestart: a chunked push resumes after SIGKILL and a
+// restart at the last acknowledged byte.
+func TestUploadSurvivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	dir, key := prepareData(t)
+	c := startChild(t, dir)
+	do := func(method, url string, body string, hdr ...string) *http.Response {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.SetBasicAuth("x", key)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	loc := do("POST", c.url+"/v2/crash/app/blobs/uploads/", "").Header.Get("Location")
+	if r := do("PATCH", c.url+loc, "hello ", "Content-Range", "0-5"); r.StatusCode != 202 {
+		t.Fatalf("chunk: %d", r.StatusCode)
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	_ = c.cmd.Wait()
+
+	c = startChild(t, dir)
+	if r := do("GET", c.url+loc, ""); r.StatusCode != 204 || r.Header.Get("Range") != "0-5" {
+		t.Fatalf("status after restart: %d %q", r.StatusCode, r.Header.Get("Range"))
+	}
+	d := digest.FromString("hello world")
+	if r := do("PUT", c.url+loc+"?digest="+d.String(), "world", "Content-Range", "6-10"); r.StatusCode != 201 {
+		t.Fatalf("complete after restart: %d", r.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", c.url+"/v2/crash/app/blobs/"+d.String(), nil)
+	req.SetBasicAuth("x", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "hello world" {
+		t.Fatalf("blob = %q", got)
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -91,7 +93,8 @@ func errUnsupported(format string, args ...any) *Error {
 // writeError answers err in the OCI error body. Domain errors are mapped to
 // the spec's codes; anything else is logged and answered as a generic
 // failure without its text.
-func (r *Registry) writeError(w http.ResponseWriter, req *http.Request, err error) {
+func (r *Registry) writeError(c echo.Context, err error) {
+	w, req := c.Response(), c.Request()
 	var e *Error
 	if !errors.As(err, &e) {
 		e = r.fromDomain(req, err)
@@ -99,7 +102,7 @@ func (r *Registry) writeError(w http.ResponseWriter, req *http.Request, err erro
 	if e.Status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", r.challenge(req, ""))
 	}
-	if e.Status == http.StatusTooManyRequests && e.RetryAfter > 0 {
+	if e.Status == http.StatusTooManyRequests && e.RetryAfter > 0 && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	body := map[string]any{"errors": []map[string]any{errorEntry(e)}}

@@ -136,7 +136,7 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 			if err != nil {
 				return nil, err
 			}
-			ref, err := r.Store.BlobReferenced(ctx, d)
+			ref, err := r.App.Store.BlobReferenced(ctx, d)
 			if err != nil {
 				return nil, err
 			}
@@ -153,7 +153,7 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 			continue
 		}
 		size := r.blobSize(ctx, d)
-		if r.deleteIfUnreferenced(ctx, d) {
+		if r.App.DeleteIfOrphan(ctx, d) {
 			rep.Blobs = append(rep.Blobs, d)
 			rep.Bytes += size
 		}
@@ -183,20 +183,4 @@ func (r *Registry) blobSize(ctx context.Context, d string) int64 {
 	}
 	defer b.Close()
 	return b.Size()
-}
-
-// deleteIfUnreferenced deletes blob d if no chart version and no OCI name
-// refers to it, under the digest's lock, and reports whether it did.
-func (r *Registry) deleteIfUnreferenced(ctx context.Context, d string) bool {
-	unlock := r.Locks.Lock(d)
-	defer unlock()
-	ref, err := r.Store.BlobReferenced(ctx, d)
-	if err != nil || ref {
-		return false
-	}
-	if err := r.Blobs.Delete(ctx, d); err != nil {
-		r.Logger.Error("delete blob", "digest", d, "err", err)
-		return false
-	}
-	return true
 }

@@ -2,8 +2,9 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
+	"github.com/labstack/echo/v4"
 	"io"
 	"mime"
 	"net/http"
@@ -39,15 +40,16 @@ type manifestDoc struct {
 
 // handleManifest answers GET, HEAD, PUT and DELETE on
 // /v2/<name>/manifests/<reference>, the reference being a tag or a digest.
-func (r *Registry) handleManifest(w http.ResponseWriter, req *http.Request, m []string) error {
+func (r *Registry) handleManifest(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
 	name, ref := m[1], m[2]
 	switch req.Method {
 	case http.MethodPut:
-		return r.putManifest(w, req, name, ref)
+		return r.putManifest(c, name, ref)
 	case http.MethodDelete:
-		return r.deleteManifest(w, req, name, ref)
+		return r.deleteManifest(c, name, ref)
 	}
-	if _, _, err := r.authorize(w, req, name, actionPull); err != nil {
+	if _, _, err := r.authorize(c, name, actionPull); err != nil {
 		return err
 	}
 	man, err := r.resolveManifest(req.Context(), name, ref)
@@ -110,8 +112,9 @@ func (r *Registry) resolveManifest(ctx context.Context, name, ref string) (*char
 }
 
 // putManifest answers PUT /v2/<name>/manifests/<reference>.
-func (r *Registry) putManifest(w http.ResponseWriter, req *http.Request, name, ref string) error {
-	p, repo, err := r.authorize(w, req, name, actionPush)
+func (r *Registry) putManifest(c echo.Context, name, ref string) error {
+	w, req := c.Response(), c.Request()
+	p, repo, err := r.authorize(c, name, actionPush)
 	if err != nil {
 		return err
 	}
@@ -149,7 +152,7 @@ func (r *Registry) putManifest(w http.ResponseWriter, req *http.Request, name, r
 	if isChart(doc) {
 		uploadRepo = repo.Name
 	}
-	if err := r.charge(w, p, uploadRepo); err != nil {
+	if err := r.charge(c, p, uploadRepo); err != nil {
 		return err
 	}
 	if isChart(doc) {
@@ -292,12 +295,13 @@ func nonDistributable(mt string) bool {
 // deleteManifest answers DELETE /v2/<name>/manifests/<reference>: a digest
 // deletes the manifest and its tags (a chart's deletes the chart version),
 // a tag deletes only the tag.
-func (r *Registry) deleteManifest(w http.ResponseWriter, req *http.Request, name, ref string) error {
-	p, repo, err := r.authorize(w, req, name, actionDelete)
+func (r *Registry) deleteManifest(c echo.Context, name, ref string) error {
+	w, req := c.Response(), c.Request()
+	p, repo, err := r.authorize(c, name, actionDelete)
 	if err != nil {
 		return err
 	}
-	if err := r.charge(w, p, ""); err != nil {
+	if err := r.charge(c, p, ""); err != nil {
 		return err
 	}
 	ctx := req.Context()

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/labstack/echo/v4"
 	"net/http"
 
 	"github.com/opencontainers/go-digest"
@@ -12,9 +13,10 @@ import (
 // of the manifests of name whose subject is digest, filtered by
 // ?artifactType= (then OCI-Filters-Applied says so). The subject need not
 // exist; an unknown one has no referrers.
-func (r *Registry) handleReferrers(w http.ResponseWriter, req *http.Request, m []string) error {
+func (r *Registry) handleReferrers(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
 	name := m[1]
-	if _, _, err := r.authorize(w, req, name, actionPull); err != nil {
+	if _, _, err := r.authorize(c, name, actionPull); err != nil {
 		return err
 	}
 	d, err := parseDigest(m[2])

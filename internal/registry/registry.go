@@ -29,7 +29,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 )
 
@@ -71,51 +73,26 @@ func DefaultConfig() Config {
 	}
 }
 
-// Authenticator resolves a credential sent to the registry.
-type Authenticator interface {
-	// Principal returns who the credential (an API key or OAuth access
-	// token, from Bearer or from the password of HTTP Basic) acts for. It
-	// returns EUNAUTHORIZED for an unknown, expired or revoked credential,
-	// ERATELIMIT for a client throttled after failures (the registry then
-	// answers 429), and may consult r for the client's address.
-	Principal(r *http.Request, credential string) (*chartctl.Principal, error)
-}
-
-// DigestLocker serializes work on one blob digest.
-type DigestLocker interface {
-	// Lock takes the digest's lock and returns its release.
-	Lock(digest string) (unlock func())
-}
-
-// Limiter charges requests to the rate limit buckets of CONTRACT §7
-// (*ratelimit.Set is one).
-type Limiter interface {
-	// Take charges one unit to every request's bucket and key, all or
-	// nothing.
-	Take(reqs ...ratelimit.Request) ratelimit.Decision
-}
-
-// Registry serves /v2/. Set the fields, then Register it or serve it as an
-// http.Handler at /v2/.
+// Registry serves /v2/. Set the fields (New fills the stores), then
+// Register it on the server's router.
 type Registry struct {
-	// Store holds repositories and chart versions (read only here).
-	Store chartctl.Store
+	// App is the application layer: repositories and chart versions are
+	// read, and charts pushed over OCI written, through it, and its digest
+	// locks guard blob commits against orphan deletion.
+	App *app.App
 	// OCI holds manifests, tags, blob links and upload sessions.
 	OCI chartctl.OCIStore
-	// Blobs holds blob bytes.
+	// Blobs holds blob bytes (the App's blob store, addressed by sha256 or
+	// sha512).
 	Blobs chartctl.AlgorithmBlobStore
-	// Auth resolves credentials; nil admits only anonymous pulls.
-	Auth Authenticator
-	// Limits charges writes to `global` and pushed chart versions to
-	// `upload`; nil disables rate limiting.
-	Limits Limiter
-	// Charts stores and deletes chart versions; nil refuses chart pushes.
-	Charts Charts
-	// Locks serializes, per blob digest, committing a blob and recording
-	// what refers to it against deleting it as unreferenced. Share the
-	// server's (its chart uploads take the same locks); nil uses the
-	// registry's own.
-	Locks DigestLocker
+	// Auth resolves credentials (the server); nil admits anonymous pulls
+	// only.
+	Auth httpx.Authenticator
+	// Limits charges writes to `global` and pushed chart versions to the
+	// UploadBucket (the server); nil disables rate limiting.
+	Limits httpx.Limiter
+	// UploadBucket names the per-repository upload bucket.
+	UploadBucket string
 	// Config holds the tunables.
 	Config Config
 	// Logger receives errors.
@@ -125,15 +102,15 @@ type Registry struct {
 
 	initOnce sync.Once
 	sessions keyedLocks
-	digests  keyedLocks
 }
 
-// New returns a Registry over its stores with DefaultConfig, keeping upload
-// data in uploadDir.
-func New(store chartctl.Store, oci chartctl.OCIStore, blobs chartctl.AlgorithmBlobStore, uploadDir string) *Registry {
+// New returns a Registry over the application layer a, the OCI metadata
+// store oci and the blob store blobs (a's), with DefaultConfig, keeping
+// upload data in uploadDir.
+func New(a *app.App, oci chartctl.OCIStore, blobs chartctl.AlgorithmBlobStore, uploadDir string) *Registry {
 	cfg := DefaultConfig()
 	cfg.UploadDir = uploadDir
-	return &Registry{Store: store, OCI: oci, Blobs: blobs, Config: cfg}
+	return &Registry{App: a, OCI: oci, Blobs: blobs, Config: cfg, UploadBucket: ratelimit.Upload}
 }
 
 func (r *Registry) init() {
@@ -143,9 +120,6 @@ func (r *Registry) init() {
 		}
 		if r.Now == nil {
 			r.Now = time.Now
-		}
-		if r.Locks == nil {
-			r.Locks = &r.digests
 		}
 		if r.Config.UploadDir != "" {
 			if err := os.MkdirAll(r.Config.UploadDir, 0o750); err != nil {
@@ -157,16 +131,15 @@ func (r *Registry) init() {
 
 // Register adds the registry's routes to e: everything under /v2.
 func (r *Registry) Register(e *echo.Echo) {
-	h := echo.WrapHandler(r)
-	e.Any("/v2", h)
-	e.Any("/v2/*", h)
+	e.Any("/v2", r.handle)
+	e.Any("/v2/*", r.handle)
 }
 
 // route is one resource of the API, matched on the path after /v2/.
 type route struct {
 	re      *regexp.Regexp
 	methods string
-	handle  func(r *Registry, w http.ResponseWriter, req *http.Request, m []string) error
+	handle  func(r *Registry, c echo.Context, m []string) error
 }
 
 // routes, tried in order: uploads before blobs, since a name may end in
@@ -183,9 +156,11 @@ var routes = []route{
 	{regexp.MustCompile(`^(.+)/referrers/([^/]+)$`), "GET", (*Registry).handleReferrers},
 }
 
-// ServeHTTP answers a request under /v2.
-func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+// handle answers a request under /v2. Errors are answered here, in the
+// OCI error body, never by the server's /v1 envelope.
+func (r *Registry) handle(c echo.Context) error {
 	r.init()
+	w, req := c.Response(), c.Request()
 	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
 	path := strings.TrimPrefix(req.URL.Path, "/v2")
 	path = strings.TrimPrefix(path, "/")
@@ -196,16 +171,20 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		if !strings.Contains(" "+rt.methods+" ", " "+req.Method+" ") {
 			w.Header().Set("Allow", strings.ReplaceAll(rt.methods, " ", ", "))
-			r.writeError(w, req, errUnsupported("The method %s is not allowed here.", req.Method).withStatus(http.StatusMethodNotAllowed))
-			return
+			r.writeError(c, errUnsupported("The method %s is not allowed here.", req.Method).withStatus(http.StatusMethodNotAllowed))
+			return nil
 		}
-		if err := rt.handle(r, w, req, m); err != nil {
-			r.writeError(w, req, err)
+		if err := rt.handle(r, c, m); err != nil {
+			r.writeError(c, err)
 		}
-		return
+		return nil
 	}
-	r.writeError(w, req, &Error{Status: http.StatusNotFound, Code: CodeNameUnknown, Message: "No such registry endpoint."})
+	r.writeError(c, &Error{Status: http.StatusNotFound, Code: CodeNameUnknown, Message: "No such registry endpoint."})
+	return nil
 }
+
+// lock takes the application layer's commit lock of digest.
+func (r *Registry) lock(digest string) func() { return r.App.LockDigests(digest) }
 
 // baseURL returns the externally visible URL of the server.
 func (r *Registry) baseURL(req *http.Request) string {
@@ -258,4 +237,3 @@ func (l *keyedLocks) Lock(key string) func() {
 	m.Lock()
 	return m.Unlock
 }
-

@@ -9,14 +9,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/blob"
+	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/registry"
 	"github.com/chartctl/chartctl/internal/testkit"
-	"github.com/chartctl/chartctl/internal/token"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -27,43 +29,36 @@ type env struct {
 	Reg *registry.Registry
 }
 
-// keyAuth resolves API keys against the store as the server does.
-type keyAuth struct{ ts *testkit.Server }
-
-func (a keyAuth) Principal(r *http.Request, cred string) (*chartctl.Principal, error) {
-	if !token.Valid(token.APIKeyPrefix, cred) {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid credential.")
-	}
-	k, err := a.ts.Store.APIKeyByHash(r.Context(), token.Hash(cred))
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or revoked API key.")
-	} else if err != nil {
-		return nil, err
-	}
-	return a.ts.PrincipalFor(r.Context(), k.UserID, k.ID, k.Scopes)
-}
-
 type regOption func(*registry.Registry)
 
+// setup starts a real server (testkit: bbolt file and blob directory in a
+// temp dir, the real router on 127.0.0.1) with the registry mounted on it
+// through the server's Extra hook, on the server's application layer,
+// credential resolution and rate limits.
 func setup(tb testing.TB, opts ...regOption) *env {
+	tb.Helper()
+	return setupServer(tb, nil, opts...)
+}
+
+func setupServer(tb testing.TB, srvOpt func(*server.Server), opts ...regOption) *env {
 	tb.Helper()
 	e := &env{}
 	e.Server = testkit.StartServer(tb, func(s *server.Server) {
+		s.Config.GlobalLimit = ratelimit.Limit{N: 1 << 30, Window: time.Hour}
+		if srvOpt != nil {
+			srvOpt(s)
+		}
 		s.Extra = func(ec *echo.Echo) {
-			h := echo.WrapHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Reg.ServeHTTP(w, r) }))
-			ec.Any("/v2", h)
-			ec.Any("/v2/*", h)
+			db := s.Store.(*bolt.DB)
+			blobs := s.Blobs.(*blob.Store)
+			e.Reg = registry.New(s.App(), db, blobs, filepath.Join(filepath.Dir(blobs.Root()), "uploads"))
+			e.Reg.Auth, e.Reg.Limits = s, s
+			for _, o := range opts {
+				o(e.Reg)
+			}
+			e.Reg.Register(ec)
 		}
 	})
-	e.Reg = registry.New(e.Store, e.Store, e.Blobs, filepath.Join(e.Dir, "uploads"))
-	e.Reg.Auth = keyAuth{e.Server}
-	e.Reg.Limits = ratelimit.NewSet(map[string]ratelimit.Limit{
-		ratelimit.Global: {N: 100000, Window: 3600e9},
-		ratelimit.Upload: {N: 100000, Window: 3600e9},
-	})
-	for _, o := range opts {
-		o(e.Reg)
-	}
 	return e
 }
 

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/labstack/echo/v4"
 	"net/http"
 	"net/url"
 	"sort"
@@ -10,9 +11,10 @@ import (
 // handleTags answers GET /v2/<name>/tags/list: the name's tags in lexical
 // order (a chart's versions among them, '+' written '_'), paginated with n
 // and last, with a Link header to the next page.
-func (r *Registry) handleTags(w http.ResponseWriter, req *http.Request, m []string) error {
+func (r *Registry) handleTags(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
 	name := m[1]
-	if _, _, err := r.authorize(w, req, name, actionPull); err != nil {
+	if _, _, err := r.authorize(c, name, actionPull); err != nil {
 		return err
 	}
 	n, last, err := pageParams(req)

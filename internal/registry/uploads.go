@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labstack/echo/v4"
 	"io"
 	"net/http"
 	"os"
@@ -26,13 +27,14 @@ import (
 // links the blob to the name; nothing is visible before that.
 
 // handleStartUpload answers POST /v2/<name>/blobs/uploads/.
-func (r *Registry) handleStartUpload(w http.ResponseWriter, req *http.Request, m []string) error {
+func (r *Registry) handleStartUpload(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
 	name := m[1]
-	p, _, err := r.authorize(w, req, name, actionPush)
+	p, _, err := r.authorize(c, name, actionPush)
 	if err != nil {
 		return err
 	}
-	if err := r.charge(w, p, ""); err != nil {
+	if err := r.charge(c, p, ""); err != nil {
 		return err
 	}
 	q := req.URL.Query()
@@ -110,7 +112,7 @@ func (r *Registry) mount(ctx context.Context, p *chartctl.Principal, name, from 
 		if !held {
 			continue
 		}
-		unlock := r.Locks.Lock(d.String())
+		unlock := r.lock(d.String())
 		b, err := r.Blobs.Open(ctx, d.String())
 		if err == nil {
 			size := b.Size()
@@ -130,14 +132,15 @@ func (r *Registry) mount(ctx context.Context, p *chartctl.Principal, name, from 
 
 // handleUpload answers GET (status), PATCH (a chunk), PUT (the last chunk,
 // if any, and completion) and DELETE (cancel) on an upload session.
-func (r *Registry) handleUpload(w http.ResponseWriter, req *http.Request, m []string) error {
+func (r *Registry) handleUpload(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
 	name, id := m[1], m[2]
-	p, _, err := r.authorize(w, req, name, actionPush)
+	p, _, err := r.authorize(c, name, actionPush)
 	if err != nil {
 		return err
 	}
 	if req.Method != http.MethodGet {
-		if err := r.charge(w, p, ""); err != nil {
+		if err := r.charge(c, p, ""); err != nil {
 			return err
 		}
 	}
@@ -164,7 +167,7 @@ func (r *Registry) handleUpload(w http.ResponseWriter, req *http.Request, m []st
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case http.MethodPatch:
-		if err := r.appendChunk(w, req, u); err != nil {
+		if err := r.appendChunk(c, u); err != nil {
 			return err
 		}
 		return uploadAccepted(w, u, http.StatusAccepted)
@@ -181,7 +184,7 @@ func (r *Registry) handleUpload(w http.ResponseWriter, req *http.Request, m []st
 		}
 	} else {
 		if hasBody(req) {
-			if err := r.appendChunk(w, req, u); err != nil {
+			if err := r.appendChunk(c, u); err != nil {
 				return err
 			}
 		}
@@ -205,7 +208,8 @@ func hasBody(req *http.Request) bool {
 // and, once the bytes are durable, advances the session. A chunk that does
 // not start at the offset is 416; one shorter than its Content-Range says
 // (a truncated chunk) is refused and leaves the session as it was.
-func (r *Registry) appendChunk(w http.ResponseWriter, req *http.Request, u *chartctl.OCIUpload) error {
+func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
+	w, req := c.Response(), c.Request()
 	want := int64(-1)
 	if cr := req.Header.Get("Content-Range"); cr != "" {
 		start, end, ok := parseContentRange(cr)
@@ -301,7 +305,7 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	if bw.Digest() != d.String() {
 		return errDigestInvalid("The uploaded content has digest %s, not %s.", bw.Digest(), d)
 	}
-	unlock := r.Locks.Lock(d.String())
+	unlock := r.lock(d.String())
 	defer unlock()
 	if _, err := bw.Commit(); err != nil {
 		return err
