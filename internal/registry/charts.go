@@ -59,8 +59,16 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 	if !ok || repoName != repo.Name {
 		return errDenied("A Helm chart is pushed to %s/<chart name> (helm push CHART.tgz oci://HOST/%s), not to %s.", repo.Name, repo.Name, man.Name)
 	}
-	if tag == "" {
-		return errDenied("Push a Helm chart by its version tag (the version with '+' written '_'), not by digest.")
+	if stored, err := r.OCI.Manifest(ctx, man.Name, man.Digest); err == nil && stored.Chart != nil {
+		// The same manifest again (clients push by digest, then tag it):
+		// the chart version is stored; only the tag may be new.
+		if tag != "" && tag != versionTag(stored.Chart.Version) {
+			return errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", stored.Chart.Version, versionTag(stored.Chart.Version), tag)
+		}
+		man.Chart = stored.Chart
+		return r.storeManifest(ctx, man, versionTag(stored.Chart.Version))
+	} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return err
 	}
 	var chartLayer, provLayer *ocispec.Descriptor
 	for i, l := range doc.Layers {
@@ -108,7 +116,9 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		return err
 	}
 	man.Chart = &chartctl.OCIChartRef{Repository: repo.Name, Name: cv.Name, Version: cv.Version}
-	return r.storeManifest(ctx, man, tag)
+	// A chart manifest always carries the tag of its version, also when it
+	// was pushed by digest.
+	return r.storeManifest(ctx, man, versionTag(cv.Version))
 }
 
 // storeChart reads the chart archive (and provenance file) of a push
@@ -124,7 +134,7 @@ func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, ch
 	if u.Chart.Name != chartName {
 		return nil, r.App.Reject(u, errManifestInvalid("The chart in this manifest is %q, but it was pushed to %s/%s; push it to %s/%s.", u.Chart.Name, repo.Name, chartName, repo.Name, u.Chart.Name))
 	}
-	if want := versionTag(u.Chart.Version); want != tag {
+	if want := versionTag(u.Chart.Version); tag != "" && want != tag {
 		return nil, r.App.Reject(u, errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", u.Chart.Version, want, tag))
 	}
 	if prov != nil {
