@@ -36,9 +36,9 @@ import (
 var _ chartctl.AlgorithmBlobStore = (*Store)(nil)
 
 const (
-	algorithm    = "sha256"
-	dirMode      = 0o750
-	tmpDir       = "tmp"
+	algorithm = "sha256"
+	dirMode   = 0o750
+	tmpDir    = "tmp"
 )
 
 // algorithms maps each supported digest algorithm to its hash's size.
