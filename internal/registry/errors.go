@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,8 +106,12 @@ func (r *Registry) writeError(c echo.Context, err error) {
 	if e.Status == http.StatusTooManyRequests && e.RetryAfter > 0 && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	body := map[string]any{"errors": []map[string]any{errorEntry(e)}}
-	b, _ := json.Marshal(body)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Messages name places such as "<repository>/<chart name>".
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{"errors": []map[string]any{errorEntry(e)}})
+	b := buf.Bytes()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(e.Status)

@@ -309,11 +309,15 @@ func (r *Registry) deleteManifest(c echo.Context, name, ref string) error {
 		if !chartctl.ValidOCITag(ref) {
 			return errManifestUnknown(ref)
 		}
+		// A chart version's tag is the version itself: it goes with the
+		// version (delete the manifest), never alone.
+		if cm, err := r.chartManifestByTag(ctx, name, ref); err != nil {
+			return err
+		} else if cm != nil {
+			return errDenied("Tag %q is chart version %s; delete the chart version by its manifest digest %s.", ref, cm.Chart.Version, cm.Digest)
+		}
 		err := r.OCI.DeleteTag(ctx, name, ref)
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			if cm, cerr := r.chartManifestByTag(ctx, name, ref); cerr == nil && cm != nil {
-				return errDenied("Tag %q is chart version %s; delete the chart version by its manifest digest %s.", ref, cm.Chart.Version, cm.Digest)
-			}
 			return errManifestUnknown(ref)
 		} else if err != nil {
 			return err
