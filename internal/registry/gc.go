@@ -3,9 +3,15 @@ package registry
 import (
 	"context"
 	"os"
+	"strconv"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // Garbage collection (docs/oci.md): every Config.GCInterval, and on demand
@@ -183,4 +189,31 @@ func (r *Registry) blobSize(ctx context.Context, d string) int64 {
 	}
 	defer b.Close()
 	return b.Size()
+}
+
+// RegisterAdmin adds POST /admin/gc[?dry_run=true] to the server's
+// authenticated, rate-limited /v1 group: a garbage collection now, for
+// `chartctl admin gc`. Server admins only, with a credential carrying every
+// scope.
+func (r *Registry) RegisterAdmin(api *echo.Group) {
+	api.POST("/admin/gc", r.handleAdminGC)
+}
+
+func (r *Registry) handleAdminGC(c echo.Context) error {
+	if err := app.RequireAdmin(httpx.PrincipalOf(c)); err != nil {
+		return err
+	}
+	dry := false
+	if v := c.QueryParam("dry_run"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return chartctl.Invalid("dry_run", "dry_run must be true or false.")
+		}
+		dry = b
+	}
+	rep, err := r.CollectGarbage(c.Request().Context(), dry)
+	if err != nil {
+		return err
+	}
+	return httpx.Data(c, client.GCReport{DryRun: rep.DryRun, Sessions: rep.Sessions, Links: rep.Links, Blobs: rep.Blobs, Bytes: rep.Bytes})
 }

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
 // TestGarbageCollection: blobs no manifest refers to go once older than
@@ -73,5 +77,33 @@ func TestGarbageCollection(t *testing.T) {
 	}
 	if r := e.do(t, "GET", loc, e.AdminKey, nil); r.StatusCode != 404 || ociCode(r) != "BLOB_UPLOAD_UNKNOWN" {
 		t.Fatalf("collected session: %d %s", r.StatusCode, r.Body)
+	}
+}
+
+// TestAdminGC: POST /v1/admin/gc through the real client SDK, as `chartctl
+// admin gc` sends it; server admins only.
+func TestAdminGC(t *testing.T) {
+	e := setup(t)
+	mustRepoIn(t, e, "gc", "private")
+	lone := e.pushBlobHTTP(t, "gc/app", e.AdminKey, []byte("lone"))
+	e.Reg.Now = func() time.Time { return time.Now().Add(e.Reg.Config.GCGrace + time.Hour) }
+	ctx := context.Background()
+	c, err := client.New(e.URL, client.WithToken(e.AdminKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _, err := c.Admin.GC(ctx, true)
+	if err != nil || !rep.DryRun || fmt.Sprint(rep.Blobs) != "["+lone.String()+"]" {
+		t.Fatalf("dry run: %+v %v", rep, err)
+	}
+	user := e.MustUser(t, "user@example.com", false)
+	uc, _ := client.New(e.URL, client.WithToken(e.MustKey(t, user, chartctl.AllScopes...)))
+	var apiErr *client.Error
+	if _, _, err := uc.Admin.GC(ctx, false); !errors.As(err, &apiErr) || apiErr.StatusCode != 403 {
+		t.Fatalf("non-admin: %v", err)
+	}
+	rep, _, err = c.Admin.GC(ctx, false)
+	if err != nil || rep.DryRun || len(rep.Blobs) != 1 || rep.Bytes != 4 {
+		t.Fatalf("collection: %+v %v", rep, err)
 	}
 }

@@ -57,6 +57,7 @@ func setupServer(tb testing.TB, srvOpt func(*server.Server), opts ...regOption) 
 				o(e.Reg)
 			}
 			e.Reg.Register(ec)
+			e.Reg.RegisterAdmin(s.API())
 		}
 	})
 	return e
