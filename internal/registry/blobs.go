@@ -73,7 +73,7 @@ func (r *Registry) handleBlob(c echo.Context, m []string) error {
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Cache-Control", "max-age=31536000")
 	// ServeContent answers Range (206, 416) and If-None-Match on the ETag.
-	http.ServeContent(w, req, "", time.Time{}, content)
+	http.ServeContent(w, req, "", time.Time{}, r.idleSeeker(w, content))
 	return nil
 }
 

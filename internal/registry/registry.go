@@ -56,6 +56,9 @@ type Config struct {
 	GCGrace time.Duration
 	// TokenExpiry is the expires_in the token endpoint reports.
 	TokenExpiry time.Duration
+	// IdleTimeout cuts a blob transfer after this long without a byte
+	// (0: the server's own timeouts apply).
+	IdleTimeout time.Duration
 	// UploadDir holds the partial data of upload sessions; it must be on
 	// persistent storage so a chunked push survives a restart.
 	UploadDir string
@@ -70,6 +73,7 @@ func DefaultConfig() Config {
 		GCInterval:      time.Hour,
 		GCGrace:         24 * time.Hour,
 		TokenExpiry:     time.Hour,
+		IdleTimeout:     60 * time.Second,
 	}
 }
 
@@ -220,6 +224,16 @@ func newID() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// validID reports whether id has the form newID gives (so it is safe as a
+// file name).
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
 }
 
 // keyedLocks serializes work per key (an upload session).

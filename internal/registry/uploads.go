@@ -58,7 +58,7 @@ func (r *Registry) handleStartUpload(c echo.Context, m []string) error {
 		if err != nil {
 			return err
 		}
-		if err := r.putMonolithic(req, name, d); err != nil {
+		if err := r.putMonolithic(c, name, d); err != nil {
 			return err
 		}
 		return blobCreated(w, name, d)
@@ -144,6 +144,9 @@ func (r *Registry) handleUpload(c echo.Context, m []string) error {
 			return err
 		}
 	}
+	if !validID(id) {
+		return errUploadUnknown()
+	}
 	unlock := r.sessions.Lock(id)
 	defer unlock()
 	ctx := req.Context()
@@ -179,7 +182,7 @@ func (r *Registry) handleUpload(c echo.Context, m []string) error {
 	}
 	if u.Offset == 0 && req.Header.Get("Content-Range") == "" {
 		// The whole blob in this PUT: straight into the blob store.
-		if err := r.putMonolithic(req, name, d); err != nil {
+		if err := r.putMonolithic(c, name, d); err != nil {
 			return err
 		}
 	} else {
@@ -239,7 +242,7 @@ func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
 		return fmt.Errorf("seek upload file: %w", err)
 	}
 	room := r.Config.MaxBlobSize - u.Offset
-	n, err := io.Copy(f, io.LimitReader(req.Body, room+1))
+	n, err := io.Copy(f, io.LimitReader(r.idleReader(w, req), room+1))
 	fail := func(e error) error {
 		_ = f.Truncate(u.Offset)
 		return e
@@ -276,8 +279,9 @@ func (r *Registry) completeUpload(ctx context.Context, u *chartctl.OCIUpload, d 
 }
 
 // putMonolithic stores the request body as the blob d of name.
-func (r *Registry) putMonolithic(req *http.Request, name string, d digest.Digest) error {
-	return r.storeBlob(req.Context(), name, d, req.Body, req)
+func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) error {
+	req := c.Request()
+	return r.storeBlob(req.Context(), name, d, r.idleReader(c.Response(), req), req)
 }
 
 // storeBlob writes src to the blob store, verifies its digest is d, commits
