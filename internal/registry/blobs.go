@@ -88,8 +88,14 @@ func (r *Registry) deleteBlob(c echo.Context, p *chartctl.Principal, name string
 	if err != nil {
 		return err
 	}
+	var owner *chartctl.ChartVersion
 	if cb != nil {
-		return errDenied("Blob %s belongs to chart %s version %s; delete the chart version (its manifest) instead.", d, cb.chart.Name, cb.chart.Version)
+		owner = cb.chart
+	} else if owner, err = r.chartManifestBlob(ctx, name, d.String()); err != nil {
+		return err
+	}
+	if owner != nil {
+		return errDenied("Blob %s belongs to chart %s version %s; delete the chart version (its manifest) instead.", d, owner.Name, owner.Version)
 	}
 	if err := r.OCI.UnlinkBlob(ctx, name, d.String()); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return errBlobUnknown(d.String())

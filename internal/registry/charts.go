@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
@@ -199,13 +200,27 @@ func (r *Registry) chartManifest(ctx context.Context, name string, cv *chartctl.
 	return r.deriveManifest(ctx, name, cv)
 }
 
-// deriveManifest builds the manifest and config of a chart version
-// uploaded over /v1. Only stored, immutable facts of the version enter it.
+// deriveManifest returns the manifest and config of a chart version
+// uploaded over /v1, from the cache when it was derived before (a derived
+// manifest depends only on immutable facts of the version, which the key
+// holds).
 func (r *Registry) deriveManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
-	config := []byte(cv.Metadata)
-	if len(config) == 0 {
-		config = []byte("{}")
+	key := strings.Join([]string{cv.Repository, cv.Name, cv.Version, cv.Digest, cv.ProvDigest}, "\x00")
+	if d, ok := r.derived.get(key); ok {
+		return d.manifest, d.config, nil
 	}
+	m, config, err := r.buildManifest(ctx, name, cv)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.derived.put(key, derivedEntry{m, config})
+	return m, config, nil
+}
+
+// buildManifest builds the manifest and config of a chart version uploaded
+// over /v1. Only stored, immutable facts of the version enter it.
+func (r *Registry) buildManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
+	config := derivedConfig(cv)
 	m := ocispec.Manifest{
 		Versioned: specs.Versioned{SchemaVersion: 2},
 		MediaType: ocispec.MediaTypeImageManifest,
@@ -262,14 +277,15 @@ func (r *Registry) chartManifestByTag(ctx context.Context, name, tag string) (*c
 }
 
 // chartManifestByDigest returns the derived manifest of a chart version of
-// name whose digest is d, nil when there is none.
+// name whose digest is d, nil when there is none. (Manifests pushed over
+// OCI are stored, and found before this.)
 func (r *Registry) chartManifestByDigest(ctx context.Context, name, d string) (*chartctl.OCIManifest, error) {
 	cvs, err := r.chartVersions(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	for _, cv := range cvs {
-		m, _, err := r.chartManifest(ctx, name, cv)
+		m, _, err := r.deriveManifest(ctx, name, cv)
 		if err != nil {
 			return nil, err
 		}
@@ -302,7 +318,9 @@ type chartBlobRef struct {
 }
 
 // chartBlob finds d among the blobs of the chart versions of name: their
-// archives, provenance files and configs. It returns nil when d is none.
+// archives and provenance files (in the blob store), and their derived
+// configs (computed). It returns nil when d is none of them. A pushed
+// chart's config is a blob linked to the name, found before this.
 func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
 	cvs, err := r.chartVersions(ctx, name)
 	if err != nil {
@@ -315,21 +333,45 @@ func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef
 		case cv.ProvDigest:
 			return &chartBlobRef{chart: cv, size: -1}, nil
 		}
-		m, config, err := r.chartManifest(ctx, name, cv)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range m.Blobs {
-			if b != d {
-				continue
-			}
-			if config != nil && digest.SHA256.FromBytes(config).String() == d {
-				return &chartBlobRef{chart: cv, data: config, size: int64(len(config))}, nil
-			}
-			return &chartBlobRef{chart: cv, size: -1}, nil
+	}
+	for _, cv := range cvs {
+		if config := derivedConfig(cv); digest.SHA256.FromBytes(config).String() == d {
+			return &chartBlobRef{chart: cv, data: config, size: int64(len(config))}, nil
 		}
 	}
 	return nil, nil
+}
+
+// chartManifestBlob returns the chart version of name whose manifest
+// pushed over OCI refers to blob d, nil when none does.
+func (r *Registry) chartManifestBlob(ctx context.Context, name, d string) (*chartctl.ChartVersion, error) {
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range cvs {
+		m, err := r.OCI.ChartManifest(ctx, cv.Repository, cv.Name, cv.Version)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		for _, b := range m.Blobs {
+			if b == d {
+				return cv, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// derivedConfig returns the config of a chart version's derived manifest:
+// the chart's metadata JSON as stored.
+func derivedConfig(cv *chartctl.ChartVersion) []byte {
+	if len(cv.Metadata) == 0 {
+		return []byte("{}")
+	}
+	return []byte(cv.Metadata)
 }
 
 // chartNames returns the OCI names of every chart (for the catalog); chart
@@ -354,4 +396,37 @@ func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// derivedEntry is a derived manifest with its config.
+type derivedEntry struct {
+	manifest *chartctl.OCIManifest
+	config   []byte
+}
+
+// derivedCache keeps derived manifests, so resolving a digest among a
+// chart's versions costs map lookups. It forgets everything when full.
+type derivedCache struct {
+	mu sync.Mutex
+	m  map[string]derivedEntry
+}
+
+// maxDerived bounds the cache (a derived manifest is well under 1 KiB plus
+// the chart's metadata).
+const maxDerived = 20000
+
+func (c *derivedCache) get(key string) (derivedEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	return e, ok
+}
+
+func (c *derivedCache) put(key string, e derivedEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxDerived {
+		c.m = map[string]derivedEntry{}
+	}
+	c.m[key] = e
 }

@@ -106,6 +106,7 @@ type Registry struct {
 
 	initOnce sync.Once
 	sessions keyedLocks
+	derived  derivedCache
 }
 
 // New returns a Registry over the application layer a, the OCI metadata
