@@ -322,24 +322,57 @@ type chartBlobRef struct {
 // configs (computed). It returns nil when d is none of them. A pushed
 // chart's config is a blob linked to the name, found before this.
 func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
+	repo, chartName, ok := chartPath(name)
+	if !ok || chart.ValidateName(chartName) != nil {
+		return nil, nil
+	}
+	// The version that had the blob last time, checked against the store
+	// (it may have been deleted or replaced since).
+	if version, ok := r.hints.get(name + "\x00" + d); ok {
+		cv, err := r.App.Store.ChartVersion(ctx, repo, chartName, version)
+		if err == nil {
+			if ref := matchChartBlob(cv, d); ref != nil {
+				return ref, nil
+			}
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return nil, err
+		}
+	}
 	cvs, err := r.chartVersions(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	var found *chartBlobRef
 	for _, cv := range cvs {
-		switch d {
-		case cv.Digest:
-			return &chartBlobRef{chart: cv, size: cv.Size}, nil
-		case cv.ProvDigest:
-			return &chartBlobRef{chart: cv, size: -1}, nil
+		for _, b := range []string{cv.Digest, cv.ProvDigest, configDigest(cv)} {
+			if b != "" {
+				r.hints.put(name+"\x00"+b, cv.Version)
+			}
+		}
+		if found == nil {
+			found = matchChartBlob(cv, d)
 		}
 	}
-	for _, cv := range cvs {
-		if config := derivedConfig(cv); digest.SHA256.FromBytes(config).String() == d {
-			return &chartBlobRef{chart: cv, data: config, size: int64(len(config))}, nil
-		}
+	return found, nil
+}
+
+// matchChartBlob returns cv's blob d, nil when cv has no blob d.
+func matchChartBlob(cv *chartctl.ChartVersion, d string) *chartBlobRef {
+	switch d {
+	case cv.Digest:
+		return &chartBlobRef{chart: cv, size: cv.Size}
+	case cv.ProvDigest:
+		return &chartBlobRef{chart: cv, size: -1}
+	case configDigest(cv):
+		config := derivedConfig(cv)
+		return &chartBlobRef{chart: cv, data: config, size: int64(len(config))}
 	}
-	return nil, nil
+	return nil
+}
+
+// configDigest returns the digest of a chart version's derived config.
+func configDigest(cv *chartctl.ChartVersion) string {
+	return digest.SHA256.FromBytes(derivedConfig(cv)).String()
 }
 
 // chartManifestBlob returns the chart version of name whose manifest
@@ -396,6 +429,31 @@ func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// hintCache remembers which chart version holds a blob of a name
+// ("name NUL digest" → version), so serving a chart's blob reads one
+// record instead of all the chart's versions. A hint is only a guess:
+// it is checked against the store.
+type hintCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *hintCache) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	return v, ok
+}
+
+func (c *hintCache) put(key, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxDerived*3 {
+		c.m = map[string]string{}
+	}
+	c.m[key] = version
 }
 
 // derivedEntry is a derived manifest with its config.

@@ -107,6 +107,7 @@ type Registry struct {
 	initOnce sync.Once
 	sessions keyedLocks
 	derived  derivedCache
+	hints    hintCache
 }
 
 // New returns a Registry over the application layer a, the OCI metadata

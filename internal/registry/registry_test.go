@@ -45,6 +45,7 @@ func setupServer(tb testing.TB, srvOpt func(*server.Server), opts ...regOption) 
 	e := &env{}
 	e.Server = testkit.StartServer(tb, func(s *server.Server) {
 		s.Config.GlobalLimit = ratelimit.Limit{N: 1 << 30, Window: time.Hour}
+		s.Config.UploadLimit = ratelimit.Limit{N: 1 << 30, Window: time.Hour}
 		if srvOpt != nil {
 			srvOpt(s)
 		}

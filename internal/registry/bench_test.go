@@ -1,0 +1,65 @@
+package registry_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/testkit"
+)
+
+// benchGet fetches path and discards the body, failing on another status.
+func benchGet(b *testing.B, c *http.Client, url, key string) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.SetBasicAuth("bench", key)
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+}
+
+// BenchmarkChartPull compares pulling one chart version (of a chart with
+// 200 versions, uploaded over /v1) over OCI — the manifest by tag, then the
+// chart layer, as `helm pull oci://` does — with the classic download of
+// its archive, on the same server.
+func BenchmarkChartPull(b *testing.B) {
+	e := setup(b)
+	mustRepoIn(b, e, "bench", "private")
+	for i := 0; i < 200; i++ {
+		a := testkit.MakeChart(b, testkit.Chart{Name: "web", Version: fmt.Sprintf("1.0.%d", i)})
+		if r := e.Upload(b, "bench", e.AdminKey, a, ""); r.StatusCode != 200 && r.StatusCode != 201 {
+			b.Fatalf("upload: %d", r.StatusCode)
+		}
+	}
+	layer := e.do(b, "GET", "/v2/bench/web/manifests/1.0.100", e.AdminKey, nil)
+	if layer.StatusCode != 200 {
+		b.Fatalf("manifest: %d", layer.StatusCode)
+	}
+	var m struct {
+		Layers []struct{ Digest string }
+	}
+	layer.JSON(b, &m)
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	b.Run("classic", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			benchGet(b, c, e.URL+"/helm/bench/charts/web-1.0.100.tgz", e.AdminKey)
+		}
+	})
+	b.Run("oci-layer", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			benchGet(b, c, e.URL+"/v2/bench/web/blobs/"+m.Layers[0].Digest, e.AdminKey)
+		}
+	})
+	b.Run("oci", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			benchGet(b, c, e.URL+"/v2/bench/web/manifests/1.0.100", e.AdminKey)
+			benchGet(b, c, e.URL+"/v2/bench/web/blobs/"+m.Layers[0].Digest, e.AdminKey)
+		}
+	})
+}
