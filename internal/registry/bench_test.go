@@ -63,3 +63,37 @@ func BenchmarkChartPull(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkChartPush compares storing a new chart version over OCI (the
+// config and chart layer monolithically, then the manifest: what `helm
+// push` sends) with a /v1 multipart upload, on the same server.
+func BenchmarkChartPush(b *testing.B) {
+	e := setup(b)
+	mustRepoIn(b, e, "bench", "private")
+	charts := func(b *testing.B, prefix string) [][]byte {
+		out := make([][]byte, b.N)
+		for i := range out {
+			out[i] = testkit.MakeChart(b, testkit.Chart{Name: prefix, Version: fmt.Sprintf("1.0.%d", i)})
+		}
+		return out
+	}
+	b.Run("v1", func(b *testing.B) {
+		archives := charts(b, "v1chart")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if r := e.Upload(b, "bench", e.AdminKey, archives[i], ""); r.StatusCode != 200 && r.StatusCode != 201 {
+				b.Fatalf("upload: %d", r.StatusCode)
+			}
+		}
+	})
+	b.Run("oci", func(b *testing.B) {
+		archives := charts(b, "ocichart")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			m := chartManifest(b, e, "bench/ocichart", archives[i], nil)
+			if r := e.do(b, "PUT", fmt.Sprintf("/v2/bench/ocichart/manifests/1.0.%d", i), e.AdminKey, m, "Content-Type", "application/vnd.oci.image.manifest.v1+json"); r.StatusCode != 201 {
+				b.Fatalf("manifest: %d %s", r.StatusCode, r.Body)
+			}
+		}
+	})
+}

@@ -15,7 +15,7 @@ import (
 // chartManifest pushes archive (and prov) as blobs of name and returns a
 // Helm chart manifest over them, as `helm push` builds it: no top-level
 // mediaType (Helm 4.3), the config, the chart layer, the provenance layer.
-func chartManifest(t *testing.T, e *env, name string, archive, prov []byte) []byte {
+func chartManifest(t testing.TB, e *env, name string, archive, prov []byte) []byte {
 	t.Helper()
 	config := []byte(`{"name":"x","version":"1"}`)
 	e.pushBlobHTTP(t, name, e.AdminKey, config)

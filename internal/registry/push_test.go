@@ -19,7 +19,7 @@ import (
 )
 
 // pushBlobHTTP pushes data monolithically to name and fails on error.
-func (e *env) pushBlobHTTP(t *testing.T, name, key string, data []byte) digest.Digest {
+func (e *env) pushBlobHTTP(t testing.TB, name, key string, data []byte) digest.Digest {
 	t.Helper()
 	d := digest.FromBytes(data)
 	r := e.do(t, "POST", "/v2/"+name+"/blobs/uploads/?digest="+d.String(), key, data, "Content-Type", "application/octet-stream")
