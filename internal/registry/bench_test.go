@@ -1,9 +1,12 @@
 package registry_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -96,4 +99,74 @@ func BenchmarkChartPush(b *testing.B) {
 			}
 		}
 	})
+}
+
+// patternReader yields n bytes of a repeating pattern without holding them.
+type patternReader struct{ n int64 }
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	if p.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.n {
+		b = b[:p.n]
+	}
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	p.n -= int64(len(b))
+	return len(b), nil
+}
+
+// BenchmarkLargeBlob pushes a 256 MiB blob in 16 MiB chunks and pulls it
+// back, reporting the peak heap in use: it stays flat (streams, no
+// buffering of chunks or blobs).
+func BenchmarkLargeBlob(b *testing.B) {
+	const size, chunk = 256 << 20, 16 << 20
+	e := setup(b)
+	mustRepoIn(b, e, "big", "private")
+	c := &http.Client{}
+	var peak uint64
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	}
+	for i := 0; i < b.N; i++ {
+		r := e.do(b, "POST", "/v2/big/image/blobs/uploads/", e.AdminKey, nil)
+		loc := r.Header.Get("Location")
+		h := sha256.New()
+		for off := int64(0); off < size; off += chunk {
+			body := io.TeeReader(&patternReader{n: chunk}, h)
+			req, _ := http.NewRequest("PATCH", e.URL+loc, body)
+			req.ContentLength = chunk
+			req.Header.Set("Content-Range", fmt.Sprintf("%d-%d", off, off+chunk-1))
+			req.SetBasicAuth("b", e.AdminKey)
+			resp, err := c.Do(req)
+			if err != nil || resp.StatusCode != 202 {
+				b.Fatalf("chunk: %v %v", err, resp)
+			}
+			resp.Body.Close()
+			loc = resp.Header.Get("Location")
+			sample()
+		}
+		d := "sha256:" + hex.EncodeToString(h.Sum(nil))
+		if r := e.do(b, "PUT", loc+"?digest="+d, e.AdminKey, nil); r.StatusCode != 201 {
+			b.Fatalf("complete: %d %s", r.StatusCode, r.Body)
+		}
+		sample()
+		req, _ := http.NewRequest("GET", e.URL+"/v2/big/image/blobs/"+d, nil)
+		req.SetBasicAuth("b", e.AdminKey)
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sample()
+		if n != size {
+			b.Fatalf("pulled %d bytes", n)
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 }
