@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,29 +29,26 @@ func requireScope(c echo.Context, sc chartctl.Scope) error {
 func RequireAdmin(c echo.Context) error { return requireAdmin(c) }
 
 // requireAdmin answers 403 unless the caller is a server admin acting
-// through a credential that carries every scope: admin actions (creating
-// users, admins among them, and their keys) would otherwise let a narrow
-// credential, such as a leaked read-only CI key, widen itself.
+// through a credential that carries the admin scope (CONTRACT §13): an
+// admin's narrow credential, such as a read-only CI key or an OAuth token
+// the admin approved for an application, must not reach the admin
+// endpoints (creating users, admins among them, and their keys).
 func requireAdmin(c echo.Context) error {
 	p := principalOf(c)
 	if !p.IsAdmin() {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may do this.")
 	}
-	if all := chartctl.Scopes(chartctl.AllScopes); !p.Scopes.Covers(all) {
-		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="insufficient_scope", scope="`+all.String()+`"`)
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs a server admin's credential with every scope; this one has %s.", p.Scopes.String())
+	if !p.Scopes.Allows(chartctl.ScopeAdmin) {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="insufficient_scope", scope="admin"`)
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs the admin scope, which this credential lacks (it has %s). Sign in again with `chartctl login --scopes %s`, or use an API key with the admin scope.", p.Scopes.String(), adminLoginScopes())
 	}
 	return nil
 }
 
-// requireAPIKey answers 403 for OAuth access tokens: an application acting
-// for the user must not mint or revoke the user's API keys, which would
-// outlive the user's revocation of that application.
-func requireAPIKey(c echo.Context) error {
-	if principalOf(c).OAuth {
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "API keys are managed with an API key or in the dashboard, not with an OAuth access token.")
-	}
-	return nil
+// adminLoginScopes is the --scopes value of `chartctl login` that adds
+// admin to what login asks for by default.
+func adminLoginScopes() string {
+	return strings.Join(append(chartctl.Scopes(chartctl.LoginScopes).Strings(), string(chartctl.ScopeAdmin)), ",")
 }
 
 func repoNotFound(name string) error {

@@ -35,7 +35,7 @@ func (s *Server) handleListAPIKeys(c echo.Context) error {
 // handleCreateAPIKey creates a key for the caller; its scopes never exceed
 // the caller's.
 func (s *Server) handleCreateAPIKey(c echo.Context) error {
-	if err := requireAPIKey(c); err != nil {
+	if err := requireScope(c, chartctl.ScopeKeysWrite); err != nil {
 		return err
 	}
 	var req client.CreateAPIKeyRequest
@@ -95,7 +95,7 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 // handleDeleteAPIKey revokes one of the caller's keys; a credential may
 // revoke only keys whose scopes it has itself.
 func (s *Server) handleDeleteAPIKey(c echo.Context) error {
-	if err := requireAPIKey(c); err != nil {
+	if err := requireScope(c, chartctl.ScopeKeysWrite); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -267,6 +267,12 @@ type ConsentPage struct {
 	RedirectHost string
 	// Scopes lists what the application asks for.
 	Scopes []ScopeItem
+	// Admin is set when the scopes include admin: the page then warns, in
+	// plain words, that the application could administer the server.
+	Admin bool
+	// KeysOutlive is set when the scopes include keys:write: the page then
+	// says that keys the application creates outlive its access.
+	KeysOutlive bool
 	// Action is the form's target; Params are its hidden fields.
 	Action string
 	Params []Param
