@@ -59,6 +59,9 @@ type DB struct {
 	versionsMu sync.RWMutex
 	versions   map[string]*semver.Version
 
+	// upgradedFrom is the schema version Open found, when it upgraded it.
+	upgradedFrom int
+
 	// puts counts PutChartVersion calls in flight: a lone upload need not
 	// wait for a batch to fill.
 	puts atomic.Int32
@@ -85,8 +88,10 @@ func BatchDelay(d time.Duration) Option {
 	return func(o *options) { o.batchDelay = d }
 }
 
-// Open opens (creating if needed) the database file at path and creates any
-// missing bucket. If another process has the file open, it fails after the
+// Open opens (creating if needed) the database file at path, creates any
+// missing bucket and upgrades an older schema in place (see
+// SchemaVersion). A database written by a newer chartctl is refused with
+// an error wrapping ErrNewerSchema. If another process has the file open, it fails after the
 // lock timeout with an error wrapping ErrLocked.
 func Open(path string, opts ...Option) (*DB, error) {
 	o := options{lockTimeout: DefaultLockTimeout}
@@ -102,15 +107,21 @@ func Open(path string, opts ...Option) (*DB, error) {
 	if o.batchDelay > 0 {
 		bdb.MaxBatchDelay = o.batchDelay
 	}
-	if err := bdb.Update(createBuckets); err != nil {
+	from, err := migrate(bdb)
+	if err != nil {
 		_ = bdb.Close()
+		var se *schemaError
+		if errors.As(err, &se) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &DB{
-		db:       bdb,
-		Now:      time.Now,
-		entropy:  ulid.Monotonic(rand.Reader, 0),
-		versions: map[string]*semver.Version{},
+		db:           bdb,
+		upgradedFrom: int(from),
+		Now:          time.Now,
+		entropy:      ulid.Monotonic(rand.Reader, 0),
+		versions:     map[string]*semver.Version{},
 	}, nil
 }
 

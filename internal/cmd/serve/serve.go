@@ -101,6 +101,9 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer db.Close()
+	if from := db.UpgradedFrom(); from != 0 {
+		logger.Info("upgraded the stored data", "path", dbPath, "from_schema", from, "to_schema", bolt.SchemaVersion)
+	}
 	blobs, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
 	if err != nil {
 		return err
