@@ -13,11 +13,13 @@ import (
 // field that is not stored.
 
 type userRecord struct {
-	ID           string    `json:"id"`
-	Email        string    `json:"email"`
-	PasswordHash string    `json:"password_hash,omitempty"`
-	Admin        bool      `json:"admin,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           string     `json:"id"`
+	Email        string     `json:"email"`
+	PasswordHash string     `json:"password_hash,omitempty"`
+	Admin        bool       `json:"admin,omitempty"`
+	Disabled     bool       `json:"disabled,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	LastSeenAt   *time.Time `json:"last_seen_at,omitempty"`
 }
 
 type apiKeyRecord struct {
@@ -103,11 +105,11 @@ func decode[T any](data []byte) (*T, error) {
 }
 
 func newUserRecord(u *chartctl.User) *userRecord {
-	return &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: u.CreatedAt}
+	return &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: u.CreatedAt, LastSeenAt: u.LastSeenAt}
 }
 
 func (r *userRecord) domain() *chartctl.User {
-	return &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, CreatedAt: r.CreatedAt}
+	return &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, Disabled: r.Disabled, CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt}
 }
 
 func newAPIKeyRecord(k *chartctl.APIKey) *apiKeyRecord {

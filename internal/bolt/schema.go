@@ -167,4 +167,3 @@ func (db *DB) SchemaVersionOf() (int, error) {
 	})
 	return int(v), err
 }
-

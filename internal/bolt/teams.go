@@ -210,21 +210,26 @@ func (db *DB) RemoveMember(ctx context.Context, team, idOrEmail string) error {
 		if err != nil {
 			return err
 		}
-		email := lowerEmail(r.Email)
-		if err := bucket(tx, membersBucket).Bucket([]byte(t.Name)).Delete([]byte(email)); err != nil {
-			return err
-		}
-		if err := bucket(tx, memberIDsBucket).Delete([]byte(r.ID)); err != nil {
-			return err
-		}
-		if err := bucket(tx, emailTeamsBucket).Delete(key(email, t.Name)); err != nil {
-			return err
-		}
-		if t.MemberCount > 0 {
-			t.MemberCount--
-		}
-		return putTeam(tx, t)
+		return removeMember(tx, t, r)
 	}))
+}
+
+// removeMember deletes membership r of team t with its index entries.
+func removeMember(tx *bbolt.Tx, t *teamRecord, r *memberRecord) error {
+	email := lowerEmail(r.Email)
+	if err := bucket(tx, membersBucket).Bucket([]byte(t.Name)).Delete([]byte(email)); err != nil {
+		return err
+	}
+	if err := bucket(tx, memberIDsBucket).Delete([]byte(r.ID)); err != nil {
+		return err
+	}
+	if err := bucket(tx, emailTeamsBucket).Delete(key(email, t.Name)); err != nil {
+		return err
+	}
+	if t.MemberCount > 0 {
+		t.MemberCount--
+	}
+	return putTeam(tx, t)
 }
 
 // findMember returns team and its member with ID or email idOrEmail.

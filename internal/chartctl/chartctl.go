@@ -17,7 +17,21 @@ type User struct {
 	// sign in with a password (a CI service account).
 	PasswordHash string
 	Admin        bool
-	CreatedAt    time.Time
+	// Disabled users cannot sign in, and none of their credentials is
+	// accepted.
+	Disabled  bool
+	CreatedAt time.Time
+	// LastSeenAt is when the user last signed in to the dashboard, nil if
+	// never.
+	LastSeenAt *time.Time
+}
+
+// UserUpdate lists the changes UpdateUser makes; nil fields stay as they
+// are.
+type UserUpdate struct {
+	Disabled     *bool
+	Admin        *bool
+	PasswordHash *string
 }
 
 // Organization groups teams and repositories; a user's role in it is the
@@ -131,6 +145,21 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (*User, error)
 	// UserCount returns the number of users.
 	UserCount(ctx context.Context) (int, error)
+	// Users returns every user, by email.
+	Users(ctx context.Context) ([]*User, error)
+	// UpdateUser applies upd to the user with id and returns the result.
+	// Disabling a user ends, in the same transaction, every credential of
+	// theirs: API keys are deleted, dashboard sessions ended, OAuth codes
+	// and grants revoked. Returns ENOTFOUND, and ECONFLICT when the change
+	// would leave no enabled admin.
+	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
+	// DeleteUser deletes the user with id, their memberships and, as
+	// disabling does, every credential of theirs. Repositories and
+	// organizations they created stay. Returns ENOTFOUND, and ECONFLICT
+	// when the user is the last enabled admin.
+	DeleteUser(ctx context.Context, id string) error
+	// TouchUser records that the user was seen (signed in) at t.
+	TouchUser(ctx context.Context, id string, t time.Time) error
 
 	// CreateAPIKey stores k, filling ID and CreatedAt when empty.
 	// Returns ENOTFOUND if the user does not exist.
