@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
 // metrics are the server's Prometheus metrics, on a registry of its own.
@@ -134,4 +136,16 @@ func (d *diskUsage) get(now time.Time) (int64, int64) {
 	})
 	d.at, d.bytes, d.count = now, b, n
 	return b, n
+}
+
+// countUpload records an upload's outcome in the metrics.
+func (s *Server) countUpload(created bool, err error) {
+	switch {
+	case err != nil:
+		s.metrics.uploads.WithLabelValues("rejected", chartctl.ErrorCode(err)).Inc()
+	case created:
+		s.metrics.uploads.WithLabelValues("accepted", "created").Inc()
+	default:
+		s.metrics.uploads.WithLabelValues("accepted", "unchanged").Inc()
+	}
 }

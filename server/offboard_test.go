@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/testkit"
-	"github.com/chartctl/chartctl/server"
 )
 
 // Regression (offboarding): an admin could not list users, disable one,
@@ -75,7 +75,7 @@ func TestOffboarding(t *testing.T) {
 	if r := s.Do(t, "GET", "/v1/user", adaKey, nil); r.StatusCode != 401 {
 		t.Errorf("key after re-enabling: %d", r.StatusCode)
 	}
-	if u, _ := s.Store.UserByEmail(t.Context(), "ada@example.com"); !server.CheckPassword(u.PasswordHash, "new password 1") {
+	if u, _ := s.Store.UserByEmail(t.Context(), "ada@example.com"); !app.CheckPassword(u.PasswordHash, "new password 1") {
 		t.Error("password not reset")
 	}
 

@@ -1,5 +1,7 @@
-// Package server is the HTTP transport of chartctl: the /v1 JSON API, the
-// Helm repository protocol and the health endpoints, on echo v4.
+// Package server composes chartctl's HTTP surface on echo v4: middleware
+// (request ids, logging, metrics, authentication, rate limits), the /v1
+// JSON API and the health endpoints, and it mounts the protocol packages
+// (internal/helmrepo) on the application layer (internal/app).
 //
 // A Server holds service interfaces of the domain (internal/chartctl) and
 // never a concrete store; the serve command wires the concrete types in.
@@ -19,10 +21,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
-	"github.com/chartctl/chartctl/internal/helmindex"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 )
 
@@ -68,7 +71,7 @@ type Server struct {
 	// Logger receives request and error logs.
 	Logger *slog.Logger
 	// AccessTokens verifies OAuth access tokens; nil accepts API keys only.
-	AccessTokens AccessTokenVerifier
+	AccessTokens httpx.AccessTokenVerifier
 	// Now is the clock; tests inject one.
 	Now func() time.Time
 	// Extra, if set, is called with the router after the /v1 and Helm routes
@@ -80,10 +83,9 @@ type Server struct {
 	api      *echo.Group
 	http     *http.Server
 	ln       net.Listener
-	index    *helmindex.Cache
+	app      *app.App
 	limits   *ratelimit.Set
 	throttle *ratelimit.Throttle
-	locks    digestLocks
 	touch    *touchBatcher
 	creds    *credentialCache
 	metrics  *metrics
@@ -117,9 +119,12 @@ func (s *Server) init() {
 	}
 	s.stop = make(chan struct{})
 	s.metrics = s.newMetrics()
-	s.index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
-		return s.Store.IndexEntries(ctx, repo)
-	}, helmindex.Options{ContextPath: "/helm", Now: s.Now, LoadVersion: s.Store.IndexEntry, Observe: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) }})
+	s.app = app.New(s.Store, s.Blobs, app.Options{
+		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits},
+		Logger: s.Logger, Now: s.Now,
+		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
+		ObserveUpload: s.countUpload,
+	})
 	s.limits = ratelimit.NewSet(map[string]ratelimit.Limit{
 		bucketGlobal: s.Config.GlobalLimit,
 		bucketUpload: s.Config.UploadLimit,
@@ -131,7 +136,7 @@ func (s *Server) init() {
 	s.echo = echo.New()
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
-	s.echo.HTTPErrorHandler = s.handleError
+	s.echo.HTTPErrorHandler = httpx.ErrorHandler(s.Logger)
 	s.routes(s.echo)
 	if s.Extra != nil {
 		s.Extra(s.echo)
@@ -142,6 +147,17 @@ func (s *Server) init() {
 	s.echo.RouteNotFound("/v1/*", s.handleNoRoute)
 	s.ready.Store(true)
 }
+
+// App returns the application layer the server's transports stand on, so
+// the composition root can hand it to other transports.
+func (s *Server) App() *app.App {
+	s.init()
+	return s.app
+}
+
+// AcceptAccessTokens makes the API accept the OAuth access tokens v
+// verifies.
+func (s *Server) AcceptAccessTokens(v httpx.AccessTokenVerifier) { s.AccessTokens = v }
 
 // API returns the authenticated, rate-limited /v1 route group, so Extra
 // hooks can add /v1 endpoints that behave like the built-in ones. Handlers
@@ -171,7 +187,7 @@ func (s *Server) Open(ln net.Listener) error {
 	}()
 	go func() {
 		defer s.wg.Done()
-		s.sweepOrphanBlobs(context.Background(), s.stop)
+		s.app.SweepOrphanBlobs(context.Background(), s.stop)
 	}()
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -211,67 +227,4 @@ func (s *Server) Close() error {
 	})
 	s.wg.Wait()
 	return err
-}
-
-// sweepOrphanBlobs deletes blobs that no record refers to: what a crash
-// between writing a blob and committing its record leaves behind. It takes
-// each digest's lock, so it never races an upload of the same bytes.
-func (s *Server) sweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
-	var digests []string
-	if err := s.Blobs.Walk(ctx, func(d string) error {
-		digests = append(digests, d)
-		return nil
-	}); err != nil {
-		s.Logger.Error("sweep blobs", "err", err)
-		return
-	}
-	removed := 0
-	for _, d := range digests {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		if s.deleteIfOrphan(ctx, d) {
-			removed++
-		}
-	}
-	if removed > 0 {
-		s.Logger.Info("removed orphan blobs", "count", removed)
-	}
-}
-
-// deleteIfOrphan deletes the blob digest if no record refers to it.
-func (s *Server) deleteIfOrphan(ctx context.Context, digest string) bool {
-	unlock := s.locks.lock(digest)
-	defer unlock()
-	ref, err := s.Store.BlobReferenced(ctx, digest)
-	if err != nil || ref {
-		return false
-	}
-	if err := s.Blobs.Delete(ctx, digest); err != nil {
-		s.Logger.Error("delete blob", "digest", digest, "err", err)
-		return false
-	}
-	return true
-}
-
-// digestLocks serializes, per blob digest, an upload's commit of blob and
-// record against the deletion of an orphaned blob with the same digest.
-type digestLocks struct {
-	stripes [64]sync.Mutex
-}
-
-func (l *digestLocks) stripe(digest string) int {
-	var h uint32
-	for i := 0; i < len(digest); i++ {
-		h = h*31 + uint32(digest[i])
-	}
-	return int(h % uint32(len(l.stripes)))
-}
-
-func (l *digestLocks) lock(digest string) func() {
-	m := &l.stripes[l.stripe(digest)]
-	m.Lock()
-	return m.Unlock
 }
