@@ -211,10 +211,13 @@ func (s *Server) commit(ctx context.Context, repo *chartctl.Repository, u *uploa
 	if u.prov != nil {
 		digests = append(digests, u.prov.Digest())
 	}
+	// RepositoryID binds the upload to the repository it was authorized
+	// against: if that one is deleted and its name re-created meanwhile,
+	// the store refuses it.
 	cv := &chartctl.ChartVersion{
-		Repository: repo.Name, Name: u.chart.Name, Version: u.chart.Version, AppVersion: u.chart.AppVersion,
-		Description: u.chart.Description, Keywords: u.chart.Keywords, Size: u.blob.Size(),
-		CreatedAt: s.Now().UTC(), Metadata: u.chart.MetadataJSON,
+		Repository: repo.Name, RepositoryID: repo.ID, Name: u.chart.Name, Version: u.chart.Version,
+		AppVersion: u.chart.AppVersion, Description: u.chart.Description, Keywords: u.chart.Keywords,
+		ContentDigest: u.chart.ContentDigest, Size: u.blob.Size(), CreatedAt: s.Now().UTC(), Metadata: u.chart.MetadataJSON,
 	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
 		unlock := s.locks.lockAll(digests)
