@@ -1,0 +1,266 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// maxProvSize bounds a provenance file; real ones are a few KiB.
+const maxProvSize = 1 << 20
+
+// errTooLarge marks a body that passed the archive size limit while it was
+// being streamed.
+var errTooLarge = errors.New("archive exceeds the maximum size")
+
+// Upload is a received, validated, not yet committed chart archive with
+// its optional provenance file. Pass it to PutChart, or call Abort.
+type Upload struct {
+	// Chart is what the archive holds.
+	Chart *chart.Chart
+	blob  chartctl.BlobWriter
+	prov  chartctl.BlobWriter
+}
+
+// Abort discards the upload's uncommitted blobs. It is safe after PutChart.
+func (u *Upload) Abort() {
+	if u.blob != nil {
+		_ = u.blob.Abort()
+	}
+	if u.prov != nil {
+		_ = u.prov.Abort()
+	}
+}
+
+// ReceiveMultipart streams a multipart/form-data upload into blob writers,
+// validating the archive on the way: field "chart" (required) and "prov"
+// (optional). The size limit applies while streaming, never after
+// buffering. The caller must pass the upload to PutChart or Abort it.
+func (a *App) ReceiveMultipart(w http.ResponseWriter, req *http.Request) (*Upload, error) {
+	u, err := a.receiveMultipart(w, req)
+	if err != nil {
+		a.observeUpload(false, err)
+	}
+	return u, err
+}
+
+func (a *App) receiveMultipart(w http.ResponseWriter, req *http.Request) (*Upload, error) {
+	mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return nil, chartctl.Errorf(chartctl.EMEDIATYPE, "Upload the chart as multipart/form-data with the archive in field \"chart\".")
+	}
+	req.Body = http.MaxBytesReader(w, req.Body, a.Config.MaxChartSize+maxProvSize+1<<20)
+	mr, err := req.MultipartReader()
+	if err != nil {
+		return nil, chartctl.Invalid("body", "Malformed multipart body.")
+	}
+	u := &Upload{}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			u.Abort()
+			return nil, a.bodyError(err, "Malformed multipart body.")
+		}
+		switch part.FormName() {
+		case "chart":
+			if u.blob != nil {
+				u.Abort()
+				return nil, chartctl.Invalid("chart", "Send one chart archive per upload.")
+			}
+			err = a.receiveChart(req.Context(), u, part)
+		case "prov":
+			if u.prov != nil {
+				u.Abort()
+				return nil, chartctl.Invalid("prov", "Send one provenance file per upload.")
+			}
+			err = a.receiveProv(req.Context(), u, part)
+		default:
+			err = chartctl.Invalid(part.FormName(), "Unknown form field %q: send the archive in \"chart\" and an optional provenance file in \"prov\".", part.FormName())
+		}
+		part.Close()
+		if err != nil {
+			u.Abort()
+			return nil, err
+		}
+	}
+	if u.blob == nil {
+		u.Abort()
+		return nil, chartctl.Invalid("chart", "Missing form field \"chart\" holding the chart archive (.tgz).")
+	}
+	return u, nil
+}
+
+// ReceiveRaw reads a chart archive sent as the whole request body.
+func (a *App) ReceiveRaw(w http.ResponseWriter, req *http.Request) (*Upload, error) {
+	req.Body = http.MaxBytesReader(w, req.Body, a.Config.MaxChartSize+1)
+	return a.ReceiveArchive(req.Context(), req.Body)
+}
+
+// ReceiveArchive streams a chart archive from r into a new blob while
+// validating it.
+func (a *App) ReceiveArchive(ctx context.Context, r io.Reader) (*Upload, error) {
+	u := &Upload{}
+	if err := a.receiveChart(ctx, u, r); err != nil {
+		u.Abort()
+		a.observeUpload(false, err)
+		return nil, err
+	}
+	return u, nil
+}
+
+// receiveChart streams one archive into a new blob while validating it.
+func (a *App) receiveChart(ctx context.Context, u *Upload, r io.Reader) error {
+	bw, err := a.Blobs.Create(ctx)
+	if err != nil {
+		return err
+	}
+	u.blob = bw
+	lr := &limitedReader{r: r, n: a.Config.MaxChartSize}
+	sw := &storeWriter{w: bw}
+	tee := io.TeeReader(lr, sw)
+	ch, err := chart.Read(tee, a.Config.ChartLimits)
+	if lr.exceeded {
+		return a.tooLarge()
+	}
+	if sw.err != nil {
+		// The disk, not the archive: full, read-only or failing.
+		return fmt.Errorf("store chart archive: %w", sw.err)
+	}
+	if err != nil {
+		// An oversized body is 413 whatever else is wrong with it; finding
+		// out reads at most the limit.
+		if _, derr := io.Copy(io.Discard, lr); lr.exceeded || errors.Is(derr, errTooLarge) {
+			return a.tooLarge()
+		}
+		if chartctl.ErrorCode(err) == chartctl.EINTERNAL {
+			return a.bodyError(err, "Could not read the chart archive.")
+		}
+		return err
+	}
+	// Read consumes its input to the end; this catches what it left.
+	if _, err := io.Copy(io.Discard, tee); err != nil || lr.exceeded {
+		if lr.exceeded {
+			return a.tooLarge()
+		}
+		if sw.err != nil {
+			return fmt.Errorf("store chart archive: %w", sw.err)
+		}
+		return a.bodyError(err, "Could not read the chart archive.")
+	}
+	u.Chart = ch
+	return nil
+}
+
+func (a *App) receiveProv(ctx context.Context, u *Upload, r io.Reader) error {
+	bw, err := a.Blobs.Create(ctx)
+	if err != nil {
+		return err
+	}
+	u.prov = bw
+	lr := &limitedReader{r: r, n: maxProvSize}
+	sw := &storeWriter{w: bw}
+	if _, err := io.Copy(sw, lr); err != nil || lr.exceeded {
+		if lr.exceeded {
+			return chartctl.Errorf(chartctl.ETOOLARGE, "The provenance file is larger than 1 MiB.")
+		}
+		if sw.err != nil {
+			return fmt.Errorf("store provenance file: %w", sw.err)
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return a.tooLarge()
+		}
+		return chartctl.Invalid("prov", "Could not read the provenance file.")
+	}
+	if bw.Size() == 0 {
+		return chartctl.Invalid("prov", "The provenance file is empty.")
+	}
+	return nil
+}
+
+// ReceiveProv adds a provenance file read from r to u.
+func (a *App) ReceiveProv(ctx context.Context, u *Upload, r io.Reader) error {
+	if u.prov != nil {
+		return chartctl.Invalid("prov", "Send one provenance file per upload.")
+	}
+	return a.receiveProv(ctx, u, r)
+}
+
+func (a *App) tooLarge() error {
+	return chartctl.Errorf(chartctl.ETOOLARGE, "The chart archive is larger than the maximum of %s.", HumanBytes(a.Config.MaxChartSize))
+}
+
+// bodyError turns a failure to read the request body into a client error:
+// a body over the byte limit is 413, anything else 400.
+func (a *App) bodyError(err error, msg string) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
+		return a.tooLarge()
+	}
+	return chartctl.Invalid("chart", "%s", msg)
+}
+
+// storeWriter remembers the first error of the blob writer it wraps, so
+// a failure to store the upload (a full or read-only disk) is told apart
+// from a failure to read it, which is the client's.
+type storeWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *storeWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// limitedReader reads at most n bytes and records whether the input had
+// more.
+type limitedReader struct {
+	r        io.Reader
+	n        int64
+	exceeded bool
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.exceeded {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1]
+	}
+	n, err := l.r.Read(p)
+	if int64(n) > l.n {
+		l.exceeded = true
+		return int(l.n), errTooLarge
+	}
+	l.n -= int64(n)
+	return n, err
+}
+
+// HumanBytes formats n bytes with binary units ("10 MiB").
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	v := strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(div)), ".0")
+	return v + " " + string("KMGTPE"[exp]) + "iB"
+}
