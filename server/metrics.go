@@ -2,6 +2,7 @@ package server
 
 import (
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,15 +93,40 @@ func (s *Server) instrument(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 			err = nil
 		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
-		}
-		method := c.Request().Method
+		route := s.routeLabel(c.Path())
+		method := methodLabel(c.Request().Method)
 		s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status)).Inc()
 		s.metrics.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// methodLabel bounds the method label: any method string a client sends
+// would otherwise become a new time series, held for good.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
+}
+
+// routeLabel bounds the route label to the registered route patterns;
+// anything else (the not-found catch-alls included) is "unmatched".
+func (s *Server) routeLabel(path string) string {
+	s.routeOnce.Do(func() {
+		s.routeSet = map[string]bool{}
+		for _, r := range s.echo.Routes() {
+			if r.Method != echo.RouteNotFound {
+				s.routeSet[r.Path] = true
+			}
+		}
+	})
+	if s.routeSet[path] {
+		return path
+	}
+	return "unmatched"
 }
 
 func (s *Server) handleMetrics(c echo.Context) error {

@@ -28,7 +28,28 @@ const (
 	bucketGlobal = "global"
 	bucketUpload = "upload"
 	bucketSearch = "search"
+	bucketKeys   = "keys"
 )
+
+// uploadRoutes are the routes whose bodies may take UploadTimeout to
+// arrive; every other body gets BodyTimeout.
+var uploadRoutes = map[string]bool{
+	"/v1/repositories/:repo/charts": true,
+	"/helm/api/:repo/charts":        true,
+}
+
+// bodyDeadline gives a request's body a short deadline unless the route
+// receives uploads, so a client trickling a body cannot hold a handler
+// (and its memory) for the upload's generous bound.
+func (s *Server) bodyDeadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength != 0 && s.Config.BodyTimeout > 0 && !uploadRoutes[c.Path()] && !strings.HasPrefix(c.Path(), "/v2/") {
+			_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.Config.BodyTimeout))
+		}
+		return next(c)
+	}
+}
 
 // requestID sets X-Request-Id on every response, echoing a sane one the
 // client sent.
@@ -248,6 +269,9 @@ func (s *Server) principalFor(ctx context.Context, userID, credID string, scopes
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The account of this credential no longer exists.")
 	} else if err != nil {
 		return nil, err
+	}
+	if u.Disabled {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The account of this credential is disabled.")
 	}
 	roles, err := s.Store.OrgRoles(ctx, u.ID, u.Email)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 // whole /v1 group.
 func (s *Server) routes(e *echo.Echo) {
 	e.Pre(requestID)
-	e.Use(s.logRequests, s.instrument)
+	e.Use(s.logRequests, s.instrument, s.bodyDeadline)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)
@@ -26,8 +26,13 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/user/api-keys", s.handleListAPIKeys)
 	api.POST("/user/api-keys", s.handleCreateAPIKey)
 	api.DELETE("/user/api-keys/:id", s.handleDeleteAPIKey)
+	api.GET("/users", s.handleListUsers)
 	api.POST("/users", s.handleCreateUser)
+	api.PATCH("/users/:email", s.handleUpdateUser)
+	api.DELETE("/users/:email", s.handleDeleteUser)
+	api.GET("/users/:email/api-keys", s.handleListUserAPIKeys)
 	api.POST("/users/:email/api-keys", s.handleCreateUserAPIKey)
+	api.DELETE("/users/:email/api-keys/:id", s.handleDeleteUserAPIKey)
 
 	api.GET("/repositories", s.handleListRepositories)
 	api.POST("/repositories", s.handleCreateRepository)

@@ -47,6 +47,19 @@ type Config struct {
 	ChartLimits chart.Limits
 	// ShutdownTimeout bounds how long Close waits for in-flight requests.
 	ShutdownTimeout time.Duration
+	// MaxKeysPerUser caps the API keys one user may hold (0: no cap).
+	MaxKeysPerUser int
+	// KeyCreateLimit bounds API key creation per user (the "keys"
+	// bucket), so minting keys cannot multiply the per-key global limit.
+	KeyCreateLimit ratelimit.Limit
+	// BodyTimeout bounds how long a request body may take to arrive on
+	// every route but the uploads, which keep UploadTimeout.
+	BodyTimeout time.Duration
+	// UploadTimeout bounds an upload's whole request.
+	UploadTimeout time.Duration
+	// MaxConnsPerIP caps concurrent connections from one client address
+	// (0: no cap; behind a load balancer every client shares one address).
+	MaxConnsPerIP int
 }
 
 // DefaultConfig returns the documented defaults.
@@ -58,6 +71,10 @@ func DefaultConfig() Config {
 		SearchLimit:     ratelimit.Limit{N: 300, Window: time.Hour},
 		ChartLimits:     chart.DefaultLimits(),
 		ShutdownTimeout: 15 * time.Second,
+		MaxKeysPerUser:  100,
+		KeyCreateLimit:  ratelimit.Limit{N: 50, Window: time.Hour},
+		BodyTimeout:     30 * time.Second,
+		UploadTimeout:   5 * time.Minute,
 	}
 }
 
@@ -89,10 +106,14 @@ type Server struct {
 	touch    *touchBatcher
 	creds    *credentialCache
 	metrics  *metrics
-	ready    atomic.Bool
-	wg       sync.WaitGroup
-	stop     chan struct{}
-	stopOnce sync.Once
+	// routeSet holds the registered route patterns, the only route labels
+	// the metrics use; built on first use, after every route exists.
+	routeSet  map[string]bool
+	routeOnce sync.Once
+	ready     atomic.Bool
+	wg        sync.WaitGroup
+	stop      chan struct{}
+	stopOnce  sync.Once
 }
 
 // New returns a Server over store and blobs with DefaultConfig.
@@ -129,6 +150,7 @@ func (s *Server) init() {
 		bucketGlobal: s.Config.GlobalLimit,
 		bucketUpload: s.Config.UploadLimit,
 		bucketSearch: s.Config.SearchLimit,
+		bucketKeys:   s.Config.KeyCreateLimit,
 	}, ratelimit.WithClock(s.Now))
 	s.throttle = ratelimit.NewThrottle(ratelimit.Limit{N: 20, Window: time.Minute}, ratelimit.WithClock(s.Now))
 	s.touch = newTouchBatcher(s.Store, s.Logger)
@@ -168,14 +190,18 @@ func (s *Server) API() *echo.Group { return s.api }
 // background work: flushing last-used times and sweeping orphan blobs.
 func (s *Server) Open(ln net.Listener) error {
 	s.init()
+	if s.Config.MaxConnsPerIP > 0 {
+		ln = newConnLimitListener(ln, s.Config.MaxConnsPerIP)
+	}
 	s.ln = ln
 	s.http = &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Uploads of the largest chart over a slow link must fit, so the
-		// body has its own generous bound; idle keep-alives are reaped.
-		ReadTimeout:    5 * time.Minute,
-		WriteTimeout:   5 * time.Minute,
+		// connection's bound is the upload's; every other route gets a
+		// short body deadline (bodyDeadline). Idle keep-alives are reaped.
+		ReadTimeout:    s.Config.UploadTimeout,
+		WriteTimeout:   s.Config.UploadTimeout,
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),

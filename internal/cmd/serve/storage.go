@@ -19,11 +19,18 @@ import (
 	"github.com/chartctl/chartctl/internal/s3blob"
 )
 
-// Database is what the server keeps its metadata in: the store and the
-// OAuth store, on one engine.
+// Database is what the server keeps its metadata in: the store, the OAuth
+// store and the OCI registry's metadata, on one engine.
 type Database interface {
 	chartctl.Store
 	chartctl.OAuthStore
+	chartctl.OCIStore
+}
+
+// BlobStore is what the server keeps blobs in: content-addressed by sha256
+// and, for the OCI registry, sha512.
+type BlobStore interface {
+	chartctl.AlgorithmBlobStore
 }
 
 // StorageConfig chooses the storage engines (CONTRACT §12).
@@ -32,6 +39,9 @@ type StorageConfig struct {
 	Database string
 	// BlobStore is "file" (DATA/blobs) or an s3:// URL.
 	BlobStore string
+	// RepoNameGrace is how long a deleted repository's name stays reserved
+	// for its owner.
+	RepoNameGrace time.Duration
 }
 
 // DefaultStorageConfig returns the single-node defaults.
@@ -83,7 +93,7 @@ func redact(raw string) string {
 // Storage is the opened engines.
 type Storage struct {
 	Store Database
-	Blobs chartctl.BlobStore
+	Blobs BlobStore
 	close func() error
 }
 
@@ -99,11 +109,15 @@ func OpenStorage(ctx context.Context, data string, c *StorageConfig, logger *slo
 	st := &Storage{}
 	var desc []string
 	if c.Database == "" || c.Database == "bolt" {
-		db, err := bolt.Open(filepath.Join(data, "chartctl.db"), bolt.LockTimeout(time.Second))
+		dbPath := filepath.Join(data, "chartctl.db")
+		db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second), bolt.NameGrace(c.RepoNameGrace))
 		if errors.Is(err, bolt.ErrLocked) {
 			return nil, fmt.Errorf("data directory %s is in use by another chartctl server; stop it or choose another --data", data)
 		} else if err != nil {
 			return nil, err
+		}
+		if from := db.UpgradedFrom(); from != 0 {
+			logger.Info("upgraded the stored data", "path", dbPath, "from_schema", from, "to_schema", bolt.SchemaVersion)
 		}
 		st.Store, st.close = db, db.Close
 		desc = append(desc, "bolt "+db.Path())
