@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -45,6 +46,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Walk", func(t *testing.T) { testWalk(t, open(t)) })
 	t.Run("ConcurrentSameContent", func(t *testing.T) { testConcurrentSame(t, open(t)) })
 	t.Run("ConcurrentDistinct", func(t *testing.T) { testConcurrentDistinct(t, open(t)) })
+	t.Run("SHA512", func(t *testing.T) { testSHA512(t, open(t)) })
 }
 
 var ctx = context.Background()
@@ -461,5 +463,57 @@ func testConcurrentDistinct(t *testing.T, s chartctl.BlobStore) {
 		if got := Read(t, s, d); !bytes.Equal(got, Bytes(uint64(100+i), 50000+i)) {
 			t.Fatalf("blob %d differs", i)
 		}
+	}
+}
+
+// testSHA512 checks the blobs an OCI client addresses by sha512: stored
+// under their sha512 digest (small and multipart-sized), read back, walked
+// and deleted like sha256 ones, and an unknown algorithm refused.
+func testSHA512(t *testing.T, s chartctl.BlobStore) {
+	as, ok := s.(chartctl.AlgorithmBlobStore)
+	if !ok {
+		t.Fatalf("%T is not a chartctl.AlgorithmBlobStore", s)
+	}
+	if _, err := as.CreateAlgorithm(ctx, "md5"); chartctl.ErrorCode(err) != chartctl.EINVALID {
+		t.Fatalf("CreateAlgorithm(md5) = %v, want EINVALID", err)
+	}
+	small := Put(t, s, []byte("sha256 neighbour"), 1024)
+	var digests []string
+	for i, data := range [][]byte{[]byte("hello sha512"), Bytes(512, LargeSize)} {
+		w, err := as.CreateAlgorithm(ctx, "sha512")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off < len(data); off += 1 << 20 {
+			if _, err := w.Write(data[off:min(off+1<<20, len(data))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sum := sha512.Sum512(data)
+		want := "sha512:" + hex.EncodeToString(sum[:])
+		if w.Digest() != want || w.Size() != int64(len(data)) {
+			t.Fatalf("blob %d: writer digest %s size %d, want %s %d", i, w.Digest(), w.Size(), want, len(data))
+		}
+		got, err := w.Commit()
+		_ = w.Abort()
+		if err != nil || got != want {
+			t.Fatalf("blob %d: Commit = %s, %v; want %s", i, got, err, want)
+		}
+		if !bytes.Equal(Read(t, s, want), data) {
+			t.Fatalf("blob %d: read back other bytes", i)
+		}
+		digests = append(digests, want)
+	}
+	wantAll := append([]string{small}, digests...)
+	sort.Strings(wantAll)
+	if got := walk(t, s); !slices.Equal(got, wantAll) {
+		t.Fatalf("Walk = %v, want %v", got, wantAll)
+	}
+	for _, d := range digests {
+		if err := s.Delete(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Open(ctx, d)
+		wantCode(t, err, chartctl.ENOTFOUND)
 	}
 }

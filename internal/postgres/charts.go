@@ -18,13 +18,13 @@ import (
 
 // chartCols are the columns of a full chart record, as scanChart reads
 // them; the index entry is only read by the index methods.
-const chartCols = `name, version, app_version, description, keywords, digest, size, prov_digest, created_at, metadata`
+const chartCols = `name, version, app_version, description, keywords, digest, content_digest, size, prov_digest, created_at, metadata`
 
 func scanChart(repo string, row pgx.Row) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{Repository: repo}
 	var metadata []byte
 	if err := row.Scan(&cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
-		&cv.Digest, &cv.Size, &cv.ProvDigest, &cv.CreatedAt, &metadata); err != nil {
+		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.CreatedAt, &metadata); err != nil {
 		return nil, err
 	}
 	cv.Keywords = nilIfEmpty(cv.Keywords)
@@ -60,20 +60,33 @@ func chartDigests(cv *chartctl.ChartVersion) []string {
 // provenance blob, if any) must already be durable. CreatedAt is filled
 // when empty. The rules are bolt's:
 //
-// If the version exists with the same digest and cv brings no provenance
-// file or the stored one, it returns the stored record and created=false.
-// Same digest with a provenance file where the stored version has none:
-// the file is attached to the stored record (which keeps its CreatedAt and
-// index entry) and the result is created=true. If it exists with another
-// digest, or with another provenance file, it returns ECONFLICT, unless
+// If the version exists with the same content and cv brings no provenance
+// file or the stored one, it returns the stored record (its digest, not
+// cv's) and created=false. The same content is the same digest, or the
+// same non-empty content digest (the same files in other gzip or tar
+// bytes); a version stored without a content digest is compared by digest
+// only. Same digest with a provenance file where the stored version has
+// none: the file is attached to the stored record (which keeps its
+// CreatedAt and index entry) and the result is created=true. A provenance
+// file with the same content in other archive bytes is a conflict: it
+// signs those bytes, not the stored ones. If the version exists with other
+// content, or with another provenance file, it returns ECONFLICT, unless
 // overwrite is set: then it replaces the record, returns the new one with
 // created=true, and orphans lists (sorted) the blobs no record refers to
-// any more. It returns ENOTFOUND if the repository does not exist and
+// any more. Replacing a version's archive or provenance file deletes the
+// OCI manifest pushed for it.
+//
+// A new version SemVer-equal to a stored version of the same chart
+// ("v1.0.0" or "1.0.0+build.7" beside "1.0.0") is ECONFLICT naming the
+// stored version, overwrite or not.
+//
+// It returns ENOTFOUND if the repository does not exist, or if
+// cv.RepositoryID is set and differs from the repository's ID, and
 // EINVALID if the name, version or digest is missing.
 //
-// Of concurrent calls for one version, on any number of replicas, the
-// primary key lets exactly one insert; the others wait for it to commit
-// and then see its row.
+// Of concurrent calls for one version, or for SemVer-equal versions, on
+// any number of replicas, the unique indexes let exactly one insert; the
+// others wait for it to commit and then see its row.
 func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
 	if cv.Name == "" || !storable(cv.Name) {
 		return nil, false, nil, chartctl.Invalid("name", "A chart name is required.")
@@ -81,10 +94,11 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 	if cv.Version == "" || !storable(cv.Version) {
 		return nil, false, nil, chartctl.Invalid("version", "A chart version is required.")
 	}
-	if cv.Digest == "" || !storable(cv.Digest, cv.ProvDigest) {
+	if cv.Digest == "" || !storable(cv.Digest, cv.ProvDigest, cv.ContentDigest) {
 		return nil, false, nil, chartctl.Invalid("digest", "A chart digest is required.")
 	}
 	rec := *cv
+	rec.RepositoryID = ""
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = db.now()
 	}
@@ -99,6 +113,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 	if len(cv.IndexEntry) > 0 {
 		entry = cv.IndexEntry
 	}
+	canon := canonicalOrNil(cv.Version)
 
 	var (
 		stored  *chartctl.ChartVersion
@@ -111,16 +126,41 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO chart_versions
-			(repository_id, name, version, app_version, description, keywords, digest, size, prov_digest, created_at, metadata, index_entry)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-			ON CONFLICT (repository_id, name, version) DO NOTHING`,
-			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.Size,
-			rec.ProvDigest, rec.CreatedAt, metadata, entry)
-		if err != nil {
+		if cv.RepositoryID != "" && id != cv.RepositoryID {
+			return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q was deleted while the chart was being uploaded; nothing was stored.", cv.Repository)
+		}
+		old, err := scanChart(cv.Repository, tx.QueryRow(ctx, `SELECT `+chartCols+` FROM chart_versions
+			WHERE repository_id = $1 AND name = $2 AND version = $3 FOR UPDATE`, id, rec.Name, rec.Version))
+		if errors.Is(err, pgx.ErrNoRows) {
+			old = nil
+		} else if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 1 {
+		if old == nil {
+			if canon != nil {
+				var other string
+				err := tx.QueryRow(ctx, `SELECT version FROM chart_versions
+					WHERE repository_id = $1 AND name = $2 AND canonical_version = $3 AND version <> $4`,
+					id, rec.Name, *canon, rec.Version).Scan(&other)
+				if err == nil {
+					return semverConflict(cv.Name, cv.Version, other)
+				} else if !errors.Is(err, pgx.ErrNoRows) {
+					return err
+				}
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO chart_versions
+				(repository_id, name, version, app_version, description, keywords, digest, content_digest, size, prov_digest,
+				 created_at, metadata, index_entry, canonical_version)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest,
+				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon)
+			if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
+				// A concurrent upload of this version, or of a SemVer-equal
+				// one, committed first: decide again, seeing its row.
+				return errRetry
+			} else if err != nil {
+				return err
+			}
 			if _, err := adjustRefs(ctx, tx, refDelta(chartDigests(&rec), nil)); err != nil {
 				return err
 			}
@@ -128,22 +168,17 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			return nil
 		}
 
-		// The version exists (or a concurrent upload just committed it):
-		// lock it and decide.
-		old, err := scanChart(cv.Repository, tx.QueryRow(ctx, `SELECT `+chartCols+` FROM chart_versions
-			WHERE repository_id = $1 AND name = $2 AND version = $3 FOR UPDATE`, id, rec.Name, rec.Version))
-		if errors.Is(err, pgx.ErrNoRows) {
-			// Deleted between the insert and the select: run again.
-			return errRetry
-		} else if err != nil {
-			return err
-		}
-		if old.Digest == rec.Digest {
+		sameContent := rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest
+		switch {
+		case old.Digest == rec.Digest:
 			switch {
 			case rec.ProvDigest == "" || rec.ProvDigest == old.ProvDigest:
 				stored = old
 				return nil
 			case old.ProvDigest == "" || overwrite:
+				if err := deleteOCIChart(ctx, tx, cv.Repository, rec.Name, rec.Version); err != nil {
+					return err
+				}
 				if _, err := tx.Exec(ctx, `UPDATE chart_versions SET prov_digest = $4
 					WHERE repository_id = $1 AND name = $2 AND version = $3`, id, rec.Name, rec.Version, rec.ProvDigest); err != nil {
 					return err
@@ -160,16 +195,26 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 				return nil
 			}
 			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
-		}
-		if !overwrite {
-			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different digest.", cv.Name, cv.Version)
+		case sameContent && rec.ProvDigest == "" && !overwrite:
+			// The same files in other gzip or tar bytes.
+			stored = old
+			return nil
+		case sameContent && !overwrite:
+			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with the same content in a different archive; a provenance file signs the exact archive, so upload the stored archive's provenance file or none.", cv.Name, cv.Version)
+		case !overwrite:
+			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with different content.", cv.Name, cv.Version)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET
-			app_version = $4, description = $5, keywords = $6, digest = $7, size = $8, prov_digest = $9,
-			created_at = $10, metadata = $11, index_entry = $12
+			app_version = $4, description = $5, keywords = $6, digest = $7, content_digest = $8, size = $9, prov_digest = $10,
+			created_at = $11, metadata = $12, index_entry = $13
 			WHERE repository_id = $1 AND name = $2 AND version = $3`,
-			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.Size,
+			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest, rec.Size,
 			rec.ProvDigest, rec.CreatedAt, metadata, entry); err != nil {
+			return err
+		}
+		// The OCI manifest of the replaced archive no longer describes the
+		// version.
+		if err := deleteOCIChart(ctx, tx, cv.Repository, rec.Name, rec.Version); err != nil {
 			return err
 		}
 		if orphans, err = adjustRefs(ctx, tx, refDelta(chartDigests(&rec), chartDigests(old))); err != nil {
@@ -425,6 +470,9 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		} else if err != nil {
 			return err
 		}
+		if err := deleteOCIChart(ctx, tx, repo, name, version); err != nil {
+			return err
+		}
 		orphans, err = adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted)))
 		return err
 	})
@@ -436,13 +484,15 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 }
 
 // BlobReferenced reports whether any chart record refers to the blob
-// digest, as its archive or its provenance file.
+// digest, as its archive or its provenance file, or any OCI repository
+// name holds it (pushed, mounted, or referred to by a manifest there).
 func (db *DB) BlobReferenced(ctx context.Context, digest string) (bool, error) {
 	if digest == "" || !storable(digest) {
 		return false, nil
 	}
 	var ok bool
-	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blob_refs WHERE digest = $1)`, digest).Scan(&ok)
+	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blob_refs WHERE digest = $1)
+		OR EXISTS (SELECT 1 FROM oci_blob_links WHERE digest = $1)`, digest).Scan(&ok)
 	return ok, db.wrap("check blob reference", err)
 }
 

@@ -38,6 +38,13 @@ func (e *SchemaError) Error() string {
 	return fmt.Sprintf("database schema version %d is newer than this chartctl supports (%d); upgrade chartctl", e.Database, e.Supported)
 }
 
+// migrationFills are the Go parts of migrations: data a migration's new
+// columns need that SQL cannot compute, filled in the migration's own
+// transaction after its SQL.
+var migrationFills = map[int]func(ctx context.Context, tx pgx.Tx) error{
+	2: fillCanonicalVersions,
+}
+
 type migration struct {
 	version int
 	name    string
@@ -136,6 +143,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
 			// several statements.
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
+			}
+			if fill := migrationFills[m.version]; fill != nil {
+				if err := fill(ctx, tx); err != nil {
+					return err
+				}
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, m.version)
 			return err

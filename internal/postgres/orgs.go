@@ -21,7 +21,7 @@ func (db *DB) CreateOrganization(ctx context.Context, o *chartctl.Organization) 
 	_, err := db.pool.Exec(ctx, `INSERT INTO organizations (id, name, description, created_by, created_at)
 		VALUES ($1, $2, $3, $4, $5)`, o.ID, o.Name, text(o.Description), o.CreatedBy, o.CreatedAt)
 	if isUnique(err, "organizations_pkey") {
-		return chartctl.Errorf(chartctl.ECONFLICT, "Organization %q already exists.", o.Name)
+		return nameNotAvailable(o.Name)
 	}
 	return db.wrap("create organization", err)
 }

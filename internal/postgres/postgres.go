@@ -44,6 +44,7 @@ import (
 var (
 	_ chartctl.Store      = (*DB)(nil)
 	_ chartctl.OAuthStore = (*DB)(nil)
+	_ chartctl.OCIStore   = (*DB)(nil)
 )
 
 // ID prefixes, one per record type, as bolt uses.
@@ -70,6 +71,25 @@ const defaultMaxConns = 16
 // sets connect_timeout.
 const defaultConnectTimeout = 5 * time.Second
 
+// DefaultNameGrace is how long the name of a deleted repository stays
+// reserved for its owner by default (see NameGrace), as in bolt.
+const DefaultNameGrace = 24 * time.Hour
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	nameGrace time.Duration
+}
+
+// NameGrace sets how long the name of a deleted repository stays reserved
+// for its owner (default DefaultNameGrace): during that time only the same
+// organization, or for a personal repository the same user, may create a
+// repository of that name. 0 disables the reservation.
+func NameGrace(d time.Duration) Option {
+	return func(o *options) { o.nameGrace = max(d, 0) }
+}
+
 // DB is a chartctl.Store on a PostgreSQL database. It is safe for
 // concurrent use, also by many processes on the same database.
 type DB struct {
@@ -82,6 +102,10 @@ type DB struct {
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
 
+	// nameGrace is how long a deleted repository's name is refused to
+	// other owners.
+	nameGrace time.Duration
+
 	// versions caches parsed SemVer versions by string (nil when a
 	// version does not parse), as bolt does.
 	versionsMu sync.RWMutex
@@ -92,7 +116,11 @@ type DB struct {
 // keyword/value string), applies the schema migrations this binary knows
 // under an advisory lock, and returns the store. It fails with a
 // *SchemaError when the database was migrated by a newer chartctl.
-func Open(ctx context.Context, dsn string) (*DB, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
+	o := options{nameGrace: DefaultNameGrace}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message masks the password.
@@ -127,10 +155,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, err
 	}
 	return &DB{
-		pool:     pool,
-		Now:      time.Now,
-		entropy:  ulid.Monotonic(rand.Reader, 0),
-		versions: map[string]*semver.Version{},
+		pool:      pool,
+		Now:       time.Now,
+		entropy:   ulid.Monotonic(rand.Reader, 0),
+		nameGrace: o.nameGrace,
+		versions:  map[string]*semver.Version{},
 	}, nil
 }
 

@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,8 +14,11 @@ import (
 
 // CreateRepository stores r, filling ID and CreatedAt when empty and
 // Visibility (private) when empty. It returns EINVALID for an invalid name
-// or visibility, ECONFLICT if the name is taken, and ENOTFOUND if
-// r.Organization is set and does not exist.
+// or visibility, and ENOTFOUND if r.Organization is set and does not
+// exist. It returns ECONFLICT if the name is taken, or if it belonged to a
+// repository of another owner deleted less than the name grace period ago
+// (see NameGrace); both say only that the name is not available, so the
+// message confirms nothing about a repository the caller cannot see.
 func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) error {
 	if err := chartctl.ValidateName("name", r.Name); err != nil {
 		return err
@@ -30,20 +35,45 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if !storable(r.Organization) {
 		return orgNotFound(r.Organization)
 	}
-	// The unique index on the name is checked before the foreign key, so
-	// a taken name is a conflict whatever the organization, as in bolt.
-	_, err := db.pool.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at)
-		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7)`,
-		r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt)
+	err := db.tx(ctx, "create repository", func(tx pgx.Tx) error {
+		// The tombstone's row lock orders a claim against a concurrent
+		// deletion of the same name.
+		var (
+			ownerID, org string
+			deletedAt    time.Time
+		)
+		err := tx.QueryRow(ctx, `SELECT owner_id, organization, deleted_at FROM repository_tombstones
+			WHERE name = $1 FOR UPDATE`, r.Name).Scan(&ownerID, &org, &deletedAt)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			sameOwner := org == r.Organization && (org != "" || ownerID == r.OwnerID)
+			if !sameOwner && db.now().Before(deletedAt.Add(db.nameGrace)) {
+				return nameNotAvailable(r.Name)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM repository_tombstones WHERE name = $1`, r.Name); err != nil {
+				return err
+			}
+		}
+		// The unique index on the name is checked before the foreign key,
+		// so a taken name is a conflict whatever the organization, as in
+		// bolt.
+		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7)`,
+			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt)
+		return err
+	})
 	switch {
 	case isUnique(err, "repositories_name_key"):
-		return chartctl.Errorf(chartctl.ECONFLICT, "Repository %q already exists.", r.Name)
+		return nameNotAvailable(r.Name)
 	case isUnique(err, "repositories_pkey"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "A repository with ID %q already exists.", r.ID)
 	case isForeignKey(err, "repositories_organization_fkey"):
 		return orgNotFound(r.Organization)
 	}
-	return db.wrap("create repository", err)
+	return err
 }
 
 const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, created_at`
@@ -83,9 +113,12 @@ func (db *DB) Repositories(ctx context.Context) ([]*chartctl.Repository, error) 
 	return out, db.wrap("list repositories", err)
 }
 
-// DeleteRepository deletes the repository and all its chart versions in
-// one transaction, returning (sorted) the blob digests no record refers to
-// any more. It returns ENOTFOUND if the repository does not exist.
+// DeleteRepository deletes the repository, all its chart versions and
+// the OCI registry's manifests, tags and blob links of the names under it
+// in one transaction, returning (sorted) the blob digests no record refers
+// to any more, and reserves its name for its owner for the name grace
+// period (purging the reservations that have expired). It returns
+// ENOTFOUND if the repository does not exist.
 func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, error) {
 	if !storable(name) {
 		return nil, repoNotFound(name)
@@ -114,17 +147,39 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		}); err != nil {
 			return err
 		}
+		if err := db.putTombstone(ctx, tx, name); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM repositories WHERE id = $1`, id); err != nil {
 			return err
 		}
-		orphans, err = adjustRefs(ctx, tx, delta)
-		return err
+		if orphans, err = adjustRefs(ctx, tx, delta); err != nil {
+			return err
+		}
+		unlinked, err := deleteOCIRepo(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		if len(unlinked) > 0 {
+			rows, err := tx.Query(ctx, `SELECT d FROM unnest($1::text[]) AS u(d)
+				WHERE NOT EXISTS (SELECT 1 FROM oci_blob_links WHERE digest = u.d)
+				AND NOT EXISTS (SELECT 1 FROM blob_refs WHERE digest = u.d)`, unlinked)
+			if err != nil {
+				return err
+			}
+			more, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			orphans = append(orphans, more...)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(orphans)
-	return orphans, nil
+	return slices.Compact(orphans), nil
 }
 
 // lockRepo returns the ID of the repository named name, locking its row:
@@ -159,6 +214,31 @@ func repoID(ctx context.Context, q querier, name string) (string, error) {
 		return "", repoNotFound(name)
 	}
 	return id, err
+}
+
+// nameNotAvailable is the conflict for a repository, organization or team
+// name that is taken. It is the same whatever took the name, so it tells
+// nothing about a resource the caller cannot see.
+func nameNotAvailable(name string) error {
+	return chartctl.Errorf(chartctl.ECONFLICT, "The name %q is not available.", name)
+}
+
+// putTombstone reserves the name of the repository being deleted for its
+// owner, and purges the reservations whose grace period has passed.
+func (db *DB) putTombstone(ctx context.Context, tx pgx.Tx, name string) error {
+	now := db.now()
+	if _, err := tx.Exec(ctx, `DELETE FROM repository_tombstones WHERE deleted_at <= $1`, now.Add(-db.nameGrace)); err != nil {
+		return err
+	}
+	if db.nameGrace <= 0 {
+		_, err := tx.Exec(ctx, `DELETE FROM repository_tombstones WHERE name = $1`, name)
+		return err
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO repository_tombstones (name, owner_id, organization, deleted_at)
+		SELECT name, owner_id, COALESCE(organization, ''), $2 FROM repositories WHERE name = $1
+		ON CONFLICT (name) DO UPDATE SET owner_id = EXCLUDED.owner_id, organization = EXCLUDED.organization,
+			deleted_at = EXCLUDED.deleted_at`, name, now)
+	return err
 }
 
 func repoNotFound(name string) error {

@@ -27,7 +27,7 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 		VALUES ($1, $2, $3, $4, $5)`, t.ID, t.Name, t.Organization, text(t.Description), t.CreatedAt)
 	switch {
 	case isUnique(err, "teams_name_key"):
-		return chartctl.Errorf(chartctl.ECONFLICT, "Team %q already exists.", t.Name)
+		return nameNotAvailable(t.Name)
 	case isUnique(err, "teams_pkey"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "A team with ID %q already exists.", t.ID)
 	case isForeignKey(err, "teams_organization_fkey"):

@@ -21,8 +21,8 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	if err := db.fill(&u.ID, prefixUser, &u.CreatedAt); err != nil {
 		return err
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.CreatedAt)
+	_, err := db.pool.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, disabled, created_at, last_seen_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt)
 	switch {
 	case isUnique(err, "users_email_key_key"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", u.Email)
@@ -32,17 +32,17 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	return db.wrap("create user", err)
 }
 
-const userCols = `id, email, password_hash, admin, created_at`
+const userCols = `id, email, password_hash, admin, disabled, created_at, last_seen_at`
 
 func scanUser(row pgx.Row) (*chartctl.User, error) {
 	var u chartctl.User
-	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Admin, &u.CreatedAt)
+	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastSeenAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, userNotFound()
 	} else if err != nil {
 		return nil, err
 	}
-	u.CreatedAt = utc(u.CreatedAt)
+	u.CreatedAt, u.LastSeenAt = utc(u.CreatedAt), utcPtr(u.LastSeenAt)
 	return &u, nil
 }
 

@@ -18,6 +18,8 @@
 // Layout under PREFIX:
 //
 //	sha256/<hex>       one object per blob, named by its sha256
+//	sha512/<hex>       the same for blobs addressed by sha512 (OCI clients
+//	                   may push those)
 //	uploads/<random>   large blobs being assembled (multipart uploads)
 //
 // A blob smaller than one part goes up in a single PUT straight to its
@@ -35,6 +37,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -52,14 +55,18 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// Ensure Store implements chartctl.BlobStore.
-var _ chartctl.BlobStore = (*Store)(nil)
+// Ensure Store implements chartctl.AlgorithmBlobStore.
+var _ chartctl.AlgorithmBlobStore = (*Store)(nil)
+
+// algorithms are the digest algorithms blobs may be addressed by, with the
+// length of their hex digests; Walk visits them in algorithmNames order.
+var (
+	algorithms     = map[string]int{"sha256": sha256.Size * 2, "sha512": sha512.Size * 2}
+	algorithmNames = []string{"sha256", "sha512"}
+)
 
 const (
-	digestPrefix = "sha256:"
-	hexLen       = sha256.Size * 2
-	blobsDir     = "sha256/"
-	uploadsDir   = "uploads/"
+	uploadsDir = "uploads/"
 
 	// DefaultPartSize is the size of a multipart upload's parts, and so
 	// the largest blob sent in one PUT and the memory one writer holds.
@@ -179,14 +186,17 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // ValidDigest reports whether d is "sha256:" followed by 64 lowercase hex
-// digits; only such strings ever become object keys.
+// digits, or "sha512:" followed by 128; only such strings ever become
+// object keys.
 func ValidDigest(d string) bool {
-	h, ok := strings.CutPrefix(d, digestPrefix)
-	return ok && validHex(h)
+	alg, h, ok := strings.Cut(d, ":")
+	return ok && validHex(alg, h)
 }
 
-func validHex(s string) bool {
-	if len(s) != hexLen {
+// validHex reports whether s is a lowercase hex digest of algorithm alg.
+func validHex(alg, s string) bool {
+	n, ok := algorithms[alg]
+	if !ok || len(s) != n {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -199,7 +209,8 @@ func validHex(s string) bool {
 
 // key returns the object key of the blob with digest d (validated).
 func (s *Store) key(d string) string {
-	return s.prefix + blobsDir + strings.TrimPrefix(d, digestPrefix)
+	alg, h, _ := strings.Cut(d, ":")
+	return s.prefix + alg + "/" + h
 }
 
 func notFound() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Blob not found.") }
@@ -352,34 +363,52 @@ func (s *Store) Delete(ctx context.Context, digest string) error {
 	return s.wrap("delete blob", err)
 }
 
-// Walk calls fn for the digest of every stored blob, in ascending order of
-// digest (S3 lists keys in order). It stops at the first error fn returns
-// and returns it. Objects that are not blobs are skipped.
+// Walk calls fn for the digest of every stored blob: the sha256 ones, then
+// the sha512 ones, each in ascending order of digest (S3 lists keys in
+// order). It stops at the first error fn returns and returns it. Objects
+// that are not blobs are skipped.
 func (s *Store) Walk(ctx context.Context, fn func(digest string) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the listing goroutine when fn stops early
-	dir := s.prefix + blobsDir
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: dir, Recursive: true}) {
-		if obj.Err != nil {
-			return s.wrap("walk blobs", obj.Err)
-		}
-		h := strings.TrimPrefix(obj.Key, dir)
-		if !validHex(h) {
-			continue
-		}
-		if err := fn(digestPrefix + h); err != nil {
-			return err
+	for _, alg := range algorithmNames {
+		dir := s.prefix + alg + "/"
+		for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: dir, Recursive: true}) {
+			if obj.Err != nil {
+				return s.wrap("walk blobs", obj.Err)
+			}
+			h := strings.TrimPrefix(obj.Key, dir)
+			if !validHex(alg, h) {
+				continue
+			}
+			if err := fn(alg + ":" + h); err != nil {
+				return err
+			}
 		}
 	}
 	return ctx.Err()
 }
 
-// Create starts a new blob.
+// Create starts a new blob addressed by its sha256.
 func (s *Store) Create(ctx context.Context) (chartctl.BlobWriter, error) {
+	return s.CreateAlgorithm(ctx, "sha256")
+}
+
+// CreateAlgorithm starts a new blob addressed by algorithm ("sha256" or
+// "sha512"). It returns EINVALID for another algorithm.
+func (s *Store) CreateAlgorithm(ctx context.Context, alg string) (chartctl.BlobWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &writer{s: s, ctx: ctx, h: sha256.New()}, nil
+	var h hash.Hash
+	switch alg {
+	case "sha256":
+		h = sha256.New()
+	case "sha512":
+		h = sha512.New()
+	default:
+		return nil, chartctl.Invalid("digest", "Unsupported digest algorithm %q; use sha256 or sha512.", alg)
+	}
+	return &writer{s: s, ctx: ctx, alg: alg, h: h}, nil
 }
 
 // writer receives one blob: up to one part in memory, then a multipart
@@ -387,6 +416,7 @@ func (s *Store) Create(ctx context.Context) (chartctl.BlobWriter, error) {
 type writer struct {
 	s   *Store
 	ctx context.Context
+	alg string
 	h   hash.Hash
 	n   int64
 	buf []byte
@@ -443,8 +473,8 @@ func (w *writer) sendPart(data []byte) error {
 	return nil
 }
 
-// Digest returns "sha256:<hex>" of the bytes written so far.
-func (w *writer) Digest() string { return digestPrefix + hex.EncodeToString(w.h.Sum(nil)) }
+// Digest returns "<algorithm>:<hex>" of the bytes written so far.
+func (w *writer) Digest() string { return w.alg + ":" + hex.EncodeToString(w.h.Sum(nil)) }
 
 // Size returns the number of bytes written so far.
 func (w *writer) Size() int64 { return w.n }
@@ -466,8 +496,9 @@ func (w *writer) Commit() (string, error) {
 	if w.uploadID == "" {
 		// One PUT straight to the digest's key, signed with the payload's
 		// sha256 so the store verifies what it received.
+		sum := sha256.Sum256(w.buf)
 		_, err = w.s.core.PutObject(w.ctx, w.s.bucket, key, bytes.NewReader(w.buf), int64(len(w.buf)), "",
-			strings.TrimPrefix(digest, digestPrefix), minio.PutObjectOptions{ContentType: "application/octet-stream"})
+			hex.EncodeToString(sum[:]), minio.PutObjectOptions{ContentType: "application/octet-stream"})
 		err = w.s.wrap("commit blob", err)
 	} else {
 		err = w.commitMultipart(key)

@@ -28,10 +28,12 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// Store is what an engine provides: the metadata store and the OAuth store.
+// Store is what an engine provides: the metadata store, the OAuth store
+// and the OCI registry's store.
 type Store interface {
 	chartctl.Store
 	chartctl.OAuthStore
+	chartctl.OCIStore
 }
 
 // Open returns a fresh, empty store for one test; the engine closes it when
@@ -60,6 +62,19 @@ func Run(t *testing.T, open Open) {
 	t.Run("DeleteExpiredOAuth", func(t *testing.T) { testDeleteExpired(t, open) })
 	t.Run("HostileKeys", func(t *testing.T) { testHostileKeys(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
+	t.Run("UserManagement", func(t *testing.T) { testUserManagement(t, open) })
+	t.Run("LastAdmin", func(t *testing.T) { testLastAdmin(t, open) })
+	t.Run("NameReservation", func(t *testing.T) { testNameReservation(t, open) })
+	t.Run("NeutralNameConflicts", func(t *testing.T) { testNeutralNameConflicts(t, open) })
+	t.Run("ContentDigest", func(t *testing.T) { testContentDigest(t, open) })
+	t.Run("SemVerEqual", func(t *testing.T) { testSemVerEqual(t, open) })
+	t.Run("RepositoryBinding", func(t *testing.T) { testRepositoryBinding(t, open) })
+	t.Run("OCIBlobLinks", func(t *testing.T) { testOCIBlobLinks(t, open) })
+	t.Run("OCIManifests", func(t *testing.T) { testOCIManifests(t, open) })
+	t.Run("OCIChartManifests", func(t *testing.T) { testOCIChartManifests(t, open) })
+	t.Run("OCIUploads", func(t *testing.T) { testOCIUploads(t, open) })
+	t.Run("OCIDeleteRepository", func(t *testing.T) { testOCIDeleteRepository(t, open) })
+	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })
 }
 
 // Racers is how many goroutines the concurrency tests start at once.
@@ -455,7 +470,8 @@ func testRepositories(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.ENOTFOUND)
 	_, err = s.DeleteRepository(ctx, "charts")
 	wantCode(t, err, chartctl.ENOTFOUND)
-	mustRepo(t, s, "charts", "")
+	// Its owner may take the name again at once.
+	must(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "charts", OwnerID: ada.ID}))
 	cvs, err := s.ChartVersions(ctx, "charts", chartctl.ChartFilter{})
 	must(t, err)
 	if len(cvs) != 0 {

@@ -122,7 +122,7 @@ func OpenStorage(ctx context.Context, data string, c *StorageConfig, logger *slo
 		st.Store, st.close = db, db.Close
 		desc = append(desc, "bolt "+db.Path())
 	} else {
-		db, err := postgres.Open(ctx, c.Database)
+		db, err := postgres.Open(ctx, c.Database, postgres.NameGrace(c.RepoNameGrace))
 		if err != nil {
 			return nil, err
 		}

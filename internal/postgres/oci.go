@@ -1,0 +1,493 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// This file is the OCI registry's metadata (chartctl.OCIStore, CONTRACT
+// §11) on PostgreSQL, with bolt's behaviour: manifests with their bytes,
+// tags, the referrers index (a column of the manifest), blob links per
+// repository name and upload sessions.
+
+// LinkBlob records that name holds the blob digest of size bytes,
+// refreshing LinkedAt if it was linked.
+func (db *DB) LinkBlob(ctx context.Context, name, digest string, size int64) error {
+	if !storable(name, digest) {
+		return chartctl.Invalid("name", "Invalid repository name or digest.")
+	}
+	_, err := db.pool.Exec(ctx, `INSERT INTO oci_blob_links (name, digest, size, linked_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (name, digest) DO UPDATE SET size = EXCLUDED.size, linked_at = EXCLUDED.linked_at`,
+		name, digest, size, db.now())
+	return db.wrap("link blob", err)
+}
+
+// BlobLink returns the link of digest in name, or ENOTFOUND.
+func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIBlobLink, error) {
+	if !storable(name, digest) {
+		return nil, blobUnknown()
+	}
+	l := &chartctl.OCIBlobLink{Name: name, Digest: digest}
+	err := db.pool.QueryRow(ctx, `SELECT size, linked_at FROM oci_blob_links WHERE name = $1 AND digest = $2`,
+		name, digest).Scan(&l.Size, &l.LinkedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, blobUnknown()
+	} else if err != nil {
+		return nil, db.wrap("get blob link", err)
+	}
+	l.LinkedAt = utc(l.LinkedAt)
+	return l, nil
+}
+
+// BlobNames returns the names that hold digest, sorted.
+func (db *DB) BlobNames(ctx context.Context, digest string) ([]string, error) {
+	if !storable(digest) {
+		return nil, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT name FROM oci_blob_links WHERE digest = $1 ORDER BY name`, digest)
+	if err != nil {
+		return nil, db.wrap("list blob names", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return nilIfEmpty(names), db.wrap("list blob names", err)
+}
+
+// UnlinkBlob removes digest from name, or returns ENOTFOUND if it was not
+// linked there.
+func (db *DB) UnlinkBlob(ctx context.Context, name, digest string) error {
+	if !storable(name, digest) {
+		return blobUnknown()
+	}
+	tag, err := db.pool.Exec(ctx, `DELETE FROM oci_blob_links WHERE name = $1 AND digest = $2`, name, digest)
+	if err != nil {
+		return db.wrap("unlink blob", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return blobUnknown()
+	}
+	return nil
+}
+
+// UnreferencedLinks returns the blob links older than before that no
+// manifest of their name refers to.
+func (db *DB) UnreferencedLinks(ctx context.Context, before time.Time) ([]*chartctl.OCIBlobLink, error) {
+	rows, err := db.pool.Query(ctx, `SELECT l.name, l.digest, l.size, l.linked_at FROM oci_blob_links l
+		WHERE l.linked_at < $1
+		AND NOT EXISTS (SELECT 1 FROM oci_manifest_blobs b WHERE b.name = l.name AND b.blob = l.digest)
+		ORDER BY l.name, l.digest`, before.UTC())
+	if err != nil {
+		return nil, db.wrap("list unreferenced blobs", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.OCIBlobLink, error) {
+		var l chartctl.OCIBlobLink
+		if err := r.Scan(&l.Name, &l.Digest, &l.Size, &l.LinkedAt); err != nil {
+			return nil, err
+		}
+		l.LinkedAt = utc(l.LinkedAt)
+		return &l, nil
+	})
+	return out, db.wrap("list unreferenced blobs", err)
+}
+
+// PutManifest stores m and points tag at it, in one transaction. The
+// blobs and manifests m refers to must be present in m.Name
+// (*chartctl.UnknownReferenceError otherwise); storing a digest again
+// keeps the first record and only moves the tag; a chart manifest
+// replaces the one stored for the same version.
+func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag string) error {
+	if !storable(m.Name, m.Digest, tag) {
+		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
+	}
+	var annotations []byte
+	if len(m.Annotations) > 0 {
+		var err error
+		if annotations, err = json.Marshal(m.Annotations); err != nil {
+			return err
+		}
+	}
+	blobs := uniq(m.Blobs)
+	return db.tx(ctx, "put manifest", func(tx pgx.Tx) error {
+		// Lock the links and manifests referred to, so that none goes away
+		// before this commits.
+		if len(blobs) > 0 {
+			rows, err := tx.Query(ctx, `SELECT digest FROM oci_blob_links WHERE name = $1 AND digest = ANY($2)
+				ORDER BY digest FOR KEY SHARE`, m.Name, blobs)
+			if err != nil {
+				return err
+			}
+			have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, d := range m.Blobs {
+				if !slices.Contains(have, d) {
+					return &chartctl.UnknownReferenceError{Digest: d}
+				}
+			}
+		}
+		if refs := uniq(m.Manifests); len(refs) > 0 {
+			rows, err := tx.Query(ctx, `SELECT digest FROM oci_manifests WHERE name = $1 AND digest = ANY($2)
+				ORDER BY digest FOR KEY SHARE`, m.Name, refs)
+			if err != nil {
+				return err
+			}
+			have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, d := range m.Manifests {
+				if !slices.Contains(have, d) {
+					return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
+				}
+			}
+		}
+		var createdAt time.Time
+		err := tx.QueryRow(ctx, `SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest).Scan(&createdAt)
+		switch {
+		case err == nil:
+			m.CreatedAt = utc(createdAt)
+		case errors.Is(err, pgx.ErrNoRows):
+			if m.CreatedAt.IsZero() {
+				m.CreatedAt = db.now()
+			}
+			m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
+			var chartRepo, chartName, chartVersion *string
+			if c := m.Chart; c != nil {
+				if err := deleteOCIChart(ctx, tx, c.Repository, c.Name, c.Version); err != nil {
+					return err
+				}
+				chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
+				blobs, manifests, content, chart_repository, chart_name, chart_version, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+				m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
+				nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion, m.CreatedAt)
+			if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
+				return errRetry // a concurrent push of the same manifest or chart version won
+			} else if err != nil {
+				return err
+			}
+			if len(blobs) > 0 {
+				if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
+					SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
+					return err
+				}
+			}
+		default:
+			return err
+		}
+		if tag == "" {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO oci_tags (name, tag, digest) VALUES ($1, $2, $3)
+			ON CONFLICT (name, tag) DO UPDATE SET digest = EXCLUDED.digest`, m.Name, tag, m.Digest)
+		return err
+	})
+}
+
+// manifestCols are the columns of a manifest, as scanManifest reads them.
+const manifestCols = `name, digest, media_type, artifact_type, subject, annotations, blobs, manifests, content,
+	chart_repository, chart_name, chart_version, created_at`
+
+func scanManifest(row pgx.Row) (*chartctl.OCIManifest, error) {
+	var (
+		m                                  chartctl.OCIManifest
+		annotations                        []byte
+		chartRepo, chartName, chartVersion *string
+	)
+	if err := row.Scan(&m.Name, &m.Digest, &m.MediaType, &m.ArtifactType, &m.Subject, &annotations, &m.Blobs, &m.Manifests,
+		&m.Content, &chartRepo, &chartName, &chartVersion, &m.CreatedAt); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, manifestUnknown()
+		}
+		return nil, err
+	}
+	if len(annotations) > 0 {
+		if err := json.Unmarshal(annotations, &m.Annotations); err != nil {
+			return nil, err
+		}
+	}
+	m.Blobs, m.Manifests = nilIfEmpty(m.Blobs), nilIfEmpty(m.Manifests)
+	if chartRepo != nil {
+		m.Chart = &chartctl.OCIChartRef{Repository: *chartRepo, Name: deref(chartName), Version: deref(chartVersion)}
+	}
+	m.CreatedAt = utc(m.CreatedAt)
+	return &m, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// nonNilBytes returns b, or an empty slice for nil: a NOT NULL bytea.
+func nonNilBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// Manifest returns the manifest with digest in name, or ENOTFOUND.
+func (db *DB) Manifest(ctx context.Context, name, digest string) (*chartctl.OCIManifest, error) {
+	if !storable(name, digest) {
+		return nil, manifestUnknown()
+	}
+	m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests WHERE name = $1 AND digest = $2`, name, digest))
+	return m, db.wrap("get manifest", err)
+}
+
+// Tag returns the digest tag points to in name, or ENOTFOUND.
+func (db *DB) Tag(ctx context.Context, name, tag string) (string, error) {
+	if !storable(name, tag) {
+		return "", tagNotFound(tag)
+	}
+	var d string
+	err := db.pool.QueryRow(ctx, `SELECT digest FROM oci_tags WHERE name = $1 AND tag = $2`, name, tag).Scan(&d)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", tagNotFound(tag)
+	}
+	return d, db.wrap("get tag", err)
+}
+
+func tagNotFound(tag string) error {
+	return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
+}
+
+// Tags returns name's tags in lexical order after last, at most n (all
+// when n < 0), and whether more follow.
+func (db *DB) Tags(ctx context.Context, name, last string, n int) ([]string, bool, error) {
+	tags := []string{}
+	if !storable(name, last) {
+		return tags, false, nil
+	}
+	limit := int64(-1)
+	if n >= 0 {
+		limit = int64(n) + 1
+	}
+	rows, err := db.pool.Query(ctx, `SELECT tag FROM oci_tags WHERE name = $1 AND tag > $2 ORDER BY tag
+		LIMIT CASE WHEN $3::bigint < 0 THEN NULL ELSE $3::bigint END`, name, last, limit)
+	if err != nil {
+		return nil, false, db.wrap("list tags", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, false, db.wrap("list tags", err)
+	}
+	more := n >= 0 && len(got) > n
+	if more {
+		got = got[:n]
+	}
+	return append(tags, got...), more, nil
+}
+
+// DeleteManifest deletes the manifest with digest in name and its tags.
+func (db *DB) DeleteManifest(ctx context.Context, name, digest string) (*chartctl.OCIManifest, error) {
+	if !storable(name, digest) {
+		return nil, manifestUnknown()
+	}
+	m, err := scanManifest(db.pool.QueryRow(ctx, `DELETE FROM oci_manifests WHERE name = $1 AND digest = $2 RETURNING `+manifestCols, name, digest))
+	return m, db.wrap("delete manifest", err)
+}
+
+// DeleteTag deletes one tag, or returns ENOTFOUND.
+func (db *DB) DeleteTag(ctx context.Context, name, tag string) error {
+	if !storable(name, tag) {
+		return tagNotFound(tag)
+	}
+	res, err := db.pool.Exec(ctx, `DELETE FROM oci_tags WHERE name = $1 AND tag = $2`, name, tag)
+	if err != nil {
+		return db.wrap("delete tag", err)
+	}
+	if res.RowsAffected() == 0 {
+		return tagNotFound(tag)
+	}
+	return nil
+}
+
+// Referrers returns the manifests of name whose subject is digest,
+// ordered by digest.
+func (db *DB) Referrers(ctx context.Context, name, digest string) ([]*chartctl.OCIManifest, error) {
+	if !storable(name, digest) || digest == "" {
+		return nil, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+manifestCols+` FROM oci_manifests WHERE name = $1 AND subject = $2 ORDER BY digest`, name, digest)
+	if err != nil {
+		return nil, db.wrap("list referrers", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.OCIManifest, error) { return scanManifest(r) })
+	return nilIfEmpty(out), db.wrap("list referrers", err)
+}
+
+// ChartManifest returns the manifest pushed over OCI for a chart version,
+// or ENOTFOUND.
+func (db *DB) ChartManifest(ctx context.Context, repo, name, version string) (*chartctl.OCIManifest, error) {
+	if !storable(repo, name, version) {
+		return nil, manifestUnknown()
+	}
+	m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests
+		WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3`, repo, name, version))
+	return m, db.wrap("get chart manifest", err)
+}
+
+// Names returns every name holding a manifest or a blob, sorted.
+func (db *DB) Names(ctx context.Context) ([]string, error) {
+	rows, err := db.pool.Query(ctx, `SELECT name FROM oci_manifests UNION SELECT name FROM oci_blob_links ORDER BY 1`)
+	if err != nil {
+		return nil, db.wrap("list names", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, db.wrap("list names", err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// CreateUpload stores a new upload session, filling CreatedAt and
+// UpdatedAt.
+func (db *DB) CreateUpload(ctx context.Context, u *chartctl.OCIUpload) error {
+	if u.ID == "" || !storable(u.ID, u.Name) {
+		return chartctl.Invalid("id", "An upload session needs an ID.")
+	}
+	now := db.now()
+	if u.CreatedAt.IsZero() {
+		u.CreatedAt = now
+	}
+	u.CreatedAt = u.CreatedAt.UTC().Truncate(time.Microsecond)
+	u.UpdatedAt = now
+	_, err := db.pool.Exec(ctx, `INSERT INTO oci_uploads (id, name, "offset", created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, "offset" = EXCLUDED."offset",
+			created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at`,
+		u.ID, u.Name, u.Offset, u.CreatedAt, u.UpdatedAt)
+	return db.wrap("create upload", err)
+}
+
+const uploadCols = `id, name, "offset", created_at, updated_at`
+
+func scanUpload(row pgx.Row) (*chartctl.OCIUpload, error) {
+	var u chartctl.OCIUpload
+	if err := row.Scan(&u.ID, &u.Name, &u.Offset, &u.CreatedAt, &u.UpdatedAt); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, uploadNotFound()
+		}
+		return nil, err
+	}
+	u.CreatedAt, u.UpdatedAt = utc(u.CreatedAt), utc(u.UpdatedAt)
+	return &u, nil
+}
+
+func uploadNotFound() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Upload session not found.") }
+
+// Upload returns session id, or ENOTFOUND.
+func (db *DB) Upload(ctx context.Context, id string) (*chartctl.OCIUpload, error) {
+	if !storable(id) {
+		return nil, uploadNotFound()
+	}
+	u, err := scanUpload(db.pool.QueryRow(ctx, `SELECT `+uploadCols+` FROM oci_uploads WHERE id = $1`, id))
+	return u, db.wrap("get upload", err)
+}
+
+// AdvanceUpload moves session id's offset from "from" to "to" in one
+// statement, so of concurrent chunks exactly one advances it.
+func (db *DB) AdvanceUpload(ctx context.Context, id string, from, to int64) error {
+	if !storable(id) {
+		return uploadNotFound()
+	}
+	var at int64
+	err := db.tx(ctx, "advance upload", func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT "offset" FROM oci_uploads WHERE id = $1 FOR UPDATE`, id).Scan(&at)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return uploadNotFound()
+		} else if err != nil {
+			return err
+		}
+		if at != from {
+			return chartctl.Errorf(chartctl.ECONFLICT, "The upload is at offset %d, not %d.", at, from)
+		}
+		_, err = tx.Exec(ctx, `UPDATE oci_uploads SET "offset" = $2, updated_at = $3 WHERE id = $1`, id, to, db.now())
+		return err
+	})
+	return err
+}
+
+// DeleteUpload deletes session id, or returns ENOTFOUND.
+func (db *DB) DeleteUpload(ctx context.Context, id string) error {
+	if !storable(id) {
+		return uploadNotFound()
+	}
+	res, err := db.pool.Exec(ctx, `DELETE FROM oci_uploads WHERE id = $1`, id)
+	if err != nil {
+		return db.wrap("delete upload", err)
+	}
+	if res.RowsAffected() == 0 {
+		return uploadNotFound()
+	}
+	return nil
+}
+
+// Uploads returns every session, oldest first.
+func (db *DB) Uploads(ctx context.Context) ([]*chartctl.OCIUpload, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+uploadCols+` FROM oci_uploads ORDER BY created_at, id`)
+	if err != nil {
+		return nil, db.wrap("list uploads", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.OCIUpload, error) { return scanUpload(r) })
+	return nilIfEmpty(out), db.wrap("list uploads", err)
+}
+
+// deleteOCIChart removes the manifest stored for a chart version, if any
+// (with its tags): deleting or replacing a version deletes it on both
+// protocols.
+func deleteOCIChart(ctx context.Context, tx pgx.Tx, repo, name, version string) error {
+	_, err := tx.Exec(ctx, `DELETE FROM oci_manifests WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3`,
+		repo, name, version)
+	return err
+}
+
+// deleteOCIRepo removes every manifest, tag and blob link of the names
+// under repository repo, and the chart manifests of its versions,
+// returning the blob digests it unlinked.
+func deleteOCIRepo(ctx context.Context, tx pgx.Tx, repo string) ([]string, error) {
+	if _, err := tx.Exec(ctx, `DELETE FROM oci_manifests
+		WHERE name = $1 OR starts_with(name, $1 || '/') OR chart_repository = $1`, repo); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `DELETE FROM oci_blob_links WHERE name = $1 OR starts_with(name, $1 || '/') RETURNING digest`, repo)
+	if err != nil {
+		return nil, err
+	}
+	digests, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(digests)
+	return slices.Compact(digests), nil
+}
+
+func uniq(ds []string) []string {
+	seen := map[string]bool{}
+	out := ds[:0:0]
+	for _, d := range ds {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func blobUnknown() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Blob not found.") }
+
+func manifestUnknown() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Manifest not found.") }
