@@ -60,6 +60,10 @@ type Config struct {
 	// MaxConnsPerIP caps concurrent connections from one client address
 	// (0: no cap; behind a load balancer every client shares one address).
 	MaxConnsPerIP int
+	// BlobGrace spares orphan blobs younger than this from the startup
+	// sweep (0: app.DefaultBlobGrace), as another replica may be about to
+	// refer to one.
+	BlobGrace time.Duration
 }
 
 // DefaultConfig returns the documented defaults.
@@ -91,6 +95,11 @@ type Server struct {
 	AccessTokens httpx.AccessTokenVerifier
 	// Now is the clock; tests inject one.
 	Now func() time.Time
+	// RateLimits makes the rate limiters and the authentication throttle;
+	// nil keeps them in this process's memory (one node). Replicas share
+	// one backend (internal/postgres), so that limits hold over all of
+	// them.
+	RateLimits ratelimit.Backend
 	// Extra, if set, is called with the router after the /v1 and Helm routes
 	// are registered, so other transports (OAuth, dashboard, metrics) can
 	// add theirs to the same server.
@@ -101,8 +110,8 @@ type Server struct {
 	http     *http.Server
 	ln       net.Listener
 	app      *app.App
-	limits   *ratelimit.Set
-	throttle *ratelimit.Throttle
+	limits   ratelimit.Limiter
+	throttle ratelimit.Failures
 	touch    *touchBatcher
 	creds    *credentialCache
 	metrics  *metrics
@@ -141,18 +150,21 @@ func (s *Server) init() {
 	s.stop = make(chan struct{})
 	s.metrics = s.newMetrics()
 	s.app = app.New(s.Store, s.Blobs, app.Options{
-		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits},
+		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,
 	})
-	s.limits = ratelimit.NewSet(map[string]ratelimit.Limit{
+	if s.RateLimits == nil {
+		s.RateLimits = ratelimit.Memory{Now: s.Now}
+	}
+	s.limits = s.RateLimits.NewLimiter(map[string]ratelimit.Limit{
 		bucketGlobal: s.Config.GlobalLimit,
 		bucketUpload: s.Config.UploadLimit,
 		bucketSearch: s.Config.SearchLimit,
 		bucketKeys:   s.Config.KeyCreateLimit,
-	}, ratelimit.WithClock(s.Now))
-	s.throttle = ratelimit.NewThrottle(ratelimit.Limit{N: 20, Window: time.Minute}, ratelimit.WithClock(s.Now))
+	})
+	s.throttle = s.RateLimits.NewThrottle("api-auth", ratelimit.Limit{N: 20, Window: time.Minute})
 	s.touch = newTouchBatcher(s.Store, s.Logger)
 	s.creds = newCredentialCache()
 	s.echo = echo.New()

@@ -28,7 +28,16 @@ type Config struct {
 	AllowOverwrite bool
 	// ChartLimits bound what an archive may decompress to.
 	ChartLimits chart.Limits
+	// BlobGrace spares blobs committed more recently than this from the
+	// orphan sweep: with several replicas on one blob store, a blob no
+	// record refers to yet may be one another replica is about to commit
+	// a record for. 0 means DefaultBlobGrace; negative sweeps every orphan.
+	BlobGrace time.Duration
 }
+
+// DefaultBlobGrace is the orphan sweep's grace period when Config sets
+// none.
+const DefaultBlobGrace = time.Hour
 
 // App is the application layer over a metadata store and a blob store.
 // Create it with New.
@@ -83,3 +92,14 @@ func (a *App) observeUpload(created bool, err error) {
 		a.ObserveUpload(created, err)
 	}
 }
+
+// RefreshIndexVersion makes the in-memory Helm index entry of one chart
+// version match the store: another replica changed it.
+func (a *App) RefreshIndexVersion(ctx context.Context, repo, name, version string) {
+	a.Index.Refresh(ctx, repo, name, version)
+}
+
+// InvalidateIndex forgets the in-memory Helm index of repo (another
+// replica changed it in ways not known one by one, or deleted it); the
+// next request loads it from the store.
+func (a *App) InvalidateIndex(repo string) { a.Index.Drop(repo) }

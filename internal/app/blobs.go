@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 )
 
 // digestLocks serializes, per blob digest, an upload's commit of blob and
@@ -55,10 +56,12 @@ func (a *App) LockDigests(digests ...string) (unlock func()) {
 	return a.locks.lockAll(digests)
 }
 
-// SweepOrphanBlobs deletes blobs that no record refers to: what a crash
-// between writing a blob and committing its record leaves behind. It takes
-// each digest's lock, so it never races an upload of the same bytes. It
-// returns early when stop closes.
+// SweepOrphanBlobs deletes blobs that no record refers to and that were
+// committed longer ago than Config.BlobGrace: what a crash between writing
+// a blob and committing its record leaves behind. Younger blobs are spared,
+// as another replica may be about to commit the record that refers to one.
+// It takes each digest's lock, so it never races an upload of the same
+// bytes in this process. It returns early when stop closes.
 func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 	var digests []string
 	if err := a.Blobs.Walk(ctx, func(d string) error {
@@ -68,20 +71,58 @@ func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 		a.Logger.Error("sweep blobs", "err", err)
 		return
 	}
-	removed := 0
+	grace := a.Config.BlobGrace
+	if grace == 0 {
+		grace = DefaultBlobGrace
+	}
+	removed, spared := 0, 0
 	for _, d := range digests {
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		if a.DeleteIfOrphan(ctx, d) {
+		switch a.deleteOrphanOlderThan(ctx, d, a.Now().Add(-grace)) {
+		case orphanDeleted:
 			removed++
+		case orphanTooYoung:
+			spared++
 		}
 	}
-	if removed > 0 {
-		a.Logger.Info("removed orphan blobs", "count", removed)
+	if removed > 0 || spared > 0 {
+		a.Logger.Info("swept orphan blobs", "removed", removed, "spared_within_grace", spared, "grace", grace)
 	}
+}
+
+type orphanOutcome int
+
+const (
+	orphanKept orphanOutcome = iota
+	orphanDeleted
+	orphanTooYoung
+)
+
+// deleteOrphanOlderThan deletes the blob digest if no record refers to it
+// and it was committed before cutoff.
+func (a *App) deleteOrphanOlderThan(ctx context.Context, digest string, cutoff time.Time) orphanOutcome {
+	unlock := a.locks.lock(digest)
+	defer unlock()
+	ref, err := a.Store.BlobReferenced(ctx, digest)
+	if err != nil || ref {
+		return orphanKept
+	}
+	mod, err := a.Blobs.ModTime(ctx, digest)
+	if err != nil {
+		return orphanKept
+	}
+	if !mod.Before(cutoff) {
+		return orphanTooYoung
+	}
+	if err := a.Blobs.Delete(ctx, digest); err != nil {
+		a.Logger.Error("delete blob", "digest", digest, "err", err)
+		return orphanKept
+	}
+	return orphanDeleted
 }
 
 // DeleteIfOrphan deletes the blob digest if no record refers to it and

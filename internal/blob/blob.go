@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -251,6 +252,38 @@ func (s *Store) walk(ctx context.Context, alg string, fn func(digest string) err
 	return nil
 }
 
+// touch sets a stored blob's modification time to now. A failure only
+// makes the blob look older to garbage collection than it is, which its
+// grace period and the record's reference still cover, so it is ignored.
+func touch(path string) {
+	now := time.Now()
+	_ = os.Chtimes(path, now, now)
+}
+
+// Ping checks that the blob directory is there and readable.
+func (s *Store) Ping(ctx context.Context) error {
+	if _, err := os.ReadDir(s.blobsDir(algorithm)); err != nil {
+		return fmt.Errorf("blob store %s: %w", s.root, err)
+	}
+	return nil
+}
+
+// ModTime returns when the blob with digest was last committed. It
+// returns ENOTFOUND if the digest is malformed or no such blob is stored.
+func (s *Store) ModTime(ctx context.Context, digest string) (time.Time, error) {
+	alg, h, ok := splitDigest(digest)
+	if !ok {
+		return time.Time{}, notFound()
+	}
+	fi, err := os.Stat(s.path(alg, h))
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, notFound()
+	} else if err != nil {
+		return time.Time{}, fmt.Errorf("stat blob: %w", err)
+	}
+	return fi.ModTime(), nil
+}
+
 func notFound() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Blob not found.") }
 
 // File is an open stored blob.
@@ -312,9 +345,12 @@ func (w *writer) Commit() (string, error) {
 		// into place): this copy needs no fsync. Its directory entry may
 		// belong to a concurrent Commit that has not synced it yet, so the
 		// directory is synced before answering that the blob is durable.
+		// Its modification time is refreshed: a record is about to refer
+		// to it, so garbage collection must see it as young.
 		_ = w.f.Close()
 		w.closed = true
 		_ = os.Remove(tmp)
+		touch(w.s.path(w.alg, h))
 		if err := syncDir(w.s.fanoutDir(w.alg, h)); err != nil {
 			return "", fmt.Errorf("commit blob: %w", err)
 		}
@@ -353,6 +389,7 @@ func (w *writer) commitFile(tmp, h string) error {
 		if err := os.Remove(tmp); err != nil {
 			return err
 		}
+		touch(target)
 		return syncDir(dir)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err

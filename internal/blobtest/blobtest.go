@@ -47,6 +47,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("ConcurrentSameContent", func(t *testing.T) { testConcurrentSame(t, open(t)) })
 	t.Run("ConcurrentDistinct", func(t *testing.T) { testConcurrentDistinct(t, open(t)) })
 	t.Run("SHA512", func(t *testing.T) { testSHA512(t, open(t)) })
+	t.Run("ModTime", func(t *testing.T) { testModTime(t, open(t)) })
 }
 
 var ctx = context.Background()
@@ -515,5 +516,37 @@ func testSHA512(t *testing.T, s chartctl.BlobStore) {
 		}
 		_, err := s.Open(ctx, d)
 		wantCode(t, err, chartctl.ENOTFOUND)
+	}
+}
+
+// testModTime checks the modification time garbage collection relies on:
+// set by a commit, never moved back by committing the same bytes again,
+// and ENOTFOUND for a blob that is not stored.
+func testModTime(t *testing.T, s chartctl.BlobStore) {
+	_, err := s.ModTime(ctx, Digest([]byte("missing")))
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, err = s.ModTime(ctx, "sha256:nothex")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	for _, data := range [][]byte{[]byte("small"), Bytes(7, LargeSize)} {
+		d := Put(t, s, data, 1<<20)
+		first, err := s.ModTime(ctx, d)
+		if err != nil || first.IsZero() {
+			t.Fatalf("ModTime = %v, %v", first, err)
+		}
+		Put(t, s, data, 1<<20)
+		again, err := s.ModTime(ctx, d)
+		if err != nil || again.Before(first) {
+			t.Fatalf("ModTime after committing the same bytes = %v (%v), before %v", again, err, first)
+		}
+		must(t, s.Delete(ctx, d))
+		_, err = s.ModTime(ctx, d)
+		wantCode(t, err, chartctl.ENOTFOUND)
+	}
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
 	}
 }

@@ -307,6 +307,11 @@ type BlobStore interface {
 	Delete(ctx context.Context, digest string) error
 	// Walk calls fn for every stored blob digest.
 	Walk(ctx context.Context, fn func(digest string) error) error
+	// ModTime returns when the blob was last committed (committing bytes
+	// already stored counts): garbage collection spares blobs younger than
+	// its grace period, which another replica may be about to refer to.
+	// Returns ENOTFOUND.
+	ModTime(ctx context.Context, digest string) (time.Time, error)
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)

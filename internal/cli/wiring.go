@@ -27,6 +27,7 @@ func mountOAuthAndDashboard(e *echo.Echo, env *serve.Env) {
 		Logger:         env.Logger,
 		Now:            env.Server.Now,
 		TrustedProxies: env.Server.Config.TrustedProxies,
+		RateLimits:     env.Server.RateLimits,
 	})
 }
 

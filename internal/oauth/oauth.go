@@ -23,6 +23,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/web"
 )
 
@@ -126,6 +127,8 @@ type Config struct {
 	Now    func() time.Time
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies clientip.Resolver
+	// RateLimits makes the dashboard's sign-in throttles (nil: in memory).
+	RateLimits ratelimit.Backend
 }
 
 // Host is the API server the dashboard and the authorization server attach
@@ -160,7 +163,7 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	dash := web.New(web.Options{
 		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL,
 		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
-		Logger:   logger, Now: now,
+		Logger:   logger, Now: now, RateLimits: cfg.RateLimits,
 	}, app.CheckPassword, app.HashPassword)
 	dash.Register(e)
 	p := New(Options{

@@ -165,7 +165,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 				return err
 			}
 			stored, created = &rec, true
-			return nil
+			return db.changed(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
 		}
 
 		sameContent := rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest
@@ -192,7 +192,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 				}
 				old.ProvDigest = rec.ProvDigest
 				stored, created = old, true
-				return nil
+				return db.changed(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
 			}
 			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
 		case sameContent && rec.ProvDigest == "" && !overwrite:
@@ -221,7 +221,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			return err
 		}
 		stored, created = &rec, true
-		return nil
+		return db.changed(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
 	})
 	if err != nil {
 		return nil, false, nil, err
@@ -473,8 +473,10 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if err := deleteOCIChart(ctx, tx, repo, name, version); err != nil {
 			return err
 		}
-		orphans, err = adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted)))
-		return err
+		if orphans, err = adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted))); err != nil {
+			return err
+		}
+		return db.changed(ctx, tx, id, repo, name, version)
 	})
 	if err != nil {
 		return nil, nil, err

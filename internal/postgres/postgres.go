@@ -106,6 +106,10 @@ type DB struct {
 	// other owners.
 	nameGrace time.Duration
 
+	// origin tells this process's index notifications from other
+	// replicas' (watch.go).
+	origin string
+
 	// versions caches parsed SemVer versions by string (nil when a
 	// version does not parse), as bolt does.
 	versionsMu sync.RWMutex
@@ -159,6 +163,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		Now:       time.Now,
 		entropy:   ulid.Monotonic(rand.Reader, 0),
 		nameGrace: o.nameGrace,
+		origin:    ulid.Make().String(),
 		versions:  map[string]*semver.Version{},
 	}, nil
 }

@@ -153,6 +153,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if _, err := tx.Exec(ctx, `DELETE FROM repositories WHERE id = $1`, id); err != nil {
 			return err
 		}
+		if err := db.notify(ctx, tx, indexChange{Repo: name, Gen: -1}); err != nil {
+			return err
+		}
 		if orphans, err = adjustRefs(ctx, tx, delta); err != nil {
 			return err
 		}

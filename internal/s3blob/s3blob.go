@@ -48,6 +48,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -350,6 +351,20 @@ func (o *Object) Close() error {
 	return nil
 }
 
+// ModTime returns when the blob with digest was last committed (its
+// object's LastModified). It returns ENOTFOUND if the digest is malformed
+// or no such blob is stored.
+func (s *Store) ModTime(ctx context.Context, digest string) (time.Time, error) {
+	if !ValidDigest(digest) {
+		return time.Time{}, notFound()
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, s.key(digest), minio.StatObjectOptions{})
+	if err != nil {
+		return time.Time{}, s.wrap("stat blob", err)
+	}
+	return info.LastModified, nil
+}
+
 // Delete removes the blob with digest. Deleting a missing blob, or one
 // whose digest is malformed, succeeds.
 func (s *Store) Delete(ctx context.Context, digest string) error {
@@ -526,11 +541,9 @@ func (w *writer) commitMultipart(key string) error {
 	defer func() {
 		_ = w.s.client.RemoveObject(context.WithoutCancel(w.ctx), w.s.bucket, w.uploadKey, minio.RemoveObjectOptions{})
 	}()
-	if _, err := w.s.client.StatObject(w.ctx, w.s.bucket, key, minio.StatObjectOptions{}); err == nil {
-		return nil // same digest, same bytes: already stored
-	} else if minio.ToErrorResponse(err).Code != "NoSuchKey" {
-		return w.s.wrap("commit blob", err)
-	}
+	// Copied even when the digest is stored already: the copy refreshes
+	// the object's modification time, so garbage collection sees a blob a
+	// record is about to refer to as young.
 	dst := minio.CopyDestOptions{Bucket: w.s.bucket, Object: key}
 	src := minio.CopySrcOptions{Bucket: w.s.bucket, Object: w.uploadKey}
 	var err error

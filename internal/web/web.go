@@ -93,6 +93,10 @@ type Options struct {
 	// Logger receives errors; Now is the clock.
 	Logger *slog.Logger
 	Now    func() time.Time
+	// RateLimits makes the sign-in throttles; nil keeps them in memory.
+	// Replicas share one backend so that a guesser cannot multiply the
+	// attempts by the number of replicas.
+	RateLimits ratelimit.Backend
 }
 
 // Dashboard serves the web pages. Create it with New.
@@ -102,9 +106,9 @@ type Dashboard struct {
 	// byIP counts failures per address, byAccountIP per (account,
 	// address) and byAccount per account from anywhere, with a far higher
 	// ceiling.
-	byIP        *ratelimit.Throttle
-	byAccountIP *ratelimit.Throttle
-	byAccount   *ratelimit.Throttle
+	byIP        ratelimit.Failures
+	byAccountIP ratelimit.Failures
+	byAccount   ratelimit.Failures
 	attempts    keyedLocks
 	dummyOnce   sync.Once
 	dummyHash   string
@@ -125,6 +129,9 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.RateLimits == nil {
+		opts.RateLimits = ratelimit.Memory{Now: opts.Now}
+	}
 	if opts.SessionTTL <= 0 {
 		opts.SessionTTL = DefaultSessionTTL
 	}
@@ -141,9 +148,9 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	return &Dashboard{
 		opts:        opts,
 		pages:       parsePages(),
-		byIP:        ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
-		byAccountIP: ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
-		byAccount:   ratelimit.NewThrottle(opts.SignInAccountLimit, ratelimit.WithClock(opts.Now)),
+		byIP:        opts.RateLimits.NewThrottle("signin-ip", opts.SignInLimit),
+		byAccountIP: opts.RateLimits.NewThrottle("signin-account-ip", opts.SignInLimit),
+		byAccount:   opts.RateLimits.NewThrottle("signin-account", opts.SignInAccountLimit),
 		checkPass:   checkPassword,
 		hashSecret:  hashPassword,
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/chartctl/chartctl/internal/app"
@@ -59,7 +60,15 @@ func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, logg
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	u := &chartctl.User{Email: email, PasswordHash: hash, Admin: true}
-	if err := store.CreateUser(ctx, u); err != nil {
+	if err := store.CreateUser(ctx, u); chartctl.ErrorCode(err) == chartctl.ECONFLICT {
+		// Another replica on the same database started at the same time
+		// and created the admin: its credentials are in its data
+		// directory, and this file's would not work.
+		_ = os.Remove(path)
+		logger.Info("the admin user was created by another replica starting at the same time; its credentials are in that replica's " + InitialAdminFile)
+		return nil
+	} else if err != nil {
+		_ = os.Remove(path)
 		return err
 	}
 	k := &chartctl.APIKey{UserID: u.ID, Name: "initial admin key", Scopes: chartctl.AllScopes, Hash: keyHash}

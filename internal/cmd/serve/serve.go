@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -114,13 +115,31 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.KeyCreateLimit = cfg.RateLimitKeys
 	srv.Config.MaxKeysPerUser = cfg.MaxAPIKeys
 	srv.Config.MaxConnsPerIP = cfg.MaxConnsPerIP
+	srv.Config.BlobGrace = cfg.GCGrace
+	if cfg.GCGrace == 0 {
+		srv.Config.BlobGrace = -1 // --gc-grace 0: no grace
+	}
 	trusted, _ := clientip.ParseTrusted(cfg.TrustedProxies)
 	srv.Config.TrustedProxies = clientip.Resolver{Trusted: trusted}
+	if pg, ok := db.(*postgres.DB); ok {
+		// Replicas count against the same windows.
+		srv.RateLimits = pg.RateLimits(nil)
+	}
 	if opts.Routes != nil {
 		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
+	if pg, ok := db.(*postgres.DB); ok {
+		// Other replicas change charts too: keep this one's in-memory
+		// Helm indexes current with them.
+		watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+		watched := pg.WatchIndex(watchCtx, srv.App(), 0)
+		defer func() {
+			stopWatch()
+			<-watched
+		}()
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -1,0 +1,284 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+	"github.com/chartctl/chartctl/internal/testkit/s3test"
+)
+
+// replicaSet is three `chartctl serve` processes on one PostgreSQL
+// database and one S3 bucket.
+type replicaSet struct {
+	procs []*proc
+	key   string
+	dbURL string
+}
+
+// url returns replica i's URL (i taken modulo the replicas), as a load
+// balancer spreading requests would.
+func (rs *replicaSet) url(i int) string { return rs.procs[i%len(rs.procs)].url }
+
+// converge waits until every live replica's index.yaml of repo satisfies
+// ok, and returns how long that took. It fails after a bound far above
+// the one-second promise (timed assertions are not made in tests; the
+// latency is logged, and docs/performance.md reports it).
+func (rs *replicaSet) converge(t *testing.T, repo string, live []int, ok func(index string) bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		done := true
+		for _, i := range live {
+			r, b, err := do(t, "GET", rs.procs[i].url+"/helm/"+repo+"/index.yaml", rs.key, nil, "")
+			if err != nil || r.StatusCode != http.StatusOK || !ok(string(b)) {
+				done = false
+				break
+			}
+		}
+		if done {
+			return time.Since(start)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the replicas' indexes of %s did not converge", repo)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func upload(t *testing.T, url, key, repo string, c testkit.Chart) (int, []byte) {
+	t.Helper()
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": testkit.MakeChart(t, c)})
+	r, b, err := do(t, "POST", url+"/v1/repositories/"+repo+"/charts", key, bytes.NewReader(body), ctype)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	return r.StatusCode, b
+}
+
+// TestReplicas runs three replicas of the real binary on one PostgreSQL
+// database and one versitygw bucket and checks the rules of scale-out
+// (CONTRACT §12): the first-start admin created once, writes on one
+// replica read on the others, the Helm index current everywhere (through
+// notifications, and through the generation check when the listening
+// connection is killed or the database restarts), rate limits exact over
+// the replicas, one winner of racing pushes, and no acknowledged upload
+// lost when a replica is killed.
+func TestReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	pg := pgtest.Start(t)
+	s3 := s3test.Start(t)
+	bin := mustBinary(t)
+	rs := &replicaSet{dbURL: pg.NewDatabase(t)}
+	blobURL := s3.NewBucket(t)
+	datas := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+
+	// Three replicas starting at once on an empty database: one creates
+	// the admin, none fails.
+	rs.procs = make([]*proc, 3)
+	var wg sync.WaitGroup
+	for i := range rs.procs {
+		wg.Go(func() {
+			rs.procs[i] = startServe(t, bin, datas[i], "--database", rs.dbURL, "--blob-store", blobURL,
+				"--rate-limit-search", "30/1h")
+		})
+	}
+	wg.Wait()
+	admins := 0
+	for _, d := range datas {
+		if _, err := os.Stat(filepath.Join(d, "initial-admin.json")); err == nil {
+			admins++
+			rs.key = adminKey(t, d)
+		}
+	}
+	if admins != 1 {
+		t.Fatalf("%d replicas wrote initial-admin.json, want 1", admins)
+	}
+
+	if r, b, err := do(t, "POST", rs.url(0)+"/v1/repositories", rs.key, strings.NewReader(`{"name":"shared","visibility":"public"}`), "application/json"); err != nil || r.StatusCode != 200 {
+		t.Fatalf("create repo: %v %s", err, b)
+	}
+	// Every replica loads the (empty) index into memory.
+	rs.converge(t, "shared", []int{0, 1, 2}, func(string) bool { return true })
+
+	t.Run("WriteOnOneReadOnOthers", func(t *testing.T) {
+		if code, b := upload(t, rs.url(0), rs.key, "shared", testkit.Chart{Name: "web", Version: "1.0.0"}); code != 200 {
+			t.Fatalf("upload: %d %s", code, b)
+		}
+		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return strings.Contains(ix, "version: 1.0.0") })
+		t.Logf("index.yaml current on every replica %v after the upload's answer", took)
+		for i := 1; i < 3; i++ {
+			r, b, err := do(t, "GET", rs.url(i)+"/v1/repositories/shared/charts/web/1.0.0/archive", rs.key, nil, "")
+			if err != nil || r.StatusCode != 200 || len(b) == 0 {
+				t.Fatalf("download from replica %d: %v %d", i, err, r.StatusCode)
+			}
+		}
+		// A delete on another replica disappears everywhere too.
+		if r, b, err := do(t, "DELETE", rs.url(2)+"/v1/repositories/shared/charts/web/1.0.0", rs.key, nil, ""); err != nil || r.StatusCode != 200 {
+			t.Fatalf("delete: %v %s", err, b)
+		}
+		rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return !strings.Contains(ix, "version: 1.0.0") })
+	})
+
+	t.Run("RacingPushesOneWinner", func(t *testing.T) {
+		codes := make([]int, 20)
+		var wg sync.WaitGroup
+		for i := range codes {
+			wg.Go(func() {
+				codes[i], _ = upload(t, rs.url(i), rs.key, "shared", testkit.Chart{Name: "race", Version: "1.0.0", Description: fmt.Sprintf("racer %d", i)})
+			})
+		}
+		wg.Wait()
+		count := map[int]int{}
+		for _, c := range codes {
+			count[c]++
+		}
+		if count[200] != 1 || count[409] != 19 {
+			t.Fatalf("racing pushes answered %v, want one 200 and 19 409", count)
+		}
+	})
+
+	t.Run("RateLimitExactAcrossReplicas", func(t *testing.T) {
+		codes := make([]int, 60)
+		var wg sync.WaitGroup
+		for i := range codes {
+			wg.Go(func() {
+				r, _, err := do(t, "GET", rs.url(i)+"/v1/search?q=web", rs.key, nil, "")
+				if err == nil {
+					codes[i] = r.StatusCode
+				}
+			})
+		}
+		wg.Wait()
+		count := map[int]int{}
+		for _, c := range codes {
+			count[c]++
+		}
+		if count[200] != 30 || count[429] != 30 {
+			t.Fatalf("60 searches against 30/1h over three replicas answered %v, want 30 200 and 30 429", count)
+		}
+	})
+
+	t.Run("ListenerKilled", func(t *testing.T) {
+		conn, err := pgx.Connect(context.Background(), rs.dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var killed int
+		if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'chartctl-index-listener'`).Scan(&killed); err != nil || killed != 3 {
+			t.Fatalf("terminated %d listening connections (%v), want 3", killed, err)
+		}
+		// Changes made while they are down reach every index anyway.
+		if code, b := upload(t, rs.url(0), rs.key, "shared", testkit.Chart{Name: "web", Version: "2.0.0"}); code != 200 {
+			t.Fatalf("upload: %d %s", code, b)
+		}
+		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return strings.Contains(ix, "version: 2.0.0") })
+		t.Logf("index.yaml current on every replica %v after the upload, with the listeners killed", took)
+	})
+
+	t.Run("DatabaseRestartedUnderLoad", func(t *testing.T) {
+		stop := make(chan struct{})
+		var loaded sync.WaitGroup
+		for w := range 3 {
+			loaded.Go(func() {
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					upload(t, rs.url(w), rs.key, "shared", testkit.Chart{Name: fmt.Sprintf("load%d", w), Version: fmt.Sprintf("1.0.%d", n)})
+				}
+			})
+		}
+		time.Sleep(300 * time.Millisecond)
+		pg.Stop(t)
+		time.Sleep(300 * time.Millisecond)
+		pg.Restart(t)
+		close(stop)
+		loaded.Wait()
+		// Every replica serves again by itself, and their indexes agree
+		// with the database.
+		if code, b := upload(t, rs.url(1), rs.key, "shared", testkit.Chart{Name: "web", Version: "3.0.0"}); code != 200 {
+			t.Fatalf("upload after the restart: %d %s", code, b)
+		}
+		r, list, err := do(t, "GET", rs.url(2)+"/v1/repositories/shared/charts?limit=1", rs.key, nil, "")
+		var page struct {
+			Meta struct {
+				Total int `json:"total"`
+			} `json:"meta"`
+		}
+		if err != nil || r.StatusCode != 200 || json.Unmarshal(list, &page) != nil || page.Meta.Total == 0 {
+			t.Fatalf("list: %v %s", err, list)
+		}
+		want := page.Meta.Total
+		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool {
+			return strings.Contains(ix, "version: 3.0.0") && countVersions(ix) == want
+		})
+		t.Logf("indexes converged %v after the first upload following the database's return", took)
+	})
+
+	t.Run("Kill9DuringConcurrentPushers", func(t *testing.T) {
+		type ack struct{ name, version string }
+		var mu sync.Mutex
+		var acked []ack
+		var wg sync.WaitGroup
+		for w := range 16 {
+			wg.Go(func() {
+				for n := range 8 {
+					c := testkit.Chart{Name: fmt.Sprintf("push%d", w), Version: fmt.Sprintf("1.%d.0", n)}
+					if code, _ := upload(t, rs.url(w+n), rs.key, "shared", c); code == 200 {
+						mu.Lock()
+						acked = append(acked, ack{c.Name, c.Version})
+						mu.Unlock()
+					}
+				}
+			})
+		}
+		time.Sleep(200 * time.Millisecond)
+		if err := rs.procs[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if len(acked) == 0 {
+			t.Fatal("no upload was acknowledged")
+		}
+		for _, a := range acked {
+			for i := range 2 {
+				r, b, err := do(t, "GET", rs.url(i)+"/v1/repositories/shared/charts/"+a.name+"/"+a.version+"/archive", rs.key, nil, "")
+				if err != nil || r.StatusCode != 200 || len(b) == 0 {
+					t.Fatalf("acknowledged %s %s from replica %d: %v %d", a.name, a.version, i, err, r.StatusCode)
+				}
+			}
+		}
+		t.Logf("%d acknowledged uploads, all present on the surviving replicas", len(acked))
+	})
+}
+
+// countVersions counts the version entries of an index.yaml.
+func countVersions(index string) int {
+	n := 0
+	for _, line := range strings.Split(index, "\n") {
+		if strings.HasPrefix(line, "    version: ") {
+			n++
+		}
+	}
+	return n
+}

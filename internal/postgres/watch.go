@@ -1,0 +1,271 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Index freshness across replicas (CONTRACT §12). Each replica keeps its
+// repositories' Helm indexes in memory. Every transaction that changes a
+// chart version raises its repository's generation and sends a
+// notification on indexChannel naming the version, delivered when it
+// commits. WatchIndex listens on a dedicated connection and refreshes the
+// version at once; and since a notification is lost when that connection
+// drops (a database restart, a proxy cutting it), it also reads every
+// repository's generation a few times a second and reloads a repository
+// whose generation it did not hear of.
+
+// indexChannel is the notification channel of index changes.
+const indexChannel = "chartctl_index"
+
+// listenerName is the application_name of the listening connection, so an
+// operator (or a test) can tell it in pg_stat_activity.
+const listenerName = "chartctl-index-listener"
+
+// DefaultIndexPoll is how often WatchIndex compares generations: a change
+// whose notification was lost shows within two polls.
+const DefaultIndexPoll = 300 * time.Millisecond
+
+// indexChange is a notification's payload.
+type indexChange struct {
+	// Origin is the DB (process) that made the change.
+	Origin string `json:"o,omitempty"`
+	// Repo is the repository name; Name and Version the chart version,
+	// empty when the whole repository changed.
+	Repo    string `json:"r"`
+	Name    string `json:"n,omitempty"`
+	Version string `json:"v,omitempty"`
+	// RepoID and Gen are the repository's ID and generation after the
+	// change; Gen is -1 when the repository was deleted.
+	RepoID string `json:"i,omitempty"`
+	Gen    int64  `json:"g"`
+}
+
+// IndexHandler is told of the changes WatchIndex sees (internal/app
+// implements it over the index cache).
+type IndexHandler interface {
+	// RefreshIndexVersion makes the in-memory index entry of one chart
+	// version match the store.
+	RefreshIndexVersion(ctx context.Context, repo, name, version string)
+	// InvalidateIndex forgets the in-memory index of repo; the next
+	// request loads it from the store.
+	InvalidateIndex(repo string)
+}
+
+// changed raises the generation of repository id (named repo) in tx and
+// queues the notification of the change of one chart version.
+func (db *DB) changed(ctx context.Context, tx pgx.Tx, id, repo, name, version string) error {
+	var gen int64
+	if err := tx.QueryRow(ctx, `UPDATE repositories SET generation = generation + 1 WHERE id = $1 RETURNING generation`, id).Scan(&gen); err != nil {
+		return err
+	}
+	return db.notify(ctx, tx, indexChange{Repo: repo, Name: name, Version: version, RepoID: id, Gen: gen})
+}
+
+// notify queues c on indexChannel; PostgreSQL delivers it when tx commits.
+func (db *DB) notify(ctx context.Context, tx pgx.Tx, c indexChange) error {
+	c.Origin = db.origin
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, indexChannel, string(b))
+	return err
+}
+
+// repoGen is a repository's identity and generation as last known.
+type repoGen struct {
+	id  string
+	gen int64
+}
+
+// WatchIndex keeps h's indexes current with the changes every replica
+// commits, until ctx is done: a notified change refreshes its version at
+// once (changes this process made are already applied and only recorded),
+// and a repository whose generation moved without a notification heard is
+// invalidated, within two polls. The listening connection is re-dialled
+// after any failure, with a backoff up to a second; the polls go through
+// the pool. poll <= 0 means DefaultIndexPoll.
+//
+// It returns once it has read the current generations (start it before
+// serving: the indexes loaded afterwards include them); the returned
+// channel is closed when it has stopped.
+func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration) <-chan struct{} {
+	if poll <= 0 {
+		poll = DefaultIndexPoll
+	}
+	w := &watcher{db: db, h: h, known: map[string]repoGen{}, pending: map[string]repoGen{}, notes: make(chan indexChange, 256)}
+	w.poll(ctx, true)
+	done := make(chan struct{})
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		w.listen(ctx)
+	}()
+	go func() {
+		defer close(done)
+		defer func() { <-listening }()
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case c := <-w.notes:
+				w.apply(ctx, c)
+			case <-t.C:
+				w.poll(ctx, false)
+			}
+		}
+	}()
+	return done
+}
+
+type watcher struct {
+	db *DB
+	h  IndexHandler
+	// known is each repository's generation the index includes; pending
+	// a generation one poll saw differ from known, invalidated if the
+	// next poll still sees it (its notification is not just late).
+	known, pending map[string]repoGen
+	notes          chan indexChange
+}
+
+// apply handles one notification.
+func (w *watcher) apply(ctx context.Context, c indexChange) {
+	if c.Gen < 0 {
+		delete(w.known, c.Repo)
+		delete(w.pending, c.Repo)
+		if c.Origin != w.db.origin {
+			w.h.InvalidateIndex(c.Repo)
+		}
+		return
+	}
+	k, ok := w.known[c.Repo]
+	if ok && k.id == c.RepoID && k.gen >= c.Gen {
+		return // already seen (a poll got there first)
+	}
+	if c.Origin != w.db.origin {
+		if c.Name == "" {
+			w.h.InvalidateIndex(c.Repo)
+		} else {
+			w.h.RefreshIndexVersion(ctx, c.Repo, c.Name, c.Version)
+		}
+	}
+	if ok && k.id == c.RepoID && c.Gen > k.gen+1 {
+		// Changes between the known generation and this one went
+		// unheard: reload.
+		w.h.InvalidateIndex(c.Repo)
+	}
+	w.known[c.Repo] = repoGen{id: c.RepoID, gen: c.Gen}
+	delete(w.pending, c.Repo)
+}
+
+// poll reads every repository's generation and invalidates the indexes
+// that missed a change; first only records them.
+func (w *watcher) poll(ctx context.Context, first bool) {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rows, err := w.db.pool.Query(qctx, `SELECT name, id, generation FROM repositories`)
+	if err != nil {
+		return // the database is away; the next poll tries again
+	}
+	seen := map[string]repoGen{}
+	var name string
+	var g repoGen
+	if _, err := pgx.ForEachRow(rows, []any{&name, &g.id, &g.gen}, func() error {
+		seen[name] = g
+		return nil
+	}); err != nil {
+		return
+	}
+	if first {
+		w.known = seen
+		return
+	}
+	for repo, g := range seen {
+		k, ok := w.known[repo]
+		if ok && k == g {
+			delete(w.pending, repo)
+			continue
+		}
+		if !ok && g.gen == 0 {
+			// A new, empty repository: nothing to reload.
+			w.known[repo] = g
+			continue
+		}
+		if p, ok := w.pending[repo]; ok && p == g {
+			w.h.InvalidateIndex(repo)
+			w.known[repo] = g
+			delete(w.pending, repo)
+			continue
+		}
+		w.pending[repo] = g
+	}
+	for repo := range w.known {
+		if _, ok := seen[repo]; !ok {
+			// Deleted without a notification heard.
+			w.h.InvalidateIndex(repo)
+			delete(w.known, repo)
+			delete(w.pending, repo)
+		}
+	}
+}
+
+// listen holds a connection LISTENing on indexChannel and forwards its
+// notifications, re-dialling after any failure until ctx is done.
+func (w *watcher) listen(ctx context.Context) {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := w.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+	}
+}
+
+// listenOnce dials, listens and forwards notifications until the
+// connection fails.
+func (w *watcher) listenOnce(ctx context.Context) error {
+	cfg := w.db.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = listenerName
+	dctx, cancel := context.WithTimeout(ctx, defaultConnectTimeout)
+	conn, err := pgx.ConnectConfig(dctx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `LISTEN `+indexChannel); err != nil {
+		return err
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		var c indexChange
+		if json.Unmarshal([]byte(n.Payload), &c) != nil || c.Repo == "" {
+			continue
+		}
+		select {
+		case w.notes <- c:
+		case <-ctx.Done():
+			return errors.New("stopped")
+		}
+	}
+}
