@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -91,20 +90,24 @@ type repoGen struct {
 // after any failure, with a backoff up to a second; the polls go through
 // the pool. poll <= 0 means DefaultIndexPoll.
 //
-// It returns once it has read the current generations (start it before
-// serving: the indexes loaded afterwards include them); the returned
-// channel is closed when it has stopped.
+// It returns once it listens and has read the current generations (start
+// it before serving: the indexes loaded afterwards include them); the
+// returned channel is closed when it has stopped.
 func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration) <-chan struct{} {
 	if poll <= 0 {
 		poll = DefaultIndexPoll
 	}
 	w := &watcher{db: db, h: h, known: map[string]repoGen{}, pending: map[string]repoGen{}, notes: make(chan indexChange, 256)}
+	// Listen first, then read the generations: no change falls between.
+	// (If the database cannot be reached now, the listener keeps trying
+	// and the polls catch up.)
+	conn, _ := w.dial(ctx)
 	w.poll(ctx, true)
 	done := make(chan struct{})
 	listening := make(chan struct{})
 	go func() {
 		defer close(listening)
-		w.listen(ctx)
+		w.listen(ctx, conn)
 	}()
 	go func() {
 		defer close(done)
@@ -216,47 +219,53 @@ func (w *watcher) poll(ctx context.Context, first bool) {
 	}
 }
 
-// listen holds a connection LISTENing on indexChannel and forwards its
-// notifications, re-dialling after any failure until ctx is done.
-func (w *watcher) listen(ctx context.Context) {
+// listen forwards the notifications of conn (nil: none yet) and of the
+// connections it re-dials after any failure, until ctx is done.
+func (w *watcher) listen(ctx context.Context, conn *pgx.Conn) {
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		err := w.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
+		if conn == nil {
+			var err error
+			if conn, err = w.dial(ctx); err != nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, time.Second)
+				continue
 			}
-			backoff = min(2*backoff, time.Second)
-			continue
 		}
 		backoff = 50 * time.Millisecond
+		w.forward(ctx, conn)
+		_ = conn.Close(context.WithoutCancel(ctx))
+		conn = nil
 	}
 }
 
-// listenOnce dials, listens and forwards notifications until the
-// connection fails.
-func (w *watcher) listenOnce(ctx context.Context) error {
+// dial opens the listening connection and LISTENs.
+func (w *watcher) dial(ctx context.Context) (*pgx.Conn, error) {
 	cfg := w.db.pool.Config().ConnConfig.Copy()
 	cfg.RuntimeParams["application_name"] = listenerName
 	dctx, cancel := context.WithTimeout(ctx, defaultConnectTimeout)
+	defer cancel()
 	conn, err := pgx.ConnectConfig(dctx, cfg)
-	cancel()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `LISTEN `+indexChannel); err != nil {
-		return err
+	if _, err := conn.Exec(dctx, `LISTEN `+indexChannel); err != nil {
+		_ = conn.Close(context.WithoutCancel(ctx))
+		return nil, err
 	}
+	return conn, nil
+}
+
+// forward passes conn's notifications on until it fails.
+func (w *watcher) forward(ctx context.Context, conn *pgx.Conn) {
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return
 		}
 		var c indexChange
 		if json.Unmarshal([]byte(n.Payload), &c) != nil || c.Repo == "" {
@@ -265,7 +274,7 @@ func (w *watcher) listenOnce(ctx context.Context) error {
 		select {
 		case w.notes <- c:
 		case <-ctx.Done():
-			return errors.New("stopped")
+			return
 		}
 	}
 }

@@ -1,0 +1,126 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/postgres"
+	"github.com/chartctl/chartctl/internal/storetest"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+)
+
+// indexEvents records what WatchIndex tells a replica.
+type indexEvents struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (e *indexEvents) RefreshIndexVersion(_ context.Context, repo, name, version string) {
+	e.add(fmt.Sprintf("refresh %s %s %s", repo, name, version))
+}
+
+func (e *indexEvents) InvalidateIndex(repo string) { e.add("invalidate " + repo) }
+
+func (e *indexEvents) add(s string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events = append(e.events, s)
+}
+
+// wait waits until event was recorded, failing after a bound far above
+// the watcher's poll (no timing is asserted).
+func (e *indexEvents) wait(t *testing.T, event string) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(10 * time.Millisecond) {
+		e.mu.Lock()
+		ok := slices.Contains(e.events, event)
+		e.mu.Unlock()
+		if ok {
+			return
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t.Fatalf("no %q among %q", event, e.events)
+}
+
+func (e *indexEvents) has(event string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Contains(e.events, event)
+}
+
+// TestWatchIndex: a replica hears of the chart changes another commits
+// (not of its own), and when its listening connection is killed it still
+// learns of the changes it missed, through the generation check.
+func TestWatchIndex(t *testing.T) {
+	url := pgtest.Shared(t).NewDatabase(t)
+	open := func() *postgres.DB {
+		db, err := postgres.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	a, b := open(), open()
+	if err := b.CreateRepository(ctx, &chartctl.Repository{Name: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	var ea, eb indexEvents
+	wctx, cancel := context.WithCancel(ctx)
+	doneA := a.WatchIndex(wctx, &ea, 50*time.Millisecond)
+	doneB := b.WatchIndex(wctx, &eb, 50*time.Millisecond)
+	defer func() { cancel(); <-doneA; <-doneB }()
+
+	put := func(db *postgres.DB, version string) {
+		cv := &chartctl.ChartVersion{Repository: "r", Name: "web", Version: version, Digest: storetest.Digest(version)}
+		if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(b, "1.0.0")
+	ea.wait(t, "refresh r web 1.0.0")
+	if _, _, err := b.DeleteChartVersion(ctx, "r", "web", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	ea.wait(t, "refresh r web 1.0.0") // the deletion is a refresh too
+	put(a, "1.1.0")
+	ea.wait(t, "refresh r web 1.0.0")
+	eb.wait(t, "refresh r web 1.1.0")
+	if ea.has("refresh r web 1.1.0") || ea.has("invalidate r") {
+		t.Fatalf("a replica was told of its own change: %q", ea.events)
+	}
+
+	// Kill a's listening connection; a change made meanwhile still
+	// reaches a.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'chartctl-index-listener' AND datname = current_database()`).Scan(&killed); err != nil || killed != 2 {
+		t.Fatalf("terminated %d listeners (%v), want 2", killed, err)
+	}
+	put(b, "2.0.0")
+	for start := time.Now(); !ea.has("refresh r web 2.0.0") && !ea.has("invalidate r"); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("replica a never learnt of the change made while its listener was down: %q", ea.events)
+		}
+	}
+
+	// A deleted repository is invalidated everywhere else.
+	if _, err := b.DeleteRepository(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	ea.wait(t, "invalidate r")
+}
