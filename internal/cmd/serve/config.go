@@ -66,24 +66,6 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
 }
 
-// BindEnv sets every flag not given on the command line from its
-// CHARTCTL_* variable (--max-chart-size ← CHARTCTL_MAX_CHART_SIZE).
-func (c *Config) BindEnv(fs *pflag.FlagSet, getenv func(string) string) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed {
-			return
-		}
-		name := "CHARTCTL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(name); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("invalid %s: %w", name, e)
-			}
-		}
-	})
-	return err
-}
-
 // Validate checks the configuration and returns the first problem, said
 // so that the operator knows what to change.
 func (c *Config) Validate() error {
