@@ -2,6 +2,8 @@ package serve
 
 import (
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"net"
 	"net/url"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/tlsconfig"
 )
 
 // Config is the server's configuration (CONTRACT §9): one struct with
@@ -31,6 +34,12 @@ type Config struct {
 	LogFormat       string
 	LogLevel        string
 	DebugAddr       string
+	TLSCert         string
+	TLSKey          string
+	ACMEDomains     []string
+	ACMEEmail       string
+	ACMEDirectory   string
+	ACMEHTTPAddr    string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -64,6 +73,12 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert; re-read when it changes")
+	fs.StringSliceVar(&c.ACMEDomains, "acme-domain", c.ACMEDomains, "obtain certificates for these names over ACME and serve HTTPS on --addr (TLS-ALPN-01)")
+	fs.StringVar(&c.ACMEEmail, "acme-email", c.ACMEEmail, "contact email of the ACME account")
+	fs.StringVar(&c.ACMEDirectory, "acme-directory", c.ACMEDirectory, "ACME directory URL (default: Let's Encrypt)")
+	fs.StringVar(&c.ACMEHTTPAddr, "acme-http-addr", c.ACMEHTTPAddr, "also answer ACME HTTP-01 challenges on this plain-HTTP address, e.g. 0.0.0.0:80")
 }
 
 // Validate checks the configuration and returns the first problem, said
@@ -97,6 +112,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("invalid --log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	if err := c.TLS(nil).Validate(); err != nil {
+		return err
 	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)
@@ -148,3 +166,18 @@ func (b *ByteSize) Set(s string) error {
 
 // Type names the flag's value type in help.
 func (b *ByteSize) Type() string { return "size" }
+
+// TLS returns the TLS options of the configuration; ACME state is cached
+// under DATA/acme.
+func (c *Config) TLS(logger *slog.Logger) *tlsconfig.Options {
+	return &tlsconfig.Options{
+		CertFile:      c.TLSCert,
+		KeyFile:       c.TLSKey,
+		ACMEDomains:   c.ACMEDomains,
+		ACMEEmail:     c.ACMEEmail,
+		ACMEDirectory: c.ACMEDirectory,
+		ACMEHTTPAddr:  c.ACMEHTTPAddr,
+		CacheDir:      filepath.Join(c.Data, "acme"),
+		Logger:        logger,
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/serveconfig"
+	"github.com/chartctl/chartctl/internal/tlsconfig"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -138,9 +139,27 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 
+	tlsSetup, err := tlsconfig.New(*cfg.TLS(logger))
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server running there? choose another --addr)", cfg.Addr, err)
+	}
+	url := "http://" + ln.Addr().String()
+	if tlsSetup != nil {
+		stopChallenges, err := tlsSetup.ServeChallenges()
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stopChallenges()
+		ln = tlsSetup.Listener(ln)
+		url = "https://" + ln.Addr().String()
+	}
+	if cfg.BaseURL == "" && !isLoopback(cfg.Addr) {
+		logger.Warn("--base-url is not set: links and Helm index URLs are derived from each request's Host header; set --base-url (CHARTCTL_BASE_URL) to the server's external URL")
 	}
 	if err := srv.Open(ln); err != nil {
 		return err
@@ -153,9 +172,9 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		defer stopDebug()
 	}
-	logger.Info("chartctl serving", "url", srv.URL(), "data", cfg.Data)
+	logger.Info("chartctl serving", "url", url, "data", cfg.Data, "config", opts.ConfigFile)
 	if opts.Ready != nil {
-		opts.Ready(srv.URL())
+		opts.Ready(url)
 	}
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
@@ -163,6 +182,19 @@ func Run(ctx context.Context, opts *Options) error {
 		logger.Warn("shutdown", "err", err)
 	}
 	return nil
+}
+
+// isLoopback reports whether addr (host:port) listens on loopback only.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func newLogger(w io.Writer, format, level string) *slog.Logger {
