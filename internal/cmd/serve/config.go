@@ -3,9 +3,9 @@ package serve
 import (
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 
