@@ -11,8 +11,12 @@ TOOLS     := $(CURDIR)/.tools
 HELM4_VERSION ?= v4.3.1
 HELM3_VERSION ?= v3.22.0
 FUZZTIME  ?= 5s
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo none)
+IMAGE_DIR ?= dist/image
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+PEBBLE_VERSION ?= v2.10.1
 
-.PHONY: help build run test test-short fuzz lint completions bench tools release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint completions man bench tools image packages release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -55,6 +59,14 @@ bench: build ## go benchmarks of the hot paths, then the load harness against a 
 tools: ## install Helm 4 and Helm 3 into .tools/ (used by the Helm compatibility tests)
 	GOBIN=$(TOOLS)/helm4 $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION)
 	GOBIN=$(TOOLS)/helm3 $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM3_VERSION)
+
+image: ## build the container image (IMAGE_PLATFORMS) as an OCI layout in IMAGE_DIR, without a daemon
+	@rm -rf $(IMAGE_DIR) $(IMAGE_DIR)-bin && mkdir -p $(IMAGE_DIR)-bin
+	@set -e; bins=""; for p in $(IMAGE_PLATFORMS); do arch=$${p#linux/}; \
+		echo "build chartctl for $$p"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(IMAGE_DIR)-bin/chartctl-linux-$$arch ./cmd/chartctl; \
+		bins="$$bins --binary $$p=$(IMAGE_DIR)-bin/chartctl-linux-$$arch"; done; \
+		$(GO) run ./internal/imagebuild/buildimage --out $(IMAGE_DIR) $$bins --version $(VERSION) --revision $(REVISION)
 
 GORELEASER = $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.4
 

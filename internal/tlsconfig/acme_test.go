@@ -20,6 +20,10 @@ import (
 	"github.com/chartctl/chartctl/internal/tlsconfig"
 )
 
+// acmeName is the name certificates are requested for; the test's DNS
+// server resolves it to 127.0.0.1 for Pebble.
+const acmeName = "charts.chartctl.test"
+
 // freePort returns a loopback port nothing listens on right now.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -66,7 +70,7 @@ func startPebble(t *testing.T, tlsPort, httpPort int) *pebble {
 	if err := os.WriteFile(confFile, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-config", confFile)
+	cmd := exec.Command(bin, "-config", confFile, "-dnsserver", startDNS(t))
 	cmd.Env = append(os.Environ(), "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0")
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -116,11 +120,11 @@ func (p *pebble) roots(t *testing.T) *x509.CertPool {
 	return pool
 }
 
-// getCertificate makes a TLS handshake for localhost with addr and returns
+// handshake makes a TLS handshake for acmeName with addr and returns
 // the verified chain's leaf.
 func handshake(t *testing.T, addr string, roots *x509.CertPool) *x509.Certificate {
 	t.Helper()
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Minute}, "tcp", addr, &tls.Config{RootCAs: roots, ServerName: "localhost"})
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Minute}, "tcp", addr, &tls.Config{RootCAs: roots, ServerName: acmeName})
 	if err != nil {
 		t.Fatalf("handshake with %s: %v", addr, err)
 	}
@@ -140,7 +144,7 @@ func TestACMEWithPebble(t *testing.T) {
 		p := startPebble(t, ln.Addr().(*net.TCPAddr).Port, freePort(t))
 		cache := filepath.Join(t.TempDir(), "acme")
 		tc, err := tlsconfig.New(tlsconfig.Options{
-			ACMEDomains: []string{"localhost"}, ACMEEmail: "ops@example.com",
+			ACMEDomains: []string{acmeName}, ACMEEmail: "ops@example.com",
 			ACMEDirectory: p.directory, CacheDir: cache, HTTPClient: p.client,
 		})
 		if err != nil {
@@ -151,7 +155,7 @@ func TestACMEWithPebble(t *testing.T) {
 		defer hs.Close()
 
 		leaf := handshake(t, ln.Addr().String(), p.roots(t))
-		if leaf.DNSNames[0] != "localhost" {
+		if leaf.DNSNames[0] != acmeName {
 			t.Errorf("certificate names = %v", leaf.DNSNames)
 		}
 		// The certificate and the account key are cached in the data dir.
@@ -164,7 +168,7 @@ func TestACMEWithPebble(t *testing.T) {
 			t.Errorf("ACME cache holds %v, want the account key and the certificate", names)
 		}
 		// HTTP/2 still works with ACME's ALPN protocol offered beside it.
-		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: p.roots(t), ServerName: "localhost"}, ForceAttemptHTTP2: true}
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: p.roots(t), ServerName: acmeName}, ForceAttemptHTTP2: true}
 		defer tr.CloseIdleConnections()
 		resp, err := (&http.Client{Transport: tr}).Get("https://" + ln.Addr().String() + "/")
 		if err != nil {
@@ -186,7 +190,7 @@ func TestACMEWithPebble(t *testing.T) {
 		// HTTP-01 challenge on --acme-http-addr can succeed.
 		p := startPebble(t, freePort(t), httpPort)
 		tc, err := tlsconfig.New(tlsconfig.Options{
-			ACMEDomains: []string{"localhost"}, ACMEDirectory: p.directory,
+			ACMEDomains: []string{acmeName}, ACMEDirectory: p.directory,
 			ACMEHTTPAddr: fmt.Sprintf("127.0.0.1:%d", httpPort),
 			CacheDir:     filepath.Join(t.TempDir(), "acme"), HTTPClient: p.client,
 		})
@@ -203,20 +207,20 @@ func TestACMEWithPebble(t *testing.T) {
 		defer hs.Close()
 
 		leaf := handshake(t, ln.Addr().String(), p.roots(t))
-		if leaf.DNSNames[0] != "localhost" {
+		if leaf.DNSNames[0] != acmeName {
 			t.Errorf("certificate names = %v", leaf.DNSNames)
 		}
 		// Plain HTTP on the challenge listener redirects to https.
 		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://localhost:%d/v1/repositories", httpPort), nil)
+		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://127.0.0.1:%d/v1/repositories", httpPort), nil)
 		resp, err := noFollow.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode/100 != 3 || resp.Header.Get("Location") != "https://localhost/v1/repositories" {
+		if resp.StatusCode/100 != 3 || resp.Header.Get("Location") != "https://127.0.0.1/v1/repositories" {
 			t.Errorf("challenge listener answered %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
 		}
 	})

@@ -170,7 +170,16 @@ func (t *TLS) ServeChallenges() (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on --acme-http-addr %s: %w", t.opts.ACMEHTTPAddr, err)
 	}
-	hs := &http.Server{Handler: t.manager.HTTPHandler(nil), ReadHeaderTimeout: 10 * time.Second}
+	challenges := t.manager.HTTPHandler(nil)
+	// autocert checks the Host header against --acme-domain as is; a
+	// listener on a port other than 80 sees "name:port", so drop the port.
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if host, _, err := net.SplitHostPort(r.Host); err == nil {
+			r.Host = host
+		}
+		challenges.ServeHTTP(w, r)
+	})
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	t.opts.Logger.Info("ACME HTTP-01 challenges served", "addr", ln.Addr().String())
 	return func() {
