@@ -30,7 +30,7 @@ func TestDependencyRule(t *testing.T) {
 		{"client", []string{mod + "/internal/"}, "the public SDK never imports internal packages"},
 		{"server", []string{mod + "/internal/bolt", mod + "/internal/blob", mod + "/internal/cmd"}, "the transport never imports a concrete store"},
 		{"tui", []string{mod + "/internal/", mod + "/server"}, "the TUI knows only the client"},
-		{"cmd/chartctl", []string{"helm.sh/helm/v4/pkg/repo", "helm.sh/helm/v3", "k8s.io/client-go", mod + "/internal/testkit"}, "the binary stays free of Kubernetes client libraries and test helpers"},
+		{"cmd/chartctl", []string{"helm.sh/helm/v4/pkg/repo", "helm.sh/helm/v3", "k8s.io/client-go", "k8s.io/api/", "github.com/google/go-containerregistry", mod + "/internal/testkit", mod + "/internal/imagebuild"}, "the binary stays free of Kubernetes API types, client libraries, image tooling and test helpers"},
 	}
 	for _, r := range rules {
 		for _, d := range deps(t, r.pkg) {
