@@ -23,6 +23,7 @@ import (
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
+	mancmd "github.com/chartctl/chartctl/internal/cmd/man"
 	logincmd "github.com/chartctl/chartctl/internal/cmd/login"
 	logoutcmd "github.com/chartctl/chartctl/internal/cmd/logout"
 	orgcmd "github.com/chartctl/chartctl/internal/cmd/org"
@@ -278,6 +279,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		serve.NewCmdServe(ios.ErrOut, h.ServeRoutes, nil),
 		versioncmd.NewCmdVersion(f),
 		completioncmd.NewCmdCompletion(f),
+		mancmd.NewCmdMan(),
 	)
 	for _, c := range h.Commands {
 		add("server", c(f))
