@@ -16,7 +16,7 @@ IMAGE_DIR ?= dist/image
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 PEBBLE_VERSION ?= v2.10.1
 
-.PHONY: help build run test test-short fuzz lint completions man bench tools image packages release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint completions man bench tools image packages pebble release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -52,6 +52,9 @@ completions: build ## regenerate completions/ from the binary
 	./$(BIN) completion fish > completions/chartctl.fish
 	./$(BIN) completion powershell > completions/chartctl.ps1
 
+man: build ## write the man pages into man/ (the packages ship them)
+	./$(BIN) man man
+
 bench: build ## go benchmarks of the hot paths, then the load harness against a fresh server
 	$(GO) test -run='^$$' -bench=. -benchmem ./internal/... ./server/...
 	$(GO) run ./bench/cmd/chartbench --binary $(BIN) --n 1000 --markdown docs/performance.md
@@ -68,7 +71,17 @@ image: ## build the container image (IMAGE_PLATFORMS) as an OCI layout in IMAGE_
 		bins="$$bins --binary $$p=$(IMAGE_DIR)-bin/chartctl-linux-$$arch"; done; \
 		$(GO) run ./internal/imagebuild/buildimage --out $(IMAGE_DIR) $$bins --version $(VERSION) --revision $(REVISION)
 
+pebble: ## install Pebble, the ACME test server, into .tools/pebble (used by the ACME tests)
+	test -x $(TOOLS)/pebble/pebble || GOBIN=$(TOOLS)/pebble $(GO) install github.com/letsencrypt/pebble/v2/cmd/pebble@$(PEBBLE_VERSION)
+
 GORELEASER = $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.4
+PKG_ARCH  ?= amd64
+
+packages: ## build the .deb and .rpm for linux/PKG_ARCH into dist/ (goreleaser snapshot of .goreleaser.yaml, one platform)
+	@mkdir -p .tmp
+	sed -e 's/goos: \[linux, darwin, windows\]/goos: [linux]/' -e 's/goarch: \[amd64, arm64\]/goarch: [$(PKG_ARCH)]/' .goreleaser.yaml > .tmp/goreleaser-packages.yaml
+	grep -q 'goarch: \[$(PKG_ARCH)\]' .tmp/goreleaser-packages.yaml
+	$(GORELEASER) release --snapshot --clean --skip=archive,publish,validate --config .tmp/goreleaser-packages.yaml
 
 release-snapshot: ## build release archives locally with goreleaser
 	$(GORELEASER) release --snapshot --clean
@@ -77,4 +90,4 @@ release-check: ## validate .goreleaser.yaml
 	$(GORELEASER) check
 
 clean: ## remove build output
-	rm -rf bin dist
+	rm -rf bin dist man .tmp
