@@ -100,7 +100,7 @@ func Load(flags *pflag.FlagSet, getenv func(string) string, readFile func(string
 	})
 	var err error
 	flags.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed {
+		if err != nil || f.Changed || notSetting(f) {
 			return
 		}
 		name := EnvName(f.Name)
@@ -169,7 +169,7 @@ func apply(flags *pflag.FlagSet, path string, data []byte, res *Result) error {
 		}
 		seen[key] = k.Line
 		f := flags.Lookup(key)
-		if f == nil || key == FlagConfig || key == FlagPrintConfig || f.Hidden {
+		if f == nil || key == FlagConfig || notSetting(f) {
 			return fmt.Errorf("%s:%d: unknown key %q%s", path, k.Line, key, suggest(flags, key))
 		}
 		val, err := scalar(v)
@@ -189,6 +189,12 @@ func apply(flags *pflag.FlagSet, path string, data []byte, res *Result) error {
 		res.Sources[key] = SourceFile
 	}
 	return nil
+}
+
+// notSetting reports whether f is not a server setting: help, hidden
+// flags and --print-config (an action) are neither variables nor keys.
+func notSetting(f *pflag.Flag) bool {
+	return f.Hidden || f.Name == "help" || f.Name == FlagPrintConfig
 }
 
 // scalar turns a YAML value into the flag's string form: scalars as
@@ -267,7 +273,7 @@ func fresh(add func(*pflag.FlagSet)) pflag.Value {
 func suggest(flags *pflag.FlagSet, key string) string {
 	best, bestD := "", 4
 	flags.VisitAll(func(f *pflag.Flag) {
-		if f.Hidden || f.Name == FlagConfig || f.Name == FlagPrintConfig {
+		if notSetting(f) || f.Name == FlagConfig {
 			return
 		}
 		if d := distance(key, f.Name); d < bestD {
@@ -306,7 +312,7 @@ func distance(a, b string) int {
 func Print(w io.Writer, flags *pflag.FlagSet) error {
 	var names []string
 	flags.VisitAll(func(f *pflag.Flag) {
-		if f.Hidden || f.Name == FlagConfig || f.Name == FlagPrintConfig || f.Name == "help" {
+		if notSetting(f) || f.Name == FlagConfig {
 			return
 		}
 		names = append(names, f.Name)
