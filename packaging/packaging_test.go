@@ -86,7 +86,17 @@ func scratchRoot(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	for _, prog := range []string{"sh", "getent", "useradd", "chgrp", "chmod"} {
+	// Scripts redirect to /dev/null, as on any real system.
+	if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(filepath.Join(root, "dev/null"), syscall.S_IFCHR|0o666, int(mkdev(1, 3))); err != nil {
+		// Where device nodes cannot be made, a plain file takes the writes.
+		if err := os.WriteFile(filepath.Join(root, "dev/null"), nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, prog := range []string{"sh", "getent", "useradd", "chgrp", "chmod", "nologin"} {
 		path, err := exec.LookPath(prog)
 		if err != nil {
 			t.Skipf("%s is not installed here; the maintainer scripts need it", prog)
@@ -118,18 +128,28 @@ func copyWithLibs(t *testing.T, root, path string) {
 	}
 }
 
+// copyFile copies src to dst with src's permission bits.
 func copyFile(t *testing.T, src, dst string) {
 	t.Helper()
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
+	if err := os.WriteFile(dst, b, st.Mode().Perm()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// mkdev is makedev(3) for Linux (small major and minor numbers).
+func mkdev(major, minor uint32) uint64 {
+	return uint64(major)<<8 | uint64(minor)
 }
 
 // dpkg runs the real dpkg on root. Maintainer scripts run chrooted there.
@@ -355,7 +375,7 @@ func TestPackages(t *testing.T) {
 	if line["url"] != fmt.Sprintf("https://127.0.0.1:%d", port) || line["config"] != "/etc/chartctl/config.yaml" {
 		t.Errorf("serving line = %s", served)
 	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}, ForceAttemptHTTP2: true}}
 	resp, err := client.Get(fmt.Sprintf("https://localhost:%d/readyz", port))
 	if err != nil {
 		t.Fatal(err)
