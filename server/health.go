@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // readyTimeout bounds each readiness check, so a hung store makes /readyz
@@ -43,12 +44,12 @@ var probeDigest = "sha256:" + strings.Repeat("0", 64)
 
 // handleHealthz answers 200 while the process serves (liveness).
 func (s *Server) handleHealthz(c echo.Context) error {
-	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+	return httpx.WriteJSON(c, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // handleLivez answers 200 while the process runs (CONTRACT §14).
 func (s *Server) handleLivez(c echo.Context) error {
-	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+	return httpx.WriteJSON(c, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // handleReadyz answers 200 {"status":"ok"} when the metadata store and the
@@ -68,5 +69,5 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		s.Logger.Error("readiness: blob store", "err", err)
 		return chartctl.Errorf(chartctl.EUNAVAILABLE, "Not ready: the blob store does not answer.")
 	}
-	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+	return httpx.WriteJSON(c, http.StatusOK, map[string]string{"status": "ok"})
 }

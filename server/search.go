@@ -9,6 +9,7 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // handleSearch finds charts whose name, description or keywords contain q
@@ -16,22 +17,22 @@ import (
 // version of each chart; the exact name first, then names starting with q,
 // names containing it, and description or keyword matches.
 func (s *Server) handleSearch(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeRepoRead); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeRepoRead); err != nil {
 		return err
 	}
 	q := strings.TrimSpace(c.QueryParam("q"))
 	if q == "" || utf8.RuneCountInString(q) > 256 {
 		return chartctl.Invalid("q", "q is required: 1 to 256 characters to search for.")
 	}
-	pg, err := parsePage(c)
+	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	var repos []*chartctl.Repository
 	if name := c.QueryParam("repository"); name != "" {
-		r, err := s.visibleRepo(ctx, p, name)
+		r, err := s.app.VisibleRepo(ctx, p, name)
 		if err != nil {
 			return err
 		}
@@ -90,7 +91,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 		}
 		return a.res.Repository < b.res.Repository
 	})
-	return listPage(c, hits, pg, func(h hit) client.SearchResult { return h.res })
+	return httpx.ListPage(c, hits, pg, func(h hit) client.SearchResult { return h.res })
 }
 
 func keywordMatch(kws []string, needle string) bool {

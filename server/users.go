@@ -1,48 +1,49 @@
 package server
 
 import (
-	"net/mail"
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/token"
 )
 
 // handleGetUser answers who the credential belongs to and its scopes.
 func (s *Server) handleGetUser(c echo.Context) error {
-	p := principalOf(c)
-	return data(c, client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)})
+	p := httpx.PrincipalOf(c)
+	return httpx.Data(c, client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)})
 }
 
 // handleListAPIKeys lists the caller's API keys (never their values).
 func (s *Server) handleListAPIKeys(c echo.Context) error {
-	pg, err := parsePage(c)
+	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err
 	}
 	s.touch.flush()
-	keys, err := s.Store.APIKeys(c.Request().Context(), principalOf(c).User.ID)
+	keys, err := s.Store.APIKeys(c.Request().Context(), httpx.PrincipalOf(c).User.ID)
 	if err != nil {
 		return err
 	}
-	return listPage(c, keys, pg, toAPIKey)
+	return httpx.ListPage(c, keys, pg, toAPIKey)
 }
 
 // handleCreateAPIKey creates a key for the caller; its scopes never exceed
 // the caller's.
 func (s *Server) handleCreateAPIKey(c echo.Context) error {
-	if err := requireAPIKey(c); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeKeysWrite); err != nil {
 		return err
 	}
 	var req client.CreateAPIKeyRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	return s.createAPIKey(c, p.User, p.Scopes, req)
 }
 
@@ -53,14 +54,14 @@ func (s *Server) handleCreateUserAPIKey(c echo.Context) error {
 		return err
 	}
 	var req client.CreateAPIKeyRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
 	u, err := s.Store.UserByEmail(c.Request().Context(), c.Param("email"))
 	if err != nil {
 		return err
 	}
-	return s.createAPIKey(c, u, principalOf(c).Scopes, req)
+	return s.createAPIKey(c, u, httpx.PrincipalOf(c).Scopes, req)
 }
 
 func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl.Scopes, req client.CreateAPIKeyRequest) error {
@@ -82,24 +83,39 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
 		return chartctl.Invalid("expires_at", "expires_at must be in the future.")
 	}
+	ctx := c.Request().Context()
+	if s.Config.MaxKeysPerUser > 0 {
+		keys, err := s.Store.APIKeys(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if len(keys) >= s.Config.MaxKeysPerUser {
+			return chartctl.Errorf(chartctl.EFORBIDDEN, "%s already holds %d API keys, the most this server allows; revoke one first (chartctl api-key list / revoke).", u.Email, len(keys))
+		}
+	}
+	// Each key has a global budget of its own; creating keys is limited
+	// per user so new keys cannot multiply it without bound.
+	if err := s.takeRate(c, httpx.PrincipalOf(c), ratelimit.Request{Bucket: bucketKeys, Key: u.ID}); err != nil {
+		return err
+	}
 	value, hash := token.New(token.APIKeyPrefix)
 	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: req.ExpiresAt}
-	if err := s.Store.CreateAPIKey(c.Request().Context(), k); err != nil {
+	if err := s.Store.CreateAPIKey(ctx, k); err != nil {
 		return err
 	}
 	out := toAPIKey(k)
 	out.Key = value
-	return data(c, out)
+	return httpx.Data(c, out)
 }
 
 // handleDeleteAPIKey revokes one of the caller's keys; a credential may
 // revoke only keys whose scopes it has itself.
 func (s *Server) handleDeleteAPIKey(c echo.Context) error {
-	if err := requireAPIKey(c); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeKeysWrite); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	keys, err := s.Store.APIKeys(ctx, p.User.ID)
 	if err != nil {
 		return err
@@ -113,7 +129,7 @@ func (s *Server) handleDeleteAPIKey(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, map[string]any{"id": c.Param("id"), "revoked": true})
+	return httpx.Data(c, map[string]any{"id": c.Param("id"), "revoked": true})
 }
 
 // handleCreateUser lets an admin create an account.
@@ -122,10 +138,10 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		return err
 	}
 	var req client.CreateUserRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	email, err := ValidateEmail(req.Email)
+	email, err := app.ValidateEmail(req.Email)
 	if err != nil {
 		return err
 	}
@@ -134,7 +150,7 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		if len(req.Password) < 8 || len(req.Password) > 72 {
 			return chartctl.Invalid("password", "password must be 8 to 72 characters long.")
 		}
-		h, err := HashPassword(req.Password)
+		h, err := app.HashPassword(req.Password)
 		if err != nil {
 			return err
 		}
@@ -144,40 +160,12 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, client.User{ID: u.ID, Email: u.Email, Admin: u.Admin, Scopes: []string{}, CreatedAt: ts(u.CreatedAt)})
-}
-
-// ValidateEmail checks and normalizes an email address (lower case, no
-// display name). Returns EINVALID naming "email".
-func ValidateEmail(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", chartctl.Invalid("email", "email is required.")
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || len(s) > 254 || !strings.Contains(s[strings.LastIndexByte(s, '@'):], ".") && !strings.HasSuffix(s, "@localhost") {
-		return "", chartctl.Invalid("email", "Invalid email address %q.", s)
-	}
-	return strings.ToLower(s), nil
-}
-
-// HashPassword hashes a password with bcrypt.
-func HashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
-	if err != nil {
-		return "", err
-	}
-	return string(h), nil
-}
-
-// CheckPassword reports whether pw matches the bcrypt hash.
-func CheckPassword(hash, pw string) bool {
-	return hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
+	return httpx.Data(c, client.User{ID: u.ID, Email: u.Email, Admin: u.Admin, Scopes: []string{}, CreatedAt: ts(u.CreatedAt)})
 }
 
 // handleRateLimit reports the caller's buckets without counting (§7).
 func (s *Server) handleRateLimit(c echo.Context) error {
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	res := map[string]client.RateLimitResource{}
 	add := func(bucket, key string) {
 		if !s.limits.Limit(bucket).Disabled() {
@@ -191,10 +179,169 @@ func (s *Server) handleRateLimit(c echo.Context) error {
 	add(bucketGlobal, p.CredentialID)
 	add(bucketSearch, s.clientIP(c))
 	if repo := c.QueryParam("repository"); repo != "" {
-		if _, err := s.visibleRepo(c.Request().Context(), p, repo); err != nil {
+		if _, err := s.app.VisibleRepo(c.Request().Context(), p, repo); err != nil {
 			return err
 		}
 		add(bucketUpload, repo)
 	}
-	return data(c, client.RateLimits{Resources: res})
+	return httpx.Data(c, client.RateLimits{Resources: res})
+}
+
+// adminTarget loads the user named by the :email parameter for an admin
+// endpoint, after checking the caller may use admin endpoints.
+func (s *Server) adminTarget(c echo.Context) (*chartctl.User, error) {
+	if err := requireAdmin(c); err != nil {
+		return nil, err
+	}
+	u, err := s.Store.UserByEmail(c.Request().Context(), c.Param("email"))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "User %q not found.", c.Param("email"))
+	}
+	return u, err
+}
+
+// handleListUsers lists every user for a server admin, with when each was
+// last seen: the later of their last dashboard sign-in and their API keys'
+// last use.
+func (s *Server) handleListUsers(c echo.Context) error {
+	if err := requireAdmin(c); err != nil {
+		return err
+	}
+	pg, err := httpx.ParsePage(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	s.touch.flush()
+	users, err := s.Store.Users(ctx)
+	if err != nil {
+		return err
+	}
+	items, meta := httpx.Paginate(users, pg)
+	out := make([]client.Account, len(items))
+	for i, u := range items {
+		keys, err := s.Store.APIKeys(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		out[i] = toAccount(u, keys)
+	}
+	return httpx.List(c, out, meta)
+}
+
+func toAccount(u *chartctl.User, keys []*chartctl.APIKey) client.Account {
+	seen := u.LastSeenAt
+	for _, k := range keys {
+		if k.LastUsedAt != nil && (seen == nil || k.LastUsedAt.After(*seen)) {
+			seen = k.LastUsedAt
+		}
+	}
+	return client.Account{ID: u.ID, Email: u.Email, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: ts(u.CreatedAt), LastSeenAt: tsp(seen)}
+}
+
+// refuseSelf answers 403 when an admin would disable, demote or delete
+// their own account: another admin must do it, so nobody locks
+// themselves out by mistake.
+func refuseSelf(c echo.Context, u *chartctl.User, what string) error {
+	if httpx.PrincipalOf(c).User.ID == u.ID {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "You cannot %s your own account; ask another server admin.", what)
+	}
+	return nil
+}
+
+// handleUpdateUser lets an admin disable or enable a user, make or unmake
+// an admin, or set a password. Disabling ends the user's sessions, OAuth
+// grants and API keys at once.
+func (s *Server) handleUpdateUser(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	var req client.UpdateUserRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Disabled == nil && req.Admin == nil && req.Password == nil {
+		return chartctl.Invalid("body", "Nothing to change: send disabled, admin or password.")
+	}
+	if req.Disabled != nil && *req.Disabled {
+		if err := refuseSelf(c, u, "disable"); err != nil {
+			return err
+		}
+	}
+	if req.Admin != nil && !*req.Admin {
+		if err := refuseSelf(c, u, "remove admin from"); err != nil {
+			return err
+		}
+	}
+	upd := chartctl.UserUpdate{Disabled: req.Disabled, Admin: req.Admin}
+	if req.Password != nil {
+		if len(*req.Password) < 8 || len(*req.Password) > 72 {
+			return chartctl.Invalid("password", "password must be 8 to 72 characters long.")
+		}
+		h, err := app.HashPassword(*req.Password)
+		if err != nil {
+			return err
+		}
+		upd.PasswordHash = &h
+	}
+	ctx := c.Request().Context()
+	updated, err := s.Store.UpdateUser(ctx, u.ID, upd)
+	if err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	keys, err := s.Store.APIKeys(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	return httpx.Data(c, toAccount(updated, keys))
+}
+
+// handleDeleteUser lets an admin delete a user: their memberships and
+// credentials go; their personal repositories stay, readable by admins.
+func (s *Server) handleDeleteUser(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	if err := refuseSelf(c, u, "delete"); err != nil {
+		return err
+	}
+	if err := s.Store.DeleteUser(c.Request().Context(), u.ID); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return httpx.Data(c, map[string]any{"email": u.Email, "deleted": true})
+}
+
+// handleListUserAPIKeys lists another user's keys for an admin.
+func (s *Server) handleListUserAPIKeys(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	pg, err := httpx.ParsePage(c)
+	if err != nil {
+		return err
+	}
+	s.touch.flush()
+	keys, err := s.Store.APIKeys(c.Request().Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	return httpx.ListPage(c, keys, pg, toAPIKey)
+}
+
+// handleDeleteUserAPIKey lets an admin revoke another user's key.
+func (s *Server) handleDeleteUserAPIKey(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.DeleteAPIKey(c.Request().Context(), u.ID, c.Param("id")); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return httpx.Data(c, map[string]any{"id": c.Param("id"), "revoked": true})
 }

@@ -32,6 +32,7 @@ import (
 	searchcmd "github.com/chartctl/chartctl/internal/cmd/search"
 	"github.com/chartctl/chartctl/internal/cmd/serve"
 	teamcmd "github.com/chartctl/chartctl/internal/cmd/team"
+	usercmd "github.com/chartctl/chartctl/internal/cmd/user"
 	versioncmd "github.com/chartctl/chartctl/internal/cmd/version"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
@@ -273,6 +274,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		teamcmd.NewCmdTeam(f),
 		orgcmd.NewCmdOrg(f),
 		apikeycmd.NewCmdAPIKey(f),
+		usercmd.NewCmdUser(f),
 		ratelimitcmd.NewCmdRateLimit(f, nil),
 	)
 	add("server",

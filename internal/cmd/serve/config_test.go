@@ -5,11 +5,14 @@ import (
 	"context"
 	"io"
 	iofs "io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/chartctl/chartctl/internal/serveconfig"
@@ -38,6 +41,7 @@ func TestConfigFlagsAndEnv(t *testing.T) {
 		"CHARTCTL_RATE_LIMIT_UPLOAD": "5/1m",
 		"CHARTCTL_ALLOW_OVERWRITE":   "true",
 		"CHARTCTL_TRUSTED_PROXIES":   "10.0.0.0/8",
+		"CHARTCTL_REPO_NAME_GRACE":   "2h",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +49,7 @@ func TestConfigFlagsAndEnv(t *testing.T) {
 	if c.Addr != "127.0.0.1:9999" {
 		t.Errorf("flag should win over env: %s", c.Addr)
 	}
-	if c.MaxChartSize != 2<<20 || !c.AllowOverwrite || c.RateLimitUpload.N != 5 || c.TrustedProxies != "10.0.0.0/8" {
+	if c.MaxChartSize != 2<<20 || !c.AllowOverwrite || c.RateLimitUpload.N != 5 || c.TrustedProxies != "10.0.0.0/8" || c.RepoNameGrace != 2*time.Hour {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -63,6 +67,7 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"--trusted-proxies", "not-an-ip"}, nil, "--trusted-proxies"},
 		{nil, map[string]string{"CHARTCTL_MAX_CHART_SIZE": "lots"}, "CHARTCTL_MAX_CHART_SIZE"},
 		{[]string{"--max-chart-size", "10XB"}, nil, "invalid size"},
+		{[]string{"--repo-name-grace", "-1h"}, nil, "--repo-name-grace"},
 	} {
 		_, err := parse(t, tc.args, tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -156,13 +161,36 @@ func TestServePrintConfig(t *testing.T) {
 	}
 }
 
-func TestIsLoopback(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8080": true, "[::1]:8080": true, "localhost:8080": true,
-		"0.0.0.0:8080": false, ":8080": false, "10.0.0.1:80": false, "nonsense": false,
-	} {
-		if got := isLoopback(addr); got != want {
-			t.Errorf("isLoopback(%q) = %v, want %v", addr, got, want)
-		}
+func TestBaseURLWarning(t *testing.T) {
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	any := &net.TCPAddr{IP: net.IPv4zero, Port: 8080}
+	if w := baseURLWarning("", loop); w != "" {
+		t.Errorf("loopback without --base-url warned: %q", w)
+	}
+	if w := baseURLWarning("https://charts.example.com", any); w != "" {
+		t.Errorf("with --base-url warned: %q", w)
+	}
+	if w := baseURLWarning("", any); !strings.Contains(w, "--base-url") || !strings.Contains(w, "Host header") {
+		t.Errorf("0.0.0.0 without --base-url: %q, want a warning naming --base-url and the Host header", w)
+	}
+}
+
+func TestPrintConfigLeavesOutGlobalFlags(t *testing.T) {
+	root := &cobra.Command{Use: "chartctl"}
+	root.PersistentFlags().String("token", "", "API key")
+	serve := NewCmdServe(io.Discard, nil, func(context.Context, *Options) error { return nil })
+	root.AddCommand(serve)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--token", "chartctl_secret", "serve", "--config", writeConfig(t, ""), "--print-config"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "token") || !strings.Contains(out.String(), "addr:") {
+		t.Errorf("--print-config lists the CLI's global flags:\n%s", out.String())
+	}
+	root.SetArgs([]string{"serve", "--config", writeConfig(t, "token: x\n")})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), `unknown key "token"`) {
+		t.Errorf("a global flag is accepted as a key: %v", err)
 	}
 }

@@ -76,7 +76,7 @@ DATA/initial-admin.json.`,
   chartctl serve --addr 0.0.0.0:8080 --data /var/lib/chartctl --base-url https://charts.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loaded, err := serveconfig.Load(cmd.Flags(), opts.Getenv, opts.ReadFile)
+			loaded, err := serveconfig.Load(cmd.LocalFlags(), opts.Getenv, opts.ReadFile)
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ DATA/initial-admin.json.`,
 				return err
 			}
 			if print, _ := cmd.Flags().GetBool(serveconfig.FlagPrintConfig); print {
-				return serveconfig.Print(cmd.OutOrStdout(), cmd.Flags())
+				return serveconfig.Print(cmd.OutOrStdout(), cmd.LocalFlags())
 			}
 			opts.ConfigFile = loaded.File
 			if runF != nil {
@@ -109,13 +109,16 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	dbPath := filepath.Join(cfg.Data, "chartctl.db")
-	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second))
+	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second), bolt.NameGrace(cfg.RepoNameGrace))
 	if errors.Is(err, bolt.ErrLocked) {
 		return fmt.Errorf("data directory %s is in use by another chartctl server; stop it or choose another --data", cfg.Data)
 	} else if err != nil {
 		return err
 	}
 	defer db.Close()
+	if from := db.UpgradedFrom(); from != 0 {
+		logger.Info("upgraded the stored data", "path", dbPath, "from_schema", from, "to_schema", bolt.SchemaVersion)
+	}
 	blobs, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
 	if err != nil {
 		return err
@@ -132,6 +135,9 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.GlobalLimit = cfg.RateLimitGlobal
 	srv.Config.UploadLimit = cfg.RateLimitUpload
 	srv.Config.SearchLimit = cfg.RateLimitSearch
+	srv.Config.KeyCreateLimit = cfg.RateLimitKeys
+	srv.Config.MaxKeysPerUser = cfg.MaxAPIKeys
+	srv.Config.MaxConnsPerIP = cfg.MaxConnsPerIP
 	trusted, _ := clientip.ParseTrusted(cfg.TrustedProxies)
 	srv.Config.TrustedProxies = clientip.Resolver{Trusted: trusted}
 	if opts.Routes != nil {
@@ -158,9 +164,6 @@ func Run(ctx context.Context, opts *Options) error {
 		ln = tlsSetup.Listener(ln)
 		url = "https://" + ln.Addr().String()
 	}
-	if cfg.BaseURL == "" && !isLoopback(cfg.Addr) {
-		logger.Warn("--base-url is not set: links and Helm index URLs are derived from each request's Host header; set --base-url (CHARTCTL_BASE_URL) to the server's external URL")
-	}
 	if err := srv.Open(ln); err != nil {
 		return err
 	}
@@ -173,6 +176,9 @@ func Run(ctx context.Context, opts *Options) error {
 		defer stopDebug()
 	}
 	logger.Info("chartctl serving", "url", url, "data", cfg.Data, "config", opts.ConfigFile)
+	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
+		logger.Warn(warn)
+	}
 	if opts.Ready != nil {
 		opts.Ready(url)
 	}
@@ -182,19 +188,6 @@ func Run(ctx context.Context, opts *Options) error {
 		logger.Warn("shutdown", "err", err)
 	}
 	return nil
-}
-
-// isLoopback reports whether addr (host:port) listens on loopback only.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func newLogger(w io.Writer, format, level string) *slog.Logger {
@@ -223,4 +216,17 @@ func serveDebug(addr string, logger *slog.Logger) (func(), error) {
 	go func() { _ = hs.Serve(ln) }()
 	logger.Info("pprof serving", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
 	return func() { _ = hs.Close() }, nil
+}
+
+// baseURLWarning says why running without --base-url on an address other
+// hosts can reach is unsafe: the Host header of each request then decides
+// the OAuth issuer and the install lines the dashboard shows.
+func baseURLWarning(baseURL string, addr net.Addr) string {
+	if baseURL != "" {
+		return ""
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return ""
+	}
+	return "--base-url is not set: the OAuth issuer and the dashboard's install lines follow each request's Host header, which a client chooses; set --base-url to the server's external URL (e.g. https://charts.example.com)"
 }
