@@ -254,9 +254,20 @@ func TestPackages(t *testing.T) {
 		t.Errorf(".rpm: %v", err)
 	}
 	if rpmBin, err := exec.LookPath("rpm"); err == nil {
-		if cfg := run(t, rpmBin, "-qp", "--configfiles", rpm); !strings.Contains(cfg, "/etc/chartctl/config.yaml") {
-			t.Errorf(".rpm config files = %q", cfg)
+		files := run(t, rpmBin, "-qp", "--qf", "[%{FILENAMES} %{FILEFLAGS:fflags}\n]", rpm)
+		if !strings.Contains(files, "/etc/chartctl/config.yaml cn\n") {
+			t.Errorf("config.yaml is not %%config(noreplace) in the .rpm:\n%s", files)
 		}
+		for _, want := range []string{"/usr/bin/chartctl ", "/lib/systemd/system/chartctl.service ", "/usr/share/man/man1/chartctl-serve.1.gz "} {
+			if !strings.Contains(files, want) {
+				t.Errorf(".rpm lacks %s", want)
+			}
+		}
+		if scripts := run(t, rpmBin, "-qp", "--scripts", rpm); !strings.Contains(scripts, "useradd --system") || !strings.Contains(scripts, "preuninstall") {
+			t.Errorf(".rpm scriptlets:\n%s", scripts)
+		}
+	} else if testkit.RequireE2E() {
+		t.Fatal("rpm is not installed; CHARTCTL_REQUIRE_E2E=1 wants the .rpm checked")
 	}
 
 	// Install into the scratch root; postinst creates the user there.
