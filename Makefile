@@ -14,9 +14,10 @@ FUZZTIME  ?= 5s
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo none)
 IMAGE_DIR ?= dist/image
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_REPO ?= ghcr.io/chartctl/chartctl
 PEBBLE_VERSION ?= v2.10.1
 
-.PHONY: help build run test test-short fuzz lint completions man bench tools image packages pebble release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint completions man bench tools image image-push packages pebble release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -73,6 +74,9 @@ image: ## build the container image (IMAGE_PLATFORMS) as an OCI layout in IMAGE_
 
 pebble: ## install Pebble, the ACME test server, into .tools/pebble (used by the ACME tests)
 	test -x $(TOOLS)/pebble/pebble || GOBIN=$(TOOLS)/pebble $(GO) install github.com/letsencrypt/pebble/v2/cmd/pebble@$(PEBBLE_VERSION)
+
+image-push: ## push the layout in IMAGE_DIR (make image) to IMAGE_REPO:VERSION, with ~/.docker/config.json credentials
+	$(GO) run ./internal/imagebuild/buildimage --out $(IMAGE_DIR) --push $(IMAGE_REPO):$(VERSION)
 
 GORELEASER = $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.4
 PKG_ARCH  ?= amd64

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,9 +21,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/chartctl/chartctl/internal/imagebuild"
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -426,4 +430,68 @@ func tree(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+func TestPushToRegistry(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "image")
+	ca := testkit.NewCA(t)
+	if err := imagebuild.Build(dir, imagebuild.Options{
+		Binaries: map[string]string{"linux/amd64": self, "linux/arm64": self},
+		CABundle: ca.CertFile, Version: "2.0.0", Revision: "def456",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reg := httptest.NewServer(registry.New())
+	defer reg.Close()
+	host := strings.TrimPrefix(reg.URL, "http://")
+	ref := host + "/chartctl/chartctl:2.0.0"
+	if err := imagebuild.Push(dir, ref); err != nil {
+		t.Fatal(err)
+	}
+
+	// Pulled back: the tag is the two-platform index, and each platform
+	// image has its SBOM as a referrer.
+	tag, _ := name.NewTag(ref)
+	idx, err := remote.Index(tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 2 {
+		t.Fatalf("pushed index has %d manifests", len(im.Manifests))
+	}
+	for _, d := range im.Manifests {
+		refs, err := remote.Referrers(tag.Context().Digest(d.Digest.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm, err := refs.IndexManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rm.Manifests) != 1 || rm.Manifests[0].ArtifactType != imagebuild.SBOMMediaType {
+			t.Errorf("%s: referrers = %+v, want one SBOM", d.Platform, rm.Manifests)
+		}
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.Config.User != "65532:65532" || cf.Config.Labels["org.opencontainers.image.revision"] != "def456" {
+			t.Errorf("%s: pulled config = %+v", d.Platform, cf.Config)
+		}
+	}
+	if err := imagebuild.Push(t.TempDir(), ref); err == nil {
+		t.Error("pushing a directory that is no layout succeeded")
+	}
 }

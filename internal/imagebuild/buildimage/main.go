@@ -6,9 +6,10 @@
 //	    --binary linux/arm64=dist/image/chartctl-linux-arm64 \
 //	    --version 1.2.3 --revision $(git rev-parse HEAD)
 //
-// Copy the layout to a registry with any OCI client, e.g.
-// `crane push dist/image ghcr.io/chartctl/chartctl:1.2.3` or
-// `skopeo copy --all oci:dist/image docker://ghcr.io/chartctl/chartctl:1.2.3`.
+// With --push REF it then pushes the image index and its SBOMs to REF
+// (`make image-push`), with the credentials of ~/.docker/config.json
+// (`docker login` or `crane auth login`); with --push and no --binary it
+// pushes the layout already in --out.
 package main
 
 import (
@@ -17,6 +18,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/chartctl/chartctl/internal/imagebuild"
 )
@@ -44,6 +48,7 @@ func main() {
 	flag.StringVar(&o.Revision, "revision", "", "source revision (label)")
 	flag.StringVar(&o.Source, "source", "https://github.com/chartctl/chartctl", "source repository URL (label)")
 	flag.StringVar(&o.CABundle, "ca-bundle", imagebuild.CABundle, "PEM CA certificates to ship in the image")
+	push := flag.String("push", "", "push the image to this reference, e.g. "+imagebuild.Repository+":1.2.3")
 	flag.Parse()
 	o.Binaries = bins
 	o.Created = time.Unix(0, 0).UTC()
@@ -61,9 +66,18 @@ func main() {
 		}
 		o.Created = t
 	}
-	if err := imagebuild.Build(*out, o); err != nil {
-		fmt.Fprintf(os.Stderr, "buildimage: %v\n", err)
-		os.Exit(1)
+	if len(bins) > 0 || *push == "" {
+		if err := imagebuild.Build(*out, o); err != nil {
+			fmt.Fprintf(os.Stderr, "buildimage: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("wrote %s (%d platforms) to %s\n", imagebuild.Repository+":"+o.Version, len(bins), *out)
 	}
-	fmt.Printf("wrote %s (%d platforms) to %s\n", imagebuild.Repository+":"+o.Version, len(bins), *out)
+	if *push != "" {
+		if err := imagebuild.Push(*out, *push, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			fmt.Fprintf(os.Stderr, "buildimage: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("pushed %s to %s\n", *out, *push)
+	}
 }
