@@ -56,6 +56,32 @@ func NewHelm(tb testing.TB) *Helm {
 	return &Helm{tb: tb, Bin: bin, Home: tb.TempDir()}
 }
 
+// Helms returns a Helm for each real client configured (CHARTCTL_HELM4,
+// CHARTCTL_HELM3), by name ("helm4", "helm3"); with none it skips, or
+// fails under CHARTCTL_REQUIRE_E2E=1.
+func Helms(tb testing.TB) map[string]*Helm {
+	tb.Helper()
+	out := map[string]*Helm{}
+	for name, env := range map[string]string{"helm4": "CHARTCTL_HELM4", "helm3": "CHARTCTL_HELM3"} {
+		if p := os.Getenv(env); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				out[name] = &Helm{tb: tb, Bin: p, Home: tb.TempDir()}
+			}
+		}
+	}
+	if len(out) == 0 {
+		out["helm"] = NewHelm(tb)
+	}
+	return out
+}
+
+// With returns h reporting failures to tb (a subtest), sharing h's state.
+func (h *Helm) With(tb testing.TB) *Helm {
+	c := *h
+	c.tb = tb
+	return &c
+}
+
 // Run runs helm with args and returns its combined output.
 func (h *Helm) Run(args ...string) (string, error) {
 	cmd := exec.Command(h.Bin, args...)
