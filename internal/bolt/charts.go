@@ -102,6 +102,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 					stored = old.domain()
 					return nil
 				case old.ProvDigest == "" || overwrite:
+					if err := deleteOCIChart(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+						return err
+					}
 					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest)
 					created = err == nil
 					return err
@@ -138,6 +141,11 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			}
 		}
 		if old != nil {
+			// The OCI manifest of the replaced archive no longer describes
+			// the version; the derived one takes its place.
+			if err := deleteOCIChart(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+				return err
+			}
 			for _, d := range chartDigests(old) {
 				gone, err := dropRef(refs, d)
 				if err != nil {
@@ -324,6 +332,9 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if err := unindexSemver(tx, repo, name, version); err != nil {
 			return err
 		}
+		if err := deleteOCIChart(tx, repo, name, version); err != nil {
+			return err
+		}
 		refs := bucket(tx, blobRefsBucket)
 		for _, d := range chartDigests(r) {
 			gone, err := dropRef(refs, d)
@@ -345,11 +356,12 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 }
 
 // BlobReferenced reports whether any chart record refers to the blob
-// digest, as its archive or its provenance file.
+// digest, as its archive or its provenance file, or any OCI repository
+// name holds it (pushed, mounted, or referred to by a manifest there).
 func (db *DB) BlobReferenced(ctx context.Context, digest string) (bool, error) {
 	var ok bool
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		ok = digest != "" && refCount(bucket(tx, blobRefsBucket), digest) > 0
+		ok = digest != "" && (refCount(bucket(tx, blobRefsBucket), digest) > 0 || ociBlobLinked(tx, digest))
 		return nil
 	})
 	return ok, wrap("check blob reference", err)

@@ -207,11 +207,21 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 				}
 			}
 		}
+		unlinked, err := deleteOCIRepo(tx, name)
+		if err != nil {
+			return err
+		}
+		for _, d := range unlinked {
+			if !ociBlobLinked(tx, d) && refCount(bucket(tx, blobRefsBucket), d) == 0 {
+				orphans = append(orphans, d)
+			}
+		}
 		return bucket(tx, reposBucket).Delete([]byte(name))
 	})
 	if err != nil {
 		return nil, wrap("delete repository", err)
 	}
+	orphans = uniq(orphans)
 	sort.Strings(orphans)
 	return orphans, nil
 }

@@ -144,6 +144,7 @@ func Run(ctx context.Context, opts *Options) error {
 		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
+	reg := mountRegistry(srv, db, blobs, cfg, logger)
 
 	tlsSetup, err := tlsconfig.New(*cfg.TLS(logger))
 	if err != nil {
@@ -179,6 +180,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
 		logger.Warn(warn)
 	}
+	stopGC := make(chan struct{})
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		reg.Run(stopGC)
+	}()
+	defer func() {
+		close(stopGC)
+		<-gcDone
+	}()
 	if opts.Ready != nil {
 		opts.Ready(url)
 	}
