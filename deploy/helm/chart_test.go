@@ -5,12 +5,16 @@
 package helm_test
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/chartctl/chartctl/internal/cmd/serve"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/testkit"
 )
 
@@ -46,7 +52,7 @@ type rendered struct {
 // strictly into its API type; an unknown field anywhere fails.
 func render(t *testing.T, h *testkit.Helm, chart string, args ...string) *rendered {
 	t.Helper()
-	out := h.With(t).Must(append([]string{"template", "rel", chart, "--namespace", "charts"}, args...)...)
+	out := h.With(t).Stdout(append([]string{"template", "rel", chart, "--namespace", "charts"}, args...)...)
 	r := &rendered{}
 	dec := yaml.NewDecoder(strings.NewReader(out))
 	for {
@@ -360,9 +366,66 @@ func lintAndRender(t *testing.T, h *testkit.Helm) {
 	})
 }
 
+// chartctl is a real chartctl server (the serve command's composition,
+// OCI registry included) on loopback, with its first admin's API key.
+type chartctl struct {
+	url, key string
+}
+
+func startChartctl(t *testing.T) *chartctl {
+	t.Helper()
+	cfg := serve.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Data = t.TempDir()
+	cfg.RateLimitGlobal, cfg.RateLimitUpload, cfg.RateLimitSearch = ratelimit.Limit{}, ratelimit.Limit{}, ratelimit.Limit{}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(ctx, &serve.Options{Config: cfg, Stderr: io.Discard, Ready: func(u string) { ready <- u }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	c := &chartctl{}
+	select {
+	case c.url = <-ready:
+	case err := <-done:
+		t.Fatalf("chartctl did not start: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Data, serve.InitialAdminFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admin serve.InitialAdmin
+	if err := json.Unmarshal(b, &admin); err != nil {
+		t.Fatal(err)
+	}
+	c.key = admin.APIKey
+	return c
+}
+
+func (c *chartctl) post(t *testing.T, path, ctype string, body []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", c.url+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", ctype)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+	}
+}
+
 // TestChartRoundTripsThroughChartctl publishes the packaged chart to a
-// real chartctl server and installs it from there with the real Helm
-// client (a client-side dry run: there is no cluster here).
+// real chartctl server, as a classic Helm repository and over OCI, and
+// pulls, renders and (client-side dry run: no cluster here) installs it
+// from there with the real Helm clients.
 func TestChartRoundTripsThroughChartctl(t *testing.T) {
 	for name, h := range testkit.Helms(t) {
 		t.Run(name, func(t *testing.T) { roundTrip(t, name, h) })
@@ -382,12 +445,12 @@ func roundTrip(t *testing.T, name string, h *testkit.Helm) {
 		t.Fatal(err)
 	}
 
-	s := testkit.StartServer(t)
-	s.MustRepo(t, "deploy", "private")
-	if r := s.Upload(t, "deploy", s.AdminKey, archive, ""); r.StatusCode != 200 {
-		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
-	}
-	h.Must("repo", "add", "deploy", s.URL+"/helm/deploy", "--username", "ops", "--password", s.AdminKey)
+	s := startChartctl(t)
+	s.post(t, "/v1/repositories", "application/json", []byte(`{"name":"deploy","visibility":"private"}`))
+	s.post(t, "/v1/repositories", "application/json", []byte(`{"name":"deploy-oci","visibility":"private"}`))
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archive})
+	s.post(t, "/v1/repositories/deploy/charts", ctype, body)
+	h.Must("repo", "add", "deploy", s.url+"/helm/deploy", "--username", "ops", "--password", s.key)
 	if out := h.Must("search", "repo", "deploy/chartctl"); !strings.Contains(out, "deploy/chartctl") {
 		t.Fatalf("helm search:\n%s", out)
 	}
@@ -409,6 +472,24 @@ func roundTrip(t *testing.T, name string, h *testkit.Helm) {
 	if *r.deployment.Spec.Replicas != 3 {
 		t.Errorf("replicas = %d", *r.deployment.Spec.Replicas)
 	}
+
+	// Over OCI: pushed with helm push, pulled back byte for byte, rendered
+	// from oci://.
+	host := strings.TrimPrefix(s.url, "http://")
+	h.Must("registry", "login", host, "--username", "ops", "--password", s.key, "--plain-http")
+	h.Must("push", pkgs[0], "oci://"+host+"/deploy-oci", "--plain-http")
+	ociDir := filepath.Join(h.Home, "oci")
+	if err := os.Mkdir(ociDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.Must("pull", "oci://"+host+"/deploy-oci/chartctl", "--version", "0.1.0", "--destination", ociDir, "--plain-http")
+	got, err = os.ReadFile(filepath.Join(ociDir, filepath.Base(pkgs[0])))
+	if err != nil || sha256.Sum256(got) != sha256.Sum256(archive) {
+		t.Fatalf("chart pulled over OCI differs from the pushed one (%v)", err)
+	}
+	r = render(t, h, "oci://"+host+"/deploy-oci/chartctl", "--version", "0.1.0", "--plain-http", "-f", filepath.Join(chart, "ci", "single-node-values.yaml"))
+	checkCommon(t, r)
+
 	if name == "helm3" {
 		// Helm 3's install contacts a cluster even with --dry-run=client.
 		return

@@ -84,6 +84,26 @@ func (h *Helm) With(tb testing.TB) *Helm {
 
 // Run runs helm with args and returns its combined output.
 func (h *Helm) Run(args ...string) (string, error) {
+	out, err := h.command(args...).CombinedOutput()
+	return string(out), err
+}
+
+// Stdout runs helm with args and returns its standard output (e.g. the
+// manifests of helm template, without progress lines), failing the test
+// with standard error when helm fails.
+func (h *Helm) Stdout(args ...string) string {
+	h.tb.Helper()
+	cmd := h.command(args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		h.tb.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+func (h *Helm) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(h.Bin, args...)
 	cmd.Dir = h.Home
 	cmd.Env = append(os.Environ(),
@@ -92,8 +112,7 @@ func (h *Helm) Run(args ...string) (string, error) {
 		"HELM_DATA_HOME="+filepath.Join(h.Home, ".data"),
 		"HELM_PLUGINS="+filepath.Join(h.Home, ".plugins"),
 	)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cmd
 }
 
 // Must runs helm and fails the test when it fails.
