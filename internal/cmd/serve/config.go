@@ -43,15 +43,15 @@ type Config struct {
 	AdminEmail      string
 	// AdminPasswordFile, if set, holds the first admin's password.
 	AdminPasswordFile string
-	LogFormat       string
-	LogLevel        string
-	DebugAddr       string
-	TLSCert         string
-	TLSKey          string
-	ACMEDomains     []string
-	ACMEEmail       string
-	ACMEDirectory   string
-	ACMEHTTPAddr    string
+	LogFormat         string
+	LogLevel          string
+	DebugAddr         string
+	TLSCert           string
+	TLSKey            string
+	ACMEDomains       []string
+	ACMEEmail         string
+	ACMEDirectory     string
+	ACMEHTTPAddr      string
 }
 
 // DefaultConfig returns the documented defaults.
