@@ -110,7 +110,7 @@ func (l *rateLimiter) Take(reqs ...ratelimit.Request) ratelimit.Decision {
 	ctx, cancel := context.WithTimeout(context.Background(), rateOpTimeout)
 	defer cancel()
 	var d ratelimit.Decision
-	err := l.b.db.txOpts(ctx, "take rate limit", pgx.TxOptions{}, func(tx pgx.Tx) error {
+	take := func(tx querier) error {
 		d = ratelimit.Decision{Allowed: true, Results: make([]ratelimit.Result, 0, len(asked))}
 		charged := make([]bool, 0, len(asked))
 		refused := -1
@@ -156,7 +156,15 @@ func (l *rateLimiter) Take(reqs ...ratelimit.Request) ratelimit.Decision {
 			}
 		}
 		return nil
-	})
+	}
+	var err error
+	if len(asked) == 1 {
+		// One bucket: one statement, which charges nothing when it
+		// refuses, so no transaction is needed.
+		err = take(l.b.db.pool)
+	} else {
+		err = l.b.db.txOpts(ctx, "take rate limit", pgx.TxOptions{}, func(tx pgx.Tx) error { return take(tx) })
+	}
 	if errors.Is(err, errRefused) || err == nil {
 		return d
 	}
