@@ -250,7 +250,7 @@ func (db *DB) RevokeOAuthToken(ctx context.Context, h []byte) error {
 	if len(h) == 0 {
 		return tokenNotFound()
 	}
-	return db.tx(ctx, "revoke oauth token", func(tx pgx.Tx) error {
+	err := db.tx(ctx, "revoke oauth token", func(tx pgx.Tx) error {
 		var kind, grant string
 		err := tx.QueryRow(ctx, `UPDATE oauth_tokens SET revoked = true WHERE hash = $1 RETURNING kind, grant_id`, h).Scan(&kind, &grant)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -263,6 +263,10 @@ func (db *DB) RevokeOAuthToken(ctx context.Context, h []byte) error {
 		}
 		return nil
 	})
+	if err == nil {
+		db.credentialsChanged(ctx)
+	}
+	return err
 }
 
 // RevokeGrant revokes every token of the grant id, including any issued for
@@ -271,7 +275,11 @@ func (db *DB) RevokeGrant(ctx context.Context, id string) error {
 	if id == "" {
 		return chartctl.Invalid("grant", "A grant ID is required.")
 	}
-	return db.wrap("revoke grant", revokeGrant(ctx, db.pool, id, db.now()))
+	if err := revokeGrant(ctx, db.pool, id, db.now()); err != nil {
+		return db.wrap("revoke grant", err)
+	}
+	db.credentialsChanged(ctx)
+	return nil
 }
 
 // DeleteExpiredOAuth removes codes, tokens and sessions that expired

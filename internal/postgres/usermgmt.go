@@ -72,6 +72,7 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 	if err != nil {
 		return nil, err
 	}
+	db.credentialsChanged(ctx)
 	return out, nil
 }
 
@@ -83,7 +84,7 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 	if !storable(id) || id == "" {
 		return userNotFound()
 	}
-	return db.tx(ctx, "delete user", func(tx pgx.Tx) error {
+	err := db.tx(ctx, "delete user", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, adminLock); err != nil {
 			return err
 		}
@@ -105,6 +106,10 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 		_, err = tx.Exec(ctx, `DELETE FROM users WHERE id = $1`, id)
 		return err
 	})
+	if err == nil {
+		db.credentialsChanged(ctx)
+	}
+	return err
 }
 
 // TouchUser records that the user was seen at t; a recorded time never

@@ -163,6 +163,7 @@ func (db *DB) DeleteAPIKey(ctx context.Context, userID, id string) error {
 	if tag.RowsAffected() == 0 {
 		return apiKeyNotFound()
 	}
+	db.credentialsChanged(ctx)
 	return nil
 }
 

@@ -42,6 +42,34 @@ type indexChange struct {
 	// change; Gen is -1 when the repository was deleted.
 	RepoID string `json:"i,omitempty"`
 	Gen    int64  `json:"g"`
+	// Creds says a credential was revoked (a key deleted, a user
+	// disabled or deleted, a token or grant revoked): replicas drop the
+	// credentials they cached. Repo is empty then.
+	Creds bool `json:"c,omitempty"`
+}
+
+// CredentialsHandler is an IndexHandler that also caches credentials: it
+// is told when another replica revoked one, and after the listening
+// connection was lost (it may have missed such news).
+type CredentialsHandler interface {
+	InvalidateCredentials()
+}
+
+// credentialsChanged tells the other replicas that a credential was
+// revoked, once that has committed. A failure is ignored: their caches
+// expire on their own within a short time.
+func (db *DB) credentialsChanged(ctx context.Context) {
+	b, _ := json.Marshal(indexChange{Origin: db.origin, Creds: true})
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_, _ = db.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, indexChannel, string(b))
+}
+
+// invalidateCredentials tells h, if it caches credentials, to drop them.
+func (w *watcher) invalidateCredentials() {
+	if ch, ok := w.h.(CredentialsHandler); ok {
+		ch.InvalidateCredentials()
+	}
 }
 
 // IndexHandler is told of the changes WatchIndex sees (internal/app
@@ -140,6 +168,12 @@ type watcher struct {
 
 // apply handles one notification.
 func (w *watcher) apply(ctx context.Context, c indexChange) {
+	if c.Creds {
+		if c.Origin != w.db.origin {
+			w.invalidateCredentials()
+		}
+		return
+	}
 	if c.Gen < 0 {
 		delete(w.known, c.Repo)
 		delete(w.pending, c.Repo)
@@ -223,6 +257,7 @@ func (w *watcher) poll(ctx context.Context, first bool) {
 // connections it re-dials after any failure, until ctx is done.
 func (w *watcher) listen(ctx context.Context, conn *pgx.Conn) {
 	backoff := 50 * time.Millisecond
+	lost := false
 	for ctx.Err() == nil {
 		if conn == nil {
 			var err error
@@ -233,13 +268,23 @@ func (w *watcher) listen(ctx context.Context, conn *pgx.Conn) {
 				case <-time.After(backoff):
 				}
 				backoff = min(2*backoff, time.Second)
+				lost = true
 				continue
+			}
+		}
+		if lost {
+			// Listening again: revocations sent meanwhile went unheard.
+			// (Index changes are caught by the generation check.)
+			select {
+			case w.notes <- indexChange{Creds: true}:
+			case <-ctx.Done():
+				return
 			}
 		}
 		backoff = 50 * time.Millisecond
 		w.forward(ctx, conn)
 		_ = conn.Close(context.WithoutCancel(ctx))
-		conn = nil
+		conn, lost = nil, true
 	}
 }
 
@@ -268,7 +313,7 @@ func (w *watcher) forward(ctx context.Context, conn *pgx.Conn) {
 			return
 		}
 		var c indexChange
-		if json.Unmarshal([]byte(n.Payload), &c) != nil || c.Repo == "" {
+		if json.Unmarshal([]byte(n.Payload), &c) != nil || (c.Repo == "" && !c.Creds) {
 			continue
 		}
 		select {

@@ -28,6 +28,8 @@ func (e *indexEvents) RefreshIndexVersion(_ context.Context, repo, name, version
 
 func (e *indexEvents) InvalidateIndex(repo string) { e.add("invalidate " + repo) }
 
+func (e *indexEvents) InvalidateCredentials() { e.add("credentials") }
+
 func (e *indexEvents) add(s string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -99,6 +101,23 @@ func TestWatchIndex(t *testing.T) {
 		t.Fatalf("a replica was told of its own change: %q", ea.events)
 	}
 
+	// A key revoked on b: a drops its cached credentials.
+	u := &chartctl.User{Email: "ada@example.com"}
+	if err := b.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	k := &chartctl.APIKey{UserID: u.ID, Name: "ci", Hash: []byte("h")}
+	if err := b.CreateAPIKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteAPIKey(ctx, u.ID, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	ea.wait(t, "credentials")
+	if eb.has("credentials") {
+		t.Fatal("a replica was told of its own revocation")
+	}
+
 	// Kill a's listening connection; a change made meanwhile still
 	// reaches a.
 	conn, err := pgx.Connect(ctx, url)
@@ -118,7 +137,18 @@ func TestWatchIndex(t *testing.T) {
 		}
 	}
 
+	// A change whose notification is lost altogether (here the generation
+	// raised behind the stores' back) is caught by the generation check.
+	if _, err := conn.Exec(ctx, `UPDATE repositories SET generation = generation + 1 WHERE name = 'r'`); err != nil {
+		t.Fatal(err)
+	}
+	ea.wait(t, "invalidate r")
+	eb.wait(t, "invalidate r")
+
 	// A deleted repository is invalidated everywhere else.
+	ea.mu.Lock()
+	ea.events = nil
+	ea.mu.Unlock()
 	if _, err := b.DeleteRepository(ctx, "r"); err != nil {
 		t.Fatal(err)
 	}

@@ -174,6 +174,44 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("KeyRevokedOnEveryReplica", func(t *testing.T) {
+		r, b, err := do(t, "POST", rs.url(0)+"/v1/user/api-keys", rs.key, strings.NewReader(`{"name":"ci","scopes":["repo:read"]}`), "application/json")
+		var created struct {
+			Data struct {
+				ID  string `json:"id"`
+				Key string `json:"key"`
+			} `json:"data"`
+		}
+		if err != nil || r.StatusCode != 200 || json.Unmarshal(b, &created) != nil || created.Data.Key == "" {
+			t.Fatalf("create key: %v %s", err, b)
+		}
+		// Every replica accepts it (and caches it).
+		for i := range 3 {
+			if r, b, err := do(t, "GET", rs.url(i)+"/v1/repositories", created.Data.Key, nil, ""); err != nil || r.StatusCode != 200 {
+				t.Fatalf("replica %d refused the new key: %v %s", i, err, b)
+			}
+		}
+		if r, b, err := do(t, "DELETE", rs.url(0)+"/v1/user/api-keys/"+created.Data.ID, rs.key, nil, ""); err != nil || r.StatusCode >= 300 {
+			t.Fatalf("delete key: %v %s", err, b)
+		}
+		// The others drop it from their caches on the notification, long
+		// before the cache's own expiry (30 s).
+		start := time.Now()
+		for i := 1; i < 3; i++ {
+			for {
+				r, _, err := do(t, "GET", rs.url(i)+"/v1/repositories", created.Data.Key, nil, "")
+				if err == nil && r.StatusCode == http.StatusUnauthorized {
+					break
+				}
+				if time.Since(start) > 20*time.Second {
+					t.Fatalf("replica %d still accepts a revoked key", i)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		t.Logf("a revoked key was refused by every replica %v after the revocation", time.Since(start))
+	})
+
 	t.Run("ListenerKilled", func(t *testing.T) {
 		conn, err := pgx.Connect(context.Background(), rs.dbURL)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/serveconfig"
@@ -149,7 +150,7 @@ func Run(ctx context.Context, opts *Options) error {
 		// Other replicas change charts too: keep this one's in-memory
 		// Helm indexes current with them.
 		watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
-		watched := pg.WatchIndex(watchCtx, srv.App(), 0)
+		watched := pg.WatchIndex(watchCtx, replicaEvents{srv.App(), srv}, 0)
 		defer func() {
 			stopWatch()
 			<-watched
@@ -251,3 +252,15 @@ func baseURLWarning(baseURL string, addr net.Addr) string {
 	}
 	return "--base-url is not set: the OAuth issuer and the dashboard's install lines follow each request's Host header, which a client chooses; set --base-url to the server's external URL (e.g. https://charts.example.com)"
 }
+
+// replicaEvents is what another replica's changes touch in this one: the
+// Helm indexes (the application layer) and the credentials the server
+// caches.
+type replicaEvents struct {
+	*app.App
+	srv *server.Server
+}
+
+// InvalidateCredentials drops the server's cached credentials: another
+// replica revoked one.
+func (e replicaEvents) InvalidateCredentials() { e.srv.InvalidateCredentials() }
