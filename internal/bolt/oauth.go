@@ -487,3 +487,20 @@ func (db *DB) DeleteWebSession(ctx context.Context, h []byte) error {
 		return bucket(tx, webSessionsBucket).Delete(h)
 	}))
 }
+
+// OAuthClients returns every registered OAuth client, by ID (for
+// `chartctl admin migrate`).
+func (db *DB) OAuthClients(ctx context.Context) ([]*chartctl.OAuthClient, error) {
+	var out []*chartctl.OAuthClient
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		return bucket(tx, oauthClientsBucket).ForEach(func(_, v []byte) error {
+			r, err := decode[oauthClientRecord](v)
+			if err != nil {
+				return err
+			}
+			out = append(out, r.domain())
+			return nil
+		})
+	})
+	return out, wrap("list oauth clients", err)
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/internal/cmd/admin/gc"
+	"github.com/chartctl/chartctl/internal/cmd/admin/migrate"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
 
@@ -15,9 +16,10 @@ func NewCmdAdmin(f *cmdutil.Factory) *cobra.Command {
 		Use:   "admin <command>",
 		Short: "Server maintenance (server admins)",
 		Long: `Server maintenance. These commands need a server admin's credential
-carrying every scope.`,
+carrying every scope, except migrate, which works on the storage directly.`,
 		Example: `  chartctl admin gc --dry-run`,
 	}
 	cmd.AddCommand(gc.NewCmdGC(f, nil))
+	cmd.AddCommand(migrate.NewCmdMigrate(f, nil))
 	return cmd
 }

@@ -1,0 +1,203 @@
+package migrate_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/blob"
+	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/migrate"
+	"github.com/chartctl/chartctl/internal/postgres"
+	"github.com/chartctl/chartctl/internal/s3blob"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+	"github.com/chartctl/chartctl/internal/testkit/s3test"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	s3test.StopShared()
+	os.Exit(code)
+}
+
+var ctx = context.Background()
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func putBlob(t *testing.T, s chartctl.AlgorithmBlobStore, alg, data string) string {
+	t.Helper()
+	w, err := s.CreateAlgorithm(ctx, alg)
+	must(t, err)
+	defer w.Abort()
+	_, err = w.Write([]byte(data))
+	must(t, err)
+	d, err := w.Commit()
+	must(t, err)
+	return d
+}
+
+// cancelAfter cancels a context once the progress output shows n blobs
+// copied: an interruption in the middle of a migration.
+type cancelAfter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.marker) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestMigrate populates a single-node data directory, migrates it to a
+// real PostgreSQL and versitygw, interrupted in the middle of the blobs
+// and resumed, and checks that everything arrived and a third run copies
+// nothing.
+func TestMigrate(t *testing.T) {
+	dir := t.TempDir()
+	src, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
+	must(t, err)
+	defer src.Close()
+	srcBlobs, err := blob.Open(filepath.Join(dir, "blobs"))
+	must(t, err)
+
+	ada := &chartctl.User{Email: "ada@example.com", Admin: true, PasswordHash: "argon2id$x"}
+	must(t, src.CreateUser(ctx, ada))
+	bob := &chartctl.User{Email: "bob@example.com", Disabled: true}
+	must(t, src.CreateUser(ctx, bob))
+	must(t, src.CreateAPIKey(ctx, &chartctl.APIKey{UserID: ada.ID, Name: "ci", Hash: []byte("keyhash"), Scopes: chartctl.Scopes{chartctl.ScopeRepoRead}}))
+	must(t, src.CreateOAuthClient(ctx, &chartctl.OAuthClient{ID: "cli", Name: "CLI", Public: true, RedirectURIs: []string{"http://127.0.0.1/cb"}}))
+	must(t, src.CreateOrganization(ctx, &chartctl.Organization{Name: "acme", CreatedBy: ada.ID}))
+	must(t, src.CreateTeam(ctx, &chartctl.Team{Name: "devs", Organization: "acme"}))
+	must(t, src.AddMember(ctx, &chartctl.Member{Team: "devs", Email: "bob@example.com", Role: chartctl.RoleMember}))
+	repo := &chartctl.Repository{Name: "charts", Organization: "acme", OwnerID: ada.ID, Visibility: chartctl.VisibilityPublic}
+	must(t, src.CreateRepository(ctx, repo))
+	var digests []string
+	for i, v := range []string{"1.0.0", "1.1.0", "2.0.0"} {
+		d := putBlob(t, srcBlobs, "sha256", "archive "+v)
+		digests = append(digests, d)
+		cv := &chartctl.ChartVersion{Repository: "charts", Name: "web", Version: v, Digest: d, Size: int64(8 + i),
+			IndexEntry: []byte("  - name: web\n    version: " + v + "\n")}
+		if i == 0 {
+			cv.ProvDigest = putBlob(t, srcBlobs, "sha256", "prov "+v)
+		}
+		_, _, _, err := src.PutChartVersion(ctx, cv, false)
+		must(t, err)
+	}
+	layer := putBlob(t, srcBlobs, "sha512", "oci layer")
+	must(t, src.LinkBlob(ctx, "charts/app", layer, 9))
+	must(t, src.LinkBlob(ctx, "charts/app", digests[2], 10))
+	mf := &chartctl.OCIManifest{Name: "charts/app", Digest: "sha256:" + strings.Repeat("a", 64), MediaType: "application/vnd.oci.image.manifest.v1+json",
+		Blobs: []string{layer, digests[2]}, Content: []byte(`{"m":1}`), Chart: &chartctl.OCIChartRef{Repository: "charts", Name: "web", Version: "2.0.0"}}
+	must(t, src.PutManifest(ctx, mf, "2.0.0"))
+	sig := &chartctl.OCIManifest{Name: "charts/app", Digest: "sha256:" + strings.Repeat("b", 64), MediaType: "application/vnd.oci.image.manifest.v1+json",
+		Subject: mf.Digest, ArtifactType: "application/vnd.sig", Content: []byte(`{"sig":1}`)}
+	must(t, src.PutManifest(ctx, sig, ""))
+
+	dst, err := postgres.Open(ctx, pgtest.NewDatabase(t))
+	must(t, err)
+	defer dst.Close()
+	dstBlobs, err := s3blob.Open(ctx, s3test.NewBucket(t))
+	must(t, err)
+	run := func(c context.Context, progress *cancelAfter) (*migrate.Summary, error) {
+		m := &migrate.Migration{Src: src, SrcBlobs: srcBlobs, Dst: dst, DstBlobs: dstBlobs}
+		if progress != nil {
+			m.Progress = progress
+		}
+		return m.Run(c)
+	}
+
+	// Interrupted after two blobs.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, err = run(cctx, &cancelAfter{marker: "2/5", cancel: cancel})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	// Resumed: copies the rest.
+	sum, err := run(ctx, nil)
+	must(t, err)
+	if sum.Blobs != 5 || sum.BlobsCopied == 0 || sum.BlobsCopied == 5 || sum.Users != 2 || sum.APIKeys != 1 || sum.Clients != 1 ||
+		sum.Orgs != 1 || sum.Teams != 1 || sum.Members != 1 || sum.Repos != 1 || sum.Charts != 3 || sum.ChartsAdded != 3 ||
+		sum.Manifests != 2 || sum.Tags != 1 {
+		t.Fatalf("resumed run:\n%s\n%+v", sum, sum)
+	}
+	// Once more: nothing left to copy.
+	sum, err = run(ctx, nil)
+	must(t, err)
+	if sum.BlobsCopied != 0 || sum.ChartsAdded != 0 {
+		t.Fatalf("third run copied again:\n%s", sum)
+	}
+
+	// The target serves what the source held.
+	u, err := dst.UserByEmail(ctx, "bob@example.com")
+	must(t, err)
+	if u.ID != bob.ID || !u.Disabled {
+		t.Fatalf("bob = %+v", u)
+	}
+	u, err = dst.User(ctx, ada.ID)
+	must(t, err)
+	if u.PasswordHash != ada.PasswordHash || !u.Admin {
+		t.Fatalf("ada = %+v", u)
+	}
+	if k, err := dst.APIKeyByHash(ctx, []byte("keyhash")); err != nil || k.UserID != ada.ID {
+		t.Fatalf("api key: %+v %v", k, err)
+	}
+	if _, err := dst.OAuthClient(ctx, "cli"); err != nil {
+		t.Fatal(err)
+	}
+	roles, err := dst.OrgRoles(ctx, bob.ID, "bob@example.com")
+	must(t, err)
+	if roles["acme"] != chartctl.RoleMember {
+		t.Fatalf("bob's roles = %v", roles)
+	}
+	r, err := dst.Repository(ctx, "charts")
+	must(t, err)
+	if r.ID != repo.ID || r.Visibility != chartctl.VisibilityPublic || r.Organization != "acme" {
+		t.Fatalf("repository = %+v", r)
+	}
+	cv, err := dst.ChartVersion(ctx, "charts", "web", "1.0.0")
+	must(t, err)
+	if cv.Digest != digests[0] || cv.ProvDigest == "" {
+		t.Fatalf("chart = %+v", cv)
+	}
+	e, err := dst.IndexEntry(ctx, "charts", "web", "1.1.0")
+	must(t, err)
+	if !strings.Contains(string(e.IndexEntry), "version: 1.1.0") {
+		t.Fatalf("index entry = %q", e.IndexEntry)
+	}
+	got, err := dst.ChartManifest(ctx, "charts", "web", "2.0.0")
+	must(t, err)
+	if got.Digest != mf.Digest {
+		t.Fatalf("chart manifest = %+v", got)
+	}
+	refs, err := dst.Referrers(ctx, "charts/app", mf.Digest)
+	must(t, err)
+	if len(refs) != 1 || refs[0].Digest != sig.Digest {
+		t.Fatalf("referrers = %+v", refs)
+	}
+	if d, err := dst.Tag(ctx, "charts/app", "2.0.0"); err != nil || d != mf.Digest {
+		t.Fatalf("tag = %s %v", d, err)
+	}
+	b, err := dstBlobs.Open(ctx, layer)
+	must(t, err)
+	b.Close()
+}
