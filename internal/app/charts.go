@@ -131,6 +131,7 @@ func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, ver
 // with all its chart versions.
 func (a *App) DeleteRepository(ctx context.Context, r *chartctl.Repository) error {
 	orphans, err := a.Store.DeleteRepository(ctx, r.Name)
+	a.ForgetRepository(r.Name)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package httpx
 
 import (
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -9,6 +11,13 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
+
+// osFile is implemented by blobs that are files on the local filesystem
+// (internal/blob). Served as the *os.File itself, such a blob goes from
+// the page cache to the socket with sendfile, never through user space.
+type osFile interface {
+	OSFile() *os.File
+}
 
 // ServeBlob serves a stored blob as a download named filename, with
 // ranges, conditional requests and the digest as a strong ETag.
@@ -19,10 +28,39 @@ func ServeBlob(c echo.Context, blobs chartctl.BlobStore, digest, filename, conte
 	}
 	defer b.Close()
 	h := c.Response().Header()
-	h.Set("Content-Type", contentType)
-	h.Set("ETag", strconv.Quote(digest))
-	h.Set("Cache-Control", "private, max-age=0, must-revalidate")
-	h.Set("Content-Disposition", `attachment; filename="`+filename+`"`)
-	http.ServeContent(c.Response(), c.Request(), "", time.Time{}, b)
+	h["Content-Type"] = []string{contentType}
+	h["Etag"] = []string{strconv.Quote(digest)}
+	h["Cache-Control"] = hdrPrivateRevalidate
+	h["Content-Disposition"] = []string{`attachment; filename="` + filename + `"`}
+	var content io.ReadSeeker = b
+	if f, ok := b.(osFile); ok {
+		content = f.OSFile()
+	}
+	http.ServeContent(sendfileWriter{c.Response()}, c.Request(), "", time.Time{}, content)
 	return nil
+}
+
+// hdrPrivateRevalidate is the Cache-Control of every blob download,
+// shared by all of them (assigned, never modified).
+var hdrPrivateRevalidate = []string{"private, max-age=0, must-revalidate"}[:1:1]
+
+// sendfileWriter is echo's response with io.ReaderFrom: http.ServeContent
+// copies the body with io.CopyN, which hands a file to the connection's
+// ReadFrom (sendfile) only when the writer has one; echo's Response has
+// none, so without this the copy goes through a buffer in user space.
+type sendfileWriter struct{ *echo.Response }
+
+// ReadFrom writes the header if no byte was written yet (as Write does)
+// and copies src to the underlying ResponseWriter, keeping the response's
+// byte count.
+func (w sendfileWriter) ReadFrom(src io.Reader) (int64, error) {
+	if !w.Committed {
+		if w.Status == 0 {
+			w.Status = http.StatusOK
+		}
+		w.WriteHeader(w.Status)
+	}
+	n, err := io.Copy(w.Writer, src)
+	w.Size += n
+	return n, err
 }
