@@ -50,7 +50,8 @@ type App struct {
 	ObserveUpload func(created bool, err error)
 
 	locks digestLocks
-	repos repoCache
+	repos    recordCache[string, chartctl.Repository]
+	versions recordCache[versionKey, chartctl.ChartVersion]
 }
 
 // Options configures New.

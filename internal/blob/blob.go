@@ -64,6 +64,8 @@ func validHex(s string) bool {
 // Store is a filesystem blob store rooted at one directory.
 type Store struct {
 	root string
+	// blobsPrefix is blobsDir() and a separator.
+	blobsPrefix string
 
 	mu sync.Mutex
 	// durable holds the fan-out directories known to be on disk: those
@@ -77,6 +79,7 @@ type Store struct {
 // (chartctl holds the metadata database's lock while it opens this).
 func Open(root string) (*Store, error) {
 	s := &Store{root: root, durable: map[string]bool{}}
+	s.blobsPrefix = s.blobsDir() + string(filepath.Separator)
 	for _, dir := range []string{s.blobsDir(), s.tmpDir()} {
 		if err := os.MkdirAll(dir, dirMode); err != nil {
 			return nil, fmt.Errorf("open blob store: %w", err)
@@ -114,8 +117,11 @@ func (s *Store) tmpDir() string   { return filepath.Join(s.root, tmpDir) }
 func (s *Store) fanoutDir(h string) string { return filepath.Join(s.blobsDir(), h[:2]) }
 
 // path returns the file of the blob with hex digest h, which must have been
-// validated.
-func (s *Store) path(h string) string { return filepath.Join(s.fanoutDir(h), h) }
+// validated. It is filepath.Join(s.fanoutDir(h), h), built in one
+// allocation: every download asks for it.
+func (s *Store) path(h string) string {
+	return s.blobsPrefix + h[:2] + string(filepath.Separator) + h
+}
 
 // Create starts a new blob in a temp file of the store's tmp directory (the
 // same filesystem, so Commit can rename it into place).

@@ -200,7 +200,7 @@ func (h *Handler) handleDownload(c echo.Context) error {
 	// first reading that exists.
 	var cv *chartctl.ChartVersion
 	for _, nv := range chart.ArchiveFileCandidates(strings.TrimSuffix(file, ".prov")) {
-		found, err := h.App.Store.ChartVersion(c.Request().Context(), r.Name, nv.Name, nv.Version)
+		found, err := h.App.ChartVersion(c.Request().Context(), r, nv.Name, nv.Version)
 		if err == nil {
 			cv = found
 			break
