@@ -12,7 +12,7 @@ HELM4_VERSION ?= v4.3.1
 HELM3_VERSION ?= v3.22.0
 FUZZTIME  ?= 5s
 
-.PHONY: help build run test test-short fuzz lint completions bench tools release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint completions bench bench-static tools release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -48,9 +48,16 @@ completions: build ## regenerate completions/ from the binary
 	./$(BIN) completion fish > completions/chartctl.fish
 	./$(BIN) completion powershell > completions/chartctl.ps1
 
-bench: build ## go benchmarks of the hot paths, then the load harness against a fresh server
+bench: build ## go benchmarks of the hot paths, the load harness, then chartctl beside nginx (needs nginx and wrk)
 	$(GO) test -run='^$$' -bench=. -benchmem ./internal/... ./server/...
 	$(GO) run ./bench/cmd/chartbench --binary $(BIN) --n 1000 --markdown docs/performance.md
+	$(MAKE) bench-static
+
+# The side-by-side of issue #19 compares with Debian's nginx (1.22 on
+# bookworm) under wrk; install both with: apt-get install -y nginx wrk
+bench-static: build ## chartctl's read routes beside nginx serving the same bytes (apt-get install -y nginx wrk)
+	@command -v nginx >/dev/null && command -v wrk >/dev/null || { echo "bench-static needs nginx and wrk: apt-get install -y nginx wrk"; exit 1; }
+	$(GO) run ./bench/cmd/chartbench static --binary $(BIN) --n 1000 --rounds 5 --markdown docs/performance.md
 
 tools: ## install Helm 4 and Helm 3 into .tools/ (used by the Helm compatibility tests)
 	GOBIN=$(TOOLS)/helm4 $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION)

@@ -23,9 +23,6 @@ func RepoNotFound(name string) error {
 // repositories. The record may be up to a second old (see repoTTL) unless
 // it changed through App.
 func (a *App) VisibleRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
-	if err := chartctl.ValidateName("repo", name); err != nil {
-		return nil, RepoNotFound(name)
-	}
 	r, err := a.repository(ctx, name)
 	if err != nil {
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {

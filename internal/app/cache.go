@@ -82,7 +82,13 @@ type versionKey struct{ repo, name, version string }
 
 // repository returns the repository named name (a copy of it).
 func (a *App) repository(ctx context.Context, name string) (*chartctl.Repository, error) {
-	return a.repos.get(name, func() (*chartctl.Repository, error) { return a.Store.Repository(ctx, name) })
+	return a.repos.get(name, func() (*chartctl.Repository, error) {
+		// Only stored repositories are cached, so a cached name is valid.
+		if err := chartctl.ValidateName("repo", name); err != nil {
+			return nil, RepoNotFound(name)
+		}
+		return a.Store.Repository(ctx, name)
+	})
 }
 
 // ForgetRepository drops what App remembers of the repository named name
