@@ -25,8 +25,13 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/user/api-keys", s.handleListAPIKeys)
 	api.POST("/user/api-keys", s.handleCreateAPIKey)
 	api.DELETE("/user/api-keys/:id", s.handleDeleteAPIKey)
+	api.GET("/users", s.handleListUsers)
 	api.POST("/users", s.handleCreateUser)
+	api.PATCH("/users/:email", s.handleUpdateUser)
+	api.DELETE("/users/:email", s.handleDeleteUser)
+	api.GET("/users/:email/api-keys", s.handleListUserAPIKeys)
 	api.POST("/users/:email/api-keys", s.handleCreateUserAPIKey)
+	api.DELETE("/users/:email/api-keys/:id", s.handleDeleteUserAPIKey)
 
 	api.GET("/repositories", s.handleListRepositories)
 	api.POST("/repositories", s.handleCreateRepository)

@@ -19,6 +19,7 @@ import (
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/build"
+	admincmd "github.com/chartctl/chartctl/internal/cmd/admin"
 	apikeycmd "github.com/chartctl/chartctl/internal/cmd/apikey"
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
@@ -31,6 +32,7 @@ import (
 	searchcmd "github.com/chartctl/chartctl/internal/cmd/search"
 	"github.com/chartctl/chartctl/internal/cmd/serve"
 	teamcmd "github.com/chartctl/chartctl/internal/cmd/team"
+	usercmd "github.com/chartctl/chartctl/internal/cmd/user"
 	versioncmd "github.com/chartctl/chartctl/internal/cmd/version"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
@@ -272,10 +274,12 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		teamcmd.NewCmdTeam(f),
 		orgcmd.NewCmdOrg(f),
 		apikeycmd.NewCmdAPIKey(f),
+		usercmd.NewCmdUser(f),
 		ratelimitcmd.NewCmdRateLimit(f, nil),
 	)
 	add("server",
 		serve.NewCmdServe(ios.ErrOut, h.ServeRoutes, nil),
+		admincmd.NewCmdAdmin(f),
 		versioncmd.NewCmdVersion(f),
 		completioncmd.NewCmdCompletion(f),
 	)

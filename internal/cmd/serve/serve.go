@@ -94,13 +94,16 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	dbPath := filepath.Join(cfg.Data, "chartctl.db")
-	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second))
+	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second), bolt.NameGrace(cfg.RepoNameGrace))
 	if errors.Is(err, bolt.ErrLocked) {
 		return fmt.Errorf("data directory %s is in use by another chartctl server; stop it or choose another --data", cfg.Data)
 	} else if err != nil {
 		return err
 	}
 	defer db.Close()
+	if from := db.UpgradedFrom(); from != 0 {
+		logger.Info("upgraded the stored data", "path", dbPath, "from_schema", from, "to_schema", bolt.SchemaVersion)
+	}
 	blobs, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
 	if err != nil {
 		return err
