@@ -109,6 +109,10 @@ type SideResult struct {
 	Ours, Theirs []float64
 	// Ratios are Ours/Theirs per round.
 	Ratios []float64
+	// Floor is req/s per round of a bare net/http handler serving the
+	// same bytes from memory (static routes only); FloorRatios are
+	// Ours/Floor.
+	Floor, FloorRatios []float64
 	// BodyBytes is the response body size.
 	BodyBytes int
 }
@@ -335,6 +339,16 @@ func RunSideBySide(ctx context.Context, cfg SideConfig) (*SideResults, error) {
 		return nil, err
 	}
 	nginxETag := resp.Header.Get("ETag")
+	floor := &floorServer{files: map[string]floorFile{
+		pub + "index.yaml":  {body: served[pub+"index.yaml"], gz: served[pub+"index.yaml.gz"], etag: etag},
+		pub + tgz:           {body: served[pub+tgz], etag: `"floor-tgz"`},
+		pub + tgz + ".prov": {body: served[pub+tgz+".prov"], etag: `"floor-prov"`},
+	}}
+	fbase, err := floor.start()
+	if err != nil {
+		return nil, err
+	}
+	defer floor.stop()
 	basic := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("x:"+admin.APIKey))
 	bearer := "Authorization: Bearer " + admin.APIKey
 	routes := []SideRoute{
@@ -418,6 +432,11 @@ func RunSideBySide(ctx context.Context, cfg SideConfig) (*SideResults, error) {
 				},
 			}
 			if r.Static {
+				run = append(run, func() error {
+					v, err := load(ctx, fbase+r.Path, r.Header)
+					sr.Floor = append(sr.Floor, v)
+					return err
+				})
 				nginx := func() error {
 					v, err := load(ctx, nbase+r.Path, r.NginxHeader)
 					sr.Theirs = append(sr.Theirs, v)
@@ -438,6 +457,7 @@ func RunSideBySide(ctx context.Context, cfg SideConfig) (*SideResults, error) {
 			}
 			if r.Static {
 				sr.Ratios = append(sr.Ratios, stats.Ratio(sr.Ours[round], sr.Theirs[round]))
+				sr.FloorRatios = append(sr.FloorRatios, stats.Ratio(sr.Ours[round], sr.Floor[round]))
 			}
 			logf("  %-16s chartctl %8.0f/s%s", r.Key, sr.Ours[round], nginxNote(sr, round))
 		}
@@ -457,7 +477,7 @@ func nginxNote(sr *SideResult, round int) string {
 	if !sr.Route.Static {
 		return ""
 	}
-	return fmt.Sprintf("   nginx %8.0f/s   ratio %.2f", sr.Theirs[round], stats.Ratio(sr.Ours[round], sr.Theirs[round]))
+	return fmt.Sprintf("   nginx %8.0f/s   ratio %.2f   bare net/http %8.0f/s", sr.Theirs[round], stats.Ratio(sr.Ours[round], sr.Theirs[round]), sr.Floor[round])
 }
 
 // loadRPS runs a Go load and returns its rate.
@@ -563,19 +583,20 @@ func (r *SideResults) Markdown() string {
 	if r.Loader == "go" {
 		loader = fmt.Sprintf("the built-in Go generator, %d connections", c.Conns)
 	}
-	fmt.Fprintf(&b, "- Load: %s, %v per measurement; %d interleaved rounds (the server measured first alternates); figures are medians over the rounds, the ratio the median of each round's ratio\n", loader, c.Duration, c.Rounds)
+	fmt.Fprintf(&b, "- Load: %s, %v per measurement; %d interleaved rounds (the server measured first alternates; the machine is shared with other work, so single measurements are noisy); figures are medians over the rounds, the ratio the median of each round's ratio\n", loader, c.Duration, c.Rounds)
 	fmt.Fprintf(&b, "- Reproduce: `%s`\n\n", c.Command)
-	b.WriteString("| Route | chartctl req/s | compared with | its req/s | ratio | target |\n|---|---:|---|---:|---:|---|\n")
+	b.WriteString("| Route | chartctl req/s | compared with | its req/s | ratio | target | bare net/http req/s | chartctl / bare |\n|---|---:|---|---:|---:|---|---:|---:|\n")
 	for _, sr := range r.Routes {
 		rt := sr.Route
 		if rt.Static {
-			fmt.Fprintf(&b, "| %s | %s | nginx, same bytes | %s | %.2f | %s |\n", rt.Label, rate(median(sr.Ours)), rate(median(sr.Theirs)), median(sr.Ratios), verdictRatio(median(sr.Ratios), rt.Target))
+			fmt.Fprintf(&b, "| %s | %s | nginx, same bytes | %s | %.2f | %s | %s | %.2f |\n", rt.Label, rate(median(sr.Ours)), rate(median(sr.Theirs)), median(sr.Ratios), verdictRatio(median(sr.Ratios), rt.Target), rate(median(sr.Floor)), median(sr.FloorRatios))
 		} else if rt.Versus != "" {
-			fmt.Fprintf(&b, "| %s | %s | chartctl %s | %s | %.2f | %s |\n", rt.Label, rate(median(sr.Ours)), rt.Versus, rate(median(sr.Theirs)), median(sr.Ratios), verdictRatio(median(sr.Ratios), rt.Target))
+			fmt.Fprintf(&b, "| %s | %s | chartctl %s | %s | %.2f | %s | | |\n", rt.Label, rate(median(sr.Ours)), rt.Versus, rate(median(sr.Theirs)), median(sr.Ratios), verdictRatio(median(sr.Ratios), rt.Target))
 		} else {
-			fmt.Fprintf(&b, "| %s | %s | | | | |\n", rt.Label, rate(median(sr.Ours)))
+			fmt.Fprintf(&b, "| %s | %s | | | | | | |\n", rt.Label, rate(median(sr.Ours)))
 		}
 	}
+	b.WriteString("\n\"bare net/http\" is a handler of a few lines in the harness serving the same bytes from memory with no router, middleware, logging, metrics or lookups: the most a Go server can do here. chartctl / bare is what chartctl's own code leaves of it; nginx / bare is what Go's HTTP server leaves of nginx.\n")
 	b.WriteString("\nPer round (chartctl / other, req/s):\n\n")
 	for _, sr := range r.Routes {
 		if len(sr.Theirs) == 0 {
