@@ -137,11 +137,24 @@ func TestDownloadRangesAndConditionals(t *testing.T) {
 	if r := s.Do(t, "POST", "/v1/repositories/pub/charts", s.AdminKey, bytes.NewReader(body), "Content-Type", ctype); r.StatusCode != 200 {
 		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
 	}
+	// A chart too large to be copied with its header goes by sendfile.
+	var readme strings.Builder
+	for i := range 4000 {
+		readme.WriteString(strconv.FormatUint(uint64(i)*2654435761%1000003, 36))
+	}
+	big := testkit.MakeChart(t, testkit.Chart{Name: "big", Version: "1.0.0", Files: map[string]string{"README.md": readme.String()}})
+	if len(big) < 8<<10 {
+		t.Fatalf("the large chart is only %d bytes", len(big))
+	}
+	if r := s.Upload(t, "pub", s.AdminKey, big, ""); r.StatusCode != 200 {
+		t.Fatalf("upload big: %d %s", r.StatusCode, r.Body)
+	}
 	for _, c := range []struct {
 		path, key, ctype string
 		want             []byte
 	}{
 		{"/helm/pub/charts/app-1.0.0.tgz", "", "application/gzip", archive},
+		{"/helm/pub/charts/big-1.0.0.tgz", "", "application/gzip", big},
 		{"/helm/pub/charts/app-1.0.0.tgz.prov", "", "application/pgp-signature", prov},
 		{"/v1/repositories/pub/charts/app/1.0.0/archive", s.AdminKey, "application/gzip", archive},
 	} {

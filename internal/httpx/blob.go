@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -50,9 +51,20 @@ var hdrPrivateRevalidate = []string{"private, max-age=0, must-revalidate"}[:1:1]
 // none, so without this the copy goes through a buffer in user space.
 type sendfileWriter struct{ *echo.Response }
 
+// smallBody is the largest body copied rather than sent with sendfile:
+// it fits, with the header, in the connection's 4 KiB write buffer, so it
+// leaves in one write and one TCP segment, where sendfile costs a write
+// for the header, a sendfile for the body and two segments.
+const smallBody = 3 << 10
+
+// smallBufs holds the buffers small bodies are copied through.
+var smallBufs = sync.Pool{New: func() any { return new([smallBody]byte) }}
+
 // ReadFrom writes the header if no byte was written yet (as Write does)
 // and copies src to the underlying ResponseWriter, keeping the response's
-// byte count.
+// byte count: a small body (http.ServeContent hands over an
+// io.LimitedReader) through a pooled buffer, anything larger by the
+// connection's ReadFrom, which is sendfile for a file.
 func (w sendfileWriter) ReadFrom(src io.Reader) (int64, error) {
 	if !w.Committed {
 		if w.Status == 0 {
@@ -60,7 +72,17 @@ func (w sendfileWriter) ReadFrom(src io.Reader) (int64, error) {
 		}
 		w.WriteHeader(w.Status)
 	}
+	if lr, ok := src.(*io.LimitedReader); ok && lr.N <= smallBody {
+		buf := smallBufs.Get().(*[smallBody]byte)
+		defer smallBufs.Put(buf)
+		n, err := io.CopyBuffer(writerOnly{w.Writer}, lr, buf[:])
+		w.Size += n
+		return n, err
+	}
 	n, err := io.Copy(w.Writer, src)
 	w.Size += n
 	return n, err
 }
+
+// writerOnly hides a writer's ReadFrom, so io.CopyBuffer uses the buffer.
+type writerOnly struct{ io.Writer }
