@@ -33,6 +33,9 @@ type Config struct {
 	RateLimitKeys   ratelimit.Limit
 	MaxAPIKeys      int
 	MaxConnsPerIP   int
+	MaxBlobSize     ByteSize
+	IdleTimeout     time.Duration
+	GCGrace         time.Duration
 	TrustedProxies  string
 	AdminEmail      string
 	LogFormat       string
@@ -52,6 +55,9 @@ func DefaultConfig() Config {
 		RateLimitSearch: ratelimit.Limit{N: 300, Window: 3600e9},
 		RateLimitKeys:   ratelimit.Limit{N: 50, Window: 3600e9},
 		MaxAPIKeys:      100,
+		MaxBlobSize:     10 << 30,
+		IdleTimeout:     60 * time.Second,
+		GCGrace:         time.Hour,
 		AdminEmail:      "admin@localhost",
 		LogFormat:       "text",
 		LogLevel:        "info",
@@ -73,6 +79,9 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&c.RateLimitKeys, "rate-limit-keys", "API keys a user may create per window, e.g. 50/1h (0 disables)")
 	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
+	fs.Var(&c.MaxBlobSize, "max-blob-size", "largest blob the OCI registry accepts (e.g. 10GiB)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "cut a registry blob transfer after this long without a byte")
+	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")

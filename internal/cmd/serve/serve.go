@@ -129,6 +129,7 @@ func Run(ctx context.Context, opts *Options) error {
 		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
+	reg := mountRegistry(srv, db, blobs, cfg, logger)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -149,6 +150,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
 		logger.Warn(warn)
 	}
+	stopGC := make(chan struct{})
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		reg.Run(stopGC)
+	}()
+	defer func() {
+		close(stopGC)
+		<-gcDone
+	}()
 	if opts.Ready != nil {
 		opts.Ready(srv.URL())
 	}
