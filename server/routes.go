@@ -13,6 +13,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Use(s.observe)
 
 	e.GET("/healthz", s.handleHealthz)
+	e.GET("/livez", s.handleLivez)
 	e.GET("/readyz", s.handleReadyz)
 	e.GET("/metrics", s.handleMetrics)
 

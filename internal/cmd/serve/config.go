@@ -2,8 +2,10 @@ package serve
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/tlsconfig"
 )
 
 // Config is the server's configuration (CONTRACT §9): one struct with
@@ -38,9 +41,17 @@ type Config struct {
 	GCGrace         time.Duration
 	TrustedProxies  string
 	AdminEmail      string
-	LogFormat       string
-	LogLevel        string
-	DebugAddr       string
+	// AdminPasswordFile, if set, holds the first admin's password.
+	AdminPasswordFile string
+	LogFormat         string
+	LogLevel          string
+	DebugAddr         string
+	TLSCert           string
+	TLSKey            string
+	ACMEDomains       []string
+	ACMEEmail         string
+	ACMEDirectory     string
+	ACMEHTTPAddr      string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -84,27 +95,16 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
+	fs.StringVar(&c.AdminPasswordFile, "admin-password-file", c.AdminPasswordFile, "file holding the first admin's password (or set CHARTCTL_ADMIN_PASSWORD); then no API key and no initial-admin.json are made")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
-}
-
-// BindEnv sets every flag not given on the command line from its
-// CHARTCTL_* variable (--max-chart-size ← CHARTCTL_MAX_CHART_SIZE).
-func (c *Config) BindEnv(fs *pflag.FlagSet, getenv func(string) string) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed {
-			return
-		}
-		name := "CHARTCTL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(name); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("invalid %s: %w", name, e)
-			}
-		}
-	})
-	return err
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert; re-read when it changes")
+	fs.StringSliceVar(&c.ACMEDomains, "acme-domain", c.ACMEDomains, "obtain certificates for these names over ACME and serve HTTPS on --addr (TLS-ALPN-01)")
+	fs.StringVar(&c.ACMEEmail, "acme-email", c.ACMEEmail, "contact email of the ACME account")
+	fs.StringVar(&c.ACMEDirectory, "acme-directory", c.ACMEDirectory, "ACME directory URL (default: Let's Encrypt)")
+	fs.StringVar(&c.ACMEHTTPAddr, "acme-http-addr", c.ACMEHTTPAddr, "also answer ACME HTTP-01 challenges on this plain-HTTP address, e.g. 0.0.0.0:80")
 }
 
 // Validate checks the configuration and returns the first problem, said
@@ -141,6 +141,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("invalid --log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	if err := c.TLS(nil).Validate(); err != nil {
+		return err
 	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)
@@ -192,3 +195,18 @@ func (b *ByteSize) Set(s string) error {
 
 // Type names the flag's value type in help.
 func (b *ByteSize) Type() string { return "size" }
+
+// TLS returns the TLS options of the configuration; ACME state is cached
+// under DATA/acme.
+func (c *Config) TLS(logger *slog.Logger) *tlsconfig.Options {
+	return &tlsconfig.Options{
+		CertFile:      c.TLSCert,
+		KeyFile:       c.TLSKey,
+		ACMEDomains:   c.ACMEDomains,
+		ACMEEmail:     c.ACMEEmail,
+		ACMEDirectory: c.ACMEDirectory,
+		ACMEHTTPAddr:  c.ACMEHTTPAddr,
+		CacheDir:      filepath.Join(c.Data, "acme"),
+		Logger:        logger,
+	}
+}
