@@ -58,7 +58,9 @@ type App struct {
 	// identical re-upload).
 	ObserveUpload func(created bool, err error)
 
-	locks digestLocks
+	locks    digestLocks
+	repos    recordCache[string, chartctl.Repository]
+	versions recordCache[versionKey, chartctl.ChartVersion]
 }
 
 // Options configures New.
