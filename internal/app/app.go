@@ -98,10 +98,14 @@ func (a *App) observeUpload(created bool, err error) {
 // RefreshIndexVersion makes the in-memory Helm index entry of one chart
 // version match the store: another replica changed it.
 func (a *App) RefreshIndexVersion(ctx context.Context, repo, name, version string) {
+	a.versions.forget(versionKey{repo, name, version})
 	a.Index.Refresh(ctx, repo, name, version)
 }
 
 // InvalidateIndex forgets the in-memory Helm index of repo (another
 // replica changed it in ways not known one by one, or deleted it); the
 // next request loads it from the store.
-func (a *App) InvalidateIndex(repo string) { a.Index.Drop(repo) }
+func (a *App) InvalidateIndex(repo string) {
+	a.ForgetRepository(repo)
+	a.Index.Drop(repo)
+}
