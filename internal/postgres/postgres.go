@@ -114,6 +114,11 @@ type DB struct {
 	// version does not parse), as bolt does.
 	versionsMu sync.RWMutex
 	versions   map[string]*semver.Version
+
+	// keyCache holds repositories' sorted version keys by repository ID,
+	// valid for one generation (charts.go).
+	keysMu   sync.Mutex
+	keyCache map[string]*repoKeys
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a libpq
@@ -165,6 +170,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		nameGrace: o.nameGrace,
 		origin:    ulid.Make().String(),
 		versions:  map[string]*semver.Version{},
+		keyCache:  map[string]*repoKeys{},
 	}, nil
 }
 

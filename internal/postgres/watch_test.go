@@ -154,3 +154,69 @@ func TestWatchIndex(t *testing.T) {
 	}
 	ea.wait(t, "invalidate r")
 }
+
+// TestListingSeesOtherReplicas: a replica's sorted version keys (kept per
+// repository generation) never hide a change another replica committed.
+func TestListingSeesOtherReplicas(t *testing.T) {
+	url := pgtest.Shared(t).NewDatabase(t)
+	open := func() *postgres.DB {
+		db, err := postgres.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	a, b := open(), open()
+	if err := a.CreateRepository(ctx, &chartctl.Repository{Name: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	list := func() []string {
+		cvs, total, err := a.ChartVersionPage(ctx, "r", chartctl.ChartFilter{}, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, cv := range cvs {
+			out = append(out, cv.Version)
+		}
+		if total != len(out) {
+			t.Fatalf("total %d for %v", total, out)
+		}
+		return out
+	}
+	for _, step := range []struct {
+		do   func()
+		want []string
+	}{
+		{func() {}, nil},
+		{func() { put(t, b, "1.0.0") }, []string{"1.0.0"}},
+		{func() { put(t, b, "2.0.0") }, []string{"2.0.0", "1.0.0"}},
+		{func() {
+			if _, _, err := b.DeleteChartVersion(ctx, "r", "web", "2.0.0"); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"1.0.0"}},
+		{func() {
+			if _, err := b.DeleteRepository(ctx, "r"); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.CreateRepository(ctx, &chartctl.Repository{Name: "r"}); err != nil {
+				t.Fatal(err)
+			}
+		}, nil},
+	} {
+		step.do()
+		if got := list(); !slices.Equal(got, step.want) {
+			t.Fatalf("a lists %v, want %v", got, step.want)
+		}
+	}
+}
+
+func put(t *testing.T, db *postgres.DB, version string) {
+	t.Helper()
+	cv := &chartctl.ChartVersion{Repository: "r", Name: "web", Version: version, Digest: storetest.Digest(version)}
+	if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+		t.Fatal(err)
+	}
+}
