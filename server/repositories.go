@@ -62,7 +62,7 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 	}
 	r := &chartctl.Repository{Name: req.Name, Description: strings.TrimSpace(req.Description), Organization: req.Organization,
 		OwnerID: p.User.ID, Visibility: vis, CreatedAt: s.Now()}
-	if err := s.Store.CreateRepository(ctx, r); err != nil {
+	if err := s.app.CreateRepository(ctx, r); err != nil {
 		return err
 	}
 	return httpx.Data(c, toRepository(r))

@@ -11,7 +11,7 @@ import (
 // whole /v1 group.
 func (s *Server) routes(e *echo.Echo) {
 	e.Pre(requestID)
-	e.Use(s.logRequests, s.instrument, s.bodyDeadline)
+	e.Use(s.trackActor, s.logRequests, s.instrument, s.bodyDeadline, s.auditFailures)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)

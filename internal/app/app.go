@@ -48,6 +48,9 @@ type App struct {
 	// or the error that refused it (nil error and created=false: an
 	// identical re-upload).
 	ObserveUpload func(created bool, err error)
+	// OnEvents, if set, is called after a change with events committed;
+	// the webhook dispatcher wakes on it.
+	OnEvents func()
 
 	locks digestLocks
 }

@@ -80,6 +80,7 @@ var allBuckets = []string{
 	reposBucket, chartsBucket, chartIndexBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
+	auditBucket, eventsBucket, webhooksBucket, deliveriesBucket, webhookQueueBucket, webhookLogBucket,
 }
 
 // createBuckets creates every top-level bucket that does not exist yet.

@@ -82,11 +82,14 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 				switch {
 				case rec.ProvDigest == "" || rec.ProvDigest == old.ProvDigest:
 					stored = old.domain()
-					return nil
+					return db.writeChange(ctx, tx, false)
 				case old.ProvDigest == "" || overwrite:
 					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest)
-					created = err == nil
-					return err
+					if err != nil {
+						return err
+					}
+					created = true
+					return db.writeChange(ctx, tx, true)
 				}
 				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
 			}
@@ -120,7 +123,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		}
 		stored, created = rec.domain(), true
 		stored.IndexEntry = cv.IndexEntry
-		return nil
+		return db.writeChange(ctx, tx, true)
 	})
 	if err != nil {
 		return nil, false, nil, wrap("put chart version", err)
@@ -275,7 +278,7 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		deleted *chartctl.ChartVersion
 		orphans []string
 	)
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		if _, err := getRepo(tx, repo); err != nil {
 			return err
 		}

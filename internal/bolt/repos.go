@@ -26,7 +26,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
 		return err
 	}
-	return wrap("create repository", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("create repository", db.update(ctx, func(tx *bbolt.Tx) error {
 		repos := bucket(tx, reposBucket)
 		if repos.Get([]byte(r.Name)) != nil {
 			return chartctl.Errorf(chartctl.ECONFLICT, "Repository %q already exists.", r.Name)
@@ -93,7 +93,7 @@ func (db *DB) Repositories(ctx context.Context) ([]*chartctl.Repository, error) 
 // returns ENOTFOUND if the repository does not exist.
 func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, error) {
 	var orphans []string
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		if _, err := getRepo(tx, name); err != nil {
 			return err
 		}

@@ -255,6 +255,11 @@ type Store interface {
 	// RemoveMember removes a member. Returns ENOTFOUND.
 	RemoveMember(ctx context.Context, team, idOrEmail string) error
 
+	// WebhookStore: audit log, webhooks and their delivery queues. Every
+	// mutating method above also writes the Change its context carries
+	// (see Change) in the same transaction.
+	WebhookStore
+
 	// Close releases the store.
 	Close() error
 }

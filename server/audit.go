@@ -1,0 +1,88 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// auditActions names the audit action of every mutating route, by
+// "METHOD pattern". A successful request is audited by the application
+// layer in the transaction of its change; a refused or failed one by
+// auditFailures, with this name. A test sends a request to every mutating
+// route of the route table and fails for a route missing here or leaving
+// no entry.
+var auditActions = map[string]string{
+	"POST /v1/user/api-keys":                               "api_key.create",
+	"DELETE /v1/user/api-keys/:id":                         "api_key.revoke",
+	"POST /v1/users":                                       "user.create",
+	"PATCH /v1/users/:email":                               "user.update",
+	"DELETE /v1/users/:email":                              "user.delete",
+	"POST /v1/users/:email/api-keys":                       "api_key.create",
+	"DELETE /v1/users/:email/api-keys/:id":                 "api_key.revoke",
+	"POST /v1/repositories":                                "repository.create",
+	"DELETE /v1/repositories/:repo":                        "repository.delete",
+	"POST /v1/repositories/:repo/charts":                   "chart.push",
+	"DELETE /v1/repositories/:repo/charts/:name/:version":  "chart.delete",
+	"POST /v1/organizations":                               "organization.create",
+	"POST /v1/teams":                                       "team.create",
+	"POST /v1/teams/:team/members":                         "team.member_add",
+	"PATCH /v1/teams/:team/members/:member":                "team.member_role_change",
+	"DELETE /v1/teams/:team/members/:member":               "team.member_remove",
+	"POST /v1/repositories/:repo/webhooks":                 "webhook.create",
+	"POST /v1/organizations/:org/webhooks":                 "webhook.create",
+	"POST /v1/admin/webhooks":                              "webhook.create",
+	"PATCH /v1/webhooks/:id":                               "webhook.update",
+	"DELETE /v1/webhooks/:id":                              "webhook.delete",
+	"POST /v1/webhooks/:id/ping":                           "webhook.ping",
+	"POST /v1/webhooks/:id/deliveries/:delivery/redeliver": "webhook.redeliver",
+	"POST /helm/api/:repo/charts":                          "chart.push",
+	"DELETE /helm/api/:repo/charts/:name/:version":         "chart.delete",
+}
+
+const actorKey = "chartctl.actor"
+
+// trackActor puts a chartctl.Actor with the request id and client address
+// in the request's context; authentication fills in the user.
+func (s *Server) trackActor(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		a := &chartctl.Actor{ClientIP: s.Config.TrustedProxies.ClientIP(c.Request()).String(),
+			RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
+		c.Set(actorKey, a)
+		c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), a)))
+		return next(c)
+	}
+}
+
+// setActor records the authenticated caller in the request's actor.
+func setActor(c echo.Context, p *chartctl.Principal) {
+	if a, ok := c.Get(actorKey).(*chartctl.Actor); ok {
+		a.SetPrincipal(p)
+	}
+}
+
+// auditFailures records a refused (401, 403: outcome denied) or failed
+// request to a mutating route; successful ones are audited with their
+// change.
+func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		m := c.Request().Method
+		if err == nil || m == http.MethodGet || m == http.MethodHead {
+			return err
+		}
+		action, ok := auditActions[m+" "+c.Path()]
+		if !ok {
+			return err
+		}
+		outcome := chartctl.OutcomeFailed
+		switch chartctl.ErrorCode(err) {
+		case chartctl.EUNAUTHORIZED, chartctl.EFORBIDDEN:
+			outcome = chartctl.OutcomeDenied
+		}
+		s.app.AuditFailure(c.Request().Context(), action, c.Request().URL.Path, "", outcome)
+		return err
+	}
+}
