@@ -213,6 +213,9 @@ type Meta struct {
 	Total int `json:"total"`
 	Page  int `json:"page"`
 	Limit int `json:"limit"`
+	// NextCursor continues a cursor-paginated list (the audit log); ""
+	// on its last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // ErrorBody is the body of every error response.

@@ -60,6 +60,9 @@ type Config struct {
 	// MaxConnsPerIP caps concurrent connections from one client address
 	// (0: no cap; behind a load balancer every client shares one address).
 	MaxConnsPerIP int
+	// AllowPrivateWebhooks lets webhook URLs name private and loopback
+	// addresses (--allow-private-webhooks).
+	AllowPrivateWebhooks bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -95,6 +98,12 @@ type Server struct {
 	// are registered, so other transports (OAuth, dashboard, metrics) can
 	// add theirs to the same server.
 	Extra func(e *echo.Echo)
+	// Secrets seals webhook secrets; without it webhooks cannot be
+	// created.
+	Secrets app.Sealer
+	// OnEvents, if set, is called after a change with events committed
+	// (the webhook dispatcher's Notify).
+	OnEvents func()
 
 	echo     *echo.Echo
 	api      *echo.Group
@@ -141,11 +150,13 @@ func (s *Server) init() {
 	s.stop = make(chan struct{})
 	s.metrics = s.newMetrics()
 	s.app = app.New(s.Store, s.Blobs, app.Options{
-		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits},
+		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits,
+			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,
 	})
+	s.app.Secrets, s.app.OnEvents = s.Secrets, s.OnEvents
 	s.limits = ratelimit.NewSet(map[string]ratelimit.Limit{
 		bucketGlobal: s.Config.GlobalLimit,
 		bucketUpload: s.Config.UploadLimit,

@@ -28,6 +28,9 @@ type Config struct {
 	AllowOverwrite bool
 	// ChartLimits bound what an archive may decompress to.
 	ChartLimits chart.Limits
+	// AllowPrivateWebhooks lets webhook URLs name private and loopback
+	// addresses.
+	AllowPrivateWebhooks bool
 }
 
 // App is the application layer over a metadata store and a blob store.
@@ -51,6 +54,8 @@ type App struct {
 	// OnEvents, if set, is called after a change with events committed;
 	// the webhook dispatcher wakes on it.
 	OnEvents func()
+	// Secrets seals webhook secrets; nil disables webhook creation.
+	Secrets Sealer
 
 	locks digestLocks
 }

@@ -48,8 +48,10 @@ func NewClient(allowPrivate bool, timeout time.Duration) *http.Client {
 		}
 	}
 	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           func(ctx context.Context, network, addr string) (net.Conn, error) { return d.DialContext(ctx, network, addr) },
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConnsPerHost:   2,

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,7 +23,10 @@ import (
 
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/secrets"
+	"github.com/chartctl/chartctl/internal/webhook"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -112,7 +116,20 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 
+	keyFile, generate := cfg.SecretsKeyFile, false
+	if keyFile == "" {
+		keyFile, generate = filepath.Join(cfg.Data, "secrets.key"), true
+	}
+	box, err := secrets.Load(keyFile, generate)
+	if err != nil {
+		return err
+	}
+	dispatcher := webhook.New(db, box, webhook.Options{BaseURL: cfg.BaseURL, RetryBase: cfg.WebhookRetryBase,
+		Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivateWebhooks, Logger: logger})
+
 	srv := server.New(db, blobs)
+	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
+	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Logger = logger
 	srv.Config.BaseURL = cfg.BaseURL
 	srv.Config.MaxChartSize = int64(cfg.MaxChartSize)
@@ -145,6 +162,12 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		defer stopDebug()
 	}
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var bgDone sync.WaitGroup
+	bgDone.Add(2)
+	go func() { defer bgDone.Done(); dispatcher.Run(bg) }()
+	go func() { defer bgDone.Done(); pruneAudit(bg, db, cfg.AuditRetention.Duration(), logger) }()
+	defer func() { stopBG(); bgDone.Wait() }()
 	logger.Info("chartctl serving", "url", srv.URL(), "data", cfg.Data)
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
 		logger.Warn(warn)
@@ -199,4 +222,33 @@ func baseURLWarning(baseURL string, addr net.Addr) string {
 		return ""
 	}
 	return "--base-url is not set: the OAuth issuer and the dashboard's install lines follow each request's Host header, which a client chooses; set --base-url to the server's external URL (e.g. https://charts.example.com)"
+}
+
+// pruneAudit deletes audit entries older than retention at start and then
+// hourly.
+func pruneAudit(ctx context.Context, store chartctl.Store, retention time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		for {
+			n, err := store.PruneAudit(ctx, time.Now().Add(-retention))
+			if err != nil {
+				if ctx.Err() == nil {
+					logger.Error("prune audit log", "err", err)
+				}
+				break
+			}
+			if n > 0 {
+				logger.Info("pruned audit log", "entries", n)
+			}
+			if n < 10000 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
