@@ -70,7 +70,7 @@ func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
 		m := c.Request().Method
-		if err == nil || m == http.MethodGet || m == http.MethodHead {
+		if m == http.MethodGet || m == http.MethodHead {
 			return err
 		}
 		action, ok := auditActions[m+" "+c.Path()]
@@ -78,9 +78,17 @@ func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		outcome := chartctl.OutcomeFailed
-		switch chartctl.ErrorCode(err) {
-		case chartctl.EUNAUTHORIZED, chartctl.EFORBIDDEN:
+		switch {
+		case err != nil:
+			switch chartctl.ErrorCode(err) {
+			case chartctl.EUNAUTHORIZED, chartctl.EFORBIDDEN:
+				outcome = chartctl.OutcomeDenied
+			}
+		case c.Response().Status == http.StatusUnauthorized || c.Response().Status == http.StatusForbidden:
+			// A protocol that writes its own error bodies (ChartMuseum's).
 			outcome = chartctl.OutcomeDenied
+		case c.Response().Status < 400:
+			return nil
 		}
 		s.app.AuditFailure(c.Request().Context(), action, c.Request().URL.Path, "", outcome)
 		return err

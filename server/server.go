@@ -265,3 +265,10 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	return err
 }
+
+// Routes returns the registered routes; tests walk them to check that
+// every mutating route is audited.
+func (s *Server) Routes() []*echo.Route {
+	s.init()
+	return s.echo.Routes()
+}
