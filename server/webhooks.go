@@ -280,4 +280,3 @@ func parseAuditTime(v string, now time.Time) (time.Time, error) {
 	}
 	return now.Add(-d), nil
 }
-
