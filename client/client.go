@@ -85,6 +85,8 @@ type Client struct {
 	Webhooks *WebhooksService
 	// Audit reads the audit log.
 	Audit *AuditService
+	// Admin runs server maintenance (server admins only).
+	Admin *AdminService
 }
 
 // service is embedded by every service to reach the client.
@@ -257,6 +259,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.OAuthClients = (*OAuthClientsService)(&c.common)
 	c.Webhooks = (*WebhooksService)(&c.common)
 	c.Audit = (*AuditService)(&c.common)
+	c.Admin = (*AdminService)(&c.common)
 	return c, nil
 }
 

@@ -20,7 +20,9 @@ import (
 //	1: data dirs written before the schema was versioned (no meta bucket).
 //	2: API keys holding the six original scopes also hold keys:write and
 //	   admin; users may be disabled and carry last_seen_at.
-const SchemaVersion = 2
+//	3: the chart_semver index (chart name + canonical SemVer → version)
+//	   that makes SemVer-equal versions a conflict with one lookup.
+const SchemaVersion = 3
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -36,6 +38,7 @@ const (
 // the transaction that records the new version.
 var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeLegacyKeyScopes,
+	upgradeSemverIndex,
 }
 
 // schemaError explains a data dir this binary must not open.

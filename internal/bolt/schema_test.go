@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -263,7 +264,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if !errors.Is(err, bolt.ErrNewerSchema) {
 		t.Fatalf("Open = %v, want ErrNewerSchema", err)
 	}
-	for _, want := range []string{"written by a newer chartctl (schema 3)", "this binary supports up to 2", "upgrade chartctl"} {
+	for _, want := range []string{fmt.Sprintf("written by a newer chartctl (schema %d)", bolt.SchemaVersion+1), fmt.Sprintf("this binary supports up to %d", bolt.SchemaVersion), "upgrade chartctl"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

@@ -24,7 +24,7 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 	return wrap("create team", db.update(ctx, func(tx *bbolt.Tx) error {
 		teams := bucket(tx, teamsBucket)
 		if teams.Get([]byte(t.Name)) != nil {
-			return chartctl.Errorf(chartctl.ECONFLICT, "Team %q already exists.", t.Name)
+			return nameNotAvailable(t.Name)
 		}
 		if t.Organization == "" || bucket(tx, orgsBucket).Get([]byte(t.Organization)) == nil {
 			return orgNotFound(t.Organization)

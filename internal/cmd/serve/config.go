@@ -18,18 +18,24 @@ import (
 // defaults, bound to flags and to CHARTCTL_* environment variables, checked
 // by Validate.
 type Config struct {
-	Addr            string
-	Data            string
-	BaseURL         string
-	AuthURL         string
-	MaxChartSize    ByteSize
-	AllowOverwrite  bool
+	Addr           string
+	Data           string
+	BaseURL        string
+	AuthURL        string
+	MaxChartSize   ByteSize
+	AllowOverwrite bool
+	// RepoNameGrace is how long a deleted repository's name stays reserved
+	// for its owner (0 turns the reservation off).
+	RepoNameGrace   time.Duration
 	RateLimitGlobal ratelimit.Limit
 	RateLimitUpload ratelimit.Limit
 	RateLimitSearch ratelimit.Limit
 	RateLimitKeys   ratelimit.Limit
 	MaxAPIKeys      int
 	MaxConnsPerIP   int
+	MaxBlobSize     ByteSize
+	IdleTimeout     time.Duration
+	GCGrace         time.Duration
 	TrustedProxies  string
 	AdminEmail      string
 	LogFormat       string
@@ -49,11 +55,15 @@ func DefaultConfig() Config {
 		Addr:             "127.0.0.1:8080",
 		Data:             "./chartctl-data",
 		MaxChartSize:     10 << 20,
+		RepoNameGrace:    24 * time.Hour,
 		RateLimitGlobal:  ratelimit.Limit{N: 1000, Window: 3600e9},
 		RateLimitUpload:  ratelimit.Limit{N: 100, Window: 3600e9},
 		RateLimitSearch:  ratelimit.Limit{N: 300, Window: 3600e9},
 		RateLimitKeys:    ratelimit.Limit{N: 50, Window: 3600e9},
 		MaxAPIKeys:       100,
+		MaxBlobSize:      10 << 30,
+		IdleTimeout:      60 * time.Second,
+		GCGrace:          time.Hour,
 		AdminEmail:       "admin@localhost",
 		LogFormat:        "text",
 		LogLevel:         "info",
@@ -71,12 +81,16 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AuthURL, "auth-url", c.AuthURL, "external URL of the OAuth authorization server (default: the base URL)")
 	fs.Var(&c.MaxChartSize, "max-chart-size", "largest chart archive accepted (e.g. 10MiB)")
 	fs.BoolVar(&c.AllowOverwrite, "allow-overwrite", c.AllowOverwrite, "let uploads with ?force=true replace a stored chart version")
+	fs.DurationVar(&c.RepoNameGrace, "repo-name-grace", c.RepoNameGrace, "how long a deleted repository's name stays reserved for its owner, e.g. 24h (0 disables)")
 	fs.Var(&c.RateLimitGlobal, "rate-limit-global", "requests per credential per window, e.g. 1000/1h (0 disables)")
 	fs.Var(&c.RateLimitUpload, "rate-limit-upload", "chart uploads per repository per window, e.g. 100/1h (0 disables)")
 	fs.Var(&c.RateLimitSearch, "rate-limit-search", "searches per client IP per window, e.g. 300/1h (0 disables)")
 	fs.Var(&c.RateLimitKeys, "rate-limit-keys", "API keys a user may create per window, e.g. 50/1h (0 disables)")
 	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
+	fs.Var(&c.MaxBlobSize, "max-blob-size", "largest blob the OCI registry accepts (e.g. 10GiB)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "cut a registry blob transfer after this long without a byte")
+	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
@@ -127,6 +141,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxChartSize < 1024 {
 		return fmt.Errorf("--max-chart-size must be at least 1KiB")
+	}
+	if c.RepoNameGrace < 0 {
+		return fmt.Errorf("invalid --repo-name-grace %s: use a duration of 0 or more, e.g. 24h", c.RepoNameGrace)
 	}
 	if _, err := clientip.ParseTrusted(c.TrustedProxies); err != nil {
 		return fmt.Errorf("invalid --trusted-proxies: %w", err)

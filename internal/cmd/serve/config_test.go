@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -29,6 +30,7 @@ func TestConfigFlagsAndEnv(t *testing.T) {
 		"CHARTCTL_RATE_LIMIT_UPLOAD": "5/1m",
 		"CHARTCTL_ALLOW_OVERWRITE":   "true",
 		"CHARTCTL_TRUSTED_PROXIES":   "10.0.0.0/8",
+		"CHARTCTL_REPO_NAME_GRACE":   "2h",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +38,7 @@ func TestConfigFlagsAndEnv(t *testing.T) {
 	if c.Addr != "127.0.0.1:9999" {
 		t.Errorf("flag should win over env: %s", c.Addr)
 	}
-	if c.MaxChartSize != 2<<20 || !c.AllowOverwrite || c.RateLimitUpload.N != 5 || c.TrustedProxies != "10.0.0.0/8" {
+	if c.MaxChartSize != 2<<20 || !c.AllowOverwrite || c.RateLimitUpload.N != 5 || c.TrustedProxies != "10.0.0.0/8" || c.RepoNameGrace != 2*time.Hour {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -54,6 +56,7 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"--trusted-proxies", "not-an-ip"}, nil, "--trusted-proxies"},
 		{nil, map[string]string{"CHARTCTL_MAX_CHART_SIZE": "lots"}, "CHARTCTL_MAX_CHART_SIZE"},
 		{[]string{"--max-chart-size", "10XB"}, nil, "invalid size"},
+		{[]string{"--repo-name-grace", "-1h"}, nil, "--repo-name-grace"},
 	} {
 		_, err := parse(t, tc.args, tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

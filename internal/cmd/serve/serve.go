@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	dbPath := filepath.Join(cfg.Data, "chartctl.db")
-	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second))
+	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second), bolt.NameGrace(cfg.RepoNameGrace))
 	if errors.Is(err, bolt.ErrLocked) {
 		return fmt.Errorf("data directory %s is in use by another chartctl server; stop it or choose another --data", cfg.Data)
 	} else if err != nil {
@@ -146,6 +146,7 @@ func Run(ctx context.Context, opts *Options) error {
 		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
+	reg := mountRegistry(srv, db, blobs, cfg, logger)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -172,6 +173,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
 		logger.Warn(warn)
 	}
+	stopGC := make(chan struct{})
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		reg.Run(stopGC)
+	}()
+	defer func() {
+		close(stopGC)
+		<-gcDone
+	}()
 	if opts.Ready != nil {
 		opts.Ready(srv.URL())
 	}
