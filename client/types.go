@@ -244,6 +244,7 @@ const (
 	CodeRateLimitExceeded    = "rate_limit_exceeded"
 	CodeInternalError        = "internal_error"
 	CodeUnavailable          = "unavailable"
+	CodeQuotaExceeded        = "quota_exceeded"
 )
 
 var codeStatus = map[string]int{
@@ -258,6 +259,7 @@ var codeStatus = map[string]int{
 	CodeRateLimitExceeded:    http.StatusTooManyRequests,
 	CodeInternalError:        http.StatusInternalServerError,
 	CodeUnavailable:          http.StatusServiceUnavailable,
+	CodeQuotaExceeded:        http.StatusInsufficientStorage,
 }
 
 // HTTPStatus returns the HTTP status for an error code (500 for unknown).

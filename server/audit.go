@@ -40,6 +40,10 @@ var auditActions = map[string]string{
 	"POST /v1/webhooks/:id/deliveries/:delivery/redeliver": "webhook.redeliver",
 	"POST /helm/api/:repo/charts":                          "chart.push",
 	"DELETE /helm/api/:repo/charts/:name/:version":         "chart.delete",
+	"PUT /v1/repositories/:repo/quota":                     "quota.set",
+	"PUT /v1/organizations/:org/quota":                     "quota.set",
+	// Added by the registry when the serve command mounts it.
+	"POST /v1/admin/gc": "registry.gc",
 }
 
 const actorKey = "chartctl.actor"

@@ -64,6 +64,10 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/webhooks/:id/deliveries", s.handleListDeliveries)
 	api.POST("/webhooks/:id/deliveries/:delivery/redeliver", s.handleRedeliver)
 	api.GET("/audit", s.handleAudit)
+	api.GET("/repositories/:repo/quota", s.handleGetRepoQuota)
+	api.PUT("/repositories/:repo/quota", s.handlePutRepoQuota)
+	api.GET("/organizations/:org/quota", s.handleGetOrgQuota)
+	api.PUT("/organizations/:org/quota", s.handlePutOrgQuota)
 
 	api.GET("/teams", s.handleListTeams)
 	api.POST("/teams", s.handleCreateTeam)

@@ -63,6 +63,9 @@ type Config struct {
 	// AllowPrivateWebhooks lets webhook URLs name private and loopback
 	// addresses (--allow-private-webhooks).
 	AllowPrivateWebhooks bool
+	// DefaultRepositoryQuota, if positive, is the max_bytes quota of new
+	// repositories (--default-repository-quota).
+	DefaultRepositoryQuota int64
 }
 
 // DefaultConfig returns the documented defaults.
@@ -151,7 +154,7 @@ func (s *Server) init() {
 	s.metrics = s.newMetrics()
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits,
-			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks},
+			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,

@@ -31,6 +31,9 @@ type Config struct {
 	// AllowPrivateWebhooks lets webhook URLs name private and loopback
 	// addresses.
 	AllowPrivateWebhooks bool
+	// DefaultRepositoryQuota, if positive, is the max_bytes quota a new
+	// repository starts with.
+	DefaultRepositoryQuota int64
 }
 
 // App is the application layer over a metadata store and a blob store.

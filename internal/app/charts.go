@@ -88,6 +88,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		}
 		cv.Digest = d
 		if u.prov != nil {
+			cv.ProvSize = u.prov.Size()
 			if cv.ProvDigest, err = u.prov.Commit(); err != nil {
 				return nil, false, nil, err
 			}
@@ -184,5 +185,10 @@ func (a *App) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		return err
 	}
 	a.Committed()
+	if n := a.Config.DefaultRepositoryQuota; n > 0 {
+		if err := a.Store.SetQuota(ctx, chartctl.QuotaRepository, r.Name, chartctl.Quota{MaxBytes: &n}); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -102,10 +102,13 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 					stored = old.domain()
 					return db.writeChange(ctx, tx, false)
 				case old.ProvDigest == "" || overwrite:
+					if err := charge(tx, repo, rec.ProvSize-old.ProvSize, 0); err != nil {
+						return err
+					}
 					if err := deleteOCIChart(tx, cv.Repository, cv.Name, cv.Version); err != nil {
 						return err
 					}
-					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest)
+					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest, rec.ProvSize)
 					if err != nil {
 						return err
 					}
@@ -116,7 +119,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			case rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest && rec.ProvDigest == "" && !overwrite:
 				// The same files in other gzip or tar bytes.
 				stored = old.domain()
-				return nil
+				return db.writeChange(ctx, tx, false)
 			case rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest && !overwrite:
 				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with the same content in a different archive; a provenance file signs the exact archive, so upload the stored archive's provenance file or none.", cv.Name, cv.Version)
 			case !overwrite:
@@ -129,6 +132,13 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			if err := indexSemver(tx, cv.Repository, cv.Name, cv.Version); err != nil {
 				return err
 			}
+		}
+		dBytes, dVersions := chartBytes(rec), int64(1)
+		if old != nil {
+			dBytes, dVersions = dBytes-chartBytes(old), 0
+		}
+		if err := charge(tx, repo, dBytes, dVersions); err != nil {
+			return err
 		}
 		if err := cb.Put(k, val); err != nil {
 			return err
@@ -173,9 +183,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 // replaceProv sets the provenance file of the stored record old (key k)
 // to prov, keeping everything else, and returns the new record and the
 // blobs no record refers to any more.
-func replaceProv(cb, refs *bbolt.Bucket, k []byte, old *chartRecord, prov string) (*chartctl.ChartVersion, []string, error) {
+func replaceProv(cb, refs *bbolt.Bucket, k []byte, old *chartRecord, prov string, provSize int64) (*chartctl.ChartVersion, []string, error) {
 	rec := *old
-	rec.ProvDigest = prov
+	rec.ProvDigest, rec.ProvSize = prov, provSize
 	val, err := encode(&rec)
 	if err != nil {
 		return nil, nil, err
@@ -317,11 +327,15 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		orphans []string
 	)
 	err := db.update(ctx, func(tx *bbolt.Tx) error {
-		if _, err := getRepo(tx, repo); err != nil {
+		rr, err := getRepo(tx, repo)
+		if err != nil {
 			return err
 		}
 		r, err := getChart(tx, repo, name, version)
 		if err != nil {
+			return err
+		}
+		if err := charge(tx, rr, -chartBytes(r), -1); err != nil {
 			return err
 		}
 		if ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo)); ib != nil {

@@ -169,6 +169,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if err != nil {
 			return err
 		}
+		if err := dropRepoUsage(tx, repo); err != nil {
+			return err
+		}
 		if err := db.putTombstone(tx, repo); err != nil {
 			return err
 		}

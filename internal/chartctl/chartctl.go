@@ -86,6 +86,8 @@ type ChartVersion struct {
 	Size int64
 	// ProvDigest is the blob digest of the provenance file, "" if none.
 	ProvDigest string
+	// ProvSize is the provenance file's size in bytes (0 if none).
+	ProvSize int64
 	CreatedAt  time.Time
 	// Metadata is the chart's Chart.yaml as JSON, with Helm's field names;
 	// the Helm index is rendered from it.
@@ -274,6 +276,8 @@ type Store interface {
 	// mutating method above also writes the Change its context carries
 	// (see Change) in the same transaction.
 	WebhookStore
+	// QuotaStore: quotas and usage, enforced by PutChartVersion.
+	QuotaStore
 
 	// Close releases the store.
 	Close() error

@@ -335,3 +335,38 @@ type WebhookStore interface {
 	// wants (a ping), storing e, and returns the delivery.
 	EnqueueEvent(ctx context.Context, webhookID string, e *Event) (*Delivery, error)
 }
+
+// Quota limits what a repository or an organization may hold; nil is
+// unlimited.
+type Quota struct {
+	MaxBytes    *int64
+	MaxVersions *int64
+}
+
+// Usage is what a repository or an organization holds: the bytes of its
+// chart archives and provenance files (before any deduplication) and its
+// number of chart versions.
+type Usage struct {
+	Bytes    int64
+	Versions int64
+}
+
+// Quota scopes.
+const (
+	QuotaRepository   = "repository"
+	QuotaOrganization = "organization"
+)
+
+// QuotaStore keeps quotas and usage. Engines enforce quotas inside the
+// transaction of PutChartVersion (so concurrent uploads cannot pass one):
+// a version that would take the repository or its organization past a
+// limit is EQUOTA, whose message names the quota, its limit and the
+// current use.
+type QuotaStore interface {
+	// Quota returns the quota and usage of the repository or organization
+	// (scope QuotaRepository or QuotaOrganization) named name. Returns
+	// ENOTFOUND.
+	Quota(ctx context.Context, scope, name string) (Quota, Usage, error)
+	// SetQuota replaces the quota. Returns ENOTFOUND.
+	SetQuota(ctx context.Context, scope, name string, q Quota) error
+}

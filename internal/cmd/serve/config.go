@@ -47,6 +47,7 @@ type Config struct {
 	WebhookRetryBase     time.Duration
 	WebhookTimeout       time.Duration
 	AuditRetention       Days
+	DefaultRepoQuota     ByteSize
 }
 
 // DefaultConfig returns the documented defaults.
@@ -101,6 +102,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", c.WebhookRetryBase, "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
 	fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")
+	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (default: unlimited)")
 }
 
 // BindEnv sets every flag not given on the command line from its

@@ -130,6 +130,7 @@ func Run(ctx context.Context, opts *Options) error {
 	srv := server.New(db, blobs)
 	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
+	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
 	srv.Logger = logger
 	srv.Config.BaseURL = cfg.BaseURL
 	srv.Config.MaxChartSize = int64(cfg.MaxChartSize)
