@@ -87,8 +87,8 @@ type ChartVersion struct {
 	// ProvDigest is the blob digest of the provenance file, "" if none.
 	ProvDigest string
 	// ProvSize is the provenance file's size in bytes (0 if none).
-	ProvSize int64
-	CreatedAt  time.Time
+	ProvSize  int64
+	CreatedAt time.Time
 	// Metadata is the chart's Chart.yaml as JSON, with Helm's field names;
 	// the Helm index is rendered from it.
 	Metadata json.RawMessage
