@@ -41,6 +41,9 @@ type Chart struct {
 	Sources     []string     `json:"sources,omitempty"`
 	Maintainers []Maintainer `json:"maintainers,omitempty"`
 	CreatedAt   time.Time    `json:"created_at"`
+	// Downloads counts the archive's downloads by every protocol (updated
+	// every few seconds).
+	Downloads int64 `json:"downloads"`
 }
 
 // Maintainer is a chart maintainer from Chart.yaml.

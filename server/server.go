@@ -220,10 +220,14 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.touch.run(s.stop)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.app.RunDownloadFlusher(s.stop, 5*time.Second)
 	}()
 	go func() {
 		defer s.wg.Done()

@@ -60,7 +60,8 @@ type App struct {
 	// Secrets seals webhook secrets; nil disables webhook creation.
 	Secrets Sealer
 
-	locks digestLocks
+	locks     digestLocks
+	downloads downloadCounter
 }
 
 // Options configures New.

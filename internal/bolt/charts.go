@@ -221,7 +221,7 @@ func (db *DB) ChartVersion(ctx context.Context, repo, name, version string) (*ch
 		if err != nil {
 			return err
 		}
-		cv = r.domain()
+		cv = withDownloads(tx, r.domain())
 		return nil
 	})
 	return cv, wrap("get chart version", err)
@@ -297,7 +297,7 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 			if err != nil {
 				return err
 			}
-			out = append(out, r.domain())
+			out = append(out, withDownloads(tx, r.domain()))
 		}
 		return nil
 	})
@@ -336,6 +336,9 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 			return err
 		}
 		if err := charge(tx, rr, -chartBytes(r), -1); err != nil {
+			return err
+		}
+		if err := dropDownloads(tx, repo, name, version); err != nil {
 			return err
 		}
 		if ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo)); ib != nil {

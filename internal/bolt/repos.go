@@ -172,6 +172,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if err := dropRepoUsage(tx, repo); err != nil {
 			return err
 		}
+		if err := dropDownloads(tx, name, "", ""); err != nil {
+			return err
+		}
 		if err := db.putTombstone(tx, repo); err != nil {
 			return err
 		}

@@ -87,8 +87,13 @@ type ChartVersion struct {
 	// ProvDigest is the blob digest of the provenance file, "" if none.
 	ProvDigest string
 	// ProvSize is the provenance file's size in bytes (0 if none).
-	ProvSize  int64
-	CreatedAt time.Time
+	ProvSize int64
+	// Downloads counts the archive's downloads by every protocol, as of the
+	// last flush of the counters; LastDownloadedAt is the latest, nil if
+	// never. Stores fill both on reads; writes ignore them.
+	Downloads        int64
+	LastDownloadedAt *time.Time
+	CreatedAt        time.Time
 	// Metadata is the chart's Chart.yaml as JSON, with Helm's field names;
 	// the Helm index is rendered from it.
 	Metadata json.RawMessage
@@ -278,6 +283,8 @@ type Store interface {
 	WebhookStore
 	// QuotaStore: quotas and usage, enforced by PutChartVersion.
 	QuotaStore
+	// DownloadStore: download counters, shown on chart versions.
+	DownloadStore
 
 	// Close releases the store.
 	Close() error

@@ -370,3 +370,19 @@ type QuotaStore interface {
 	// SetQuota replaces the quota. Returns ENOTFOUND.
 	SetQuota(ctx context.Context, scope, name string, q Quota) error
 }
+
+// DownloadCount is a batch of downloads of one chart version.
+type DownloadCount struct {
+	Repository, Name, Version string
+	// Count is how many downloads the batch adds; Last is the latest.
+	Count int64
+	Last  time.Time
+}
+
+// DownloadStore keeps download counters.
+type DownloadStore interface {
+	// AddDownloads adds each count to its chart version's counter in one
+	// write (counts of versions that no longer exist are dropped). Adding
+	// is commutative, so replicas each flush their own counts.
+	AddDownloads(ctx context.Context, counts []DownloadCount) error
+}

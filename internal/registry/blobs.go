@@ -54,6 +54,10 @@ func (r *Registry) handleBlob(c echo.Context, m []string) error {
 		if cb == nil {
 			return errBlobUnknown(d.String())
 		}
+		if req.Method == http.MethodGet && cb.chart.Digest == d.String() {
+			// A pull of the chart layer is a download of the archive.
+			r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
+		}
 		if cb.data != nil {
 			content = bytes.NewReader(cb.data)
 		} else {
