@@ -43,7 +43,9 @@ var auditActions = map[string]string{
 	"PUT /v1/repositories/:repo/quota":                     "quota.set",
 	"PUT /v1/organizations/:org/quota":                     "quota.set",
 	// Added by the registry when the serve command mounts it.
-	"POST /v1/admin/gc": "registry.gc",
+	"POST /v1/admin/gc":                         "registry.gc",
+	"PUT /v1/repositories/:repo/retention":      "retention.set",
+	"POST /v1/repositories/:repo/retention/run": "retention.run",
 }
 
 const actorKey = "chartctl.actor"

@@ -94,6 +94,8 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"POST /v1/webhooks/:id/deliveries/:delivery/redeliver", func() string { return "/v1/webhooks/" + webhookID + "/deliveries/" + deliveryID + "/redeliver" }, nil, "webhook.redeliver"},
 		{"DELETE /v1/webhooks/:id", func() string { return "/v1/webhooks/" + webhookID }, nil, "webhook.delete"},
 		{"PUT /v1/repositories/:repo/quota", fixed("/v1/repositories/r1/quota"), jsonBody(`{"max_bytes":1000000}`), "quota.set"},
+		{"PUT /v1/repositories/:repo/retention", fixed("/v1/repositories/r1/retention"), jsonBody(`{"keep_latest":3}`), "retention.set"},
+		{"POST /v1/repositories/:repo/retention/run", fixed("/v1/repositories/r1/retention/run?dry_run=true"), nil, "retention.run"},
 		{"PUT /v1/organizations/:org/quota", fixed("/v1/organizations/o1/quota"), jsonBody(`{"max_versions":100}`), "quota.set"},
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), nil, "user.delete"},
 		{"DELETE /v1/repositories/:repo", fixed("/v1/repositories/r1"), nil, "repository.delete"},

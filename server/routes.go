@@ -66,6 +66,9 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/audit", s.handleAudit)
 	api.GET("/repositories/:repo/quota", s.handleGetRepoQuota)
 	api.PUT("/repositories/:repo/quota", s.handlePutRepoQuota)
+	api.GET("/repositories/:repo/retention", s.handleGetRetention)
+	api.PUT("/repositories/:repo/retention", s.handlePutRetention)
+	api.POST("/repositories/:repo/retention/run", s.handleRunRetention)
 	api.GET("/organizations/:org/quota", s.handleGetOrgQuota)
 	api.PUT("/organizations/:org/quota", s.handlePutOrgQuota)
 

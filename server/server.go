@@ -220,7 +220,11 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		s.app.RunRetentionScheduler(s.stop)
+	}()
 	go func() {
 		defer s.wg.Done()
 		s.touch.run(s.stop)

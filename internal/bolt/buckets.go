@@ -92,7 +92,7 @@ var allBuckets = []string{
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
 	auditBucket, eventsBucket, webhooksBucket, deliveriesBucket, webhookQueueBucket, webhookLogBucket,
-	quotasBucket, usageBucket, downloadsBucket,
+	quotasBucket, usageBucket, downloadsBucket, retentionBucket,
 }
 
 // createBuckets creates every top-level bucket that does not exist yet.

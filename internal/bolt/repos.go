@@ -175,6 +175,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if err := dropDownloads(tx, name, "", ""); err != nil {
 			return err
 		}
+		if err := bucket(tx, retentionBucket).Delete([]byte(name)); err != nil {
+			return err
+		}
 		if err := db.putTombstone(tx, repo); err != nil {
 			return err
 		}

@@ -285,6 +285,8 @@ type Store interface {
 	QuotaStore
 	// DownloadStore: download counters, shown on chart versions.
 	DownloadStore
+	// RetentionStore: retention policies.
+	RetentionStore
 
 	// Close releases the store.
 	Close() error

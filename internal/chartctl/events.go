@@ -386,3 +386,31 @@ type DownloadStore interface {
 	// is commutative, so replicas each flush their own counts.
 	AddDownloads(ctx context.Context, counts []DownloadCount) error
 }
+
+// RetentionPolicy says which chart versions of a repository a retention
+// run deletes (§15). Nil fields are unset.
+type RetentionPolicy struct {
+	// KeepLatest keeps the newest N versions (by SemVer) of each chart.
+	KeepLatest *int
+	// KeepPushedWithin keeps versions pushed within the duration.
+	KeepPushedWithin *time.Duration
+	// KeepDownloadedWithin keeps versions downloaded within the duration.
+	KeepDownloadedWithin *time.Duration
+	// KeepMatching is a SemVer constraint; matching versions are never
+	// deleted.
+	KeepMatching string
+	// DeletePrereleasesAfter deletes pre-releases older than the duration.
+	DeletePrereleasesAfter *time.Duration
+	// Schedule is a cron expression for scheduled runs ("" for none).
+	Schedule string
+}
+
+// RetentionStore keeps retention policies.
+type RetentionStore interface {
+	// SetRetentionPolicy replaces the repository's policy; nil removes
+	// it. Returns ENOTFOUND.
+	SetRetentionPolicy(ctx context.Context, repo string, p *RetentionPolicy) error
+	// RetentionPolicies returns every repository's policy, by repository
+	// name.
+	RetentionPolicies(ctx context.Context) (map[string]*RetentionPolicy, error)
+}
