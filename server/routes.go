@@ -14,6 +14,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Use(s.trackActor, s.logRequests, s.instrument, s.bodyDeadline, s.auditFailures)
 
 	e.GET("/healthz", s.handleHealthz)
+	e.GET("/livez", s.handleLivez)
 	e.GET("/readyz", s.handleReadyz)
 	e.GET("/metrics", s.handleMetrics)
 

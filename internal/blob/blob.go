@@ -125,6 +125,24 @@ func Open(root string) (*Store, error) {
 	return s, nil
 }
 
+// Ping reports whether the store answers: its root and temp directories
+// are there and are directories (readiness probes call it).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, dir := range []string{s.root, s.tmpDir()} {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("blob store: %w", err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("blob store: %s is not a directory", dir)
+		}
+	}
+	return nil
+}
+
 // Root returns the store's root directory.
 func (s *Store) Root() string { return s.root }
 

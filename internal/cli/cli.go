@@ -27,6 +27,7 @@ import (
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
 	logincmd "github.com/chartctl/chartctl/internal/cmd/login"
 	logoutcmd "github.com/chartctl/chartctl/internal/cmd/logout"
+	mancmd "github.com/chartctl/chartctl/internal/cmd/man"
 	orgcmd "github.com/chartctl/chartctl/internal/cmd/org"
 	ratelimitcmd "github.com/chartctl/chartctl/internal/cmd/ratelimit"
 	repocmd "github.com/chartctl/chartctl/internal/cmd/repo"
@@ -286,6 +287,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		admincmd.NewCmdAdmin(f),
 		versioncmd.NewCmdVersion(f),
 		completioncmd.NewCmdCompletion(f),
+		mancmd.NewCmdMan(),
 	)
 	for _, c := range h.Commands {
 		add("server", c(f))

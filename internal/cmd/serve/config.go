@@ -2,8 +2,10 @@ package serve
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/tlsconfig"
 )
 
 // Config is the server's configuration (CONTRACT §9): one struct with
@@ -38,9 +41,17 @@ type Config struct {
 	GCGrace         time.Duration
 	TrustedProxies  string
 	AdminEmail      string
-	LogFormat       string
-	LogLevel        string
-	DebugAddr       string
+	// AdminPasswordFile, if set, holds the first admin's password.
+	AdminPasswordFile string
+	LogFormat         string
+	LogLevel          string
+	DebugAddr         string
+	TLSCert           string
+	TLSKey            string
+	ACMEDomains       []string
+	ACMEEmail         string
+	ACMEDirectory     string
+	ACMEHTTPAddr      string
 	// Events, webhooks and audit (CONTRACT §15).
 	SecretsKeyFile       string
 	AllowPrivateWebhooks bool
@@ -94,6 +105,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
+	fs.StringVar(&c.AdminPasswordFile, "admin-password-file", c.AdminPasswordFile, "file holding the first admin's password (or set CHARTCTL_ADMIN_PASSWORD); then no API key and no initial-admin.json are made")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
@@ -103,24 +115,13 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")
 	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (default: unlimited)")
-}
 
-// BindEnv sets every flag not given on the command line from its
-// CHARTCTL_* variable (--max-chart-size ← CHARTCTL_MAX_CHART_SIZE).
-func (c *Config) BindEnv(fs *pflag.FlagSet, getenv func(string) string) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed {
-			return
-		}
-		name := "CHARTCTL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(name); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("invalid %s: %w", name, e)
-			}
-		}
-	})
-	return err
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert; re-read when it changes")
+	fs.StringSliceVar(&c.ACMEDomains, "acme-domain", c.ACMEDomains, "obtain certificates for these names over ACME and serve HTTPS on --addr (TLS-ALPN-01)")
+	fs.StringVar(&c.ACMEEmail, "acme-email", c.ACMEEmail, "contact email of the ACME account")
+	fs.StringVar(&c.ACMEDirectory, "acme-directory", c.ACMEDirectory, "ACME directory URL (default: Let's Encrypt)")
+	fs.StringVar(&c.ACMEHTTPAddr, "acme-http-addr", c.ACMEHTTPAddr, "also answer ACME HTTP-01 challenges on this plain-HTTP address, e.g. 0.0.0.0:80")
 }
 
 // Validate checks the configuration and returns the first problem, said
@@ -163,6 +164,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WebhookTimeout < 100*time.Millisecond || c.WebhookTimeout > 5*time.Minute {
 		return fmt.Errorf("--webhook-timeout must be between 100ms and 5m")
+	}
+	if err := c.TLS(nil).Validate(); err != nil {
+		return err
 	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)
@@ -247,3 +251,18 @@ func (d *Days) Type() string { return "days" }
 
 // Duration is the period as a time.Duration.
 func (d Days) Duration() time.Duration { return time.Duration(d) * 24 * time.Hour }
+
+// TLS returns the TLS options of the configuration; ACME state is cached
+// under DATA/acme.
+func (c *Config) TLS(logger *slog.Logger) *tlsconfig.Options {
+	return &tlsconfig.Options{
+		CertFile:      c.TLSCert,
+		KeyFile:       c.TLSKey,
+		ACMEDomains:   c.ACMEDomains,
+		ACMEEmail:     c.ACMEEmail,
+		ACMEDirectory: c.ACMEDirectory,
+		ACMEHTTPAddr:  c.ACMEHTTPAddr,
+		CacheDir:      filepath.Join(c.Data, "acme"),
+		Logger:        logger,
+	}
+}

@@ -26,6 +26,8 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/secrets"
+	"github.com/chartctl/chartctl/internal/serveconfig"
+	"github.com/chartctl/chartctl/internal/tlsconfig"
 	"github.com/chartctl/chartctl/internal/webhook"
 	"github.com/chartctl/chartctl/server"
 )
@@ -37,6 +39,10 @@ type Options struct {
 	Stderr io.Writer
 	// Getenv reads the environment (CHARTCTL_* variables).
 	Getenv func(string) string
+	// ReadFile reads the configuration file (os.ReadFile when nil).
+	ReadFile func(string) ([]byte, error)
+	// ConfigFile is the configuration file that was read, "" when none.
+	ConfigFile string
 	// Ready, if set, receives the server's URL once it listens (tests).
 	Ready func(url string)
 	// Routes, if set, adds routes to the server (OAuth, dashboard, metrics),
@@ -64,19 +70,27 @@ func NewCmdServe(stderr io.Writer, routes func(e *echo.Echo, env *Env), runF fun
 under /helm/REPO, the OAuth authorization server and the web dashboard.
 
 Every flag can also be set with a CHARTCTL_* environment variable, e.g.
---max-chart-size with CHARTCTL_MAX_CHART_SIZE. On first start with an empty
+--max-chart-size with CHARTCTL_MAX_CHART_SIZE, and as a key of the YAML
+configuration file (--config, default /etc/chartctl/config.yaml when it
+exists), e.g. "max-chart-size: 20MiB". A flag wins over the environment,
+which wins over the file. On first start with an empty
 data directory the admin user is created and its credentials are written to
 DATA/initial-admin.json.`,
 		Example: `  chartctl serve
   chartctl serve --addr 0.0.0.0:8080 --data /var/lib/chartctl --base-url https://charts.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Config.BindEnv(cmd.Flags(), opts.Getenv); err != nil {
+			loaded, err := serveconfig.Load(cmd.LocalFlags(), opts.Getenv, opts.ReadFile)
+			if err != nil {
 				return err
 			}
 			if err := opts.Config.Validate(); err != nil {
 				return err
 			}
+			if print, _ := cmd.Flags().GetBool(serveconfig.FlagPrintConfig); print {
+				return serveconfig.Print(cmd.OutOrStdout(), cmd.LocalFlags())
+			}
+			opts.ConfigFile = loaded.File
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -86,6 +100,7 @@ DATA/initial-admin.json.`,
 		},
 	}
 	opts.Config.AddFlags(cmd.Flags())
+	serveconfig.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -112,7 +127,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := bootstrapAdmin(ctx, db, cfg, logger); err != nil {
+	if err := bootstrapAdmin(ctx, db, cfg, opts.Getenv, logger); err != nil {
 		return err
 	}
 
@@ -149,9 +164,24 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
 
+	tlsSetup, err := tlsconfig.New(*cfg.TLS(logger))
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server running there? choose another --addr)", cfg.Addr, err)
+	}
+	url := "http://" + ln.Addr().String()
+	if tlsSetup != nil {
+		stopChallenges, err := tlsSetup.ServeChallenges()
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stopChallenges()
+		ln = tlsSetup.Listener(ln)
+		url = "https://" + ln.Addr().String()
 	}
 	if err := srv.Open(ln); err != nil {
 		return err
@@ -170,7 +200,7 @@ func Run(ctx context.Context, opts *Options) error {
 	go func() { defer bgDone.Done(); dispatcher.Run(bg) }()
 	go func() { defer bgDone.Done(); pruneAudit(bg, db, cfg.AuditRetention.Duration(), logger) }()
 	defer func() { stopBG(); bgDone.Wait() }()
-	logger.Info("chartctl serving", "url", srv.URL(), "data", cfg.Data)
+	logger.Info("chartctl serving", "url", url, "data", cfg.Data, "config", opts.ConfigFile)
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
 		logger.Warn(warn)
 	}
@@ -185,7 +215,7 @@ func Run(ctx context.Context, opts *Options) error {
 		<-gcDone
 	}()
 	if opts.Ready != nil {
-		opts.Ready(srv.URL())
+		opts.Ready(url)
 	}
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
