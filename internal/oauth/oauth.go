@@ -138,6 +138,9 @@ type Host interface {
 	web.Principals
 	// AcceptAccessTokens makes the API accept the tokens v verifies.
 	AcceptAccessTokens(v httpx.AccessTokenVerifier)
+	// App is the application layer the dashboard's writes go through, so
+	// they are audited and emit events like the API's.
+	App() *app.App
 }
 
 // Mount adds the dashboard and the authorization server to the router e
@@ -160,7 +163,7 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	dash := web.New(web.Options{
 		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL,
 		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
-		Logger:   logger, Now: now,
+		Logger:   logger, Now: now, App: host.App(),
 	}, app.CheckPassword, app.HashPassword)
 	dash.Register(e)
 	p := New(Options{

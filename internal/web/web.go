@@ -27,6 +27,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
@@ -93,6 +94,9 @@ type Options struct {
 	// Logger receives errors; Now is the clock.
 	Logger *slog.Logger
 	Now    func() time.Time
+	// App, if set, carries the dashboard's writes (API keys) so they are
+	// audited and emit events, and records sign-ins in the audit log.
+	App *app.App
 }
 
 // Dashboard serves the web pages. Create it with New.
@@ -346,9 +350,14 @@ func (d *Dashboard) Session(c echo.Context) (*chartctl.User, *chartctl.WebSessio
 // sign-in page, coming back here afterwards.
 func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if u, _ := d.Session(c); u == nil {
+		u, _ := d.Session(c)
+		if u == nil {
 			return c.Redirect(http.StatusSeeOther, SignInURL(c.Request().URL.RequestURI()))
 		}
+		// Writes from the dashboard are audited as the signed-in user.
+		act := chartctl.ActorFrom(c.Request().Context())
+		act.UserID, act.Email, act.CredentialKind = u.ID, u.Email, chartctl.CredentialSession
+		c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), &act)))
 		return next(c)
 	}
 }
