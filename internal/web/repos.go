@@ -1,11 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -26,6 +28,10 @@ type RepoPage struct {
 	Repo    *chartctl.Repository
 	HelmURL string
 	Charts  []ChartRow
+	// Usage is the storage used against the quota, in words.
+	Usage string
+	// CanManage is set for maintainers, who manage webhooks.
+	CanManage bool
 }
 
 // ChartRow is one chart with its versions, newest first.
@@ -36,6 +42,8 @@ type ChartRow struct {
 	Description string
 	Versions    []string
 	UpdatedAt   time.Time
+	// Downloads adds up the downloads of every version.
+	Downloads int64
 }
 
 // principal is the signed-in user as the API sees them: a session can do
@@ -98,12 +106,31 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 		if n := len(rp.Charts); n > 0 && rp.Charts[n-1].Name == v.Name {
 			row := &rp.Charts[n-1]
 			row.Versions = append(row.Versions, v.Version)
+			row.Downloads += v.Downloads
 			if v.CreatedAt.After(row.UpdatedAt) {
 				row.UpdatedAt = v.CreatedAt
 			}
 			continue
 		}
-		rp.Charts = append(rp.Charts, ChartRow{Name: v.Name, Latest: v.Version, AppVersion: v.AppVersion, Description: v.Description, Versions: []string{v.Version}, UpdatedAt: v.CreatedAt})
+		rp.Charts = append(rp.Charts, ChartRow{Name: v.Name, Latest: v.Version, AppVersion: v.AppVersion, Description: v.Description, Versions: []string{v.Version}, UpdatedAt: v.CreatedAt, Downloads: v.Downloads})
 	}
+	if q, u, err := d.opts.Store.Quota(ctx, chartctl.QuotaRepository, r.Name); err == nil {
+		rp.Usage = usageText(q, u)
+	}
+	rp.CanManage = d.opts.App != nil && p.RepoRole(r).AtLeast(chartctl.RoleMaintainer)
 	return d.render(c, http.StatusOK, "repo", d.page(c, r.Name, "repos", "", rp))
+}
+
+// usageText says how much of its quota a repository uses: "1.2 MiB of
+// 10 MiB, 3 of 50 versions".
+func usageText(q chartctl.Quota, u chartctl.Usage) string {
+	bytes := app.HumanBytes(u.Bytes)
+	if q.MaxBytes != nil {
+		bytes += " of " + app.HumanBytes(*q.MaxBytes)
+	}
+	versions := fmt.Sprintf("%d versions", u.Versions)
+	if q.MaxVersions != nil {
+		versions = fmt.Sprintf("%d of %d versions", u.Versions, *q.MaxVersions)
+	}
+	return bytes + ", " + versions
 }

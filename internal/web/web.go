@@ -153,7 +153,7 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	}
 }
 
-var pageNames = []string{"signin", "consent", "error", "profile", "apikeys", "apikey_new", "apikey_created", "apikey_revoke", "repos", "repo"}
+var pageNames = []string{"signin", "consent", "error", "profile", "apikeys", "apikey_new", "apikey_created", "apikey_revoke", "repos", "repo", "webhooks"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -195,6 +195,8 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKey), LimitForm)
 	g.GET("/repositories", d.signedIn(d.handleRepos))
 	g.GET("/repositories/:repo", d.signedIn(d.handleRepo))
+	g.GET("/repositories/:repo/webhooks", d.signedIn(d.handleWebhooks))
+	g.POST("/repositories/:repo/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
 }
 
 func cacheStatic(h http.Handler) http.Handler {
