@@ -240,3 +240,32 @@ func clientFor(t *testing.T, s *testkit.Server, tok string) *client.Client {
 	}
 	return c
 }
+
+// TestAuditOrganizationOwner: an organization owner reads the entries of
+// their organization, and nothing else.
+func TestAuditOrganizationOwner(t *testing.T) {
+	s := testkit.StartServer(t)
+	owner := s.MustUser(t, "owner@example.com", false)
+	ownerKey := s.MustKey(t, owner, chartctl.AllScopes...)
+	for _, r := range []*testkit.Response{
+		s.DoJSON(t, "POST", "/v1/organizations", ownerKey, map[string]string{"name": "acme"}),
+		s.DoJSON(t, "POST", "/v1/repositories", ownerKey, map[string]string{"name": "acme-apps", "organization": "acme"}),
+		s.DoJSON(t, "POST", "/v1/repositories", s.AdminKey, map[string]string{"name": "elsewhere"}),
+	} {
+		if r.StatusCode != 200 {
+			t.Fatalf("setup: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	r := s.Do(t, "GET", "/v1/audit", ownerKey, nil)
+	var env envelope[[]client.AuditEntry]
+	r.JSON(t, &env)
+	var targets []string
+	for _, e := range env.Data {
+		targets = append(targets, e.Action+" "+e.Target)
+	}
+	if r.StatusCode != 200 || strings.Join(targets, ", ") != "repository.create acme-apps, organization.create acme" {
+		t.Fatalf("owner's view: %d %v", r.StatusCode, targets)
+	}
+	member := s.MustUser(t, "member@example.com", false)
+	expectError(t, s.Do(t, "GET", "/v1/audit", s.MustKey(t, member, chartctl.AllScopes...), nil), 403, "forbidden", "")
+}

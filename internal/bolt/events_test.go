@@ -48,3 +48,27 @@ func TestChangeCommitsWithItsMutation(t *testing.T) {
 		t.Fatalf("another repository's webhook got %+v", other)
 	}
 }
+
+// TestPruneAudit deletes entries older than the cut-off and keeps the
+// rest, whose cursor pagination is unaffected.
+func TestPruneAudit(t *testing.T) {
+	db := mustOpen(t, filepath.Join(t.TempDir(), "chartctl.db"))
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		if err := db.AppendAudit(ctx, &chartctl.AuditEntry{Time: testTime.AddDate(0, 0, i), Action: "chart.push", Outcome: chartctl.OutcomeSuccess}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.PruneAudit(ctx, testTime.AddDate(0, 0, 3))
+	if err != nil || n != 3 {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	left, next, err := db.AuditLog(ctx, chartctl.AuditFilter{Limit: 1})
+	if err != nil || len(left) != 1 || next == "" || !left[0].Time.Equal(testTime.AddDate(0, 0, 4)) {
+		t.Fatalf("left %+v next %q %v", left, next, err)
+	}
+	rest, next, err := db.AuditLog(ctx, chartctl.AuditFilter{Limit: 1, Cursor: next})
+	if err != nil || len(rest) != 1 || next != "" || !rest[0].Time.Equal(testTime.AddDate(0, 0, 3)) {
+		t.Fatalf("rest %+v next %q %v", rest, next, err)
+	}
+}
