@@ -50,35 +50,23 @@ var auditActions = map[string]string{
 
 const actorKey = "chartctl.actor"
 
-// trackActor puts a chartctl.Actor with the request id and client address
-// in the request's context; authentication fills in the user.
-func (s *Server) trackActor(next echo.HandlerFunc) echo.HandlerFunc {
+// audit serves the audit log for writes; reads pass straight through, so
+// the download and index paths pay nothing. For a write it puts a
+// chartctl.Actor (client address, request id; authentication fills in the
+// user) in the request's context, which the application layer copies into
+// the audit entries of the change, and it records a refused (401, 403:
+// denied) or failed write to a route of auditActions on its own.
+func (s *Server) audit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		m := c.Request().Method
+		if m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions {
+			return next(c)
+		}
 		a := &chartctl.Actor{ClientIP: s.Config.TrustedProxies.ClientIP(c.Request()).String(),
 			RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
 		c.Set(actorKey, a)
 		c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), a)))
-		return next(c)
-	}
-}
-
-// setActor records the authenticated caller in the request's actor.
-func setActor(c echo.Context, p *chartctl.Principal) {
-	if a, ok := c.Get(actorKey).(*chartctl.Actor); ok {
-		a.SetPrincipal(p)
-	}
-}
-
-// auditFailures records a refused (401, 403: outcome denied) or failed
-// request to a mutating route; successful ones are audited with their
-// change.
-func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
 		err := next(c)
-		m := c.Request().Method
-		if m == http.MethodGet || m == http.MethodHead {
-			return err
-		}
 		action, ok := auditActions[m+" "+c.Path()]
 		if !ok {
 			return err
@@ -98,5 +86,12 @@ func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		s.app.AuditFailure(c.Request().Context(), action, c.Request().URL.Path, "", outcome)
 		return err
+	}
+}
+
+// setActor records the authenticated caller in the request's actor.
+func setActor(c echo.Context, p *chartctl.Principal) {
+	if a, ok := c.Get(actorKey).(*chartctl.Actor); ok {
+		a.SetPrincipal(p)
 	}
 }

@@ -62,6 +62,8 @@ type App struct {
 
 	locks     digestLocks
 	downloads downloadCounter
+	repos     recordCache[string, chartctl.Repository]
+	versions  recordCache[versionKey, chartctl.ChartVersion]
 }
 
 // Options configures New.

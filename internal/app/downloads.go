@@ -74,6 +74,10 @@ func (a *App) FlushDownloads(ctx context.Context) error {
 		d.mu.Unlock()
 		return err
 	}
+	// The cached records now lag the counters: read them afresh.
+	for _, c := range batch {
+		a.versions.forget(versionKey{c.Repository, c.Name, c.Version})
+	}
 	return nil
 }
 
