@@ -3,75 +3,64 @@ package app
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// This file counts downloads. A download only bumps a counter in memory;
-// the counters are written in one batch every few seconds (and at
-// shutdown), so the hot path of charts/*.tgz never waits for a write.
+// This file counts downloads. A download only adds one to an atomic
+// counter in memory (a lock-free map lookup and an add: no lock, no
+// clock, no allocation once the version has been seen); the counters are
+// written in one batch every few seconds (and at shutdown), so the hot
+// path of charts/*.tgz never waits for a write. A batch's downloads are
+// dated at the flush, which is precise enough for "downloaded within D
+// days".
 
 type downloadKey struct{ repo, name, version string }
 
 type downloadCounter struct {
-	mu     sync.Mutex
-	counts map[downloadKey]*chartctl.DownloadCount
+	// counts maps downloadKey to *atomic.Int64. Entries stay (one per
+	// version downloaded since start), so an increment never races a
+	// removal.
+	counts sync.Map
 }
 
 // CountDownload records one download of a chart version's archive by any
 // protocol (the Helm repository, /v1, the OCI registry).
 func (a *App) CountDownload(repo, name, version string) {
-	now := a.Now()
-	d := &a.downloads
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.counts == nil {
-		d.counts = map[downloadKey]*chartctl.DownloadCount{}
-	}
 	k := downloadKey{repo, name, version}
-	c := d.counts[k]
-	if c == nil {
-		c = &chartctl.DownloadCount{Repository: repo, Name: name, Version: version}
-		d.counts[k] = c
+	v, ok := a.downloads.counts.Load(k)
+	if !ok {
+		v, _ = a.downloads.counts.LoadOrStore(k, new(atomic.Int64))
 	}
-	c.Count++
-	c.Last = now
+	v.(*atomic.Int64).Add(1)
 }
 
 // FlushDownloads writes the counted downloads to the store in one write.
-// On failure the counts are kept for the next flush.
+// On failure the counts are put back for the next flush.
 func (a *App) FlushDownloads(ctx context.Context) error {
-	d := &a.downloads
-	d.mu.Lock()
-	pending := d.counts
-	d.counts = nil
-	d.mu.Unlock()
-	if len(pending) == 0 {
+	now := a.Now().UTC()
+	var (
+		batch    []chartctl.DownloadCount
+		counters []*atomic.Int64
+	)
+	a.downloads.counts.Range(func(k, v any) bool {
+		c := v.(*atomic.Int64)
+		if n := c.Swap(0); n > 0 {
+			key := k.(downloadKey)
+			batch = append(batch, chartctl.DownloadCount{Repository: key.repo, Name: key.name, Version: key.version, Count: n, Last: now})
+			counters = append(counters, c)
+		}
+		return true
+	})
+	if len(batch) == 0 {
 		return nil
 	}
-	batch := make([]chartctl.DownloadCount, 0, len(pending))
-	for _, c := range pending {
-		batch = append(batch, *c)
-	}
 	if err := a.Store.AddDownloads(ctx, batch); err != nil {
-		d.mu.Lock()
-		for _, c := range batch {
-			k := downloadKey{c.Repository, c.Name, c.Version}
-			if cur := d.counts[k]; cur != nil {
-				cur.Count += c.Count
-				if c.Last.After(cur.Last) {
-					cur.Last = c.Last
-				}
-			} else {
-				if d.counts == nil {
-					d.counts = map[downloadKey]*chartctl.DownloadCount{}
-				}
-				cc := c
-				d.counts[k] = &cc
-			}
+		for i, c := range counters {
+			c.Add(batch[i].Count)
 		}
-		d.mu.Unlock()
 		return err
 	}
 	// The cached records now lag the counters: read them afresh.
