@@ -113,7 +113,7 @@ func charge(tx *bbolt.Tx, repo *repoRecord, dBytes, dVersions int64) error {
 					fmt.Sprintf("%d bytes used; this upload needs %d more", u.Bytes, dBytes))
 			}
 			if q.MaxVersions != nil && dVersions > 0 && u.Versions+dVersions > *q.MaxVersions {
-				return quotaError(sc[0], sc[1], "max_versions", fmt.Sprintf("%d chart versions", *q.MaxVersions),
+				return quotaError(sc[0], sc[1], "max_versions", plural(*q.MaxVersions, "chart version"),
 					fmt.Sprintf("%d stored", u.Versions))
 			}
 		}
@@ -207,4 +207,12 @@ func dropRepoUsage(tx *bbolt.Tx, repo *repoRecord) error {
 		return err
 	}
 	return bucket(tx, quotasBucket).Delete(key(chartctl.QuotaRepository, repo.Name))
+}
+
+// plural writes "1 chart version", "2 chart versions".
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
