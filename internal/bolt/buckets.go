@@ -69,6 +69,10 @@ const (
 	oauthGrantsBucket = "oauth_grants"
 	// webSessionsBucket: session hash → webSessionRecord.
 	webSessionsBucket = "web_sessions"
+
+	// chartPagesBucket: chart archive digest → blob digest of the chart's
+	// rendered web page (internal/chartpage), a cache kept across restarts.
+	chartPagesBucket = "chart_pages"
 )
 
 const sep = "\x00"
@@ -80,6 +84,7 @@ var allBuckets = []string{
 	reposBucket, chartsBucket, chartIndexBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
+	chartPagesBucket,
 }
 
 // createBuckets creates every top-level bucket that does not exist yet.
