@@ -2,11 +2,12 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // This file holds the authorization checks of §6: effective permission is
@@ -14,95 +15,33 @@ import (
 // it; a resource the caller cannot see is 404; a visible one the role does
 // not allow is 403 naming the role needed.
 
-// requireScope answers 403 with RFC 6750's insufficient_scope challenge when
-// the credential lacks sc.
-func requireScope(c echo.Context, sc chartctl.Scope) error {
-	if principalOf(c).Scopes.Allows(sc) {
-		return nil
-	}
-	c.Response().Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="chartctl", error="insufficient_scope", scope="%s"`, sc))
-	return chartctl.Errorf(chartctl.EFORBIDDEN, "This credential lacks the %s scope.", sc)
-}
-
 // RequireAdmin is requireAdmin for endpoints other packages add to API().
 func RequireAdmin(c echo.Context) error { return requireAdmin(c) }
 
-// requireAdmin answers 403 unless the caller is a server admin acting
-// through a credential that carries every scope: admin actions (creating
-// users, admins among them, and their keys) would otherwise let a narrow
-// credential, such as a leaked read-only CI key, widen itself.
-func requireAdmin(c echo.Context) error {
-	p := principalOf(c)
-	if !p.IsAdmin() {
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may do this.")
-	}
-	if all := chartctl.Scopes(chartctl.AllScopes); !p.Scopes.Covers(all) {
-		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="chartctl", error="insufficient_scope", scope="`+all.String()+`"`)
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs a server admin's credential with every scope; this one has %s.", p.Scopes.String())
-	}
-	return nil
-}
+// requireAdmin answers 403 unless the caller may act as a server admin
+// (app.RequireAdmin).
+func requireAdmin(c echo.Context) error { return app.RequireAdmin(httpx.PrincipalOf(c)) }
 
 // requireAPIKey answers 403 for OAuth access tokens: an application acting
 // for the user must not mint or revoke the user's API keys, which would
 // outlive the user's revocation of that application.
 func requireAPIKey(c echo.Context) error {
-	if principalOf(c).OAuth {
+	if httpx.PrincipalOf(c).OAuth {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "API keys are managed with an API key or in the dashboard, not with an OAuth access token.")
 	}
 	return nil
 }
 
-func repoNotFound(name string) error {
-	return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", name)
-}
-
 // readableRepo loads the repository named by the :repo parameter if the
-// caller may read it, after checking the repo:read scope.
+// caller may read it.
 func (s *Server) readableRepo(c echo.Context) (*chartctl.Repository, error) {
-	if err := requireScope(c, chartctl.ScopeRepoRead); err != nil {
-		return nil, err
-	}
-	return s.visibleRepo(c.Request().Context(), principalOf(c), c.Param("repo"))
+	return s.app.ReadableRepo(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"))
 }
 
-// visibleRepo loads a repository p may see; others are ENOTFOUND.
-func (s *Server) visibleRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
-	if err := chartctl.ValidateName("repo", name); err != nil {
-		return nil, repoNotFound(name)
-	}
-	r, err := s.Store.Repository(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if !p.CanSeeRepo(r) {
-		return nil, repoNotFound(name)
-	}
-	return r, nil
-}
-
-// writableRepo loads the :repo repository if the caller may change its
-// charts (repo:write and role maintainer or more).
+// writableRepo loads the :repo repository if the caller may change it with
+// at least role need.
 func (s *Server) writableRepo(c echo.Context, need chartctl.Role) (*chartctl.Repository, error) {
-	if err := requireScope(c, chartctl.ScopeRepoWrite); err != nil {
-		return nil, err
-	}
-	p := principalOf(c)
-	r, err := s.visibleRepo(c.Request().Context(), p, c.Param("repo"))
-	if err != nil {
-		return nil, err
-	}
-	if !p.RepoRole(r).AtLeast(need) {
-		return nil, forbiddenRole(need, r)
-	}
-	return r, nil
-}
-
-func forbiddenRole(need chartctl.Role, r *chartctl.Repository) error {
-	if r.Organization == "" {
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only the owner of repository %q may do this.", r.Name)
-	}
-	return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs the %s role in organization %q.", need, r.Organization)
+	return s.app.WritableRepo(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), need)
 }
 
 // visibleOrg checks that p may see the organization, or returns ENOTFOUND
@@ -146,7 +85,7 @@ func (s *Server) visibleTeam(c echo.Context) (*chartctl.Team, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	if !principalOf(c).CanSeeOrg(t.Organization) {
+	if !httpx.PrincipalOf(c).CanSeeOrg(t.Organization) {
 		return nil, notFound
 	}
 	return t, nil
@@ -155,14 +94,14 @@ func (s *Server) visibleTeam(c echo.Context) (*chartctl.Team, error) {
 // manageableTeam loads the :team team if the caller may manage it: the
 // team:write scope and the owner role in its organization.
 func (s *Server) manageableTeam(c echo.Context) (*chartctl.Team, error) {
-	if err := requireScope(c, chartctl.ScopeTeamWrite); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeTeamWrite); err != nil {
 		return nil, err
 	}
 	t, err := s.visibleTeam(c)
 	if err != nil {
 		return nil, err
 	}
-	if !principalOf(c).OrgRole(t.Organization).AtLeast(chartctl.RoleOwner) {
+	if !httpx.PrincipalOf(c).OrgRole(t.Organization).AtLeast(chartctl.RoleOwner) {
 		return nil, chartctl.Errorf(chartctl.EFORBIDDEN, "Managing team %q needs the owner role in organization %q.", t.Name, t.Organization)
 	}
 	return t, nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
 // metrics are the server's Prometheus metrics, on a registry of its own.
@@ -90,15 +93,40 @@ func (s *Server) instrument(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 			err = nil
 		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
-		}
-		method := c.Request().Method
+		route := s.routeLabel(c.Path())
+		method := methodLabel(c.Request().Method)
 		s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status)).Inc()
 		s.metrics.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// methodLabel bounds the method label: any method string a client sends
+// would otherwise become a new time series, held for good.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
+}
+
+// routeLabel bounds the route label to the registered route patterns;
+// anything else (the not-found catch-alls included) is "unmatched".
+func (s *Server) routeLabel(path string) string {
+	s.routeOnce.Do(func() {
+		s.routeSet = map[string]bool{}
+		for _, r := range s.echo.Routes() {
+			if r.Method != echo.RouteNotFound {
+				s.routeSet[r.Path] = true
+			}
+		}
+	})
+	if s.routeSet[path] {
+		return path
+	}
+	return "unmatched"
 }
 
 func (s *Server) handleMetrics(c echo.Context) error {
@@ -134,4 +162,16 @@ func (d *diskUsage) get(now time.Time) (int64, int64) {
 	})
 	d.at, d.bytes, d.count = now, b, n
 	return b, n
+}
+
+// countUpload records an upload's outcome in the metrics.
+func (s *Server) countUpload(created bool, err error) {
+	switch {
+	case err != nil:
+		s.metrics.uploads.WithLabelValues("rejected", chartctl.ErrorCode(err)).Inc()
+	case created:
+		s.metrics.uploads.WithLabelValues("accepted", "created").Inc()
+	default:
+		s.metrics.uploads.WithLabelValues("accepted", "unchanged").Inc()
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/token"
 )
@@ -26,17 +28,27 @@ const (
 	bucketGlobal = "global"
 	bucketUpload = "upload"
 	bucketSearch = "search"
+	bucketKeys   = "keys"
 )
 
-const principalKey = "chartctl.principal"
+// uploadRoutes are the routes whose bodies may take UploadTimeout to
+// arrive; every other body gets BodyTimeout.
+var uploadRoutes = map[string]bool{
+	"/v1/repositories/:repo/charts": true,
+	"/helm/api/:repo/charts":        true,
+}
 
-// AccessTokenVerifier checks OAuth access tokens. The OAuth package
-// implements it; with none set, only API keys authenticate.
-type AccessTokenVerifier interface {
-	// VerifyAccessToken returns the user and grant an access token belongs
-	// to and the scopes it carries. Returns EUNAUTHORIZED for an unknown,
-	// expired or revoked token.
-	VerifyAccessToken(ctx context.Context, value string) (userID, grantID string, scopes chartctl.Scopes, err error)
+// bodyDeadline gives a request's body a short deadline unless the route
+// receives uploads, so a client trickling a body cannot hold a handler
+// (and its memory) for the upload's generous bound.
+func (s *Server) bodyDeadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength != 0 && s.Config.BodyTimeout > 0 && !uploadRoutes[c.Path()] && !strings.HasPrefix(c.Path(), "/v2/") {
+			_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.Config.BodyTimeout))
+		}
+		return next(c)
+	}
 }
 
 // requestID sets X-Request-Id on every response, echoing a sane one the
@@ -117,7 +129,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		c.Set(principalKey, p)
+		httpx.SetPrincipal(c, p)
 		return next(c)
 	}
 }
@@ -138,12 +150,38 @@ func (s *Server) authenticateRequest(c echo.Context) (*chartctl.Principal, error
 	return s.resolveCredential(c, tok, malformed, `Bearer realm="chartctl", error="invalid_token"`)
 }
 
+// OptionalPrincipal resolves the credential of a request to a protocol
+// where credentials are optional (the Helm repository, the registry): HTTP
+// Basic with the token as password, or Bearer; nil, nil when none was sent.
+// It implements httpx.Authenticator.
+func (s *Server) OptionalPrincipal(c echo.Context, challenge string) (*chartctl.Principal, error) {
+	h := c.Request().Header.Get("Authorization")
+	if h == "" {
+		return nil, nil
+	}
+	var tok, malformed string
+	scheme, rest, _ := strings.Cut(h, " ")
+	switch {
+	case strings.EqualFold(scheme, "Basic"):
+		if raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest)); err != nil {
+			malformed = "Malformed Basic credentials."
+		} else {
+			_, tok, _ = strings.Cut(string(raw), ":")
+		}
+	case strings.EqualFold(scheme, "Bearer"):
+		tok = strings.TrimSpace(rest)
+	default:
+		malformed = "Unsupported Authorization scheme: use Basic or Bearer."
+	}
+	return s.resolveCredential(c, tok, malformed, challenge)
+}
+
 // checkThrottle refuses a client whose failed authentications exceeded
 // the throttle, with 429 and Retry-After.
 func (s *Server) checkThrottle(c echo.Context) error {
 	if blocked, wait := s.throttle.Blocked(s.clientIP(c)); blocked {
-		setRetryAfter(c, wait)
-		return chartctl.Errorf(chartctl.ERATELIMIT, "Too many failed authentication attempts; retry in %d seconds.", retrySeconds(wait))
+		httpx.SetRetryAfter(c, wait)
+		return chartctl.Errorf(chartctl.ERATELIMIT, "Too many failed authentication attempts; retry in %d seconds.", httpx.RetrySeconds(wait))
 	}
 	return nil
 }
@@ -250,12 +288,7 @@ func (s *Server) PrincipalFor(ctx context.Context, userID, credID string, scopes
 func (s *Server) InvalidateCredentials() { s.creds.invalidate() }
 
 // PrincipalOf returns the authenticated caller of a /v1 request.
-func PrincipalOf(c echo.Context) *chartctl.Principal { return principalOf(c) }
-
-func principalOf(c echo.Context) *chartctl.Principal {
-	p, _ := c.Get(principalKey).(*chartctl.Principal)
-	return p
-}
+func PrincipalOf(c echo.Context) *chartctl.Principal { return httpx.PrincipalOf(c) }
 
 // rateLimit counts the request against its buckets (§7) in one
 // all-or-nothing step and sets the X-RateLimit-* headers of the tightest.
@@ -264,15 +297,21 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		var extra []ratelimit.Request
 		switch {
 		case c.Path() == "/v1/repositories/:repo/charts" && c.Request().Method == http.MethodPost:
-			extra = append(extra, ratelimit.Request{Bucket: bucketUpload, Key: c.Param("repo")})
+			// Charged by the handler once the caller may write there.
+			return next(c)
 		case c.Path() == "/v1/search":
 			extra = append(extra, ratelimit.Request{Bucket: bucketSearch, Key: s.clientIP(c)})
 		}
-		if err := s.takeRate(c, principalOf(c), extra...); err != nil {
+		if err := s.takeRate(c, httpx.PrincipalOf(c), extra...); err != nil {
 			return err
 		}
 		return next(c)
 	}
+}
+
+// TakeRate is takeRate for the protocol packages (httpx.Limiter).
+func (s *Server) TakeRate(c echo.Context, p *chartctl.Principal, extra ...ratelimit.Request) error {
+	return s.takeRate(c, p, extra...)
 }
 
 // takeRate charges p's global bucket and the extra buckets in one
@@ -286,8 +325,8 @@ func (s *Server) takeRate(c echo.Context, p *chartctl.Principal, extra ...rateli
 	}
 	if !d.Allowed {
 		s.metrics.limited.WithLabelValues(d.Tightest.Bucket).Inc()
-		setRetryAfter(c, d.RetryAfter)
-		return chartctl.Errorf(chartctl.ERATELIMIT, "Rate limit exceeded for %s; retry in %d seconds.", d.Tightest.Bucket, retrySeconds(d.RetryAfter))
+		httpx.SetRetryAfter(c, d.RetryAfter)
+		return chartctl.Errorf(chartctl.ERATELIMIT, "Rate limit exceeded for %s; retry in %d seconds.", d.Tightest.Bucket, httpx.RetrySeconds(d.RetryAfter))
 	}
 	return nil
 }
@@ -300,15 +339,6 @@ func setRateHeaders(c echo.Context, r ratelimit.Result) {
 	h["X-Ratelimit-Used"] = []string{strconv.Itoa(r.Used)}
 	h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(r.Reset.Unix(), 10)}
 	h["X-Ratelimit-Resource"] = []string{r.Bucket}
-}
-
-func retrySeconds(d time.Duration) int {
-	n := int((d + time.Second - 1) / time.Second)
-	return max(n, 1)
-}
-
-func setRetryAfter(c echo.Context, d time.Duration) {
-	c.Response().Header().Set("Retry-After", strconv.Itoa(retrySeconds(d)))
 }
 
 // credentialCache remembers resolved API keys briefly so the hot path does

@@ -7,14 +7,15 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // handleListRepositories lists the repositories the caller can read.
 func (s *Server) handleListRepositories(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeRepoRead); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeRepoRead); err != nil {
 		return err
 	}
-	pg, err := parsePage(c)
+	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err
 	}
@@ -22,16 +23,16 @@ func (s *Server) handleListRepositories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return listPage(c, filter(all, principalOf(c).CanSeeRepo), pg, toRepository)
+	return httpx.ListPage(c, httpx.Filter(all, httpx.PrincipalOf(c).CanSeeRepo), pg, toRepository)
 }
 
 // handleCreateRepository creates a personal or organization repository.
 func (s *Server) handleCreateRepository(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeRepoWrite); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeRepoWrite); err != nil {
 		return err
 	}
 	var req client.CreateRepositoryRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
 	if err := chartctl.ValidateName("name", req.Name); err != nil {
@@ -47,7 +48,7 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 		return chartctl.Invalid("visibility", "visibility must be \"private\" or \"public\".")
 	}
 	ctx := c.Request().Context()
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	if req.Organization != "" {
 		if err := chartctl.ValidateName("organization", req.Organization); err != nil {
 			return err
@@ -64,7 +65,7 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 	if err := s.Store.CreateRepository(ctx, r); err != nil {
 		return err
 	}
-	return data(c, toRepository(r))
+	return httpx.Data(c, toRepository(r))
 }
 
 // handleGetRepository returns one repository.
@@ -73,7 +74,7 @@ func (s *Server) handleGetRepository(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return data(c, toRepository(r))
+	return httpx.Data(c, toRepository(r))
 }
 
 // handleDeleteRepository deletes a repository and its charts (owner only).
@@ -82,14 +83,8 @@ func (s *Server) handleDeleteRepository(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	orphans, err := s.Store.DeleteRepository(ctx, r.Name)
-	if err != nil {
+	if err := s.app.DeleteRepository(c.Request().Context(), r); err != nil {
 		return err
 	}
-	s.index.Drop(r.Name)
-	for _, d := range orphans {
-		s.deleteIfOrphan(ctx, d)
-	}
-	return data(c, map[string]any{"name": r.Name, "deleted": true})
+	return httpx.Data(c, map[string]any{"name": r.Name, "deleted": true})
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/helmrepo"
 )
 
 // routes registers every route of the service. Each /v1 route states the
@@ -9,7 +11,7 @@ import (
 // whole /v1 group.
 func (s *Server) routes(e *echo.Echo) {
 	e.Pre(requestID)
-	e.Use(s.logRequests, s.instrument)
+	e.Use(s.logRequests, s.instrument, s.bodyDeadline)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)
@@ -54,15 +56,5 @@ func (s *Server) routes(e *echo.Echo) {
 
 	// The Helm repository protocol (§8) and ChartMuseum's API for
 	// `helm cm-push`; credentials are optional for public repositories.
-	helm := e.Group("/helm")
-	helm.GET("/:repo/index.yaml", s.handleHelmIndex)
-	helm.HEAD("/:repo/index.yaml", s.handleHelmIndex)
-	helm.GET("/:repo/charts/:file", s.handleHelmDownload)
-	helm.HEAD("/:repo/charts/:file", s.handleHelmDownload)
-	helm.GET("/api/:repo/charts", s.handleCMList)
-	helm.POST("/api/:repo/charts", s.handleCMUpload)
-	helm.GET("/api/:repo/charts/:name", s.handleCMVersions)
-	helm.GET("/api/:repo/charts/:name/:version", s.handleCMVersion)
-	helm.DELETE("/api/:repo/charts/:name/:version", s.handleCMDelete)
-
+	(&helmrepo.Handler{App: s.app, Auth: s, Limits: s, Logger: s.Logger, UploadBucket: bucketUpload}).Register(e)
 }

@@ -1,5 +1,7 @@
-// Package server is the HTTP transport of chartctl: the /v1 JSON API, the
-// Helm repository protocol and the health endpoints, on echo v4.
+// Package server composes chartctl's HTTP surface on echo v4: middleware
+// (request ids, logging, metrics, authentication, rate limits), the /v1
+// JSON API and the health endpoints, and it mounts the protocol packages
+// (internal/helmrepo) on the application layer (internal/app).
 //
 // A Server holds service interfaces of the domain (internal/chartctl) and
 // never a concrete store; the serve command wires the concrete types in.
@@ -19,10 +21,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
-	"github.com/chartctl/chartctl/internal/helmindex"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 )
 
@@ -44,6 +47,19 @@ type Config struct {
 	ChartLimits chart.Limits
 	// ShutdownTimeout bounds how long Close waits for in-flight requests.
 	ShutdownTimeout time.Duration
+	// MaxKeysPerUser caps the API keys one user may hold (0: no cap).
+	MaxKeysPerUser int
+	// KeyCreateLimit bounds API key creation per user (the "keys"
+	// bucket), so minting keys cannot multiply the per-key global limit.
+	KeyCreateLimit ratelimit.Limit
+	// BodyTimeout bounds how long a request body may take to arrive on
+	// every route but the uploads, which keep UploadTimeout.
+	BodyTimeout time.Duration
+	// UploadTimeout bounds an upload's whole request.
+	UploadTimeout time.Duration
+	// MaxConnsPerIP caps concurrent connections from one client address
+	// (0: no cap; behind a load balancer every client shares one address).
+	MaxConnsPerIP int
 }
 
 // DefaultConfig returns the documented defaults.
@@ -55,6 +71,10 @@ func DefaultConfig() Config {
 		SearchLimit:     ratelimit.Limit{N: 300, Window: time.Hour},
 		ChartLimits:     chart.DefaultLimits(),
 		ShutdownTimeout: 15 * time.Second,
+		MaxKeysPerUser:  100,
+		KeyCreateLimit:  ratelimit.Limit{N: 50, Window: time.Hour},
+		BodyTimeout:     30 * time.Second,
+		UploadTimeout:   5 * time.Minute,
 	}
 }
 
@@ -68,7 +88,7 @@ type Server struct {
 	// Logger receives request and error logs.
 	Logger *slog.Logger
 	// AccessTokens verifies OAuth access tokens; nil accepts API keys only.
-	AccessTokens AccessTokenVerifier
+	AccessTokens httpx.AccessTokenVerifier
 	// Now is the clock; tests inject one.
 	Now func() time.Time
 	// Extra, if set, is called with the router after the /v1 and Helm routes
@@ -80,17 +100,20 @@ type Server struct {
 	api      *echo.Group
 	http     *http.Server
 	ln       net.Listener
-	index    *helmindex.Cache
+	app      *app.App
 	limits   *ratelimit.Set
 	throttle *ratelimit.Throttle
-	locks    digestLocks
 	touch    *touchBatcher
 	creds    *credentialCache
 	metrics  *metrics
-	ready    atomic.Bool
-	wg       sync.WaitGroup
-	stop     chan struct{}
-	stopOnce sync.Once
+	// routeSet holds the registered route patterns, the only route labels
+	// the metrics use; built on first use, after every route exists.
+	routeSet  map[string]bool
+	routeOnce sync.Once
+	ready     atomic.Bool
+	wg        sync.WaitGroup
+	stop      chan struct{}
+	stopOnce  sync.Once
 }
 
 // New returns a Server over store and blobs with DefaultConfig.
@@ -117,13 +140,17 @@ func (s *Server) init() {
 	}
 	s.stop = make(chan struct{})
 	s.metrics = s.newMetrics()
-	s.index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
-		return s.Store.IndexEntries(ctx, repo)
-	}, helmindex.Options{ContextPath: "/helm", Now: s.Now, LoadVersion: s.Store.IndexEntry, Observe: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) }})
+	s.app = app.New(s.Store, s.Blobs, app.Options{
+		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits},
+		Logger: s.Logger, Now: s.Now,
+		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
+		ObserveUpload: s.countUpload,
+	})
 	s.limits = ratelimit.NewSet(map[string]ratelimit.Limit{
 		bucketGlobal: s.Config.GlobalLimit,
 		bucketUpload: s.Config.UploadLimit,
 		bucketSearch: s.Config.SearchLimit,
+		bucketKeys:   s.Config.KeyCreateLimit,
 	}, ratelimit.WithClock(s.Now))
 	s.throttle = ratelimit.NewThrottle(ratelimit.Limit{N: 20, Window: time.Minute}, ratelimit.WithClock(s.Now))
 	s.touch = newTouchBatcher(s.Store, s.Logger)
@@ -131,7 +158,7 @@ func (s *Server) init() {
 	s.echo = echo.New()
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
-	s.echo.HTTPErrorHandler = s.handleError
+	s.echo.HTTPErrorHandler = httpx.ErrorHandler(s.Logger)
 	s.routes(s.echo)
 	if s.Extra != nil {
 		s.Extra(s.echo)
@@ -143,6 +170,17 @@ func (s *Server) init() {
 	s.ready.Store(true)
 }
 
+// App returns the application layer the server's transports stand on, so
+// the composition root can hand it to other transports.
+func (s *Server) App() *app.App {
+	s.init()
+	return s.app
+}
+
+// AcceptAccessTokens makes the API accept the OAuth access tokens v
+// verifies.
+func (s *Server) AcceptAccessTokens(v httpx.AccessTokenVerifier) { s.AccessTokens = v }
+
 // API returns the authenticated, rate-limited /v1 route group, so Extra
 // hooks can add /v1 endpoints that behave like the built-in ones. Handlers
 // there find the caller with PrincipalOf.
@@ -152,14 +190,18 @@ func (s *Server) API() *echo.Group { return s.api }
 // background work: flushing last-used times and sweeping orphan blobs.
 func (s *Server) Open(ln net.Listener) error {
 	s.init()
+	if s.Config.MaxConnsPerIP > 0 {
+		ln = newConnLimitListener(ln, s.Config.MaxConnsPerIP)
+	}
 	s.ln = ln
 	s.http = &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Uploads of the largest chart over a slow link must fit, so the
-		// body has its own generous bound; idle keep-alives are reaped.
-		ReadTimeout:    5 * time.Minute,
-		WriteTimeout:   5 * time.Minute,
+		// connection's bound is the upload's; every other route gets a
+		// short body deadline (bodyDeadline). Idle keep-alives are reaped.
+		ReadTimeout:    s.Config.UploadTimeout,
+		WriteTimeout:   s.Config.UploadTimeout,
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
@@ -171,7 +213,7 @@ func (s *Server) Open(ln net.Listener) error {
 	}()
 	go func() {
 		defer s.wg.Done()
-		s.sweepOrphanBlobs(context.Background(), s.stop)
+		s.app.SweepOrphanBlobs(context.Background(), s.stop)
 	}()
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -211,67 +253,4 @@ func (s *Server) Close() error {
 	})
 	s.wg.Wait()
 	return err
-}
-
-// sweepOrphanBlobs deletes blobs that no record refers to: what a crash
-// between writing a blob and committing its record leaves behind. It takes
-// each digest's lock, so it never races an upload of the same bytes.
-func (s *Server) sweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
-	var digests []string
-	if err := s.Blobs.Walk(ctx, func(d string) error {
-		digests = append(digests, d)
-		return nil
-	}); err != nil {
-		s.Logger.Error("sweep blobs", "err", err)
-		return
-	}
-	removed := 0
-	for _, d := range digests {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		if s.deleteIfOrphan(ctx, d) {
-			removed++
-		}
-	}
-	if removed > 0 {
-		s.Logger.Info("removed orphan blobs", "count", removed)
-	}
-}
-
-// deleteIfOrphan deletes the blob digest if no record refers to it.
-func (s *Server) deleteIfOrphan(ctx context.Context, digest string) bool {
-	unlock := s.locks.lock(digest)
-	defer unlock()
-	ref, err := s.Store.BlobReferenced(ctx, digest)
-	if err != nil || ref {
-		return false
-	}
-	if err := s.Blobs.Delete(ctx, digest); err != nil {
-		s.Logger.Error("delete blob", "digest", digest, "err", err)
-		return false
-	}
-	return true
-}
-
-// digestLocks serializes, per blob digest, an upload's commit of blob and
-// record against the deletion of an orphaned blob with the same digest.
-type digestLocks struct {
-	stripes [64]sync.Mutex
-}
-
-func (l *digestLocks) stripe(digest string) int {
-	var h uint32
-	for i := 0; i < len(digest); i++ {
-		h = h*31 + uint32(digest[i])
-	}
-	return int(h % uint32(len(l.stripes)))
-}
-
-func (l *digestLocks) lock(digest string) func() {
-	m := &l.stripes[l.stripe(digest)]
-	m.Lock()
-	return m.Unlock
 }

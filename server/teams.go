@@ -6,16 +6,18 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // handleListOrganizations lists the organizations the caller belongs to
 // (every one for an admin).
 func (s *Server) handleListOrganizations(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeOrgRead); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeOrgRead); err != nil {
 		return err
 	}
-	pg, err := parsePage(c)
+	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err
 	}
@@ -23,18 +25,18 @@ func (s *Server) handleListOrganizations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := principalOf(c)
-	visible := filter(all, func(o *chartctl.Organization) bool { return p.CanSeeOrg(o.Name) })
-	return listPage(c, visible, pg, toOrganization)
+	p := httpx.PrincipalOf(c)
+	visible := httpx.Filter(all, func(o *chartctl.Organization) bool { return p.CanSeeOrg(o.Name) })
+	return httpx.ListPage(c, visible, pg, toOrganization)
 }
 
 // handleCreateOrganization creates an organization; the caller owns it.
 func (s *Server) handleCreateOrganization(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeOrgWrite); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeOrgWrite); err != nil {
 		return err
 	}
 	var req client.CreateOrganizationRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
 	if err := chartctl.ValidateName("name", req.Name); err != nil {
@@ -43,26 +45,26 @@ func (s *Server) handleCreateOrganization(c echo.Context) error {
 	if len(req.Description) > 1024 {
 		return chartctl.Invalid("description", "description must be at most 1024 characters.")
 	}
-	o := &chartctl.Organization{Name: req.Name, Description: strings.TrimSpace(req.Description), CreatedBy: principalOf(c).User.ID, CreatedAt: s.Now()}
+	o := &chartctl.Organization{Name: req.Name, Description: strings.TrimSpace(req.Description), CreatedBy: httpx.PrincipalOf(c).User.ID, CreatedAt: s.Now()}
 	if err := s.Store.CreateOrganization(c.Request().Context(), o); err != nil {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, toOrganization(o))
+	return httpx.Data(c, toOrganization(o))
 }
 
 // handleListTeams lists the teams the caller can see, optionally of one
 // organization.
 func (s *Server) handleListTeams(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeTeamRead); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeTeamRead); err != nil {
 		return err
 	}
-	pg, err := parsePage(c)
+	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	org := c.QueryParam("organization")
 	if org != "" {
 		if _, err := s.loadOrg(ctx, p, org); err != nil {
@@ -73,17 +75,17 @@ func (s *Server) handleListTeams(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	visible := filter(all, func(t *chartctl.Team) bool { return p.CanSeeOrg(t.Organization) })
-	return listPage(c, visible, pg, toTeam)
+	visible := httpx.Filter(all, func(t *chartctl.Team) bool { return p.CanSeeOrg(t.Organization) })
+	return httpx.ListPage(c, visible, pg, toTeam)
 }
 
 // handleCreateTeam creates a team in an organization the caller owns.
 func (s *Server) handleCreateTeam(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeTeamWrite); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeTeamWrite); err != nil {
 		return err
 	}
 	var req client.CreateTeamRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
 	if err := chartctl.ValidateName("name", req.Name); err != nil {
@@ -96,7 +98,7 @@ func (s *Server) handleCreateTeam(c echo.Context) error {
 		return chartctl.Invalid("description", "description must be at most 1024 characters.")
 	}
 	ctx := c.Request().Context()
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	if _, err := s.loadOrg(ctx, p, req.Organization); err != nil {
 		return err
 	}
@@ -107,27 +109,27 @@ func (s *Server) handleCreateTeam(c echo.Context) error {
 	if err := s.Store.CreateTeam(ctx, t); err != nil {
 		return err
 	}
-	return data(c, toTeam(t))
+	return httpx.Data(c, toTeam(t))
 }
 
 // handleGetTeam returns one team.
 func (s *Server) handleGetTeam(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeTeamRead); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeTeamRead); err != nil {
 		return err
 	}
 	t, err := s.visibleTeam(c)
 	if err != nil {
 		return err
 	}
-	return data(c, toTeam(t))
+	return httpx.Data(c, toTeam(t))
 }
 
 // handleListMembers lists a team's members.
 func (s *Server) handleListMembers(c echo.Context) error {
-	if err := requireScope(c, chartctl.ScopeTeamRead); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeTeamRead); err != nil {
 		return err
 	}
-	pg, err := parsePage(c)
+	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err
 	}
@@ -139,7 +141,7 @@ func (s *Server) handleListMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return listPage(c, ms, pg, toMember)
+	return httpx.ListPage(c, ms, pg, toMember)
 }
 
 // handleAddMember adds a member by email; the role defaults to member.
@@ -149,10 +151,10 @@ func (s *Server) handleAddMember(c echo.Context) error {
 		return err
 	}
 	var req client.AddMemberRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	email, err := ValidateEmail(req.Email)
+	email, err := app.ValidateEmail(req.Email)
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,7 @@ func (s *Server) handleAddMember(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, toMember(m))
+	return httpx.Data(c, toMember(m))
 }
 
 // handleUpdateMember changes a member's role.
@@ -175,7 +177,7 @@ func (s *Server) handleUpdateMember(c echo.Context) error {
 		return err
 	}
 	var req client.UpdateMemberRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Role == "" {
@@ -190,7 +192,7 @@ func (s *Server) handleUpdateMember(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, toMember(m))
+	return httpx.Data(c, toMember(m))
 }
 
 // handleRemoveMember removes a member.
@@ -208,7 +210,7 @@ func (s *Server) handleRemoveMember(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, toMember(m))
+	return httpx.Data(c, toMember(m))
 }
 
 func parseRole(s string) (chartctl.Role, error) {

@@ -1,35 +1,36 @@
 package server
 
 import (
-	"net/mail"
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/token"
 )
 
 // handleGetUser answers who the credential belongs to and its scopes.
 func (s *Server) handleGetUser(c echo.Context) error {
-	p := principalOf(c)
-	return data(c, client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)})
+	p := httpx.PrincipalOf(c)
+	return httpx.Data(c, client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)})
 }
 
 // handleListAPIKeys lists the caller's API keys (never their values).
 func (s *Server) handleListAPIKeys(c echo.Context) error {
-	pg, err := parsePage(c)
+	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err
 	}
 	s.touch.flush()
-	keys, err := s.Store.APIKeys(c.Request().Context(), principalOf(c).User.ID)
+	keys, err := s.Store.APIKeys(c.Request().Context(), httpx.PrincipalOf(c).User.ID)
 	if err != nil {
 		return err
 	}
-	return listPage(c, keys, pg, toAPIKey)
+	return httpx.ListPage(c, keys, pg, toAPIKey)
 }
 
 // handleCreateAPIKey creates a key for the caller; its scopes never exceed
@@ -39,10 +40,10 @@ func (s *Server) handleCreateAPIKey(c echo.Context) error {
 		return err
 	}
 	var req client.CreateAPIKeyRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	return s.createAPIKey(c, p.User, p.Scopes, req)
 }
 
@@ -53,14 +54,14 @@ func (s *Server) handleCreateUserAPIKey(c echo.Context) error {
 		return err
 	}
 	var req client.CreateAPIKeyRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
 	u, err := s.Store.UserByEmail(c.Request().Context(), c.Param("email"))
 	if err != nil {
 		return err
 	}
-	return s.createAPIKey(c, u, principalOf(c).Scopes, req)
+	return s.createAPIKey(c, u, httpx.PrincipalOf(c).Scopes, req)
 }
 
 func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl.Scopes, req client.CreateAPIKeyRequest) error {
@@ -82,14 +83,29 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
 		return chartctl.Invalid("expires_at", "expires_at must be in the future.")
 	}
+	ctx := c.Request().Context()
+	if s.Config.MaxKeysPerUser > 0 {
+		keys, err := s.Store.APIKeys(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if len(keys) >= s.Config.MaxKeysPerUser {
+			return chartctl.Errorf(chartctl.EFORBIDDEN, "%s already holds %d API keys, the most this server allows; revoke one first (chartctl api-key list / revoke).", u.Email, len(keys))
+		}
+	}
+	// Each key has a global budget of its own; creating keys is limited
+	// per user so new keys cannot multiply it without bound.
+	if err := s.takeRate(c, httpx.PrincipalOf(c), ratelimit.Request{Bucket: bucketKeys, Key: u.ID}); err != nil {
+		return err
+	}
 	value, hash := token.New(token.APIKeyPrefix)
 	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: req.ExpiresAt}
-	if err := s.Store.CreateAPIKey(c.Request().Context(), k); err != nil {
+	if err := s.Store.CreateAPIKey(ctx, k); err != nil {
 		return err
 	}
 	out := toAPIKey(k)
 	out.Key = value
-	return data(c, out)
+	return httpx.Data(c, out)
 }
 
 // handleDeleteAPIKey revokes one of the caller's keys; a credential may
@@ -99,7 +115,7 @@ func (s *Server) handleDeleteAPIKey(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	keys, err := s.Store.APIKeys(ctx, p.User.ID)
 	if err != nil {
 		return err
@@ -113,7 +129,7 @@ func (s *Server) handleDeleteAPIKey(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, map[string]any{"id": c.Param("id"), "revoked": true})
+	return httpx.Data(c, map[string]any{"id": c.Param("id"), "revoked": true})
 }
 
 // handleCreateUser lets an admin create an account.
@@ -122,10 +138,10 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		return err
 	}
 	var req client.CreateUserRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	email, err := ValidateEmail(req.Email)
+	email, err := app.ValidateEmail(req.Email)
 	if err != nil {
 		return err
 	}
@@ -134,7 +150,7 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		if len(req.Password) < 8 || len(req.Password) > 72 {
 			return chartctl.Invalid("password", "password must be 8 to 72 characters long.")
 		}
-		h, err := HashPassword(req.Password)
+		h, err := app.HashPassword(req.Password)
 		if err != nil {
 			return err
 		}
@@ -144,40 +160,12 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return data(c, client.User{ID: u.ID, Email: u.Email, Admin: u.Admin, Scopes: []string{}, CreatedAt: ts(u.CreatedAt)})
-}
-
-// ValidateEmail checks and normalizes an email address (lower case, no
-// display name). Returns EINVALID naming "email".
-func ValidateEmail(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", chartctl.Invalid("email", "email is required.")
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || len(s) > 254 || !strings.Contains(s[strings.LastIndexByte(s, '@'):], ".") && !strings.HasSuffix(s, "@localhost") {
-		return "", chartctl.Invalid("email", "Invalid email address %q.", s)
-	}
-	return strings.ToLower(s), nil
-}
-
-// HashPassword hashes a password with bcrypt.
-func HashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
-	if err != nil {
-		return "", err
-	}
-	return string(h), nil
-}
-
-// CheckPassword reports whether pw matches the bcrypt hash.
-func CheckPassword(hash, pw string) bool {
-	return hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
+	return httpx.Data(c, client.User{ID: u.ID, Email: u.Email, Admin: u.Admin, Scopes: []string{}, CreatedAt: ts(u.CreatedAt)})
 }
 
 // handleRateLimit reports the caller's buckets without counting (§7).
 func (s *Server) handleRateLimit(c echo.Context) error {
-	p := principalOf(c)
+	p := httpx.PrincipalOf(c)
 	res := map[string]client.RateLimitResource{}
 	add := func(bucket, key string) {
 		if !s.limits.Limit(bucket).Disabled() {
@@ -191,10 +179,10 @@ func (s *Server) handleRateLimit(c echo.Context) error {
 	add(bucketGlobal, p.CredentialID)
 	add(bucketSearch, s.clientIP(c))
 	if repo := c.QueryParam("repository"); repo != "" {
-		if _, err := s.visibleRepo(c.Request().Context(), p, repo); err != nil {
+		if _, err := s.app.VisibleRepo(c.Request().Context(), p, repo); err != nil {
 			return err
 		}
 		add(bucketUpload, repo)
 	}
-	return data(c, client.RateLimits{Resources: res})
+	return httpx.Data(c, client.RateLimits{Resources: res})
 }

@@ -30,6 +30,11 @@ func TestDependencyRule(t *testing.T) {
 		{"client", []string{mod + "/internal/"}, "the public SDK never imports internal packages"},
 		{"server", []string{mod + "/internal/bolt", mod + "/internal/blob", mod + "/internal/cmd"}, "the transport never imports a concrete store"},
 		{"tui", []string{mod + "/internal/", mod + "/server"}, "the TUI knows only the client"},
+		{"internal/oauth", []string{mod + "/server"}, "the OAuth server sits beside the transport, not above it"},
+		{"internal/web", []string{mod + "/server"}, "the dashboard sits beside the transport, not above it"},
+		{"internal/helmrepo", []string{mod + "/server", mod + "/internal/bolt", mod + "/internal/blob"}, "a protocol package stands on the application layer only"},
+		{"internal/app", []string{mod + "/server", mod + "/internal/bolt", mod + "/internal/blob", mod + "/internal/helmrepo"}, "the application layer knows no transport and no concrete store"},
+		{"internal/httpx", []string{mod + "/server", mod + "/internal/app"}, "what transports share sits below them all"},
 		{"cmd/chartctl", []string{"helm.sh/helm/v4/pkg/repo", "helm.sh/helm/v3", "k8s.io/client-go", mod + "/internal/testkit"}, "the binary stays free of Kubernetes client libraries and test helpers"},
 	}
 	for _, r := range rules {

@@ -38,6 +38,10 @@ type Error struct {
 	Message string
 	// Parameter names the offending request parameter, for EINVALID.
 	Parameter string
+	// MissingScope names the scope a credential lacks, for an EFORBIDDEN
+	// caused by scope rather than role (transports add RFC 6750's
+	// insufficient_scope challenge).
+	MissingScope Scope
 }
 
 // Error implements the error interface.
@@ -53,6 +57,21 @@ func Errorf(code, format string, args ...any) *Error {
 // Invalid returns an EINVALID error naming param.
 func Invalid(param, format string, args ...any) *Error {
 	return &Error{Code: EINVALID, Parameter: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// ScopeRequired returns the EFORBIDDEN error of a credential that lacks sc.
+func ScopeRequired(sc Scope) *Error {
+	return &Error{Code: EFORBIDDEN, Message: fmt.Sprintf("This credential lacks the %s scope.", sc), MissingScope: sc}
+}
+
+// ErrorMissingScope returns the scope named by the *Error in err's chain,
+// "" if none.
+func ErrorMissingScope(err error) Scope {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.MissingScope
+	}
+	return ""
 }
 
 // ErrorCode returns the code of the *Error in err's chain, "" for nil and

@@ -22,9 +22,11 @@ func wiring() Hooks {
 
 func mountOAuthAndDashboard(e *echo.Echo, env *serve.Env) {
 	oauth.Mount(e, env.Server, env.Store, oauth.Config{
-		BaseURL: env.Config.BaseURL,
-		AuthURL: env.Config.AuthURL,
-		Logger:  env.Logger,
+		BaseURL:        env.Config.BaseURL,
+		AuthURL:        env.Config.AuthURL,
+		Logger:         env.Logger,
+		Now:            env.Server.Now,
+		TrustedProxies: env.Server.Config.TrustedProxies,
 	})
 }
 

@@ -10,9 +10,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/token"
-	"github.com/chartctl/chartctl/server"
 )
 
 // handleCreateClient registers an OAuth client (server admins only, with
@@ -24,11 +25,11 @@ import (
 // every scope together: a narrow admin credential (a read-only CI key, an
 // access token a third-party app holds) must not do it.
 func (p *Provider) handleCreateClient(c echo.Context) error {
-	if err := server.RequireAdmin(c); err != nil {
+	if err := app.RequireAdmin(httpx.PrincipalOf(c)); err != nil {
 		return err
 	}
 	var req client.CreateOAuthClientRequest
-	if err := server.BindJSON(c, &req); err != nil {
+	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
 	name := strings.TrimSpace(req.Name)
@@ -61,7 +62,7 @@ func (p *Provider) handleCreateClient(c echo.Context) error {
 		Public: cl.Public, CreatedAt: cl.CreatedAt,
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return server.WriteData(c, out)
+	return httpx.Data(c, out)
 }
 
 // validateRedirectURI accepts absolute https URIs, and http URIs on a

@@ -3,7 +3,7 @@
 // with reuse detection, token revocation (RFC 7009) and server metadata
 // (RFC 8414), on the same echo server as the API. Its access tokens are
 // accepted by every /v1 endpoint exactly like API keys (Provider implements
-// server.AccessTokenVerifier).
+// httpx.AccessTokenVerifier).
 //
 // Sign-in and consent pages come from the dashboard (internal/web), so one
 // browser session serves both. See docs/oauth.md for the decisions.
@@ -19,10 +19,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/web"
-	"github.com/chartctl/chartctl/server"
 )
 
 // Lifetimes of what the server issues.
@@ -74,7 +75,7 @@ type Provider struct {
 }
 
 // Ensure Provider verifies access tokens for the API.
-var _ server.AccessTokenVerifier = (*Provider)(nil)
+var _ httpx.AccessTokenVerifier = (*Provider)(nil)
 
 // New returns a Provider over opts.
 func New(opts Options) *Provider {
@@ -120,41 +121,55 @@ type Config struct {
 	BaseURL, AuthURL string
 	// AccessTokenTTL and RefreshTokenTTL default to the Default* values.
 	AccessTokenTTL, RefreshTokenTTL time.Duration
-	// Logger receives errors; Now is the clock (nil uses the server's).
+	// Logger receives errors; Now is the clock.
 	Logger *slog.Logger
 	Now    func() time.Time
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	TrustedProxies clientip.Resolver
 }
 
-// Mount adds the dashboard and the authorization server to the server's
-// router e and makes srv accept the access tokens it issues. Call it from
-// srv.Extra (the serve command's Routes hook), after the /v1 routes exist.
-func Mount(e *echo.Echo, srv *server.Server, store Store, cfg Config) *Provider {
+// Host is the API server the dashboard and the authorization server attach
+// to; *server.Server is one.
+type Host interface {
+	// API returns the authenticated, rate-limited /v1 route group.
+	API() *echo.Group
+	// PrincipalFor and InvalidateCredentials serve the dashboard's
+	// sessions and key forms.
+	web.Principals
+	// AcceptAccessTokens makes the API accept the tokens v verifies.
+	AcceptAccessTokens(v httpx.AccessTokenVerifier)
+}
+
+// Mount adds the dashboard and the authorization server to the router e
+// and makes host accept the access tokens it issues. Call it after the /v1
+// routes exist (from the server's Extra hook).
+func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	now := cfg.Now
 	if now == nil {
-		now = srv.Now
+		now = time.Now
 	}
 	logger := cfg.Logger
 	if logger == nil {
-		logger = srv.Logger
+		logger = slog.New(slog.DiscardHandler)
 	}
 	issuer := cfg.AuthURL
 	if issuer == "" {
 		issuer = cfg.BaseURL
 	}
-	trusted := srv.Config.TrustedProxies
+	trusted := cfg.TrustedProxies
 	dash := web.New(web.Options{
-		Store: store, Sessions: store, Principals: srv, BaseURL: cfg.BaseURL,
+		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL,
 		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
 		Logger:   logger, Now: now,
-	}, server.CheckPassword, server.HashPassword)
+	}, app.CheckPassword, app.HashPassword)
 	dash.Register(e)
 	p := New(Options{
 		Store: store, OAuth: store, Dashboard: dash, Issuer: strings.TrimRight(issuer, "/"),
 		AccessTokenTTL: cfg.AccessTokenTTL, RefreshTokenTTL: cfg.RefreshTokenTTL,
 		Logger: logger, Now: now,
 	})
-	p.Register(e, srv.API())
-	srv.AccessTokens = p
+	p.Register(e, host.API())
+	host.AcceptAccessTokens(p)
 	return p
 }
 

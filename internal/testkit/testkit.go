@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -88,7 +89,7 @@ func (s *Server) MustUser(tb testing.TB, email string, admin bool) *chartctl.Use
 // MustUserWithPassword creates a user who can sign in with password.
 func (s *Server) MustUserWithPassword(tb testing.TB, email, password string, admin bool) *chartctl.User {
 	tb.Helper()
-	h, err := server.HashPassword(password)
+	h, err := app.HashPassword(password)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/atomicfile"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/token"
-	"github.com/chartctl/chartctl/server"
 )
 
 // InitialAdminFile is the name, inside the data directory, of the file
@@ -37,7 +37,7 @@ func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, logg
 	if n > 0 {
 		return nil
 	}
-	email, err := server.ValidateEmail(cfg.AdminEmail)
+	email, err := app.ValidateEmail(cfg.AdminEmail)
 	if err != nil {
 		return fmt.Errorf("invalid --admin-email %q", cfg.AdminEmail)
 	}
@@ -46,7 +46,7 @@ func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, logg
 		return err
 	}
 	password := base64.RawURLEncoding.EncodeToString(pw[:])
-	hash, err := server.HashPassword(password)
+	hash, err := app.HashPassword(password)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ type Config struct {
 	RateLimitGlobal ratelimit.Limit
 	RateLimitUpload ratelimit.Limit
 	RateLimitSearch ratelimit.Limit
+	RateLimitKeys   ratelimit.Limit
+	MaxAPIKeys      int
+	MaxConnsPerIP   int
 	TrustedProxies  string
 	AdminEmail      string
 	LogFormat       string
@@ -42,6 +45,8 @@ func DefaultConfig() Config {
 		RateLimitGlobal: ratelimit.Limit{N: 1000, Window: 3600e9},
 		RateLimitUpload: ratelimit.Limit{N: 100, Window: 3600e9},
 		RateLimitSearch: ratelimit.Limit{N: 300, Window: 3600e9},
+		RateLimitKeys:   ratelimit.Limit{N: 50, Window: 3600e9},
+		MaxAPIKeys:      100,
 		AdminEmail:      "admin@localhost",
 		LogFormat:       "text",
 		LogLevel:        "info",
@@ -59,6 +64,9 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&c.RateLimitGlobal, "rate-limit-global", "requests per credential per window, e.g. 1000/1h (0 disables)")
 	fs.Var(&c.RateLimitUpload, "rate-limit-upload", "chart uploads per repository per window, e.g. 100/1h (0 disables)")
 	fs.Var(&c.RateLimitSearch, "rate-limit-search", "searches per client IP per window, e.g. 300/1h (0 disables)")
+	fs.Var(&c.RateLimitKeys, "rate-limit-keys", "API keys a user may create per window, e.g. 50/1h (0 disables)")
+	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
+	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")

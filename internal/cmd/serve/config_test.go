@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -71,5 +72,19 @@ func TestByteSize(t *testing.T) {
 	b := ByteSize(10 << 20)
 	if b.String() != "10MiB" {
 		t.Errorf("String = %s", b.String())
+	}
+}
+
+func TestBaseURLWarning(t *testing.T) {
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	any := &net.TCPAddr{IP: net.IPv4zero, Port: 8080}
+	if w := baseURLWarning("", loop); w != "" {
+		t.Errorf("loopback without --base-url warned: %q", w)
+	}
+	if w := baseURLWarning("https://charts.example.com", any); w != "" {
+		t.Errorf("with --base-url warned: %q", w)
+	}
+	if w := baseURLWarning("", any); !strings.Contains(w, "--base-url") || !strings.Contains(w, "Host header") {
+		t.Errorf("0.0.0.0 without --base-url: %q, want a warning naming --base-url and the Host header", w)
 	}
 }

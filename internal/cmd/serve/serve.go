@@ -117,6 +117,9 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.GlobalLimit = cfg.RateLimitGlobal
 	srv.Config.UploadLimit = cfg.RateLimitUpload
 	srv.Config.SearchLimit = cfg.RateLimitSearch
+	srv.Config.KeyCreateLimit = cfg.RateLimitKeys
+	srv.Config.MaxKeysPerUser = cfg.MaxAPIKeys
+	srv.Config.MaxConnsPerIP = cfg.MaxConnsPerIP
 	trusted, _ := clientip.ParseTrusted(cfg.TrustedProxies)
 	srv.Config.TrustedProxies = clientip.Resolver{Trusted: trusted}
 	if opts.Routes != nil {
@@ -140,6 +143,9 @@ func Run(ctx context.Context, opts *Options) error {
 		defer stopDebug()
 	}
 	logger.Info("chartctl serving", "url", srv.URL(), "data", cfg.Data)
+	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
+		logger.Warn(warn)
+	}
 	if opts.Ready != nil {
 		opts.Ready(srv.URL())
 	}
@@ -177,4 +183,17 @@ func serveDebug(addr string, logger *slog.Logger) (func(), error) {
 	go func() { _ = hs.Serve(ln) }()
 	logger.Info("pprof serving", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
 	return func() { _ = hs.Close() }, nil
+}
+
+// baseURLWarning says why running without --base-url on an address other
+// hosts can reach is unsafe: the Host header of each request then decides
+// the OAuth issuer and the install lines the dashboard shows.
+func baseURLWarning(baseURL string, addr net.Addr) string {
+	if baseURL != "" {
+		return ""
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return ""
+	}
+	return "--base-url is not set: the OAuth issuer and the dashboard's install lines follow each request's Host header, which a client chooses; set --base-url to the server's external URL (e.g. https://charts.example.com)"
 }

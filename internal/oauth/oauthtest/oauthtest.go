@@ -70,7 +70,9 @@ func Start(tb testing.TB, cfg Config, opts ...testkit.Option) *Env {
 			if !ok {
 				tb.Fatalf("the test server's store %T does not keep OAuth records", srv.Store)
 			}
-			env.Provider = oauth.Mount(e, srv, store, cfg)
+			c := cfg
+			c.Logger, c.TrustedProxies = srv.Logger, srv.Config.TrustedProxies
+			env.Provider = oauth.Mount(e, srv, store, c)
 		}
 	}
 	env.Server = testkit.StartServer(tb, append(opts, mount)...)

@@ -1,4 +1,4 @@
-package server
+package app
 
 import (
 	"context"
@@ -7,14 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"sort"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
-	"github.com/chartctl/chartctl/internal/helmindex"
 )
 
 // maxProvSize bounds a provenance file; real ones are a few KiB.
@@ -24,14 +20,17 @@ const maxProvSize = 1 << 20
 // being streamed.
 var errTooLarge = errors.New("archive exceeds the maximum size")
 
-// upload is a received, validated, not yet committed chart archive.
-type upload struct {
-	chart *chart.Chart
+// Upload is a received, validated, not yet committed chart archive with
+// its optional provenance file. Pass it to PutChart, or call Abort.
+type Upload struct {
+	// Chart is what the archive holds.
+	Chart *chart.Chart
 	blob  chartctl.BlobWriter
 	prov  chartctl.BlobWriter
 }
 
-func (u *upload) abort() {
+// Abort discards the upload's uncommitted blobs. It is safe after PutChart.
+func (u *Upload) Abort() {
 	if u.blob != nil {
 		_ = u.blob.Abort()
 	}
@@ -40,85 +39,98 @@ func (u *upload) abort() {
 	}
 }
 
-// receiveMultipart streams a multipart/form-data upload into blob writers,
+// ReceiveMultipart streams a multipart/form-data upload into blob writers,
 // validating the archive on the way: field "chart" (required) and "prov"
 // (optional). The size limit applies while streaming, never after
-// buffering. The caller must call abort or commit.
-func (s *Server) receiveMultipart(c echo.Context) (*upload, error) {
-	req := c.Request()
-	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+// buffering. The caller must pass the upload to PutChart or Abort it.
+func (a *App) ReceiveMultipart(w http.ResponseWriter, req *http.Request) (*Upload, error) {
+	u, err := a.receiveMultipart(w, req)
+	if err != nil {
+		a.observeUpload(false, err)
+	}
+	return u, err
+}
+
+func (a *App) receiveMultipart(w http.ResponseWriter, req *http.Request) (*Upload, error) {
+	mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		return nil, chartctl.Errorf(chartctl.EMEDIATYPE, "Upload the chart as multipart/form-data with the archive in field \"chart\".")
 	}
-	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.Config.MaxChartSize+maxProvSize+1<<20)
+	req.Body = http.MaxBytesReader(w, req.Body, a.Config.MaxChartSize+maxProvSize+1<<20)
 	mr, err := req.MultipartReader()
 	if err != nil {
 		return nil, chartctl.Invalid("body", "Malformed multipart body.")
 	}
-	u := &upload{}
+	u := &Upload{}
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			u.abort()
-			return nil, s.bodyError(err, "Malformed multipart body.")
+			u.Abort()
+			return nil, a.bodyError(err, "Malformed multipart body.")
 		}
 		switch part.FormName() {
 		case "chart":
 			if u.blob != nil {
-				u.abort()
+				u.Abort()
 				return nil, chartctl.Invalid("chart", "Send one chart archive per upload.")
 			}
-			err = s.receiveChart(req.Context(), u, part)
+			err = a.receiveChart(req.Context(), u, part)
 		case "prov":
 			if u.prov != nil {
-				u.abort()
+				u.Abort()
 				return nil, chartctl.Invalid("prov", "Send one provenance file per upload.")
 			}
-			err = s.receiveProv(req.Context(), u, part)
+			err = a.receiveProv(req.Context(), u, part)
 		default:
 			err = chartctl.Invalid(part.FormName(), "Unknown form field %q: send the archive in \"chart\" and an optional provenance file in \"prov\".", part.FormName())
 		}
 		part.Close()
 		if err != nil {
-			u.abort()
+			u.Abort()
 			return nil, err
 		}
 	}
 	if u.blob == nil {
-		u.abort()
+		u.Abort()
 		return nil, chartctl.Invalid("chart", "Missing form field \"chart\" holding the chart archive (.tgz).")
 	}
 	return u, nil
 }
 
-// receiveRaw reads a chart archive sent as the whole request body.
-func (s *Server) receiveRaw(c echo.Context) (*upload, error) {
-	req := c.Request()
-	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.Config.MaxChartSize+1)
-	u := &upload{}
-	if err := s.receiveChart(req.Context(), u, req.Body); err != nil {
-		u.abort()
+// ReceiveRaw reads a chart archive sent as the whole request body.
+func (a *App) ReceiveRaw(w http.ResponseWriter, req *http.Request) (*Upload, error) {
+	req.Body = http.MaxBytesReader(w, req.Body, a.Config.MaxChartSize+1)
+	return a.ReceiveArchive(req.Context(), req.Body)
+}
+
+// ReceiveArchive streams a chart archive from r into a new blob while
+// validating it.
+func (a *App) ReceiveArchive(ctx context.Context, r io.Reader) (*Upload, error) {
+	u := &Upload{}
+	if err := a.receiveChart(ctx, u, r); err != nil {
+		u.Abort()
+		a.observeUpload(false, err)
 		return nil, err
 	}
 	return u, nil
 }
 
 // receiveChart streams one archive into a new blob while validating it.
-func (s *Server) receiveChart(ctx context.Context, u *upload, r io.Reader) error {
-	bw, err := s.Blobs.Create(ctx)
+func (a *App) receiveChart(ctx context.Context, u *Upload, r io.Reader) error {
+	bw, err := a.Blobs.Create(ctx)
 	if err != nil {
 		return err
 	}
 	u.blob = bw
-	lr := &limitedReader{r: r, n: s.Config.MaxChartSize}
+	lr := &limitedReader{r: r, n: a.Config.MaxChartSize}
 	sw := &storeWriter{w: bw}
 	tee := io.TeeReader(lr, sw)
-	ch, err := chart.Read(tee, s.Config.ChartLimits)
+	ch, err := chart.Read(tee, a.Config.ChartLimits)
 	if lr.exceeded {
-		return s.tooLarge()
+		return a.tooLarge()
 	}
 	if sw.err != nil {
 		// The disk, not the archive: full, read-only or failing.
@@ -128,29 +140,29 @@ func (s *Server) receiveChart(ctx context.Context, u *upload, r io.Reader) error
 		// An oversized body is 413 whatever else is wrong with it; finding
 		// out reads at most the limit.
 		if _, derr := io.Copy(io.Discard, lr); lr.exceeded || errors.Is(derr, errTooLarge) {
-			return s.tooLarge()
+			return a.tooLarge()
 		}
 		if chartctl.ErrorCode(err) == chartctl.EINTERNAL {
-			return s.bodyError(err, "Could not read the chart archive.")
+			return a.bodyError(err, "Could not read the chart archive.")
 		}
 		return err
 	}
 	// Read consumes its input to the end; this catches what it left.
 	if _, err := io.Copy(io.Discard, tee); err != nil || lr.exceeded {
 		if lr.exceeded {
-			return s.tooLarge()
+			return a.tooLarge()
 		}
 		if sw.err != nil {
 			return fmt.Errorf("store chart archive: %w", sw.err)
 		}
-		return s.bodyError(err, "Could not read the chart archive.")
+		return a.bodyError(err, "Could not read the chart archive.")
 	}
-	u.chart = ch
+	u.Chart = ch
 	return nil
 }
 
-func (s *Server) receiveProv(ctx context.Context, u *upload, r io.Reader) error {
-	bw, err := s.Blobs.Create(ctx)
+func (a *App) receiveProv(ctx context.Context, u *Upload, r io.Reader) error {
+	bw, err := a.Blobs.Create(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,7 +178,7 @@ func (s *Server) receiveProv(ctx context.Context, u *upload, r io.Reader) error 
 		}
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return s.tooLarge()
+			return a.tooLarge()
 		}
 		return chartctl.Invalid("prov", "Could not read the provenance file.")
 	}
@@ -176,101 +188,26 @@ func (s *Server) receiveProv(ctx context.Context, u *upload, r io.Reader) error 
 	return nil
 }
 
-func (s *Server) tooLarge() error {
-	return chartctl.Errorf(chartctl.ETOOLARGE, "The chart archive is larger than the maximum of %s.", humanBytes(s.Config.MaxChartSize))
+// ReceiveProv adds a provenance file read from r to u.
+func (a *App) ReceiveProv(ctx context.Context, u *Upload, r io.Reader) error {
+	if u.prov != nil {
+		return chartctl.Invalid("prov", "Send one provenance file per upload.")
+	}
+	return a.receiveProv(ctx, u, r)
+}
+
+func (a *App) tooLarge() error {
+	return chartctl.Errorf(chartctl.ETOOLARGE, "The chart archive is larger than the maximum of %s.", HumanBytes(a.Config.MaxChartSize))
 }
 
 // bodyError turns a failure to read the request body into a client error:
 // a body over the byte limit is 413, anything else 400.
-func (s *Server) bodyError(err error, msg string) error {
+func (a *App) bodyError(err error, msg string) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
-		return s.tooLarge()
+		return a.tooLarge()
 	}
 	return chartctl.Invalid("chart", "%s", msg)
-}
-
-// commit makes the upload durable and records it: blobs are fsynced and
-// renamed into place before the metadata transaction that refers to them,
-// all under the digests' locks so no orphan sweep can remove them between.
-// countUpload records an upload's outcome in the metrics.
-func (s *Server) countUpload(created bool, err error) {
-	switch {
-	case err != nil:
-		s.metrics.uploads.WithLabelValues("rejected", chartctl.ErrorCode(err)).Inc()
-	case created:
-		s.metrics.uploads.WithLabelValues("accepted", "created").Inc()
-	default:
-		s.metrics.uploads.WithLabelValues("accepted", "unchanged").Inc()
-	}
-}
-
-func (s *Server) commit(ctx context.Context, repo *chartctl.Repository, u *upload, overwrite bool) (*chartctl.ChartVersion, bool, error) {
-	defer u.abort()
-	digests := []string{u.blob.Digest()}
-	if u.prov != nil {
-		digests = append(digests, u.prov.Digest())
-	}
-	cv := &chartctl.ChartVersion{
-		Repository: repo.Name, Name: u.chart.Name, Version: u.chart.Version, AppVersion: u.chart.AppVersion,
-		Description: u.chart.Description, Keywords: u.chart.Keywords, Size: u.blob.Size(),
-		CreatedAt: s.Now().UTC(), Metadata: u.chart.MetadataJSON,
-	}
-	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
-		unlock := s.locks.lockAll(digests)
-		defer unlock()
-		d, err := u.blob.Commit()
-		if err != nil {
-			return nil, false, nil, err
-		}
-		cv.Digest = d
-		if u.prov != nil {
-			if cv.ProvDigest, err = u.prov.Commit(); err != nil {
-				return nil, false, nil, err
-			}
-		}
-		cv.IndexEntry = helmindex.RenderEntry(cv)
-		return s.Store.PutChartVersion(ctx, cv, overwrite)
-	}()
-	if err != nil || !created {
-		// A refused or repeated upload may leave its freshly written blob
-		// unreferenced.
-		for _, d := range digests {
-			s.deleteIfOrphan(ctx, d)
-		}
-	}
-	for _, d := range orphans {
-		s.deleteIfOrphan(ctx, d)
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	// The index entry is re-read from the store, not taken from this
-	// upload: a delete or another overwrite of the same version may have
-	// committed after this one and reached the cache first.
-	s.index.Refresh(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
-	return stored, created, nil
-}
-
-// lockAll takes the stripes of several digests in a fixed order.
-func (l *digestLocks) lockAll(digests []string) func() {
-	idx := map[int]bool{}
-	for _, d := range digests {
-		idx[l.stripe(d)] = true
-	}
-	order := make([]int, 0, len(idx))
-	for i := range idx {
-		order = append(order, i)
-	}
-	sort.Ints(order)
-	for _, i := range order {
-		l.stripes[i].Lock()
-	}
-	return func() {
-		for _, i := range order {
-			l.stripes[i].Unlock()
-		}
-	}
 }
 
 // storeWriter remembers the first error of the blob writer it wraps, so
@@ -313,7 +250,8 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func humanBytes(n int64) string {
+// HumanBytes formats n bytes with binary units ("10 MiB").
+func HumanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

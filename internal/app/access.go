@@ -1,0 +1,90 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// This file holds the authorization decisions of §6 for repositories:
+// effective permission is the credential's scopes ∩ the user's role. A
+// missing scope is EFORBIDDEN naming it; a resource the caller cannot see
+// is ENOTFOUND; a visible one the role does not allow is EFORBIDDEN naming
+// the role needed. A nil principal is an anonymous caller.
+
+// RepoNotFound is the ENOTFOUND error for the repository name.
+func RepoNotFound(name string) error {
+	return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", name)
+}
+
+// VisibleRepo loads the repository named name if p may see it; invisible
+// and unknown ones alike are ENOTFOUND. Anonymous callers see public
+// repositories.
+func (a *App) VisibleRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
+	if err := chartctl.ValidateName("repo", name); err != nil {
+		return nil, RepoNotFound(name)
+	}
+	r, err := a.Store.Repository(ctx, name)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, RepoNotFound(name)
+	} else if err != nil {
+		return nil, err
+	}
+	if !p.CanSeeRepo(r) {
+		return nil, RepoNotFound(name)
+	}
+	return r, nil
+}
+
+// ReadableRepo loads a repository p may read: the repo:read scope, then
+// visibility.
+func (a *App) ReadableRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
+	if p != nil && !p.Scopes.Allows(chartctl.ScopeRepoRead) {
+		return nil, chartctl.ScopeRequired(chartctl.ScopeRepoRead)
+	}
+	return a.VisibleRepo(ctx, p, name)
+}
+
+// WritableRepo loads a repository p may change with at least role need:
+// the repo:write scope, visibility, then the role. Anonymous callers get
+// EUNAUTHORIZED.
+func (a *App) WritableRepo(ctx context.Context, p *chartctl.Principal, name string, need chartctl.Role) (*chartctl.Repository, error) {
+	if p == nil {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
+	}
+	if !p.Scopes.Allows(chartctl.ScopeRepoWrite) {
+		return nil, chartctl.ScopeRequired(chartctl.ScopeRepoWrite)
+	}
+	r, err := a.VisibleRepo(ctx, p, name)
+	if err != nil {
+		return nil, err
+	}
+	if !p.RepoRole(r).AtLeast(need) {
+		return nil, ForbiddenRole(need, r)
+	}
+	return r, nil
+}
+
+// ForbiddenRole is the EFORBIDDEN error of a caller without role need in r.
+func ForbiddenRole(need chartctl.Role, r *chartctl.Repository) error {
+	if r.Organization == "" {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only the owner of repository %q may do this.", r.Name)
+	}
+	return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs the %s role in organization %q.", need, r.Organization)
+}
+
+// RequireAdmin returns EFORBIDDEN unless p is a server admin acting through
+// a credential that carries every scope: admin actions (creating users,
+// admins among them, and their keys) would otherwise let a narrow
+// credential, such as a leaked read-only CI key, widen itself.
+func RequireAdmin(p *chartctl.Principal) error {
+	if !p.IsAdmin() {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may do this.")
+	}
+	if all := chartctl.Scopes(chartctl.AllScopes); !p.Scopes.Covers(all) {
+		return &chartctl.Error{Code: chartctl.EFORBIDDEN, MissingScope: chartctl.Scope(all.String()),
+			Message: fmt.Sprintf("This needs a server admin's credential with every scope; this one has %s.", p.Scopes.String())}
+	}
+	return nil
+}

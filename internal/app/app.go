@@ -1,0 +1,85 @@
+// Package app is chartctl's application layer: the one place every
+// protocol (the /v1 API, the Helm repository and ChartMuseum API, the OCI
+// registry, the dashboard) goes through to read or change charts and
+// repositories. It makes the authorization decisions of §6 on a
+// chartctl.Principal, applies the overwrite rules, commits blobs before
+// the records that refer to them, keeps the Helm index current and
+// collects blobs nothing refers to any more.
+//
+// Transports parse requests and write responses; none writes to the store
+// directly for these resources.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/helmindex"
+)
+
+// Config holds the application's tunables.
+type Config struct {
+	// MaxChartSize is the largest chart archive accepted, in bytes.
+	MaxChartSize int64
+	// AllowOverwrite lets a forced upload replace a stored chart version.
+	AllowOverwrite bool
+	// ChartLimits bound what an archive may decompress to.
+	ChartLimits chart.Limits
+}
+
+// App is the application layer over a metadata store and a blob store.
+// Create it with New.
+type App struct {
+	// Store keeps metadata; Blobs keeps chart archives and other blobs.
+	Store chartctl.Store
+	Blobs chartctl.BlobStore
+	// Index holds each repository's rendered Helm index.
+	Index *helmindex.Cache
+	// Config holds the tunables.
+	Config Config
+	// Logger receives errors of background work.
+	Logger *slog.Logger
+	// Now is the clock.
+	Now func() time.Time
+	// ObserveUpload, if set, is told the outcome of every upload: created,
+	// or the error that refused it (nil error and created=false: an
+	// identical re-upload).
+	ObserveUpload func(created bool, err error)
+
+	locks digestLocks
+}
+
+// Options configures New.
+type Options struct {
+	Config Config
+	Logger *slog.Logger
+	Now    func() time.Time
+	// ObserveRender, if set, is told how long each index render took.
+	ObserveRender func(time.Duration)
+	// ObserveUpload: see App.ObserveUpload.
+	ObserveUpload func(created bool, err error)
+}
+
+// New returns the application layer over store and blobs.
+func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload}
+	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
+		return store.IndexEntries(ctx, repo)
+	}, helmindex.Options{ContextPath: "/helm", Now: opts.Now, LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})
+	return a
+}
+
+func (a *App) observeUpload(created bool, err error) {
+	if a.ObserveUpload != nil {
+		a.ObserveUpload(created, err)
+	}
+}

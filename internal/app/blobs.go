@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+	"sort"
+	"sync"
+)
+
+// digestLocks serializes, per blob digest, an upload's commit of blob and
+// record against the deletion of an orphaned blob with the same digest.
+type digestLocks struct {
+	stripes [64]sync.Mutex
+}
+
+func (l *digestLocks) stripe(digest string) int {
+	var h uint32
+	for i := 0; i < len(digest); i++ {
+		h = h*31 + uint32(digest[i])
+	}
+	return int(h % uint32(len(l.stripes)))
+}
+
+func (l *digestLocks) lock(digest string) func() {
+	m := &l.stripes[l.stripe(digest)]
+	m.Lock()
+	return m.Unlock
+}
+
+// lockAll takes the stripes of several digests in a fixed order.
+func (l *digestLocks) lockAll(digests []string) func() {
+	idx := map[int]bool{}
+	for _, d := range digests {
+		idx[l.stripe(d)] = true
+	}
+	order := make([]int, 0, len(idx))
+	for i := range idx {
+		order = append(order, i)
+	}
+	sort.Ints(order)
+	for _, i := range order {
+		l.stripes[i].Lock()
+	}
+	return func() {
+		for _, i := range order {
+			l.stripes[i].Unlock()
+		}
+	}
+}
+
+// LockDigests holds the commit locks of digests until the returned
+// function is called: a protocol that commits blobs and then the record
+// referring to them (the OCI registry) holds them across both, so no
+// orphan sweep removes a blob between the two.
+func (a *App) LockDigests(digests ...string) (unlock func()) {
+	return a.locks.lockAll(digests)
+}
+
+// SweepOrphanBlobs deletes blobs that no record refers to: what a crash
+// between writing a blob and committing its record leaves behind. It takes
+// each digest's lock, so it never races an upload of the same bytes. It
+// returns early when stop closes.
+func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
+	var digests []string
+	if err := a.Blobs.Walk(ctx, func(d string) error {
+		digests = append(digests, d)
+		return nil
+	}); err != nil {
+		a.Logger.Error("sweep blobs", "err", err)
+		return
+	}
+	removed := 0
+	for _, d := range digests {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if a.DeleteIfOrphan(ctx, d) {
+			removed++
+		}
+	}
+	if removed > 0 {
+		a.Logger.Info("removed orphan blobs", "count", removed)
+	}
+}
+
+// DeleteIfOrphan deletes the blob digest if no record refers to it and
+// reports whether it did.
+func (a *App) DeleteIfOrphan(ctx context.Context, digest string) bool {
+	unlock := a.locks.lock(digest)
+	defer unlock()
+	ref, err := a.Store.BlobReferenced(ctx, digest)
+	if err != nil || ref {
+		return false
+	}
+	if err := a.Blobs.Delete(ctx, digest); err != nil {
+		a.Logger.Error("delete blob", "digest", digest, "err", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,194 @@
+// Package helmrepo serves every chartctl repository as a plain Helm
+// repository (CONTRACT §8: index.yaml and chart archives under
+// /helm/:repo) and answers ChartMuseum's API under /helm/api so
+// `helm cm-push` works unchanged. Public repositories need no credential;
+// private ones take HTTP Basic (any user name, the API key or access token
+// as password) or Bearer.
+//
+// The protocol sits on the application layer (internal/app): reads and
+// writes go through it, so the rules are those of every other protocol.
+package helmrepo
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/app"
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
+)
+
+// ContextPath is where the protocol is mounted; index.yaml advertises it
+// as serverInfo.contextPath for `helm cm-push`.
+const ContextPath = "/helm"
+
+// Handler serves the Helm repository protocol and the ChartMuseum API.
+type Handler struct {
+	// App is the application layer.
+	App *app.App
+	// Auth resolves optional credentials.
+	Auth httpx.Authenticator
+	// Limits charges writes to the rate-limit buckets.
+	Limits httpx.Limiter
+	// Logger receives internal errors.
+	Logger *slog.Logger
+	// UploadBucket is the name of the per-repository upload bucket.
+	UploadBucket string
+}
+
+// Register adds the protocol's routes to e under ContextPath.
+func (h *Handler) Register(e *echo.Echo) {
+	g := e.Group(ContextPath)
+	g.GET("/:repo/index.yaml", h.handleIndex)
+	g.HEAD("/:repo/index.yaml", h.handleIndex)
+	g.GET("/:repo/charts/:file", h.handleDownload)
+	g.HEAD("/:repo/charts/:file", h.handleDownload)
+	g.GET("/api/:repo/charts", h.handleCMList)
+	g.POST("/api/:repo/charts", h.handleCMUpload)
+	g.GET("/api/:repo/charts/:name", h.handleCMVersions)
+	g.GET("/api/:repo/charts/:name/:version", h.handleCMVersion)
+	g.DELETE("/api/:repo/charts/:name/:version", h.handleCMDelete)
+}
+
+// basicChallenge makes Helm prompt for a user name and password.
+const basicChallenge = `Basic realm="chartctl"`
+
+func unauthorized(c echo.Context, msg string) error {
+	c.Response().Header().Set("WWW-Authenticate", basicChallenge)
+	return chartctl.Errorf(chartctl.EUNAUTHORIZED, "%s", msg)
+}
+
+// repo loads the :repo repository for reading through the Helm protocol:
+// public ones for anyone, private ones with a credential that may read
+// it. Without a credential a private or unknown repository is 401 (so
+// Helm prompts for credentials and existence is not revealed).
+func (h *Handler) repo(c echo.Context) (*chartctl.Repository, *chartctl.Principal, error) {
+	p, err := h.Auth.OptionalPrincipal(c, basicChallenge)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := c.Request().Context()
+	name := c.Param("repo")
+	r, err := h.App.VisibleRepo(ctx, nil, name)
+	if err == nil {
+		return r, p, nil
+	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return nil, nil, err
+	}
+	if p == nil {
+		return nil, nil, unauthorized(c, "Authentication required: use your API key as the password.")
+	}
+	r, err = h.App.ReadableRepo(ctx, p, name)
+	return r, p, err
+}
+
+// handleIndex serves index.yaml from pre-rendered bytes, with a strong
+// ETag and gzip when the client accepts it.
+func (h *Handler) handleIndex(c echo.Context) error {
+	r, _, err := h.repo(c)
+	if err != nil {
+		return err
+	}
+	idx, err := h.App.Index.Get(c.Request().Context(), r.Name)
+	if err != nil {
+		return err
+	}
+	hd := c.Response().Header()
+	hd.Set("ETag", idx.ETag)
+	hd.Set("Vary", "Accept-Encoding")
+	hd.Set("Cache-Control", "no-cache")
+	if etagMatch(c.Request().Header.Get("If-None-Match"), idx.ETag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	body := idx.Body
+	if acceptsGzip(c.Request().Header.Get("Accept-Encoding")) {
+		body = idx.Gzip()
+		hd.Set("Content-Encoding", "gzip")
+	}
+	// A known length spares both sides chunked encoding of a large body.
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	if c.Request().Method == http.MethodHead {
+		hd.Set("Content-Type", "application/x-yaml")
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Blob(http.StatusOK, "application/x-yaml", body)
+}
+
+func etagMatch(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || t == etag || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip: a
+// gzip (or x-gzip) coding whose quality value is not zero (RFC 9110
+// §12.5.3; "q=0", "q=0.0" and "Q=0.000" all refuse it).
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		enc = strings.TrimSpace(enc)
+		if !strings.EqualFold(enc, "gzip") && !strings.EqualFold(enc, "x-gzip") {
+			continue
+		}
+		return qualityNonZero(params)
+	}
+	return false
+}
+
+// qualityNonZero reports whether the parameters of an Accept-Encoding
+// element leave its weight above zero. A malformed weight counts as zero.
+func qualityNonZero(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return err == nil && q > 0
+	}
+	return true
+}
+
+// handleDownload serves charts/NAME-VERSION.tgz and its .tgz.prov.
+func (h *Handler) handleDownload(c echo.Context) error {
+	r, _, err := h.repo(c)
+	if err != nil {
+		return err
+	}
+	file := c.Param("file")
+	prov := strings.HasSuffix(file, ".prov")
+	// "app-2-1.0.0.tgz" reads as app 2-1.0.0 or app-2 1.0.0: serve the
+	// first reading that exists.
+	var cv *chartctl.ChartVersion
+	for _, nv := range chart.ArchiveFileCandidates(strings.TrimSuffix(file, ".prov")) {
+		found, err := h.App.Store.ChartVersion(c.Request().Context(), r.Name, nv.Name, nv.Version)
+		if err == nil {
+			cv = found
+			break
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
+		}
+	}
+	if cv == nil {
+		return chartctl.Errorf(chartctl.ENOTFOUND, "No chart archive %q in repository %q.", file, r.Name)
+	}
+	if prov {
+		if cv.ProvDigest == "" {
+			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s %s has no provenance file.", cv.Name, cv.Version)
+		}
+		return httpx.ServeBlob(c, h.App.Blobs, cv.ProvDigest, file, "application/pgp-signature")
+	}
+	return httpx.ServeBlob(c, h.App.Blobs, cv.Digest, file, "application/gzip")
+}

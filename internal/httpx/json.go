@@ -1,0 +1,93 @@
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// MaxJSONBody bounds every JSON request body (§2: 413 above 1 MiB).
+const MaxJSONBody = 1 << 20
+
+// JSONContentType is the media type of every JSON response (§1).
+const JSONContentType = "application/json; charset=utf-8"
+
+// BindJSON decodes the request body into v strictly: a JSON media type,
+// at most 1 MiB, no unknown fields, one value. Errors are EMEDIATYPE,
+// ETOOLARGE or EINVALID naming the offending field (or "body").
+func BindJSON(c echo.Context, v any) error {
+	req := c.Request()
+	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return chartctl.Errorf(chartctl.EMEDIATYPE, "Send the request body as JSON with Content-Type: application/json.")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, MaxJSONBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return chartctl.Errorf(chartctl.ETOOLARGE, "The JSON body is larger than 1 MiB.")
+		}
+		return chartctl.Invalid("body", "Could not read the request body.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return chartctl.Invalid("body", "The request body must hold one JSON object.")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	// Time.UnmarshalJSON's errors carry no field name; expires_at is the
+	// only time a request body holds.
+	var pe *time.ParseError
+	if errors.As(err, &pe) || strings.HasPrefix(err.Error(), "Time.UnmarshalJSON") {
+		return chartctl.Invalid("expires_at", "expires_at must be an RFC 3339 time, such as 2027-01-31T00:00:00Z.")
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return chartctl.Invalid(te.Field, "Invalid %s: expected %s.", te.Field, te.Type.String())
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		return chartctl.Invalid(field, "Unknown field %q in the request body.", field)
+	}
+	return chartctl.Invalid("body", "The request body is not valid JSON.")
+}
+
+// Data writes v in the success envelope {"data": v}.
+func Data(c echo.Context, v any) error {
+	return WriteJSON(c, http.StatusOK, struct {
+		Data any `json:"data"`
+	}{v})
+}
+
+// List writes a success envelope with pagination metadata.
+func List(c echo.Context, v any, meta client.Meta) error {
+	return WriteJSON(c, http.StatusOK, struct {
+		Data any         `json:"data"`
+		Meta client.Meta `json:"meta"`
+	}{v, meta})
+}
+
+// WriteJSON writes v as the JSON response body with status.
+func WriteJSON(c echo.Context, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.Blob(status, JSONContentType, append(b, '\n'))
+}

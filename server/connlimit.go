@@ -1,0 +1,64 @@
+package server
+
+import (
+	"net"
+	"sync"
+)
+
+// connLimitListener caps concurrent connections per client address: one
+// over the cap is closed as soon as it is accepted, so a single address
+// cannot hold every file descriptor with idle or slow connections.
+type connLimitListener struct {
+	net.Listener
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func newConnLimitListener(ln net.Listener, max int) *connLimitListener {
+	return &connLimitListener{Listener: ln, max: max, n: map[string]int{}}
+}
+
+// Accept returns the next connection whose address is under its cap.
+func (l *connLimitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+		if err != nil {
+			host = c.RemoteAddr().String()
+		}
+		l.mu.Lock()
+		if l.n[host] >= l.max {
+			l.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		l.n[host]++
+		l.mu.Unlock()
+		return &limitedConn{Conn: c, release: func() { l.release(host) }}, nil
+	}
+}
+
+func (l *connLimitListener) release(host string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[host]--; l.n[host] <= 0 {
+		delete(l.n, host)
+	}
+}
+
+// limitedConn gives its slot back once, when closed.
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
