@@ -88,3 +88,12 @@ func RequireAdmin(p *chartctl.Principal) error {
 	}
 	return nil
 }
+
+// SettingsRole is the role changing r's description and visibility needs:
+// owner of a personal repository, maintainer of an organization's.
+func SettingsRole(r *chartctl.Repository) chartctl.Role {
+	if r.Organization == "" {
+		return chartctl.RoleOwner
+	}
+	return chartctl.RoleMaintainer
+}

@@ -264,7 +264,7 @@ func Render(r io.Reader, lim chart.Limits) (*Page, error) {
 		}
 		pg.Dependencies = append(pg.Dependencies, Dependency{Name: d.Name, Version: d.Version, Repository: d.Repository, Alias: d.Alias, Condition: d.Condition})
 	}
-	pg.Icon, pg.IconURL = icon(md.Icon)
+	pg.Icon, pg.IconURL = iconURLs(md.Icon)
 	annotations(pg, md.Annotations)
 
 	if readmeName != "" {
@@ -348,9 +348,16 @@ func plausibleEmail(s string) string {
 	return s
 }
 
-// icon returns the icon as a data: URL the page may show, or as a web
+// IconDataURL returns icon when it is a data: image the pages may show
+// (small, base64, PNG, JPEG, GIF, WebP or SVG), "" otherwise.
+func IconDataURL(icon string) string {
+	d, _ := iconURLs(icon)
+	return d
+}
+
+// iconURLs returns the icon as a data: URL the page may show, or as a web
 // address it may link to.
-func icon(s string) (dataURL, webURL string) {
+func iconURLs(s string) (dataURL, webURL string) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "data:") {
 		if len(s) > maxIconDataURL {
