@@ -33,8 +33,8 @@ func TestUpdateRepository(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, tok string
-		body  any
-		status int
+		body      any
+		status    int
 	}{
 		{"bad visibility", ownerKey, map[string]string{"visibility": "secret"}, 400},
 		{"unknown field", ownerKey, map[string]string{"name": "x"}, 400},
