@@ -171,7 +171,9 @@ func TestOwnerManagesTeamAndRepository(t *testing.T) {
 		t.Fatalf("add: %d %s", r.StatusCode, r.Body)
 	}
 	// The API sees the change at once.
-	var members struct{ Data []struct{ Email, Role, ID string } }
+	var members struct {
+		Data []struct{ Email, Role, ID string }
+	}
 	c.Do(t, http.MethodGet, "/v1/teams/platform/members", c.ownerKey, nil).JSON(t, &members)
 	id := ""
 	for _, m := range members.Data {
@@ -217,4 +219,3 @@ func TestOwnerManagesTeamAndRepository(t *testing.T) {
 		t.Errorf("deleted repository: %d", r.StatusCode)
 	}
 }
-
