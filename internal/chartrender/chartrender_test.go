@@ -205,7 +205,7 @@ func checkSafe(tb testing.TB, src, out string) {
 		case "script", "style", "iframe", "frame", "object", "embed", "form", "svg", "math", "img", "link", "meta", "base", "video", "audio", "source", "textarea", "select", "button", "template", "noscript":
 			tb.Fatalf("input %.200q gave <%s>: %.500s", src, tok.Data, out)
 		case "input":
-			if len(tok.Attr) == 0 || tok.Attr[0].Key != "type" || tok.Attr[0].Val != "checkbox" {
+			if len(tok.Attr) == 0 || tok.Attr[0].Key != "type" || tok.Attr[0].Val != "checkbox" || !strings.Contains(tok.String(), "disabled") {
 				tb.Fatalf("input %.200q gave a non-checkbox input: %.500s", src, out)
 			}
 		}

@@ -196,7 +196,9 @@ func finish(s string) string {
 					continue
 				}
 				checked := hasAttr(tok, "checked")
-				tok.Attr = []xhtml.Attribute{{Key: "type", Val: "checkbox"}, {Key: "disabled", Val: ""}}
+				// A task list item's box; its text follows it, so the
+				// box needs a name of its own for assistive technology.
+				tok.Attr = []xhtml.Attribute{{Key: "type", Val: "checkbox"}, {Key: "disabled", Val: ""}, {Key: "aria-label", Val: "Task"}}
 				if checked {
 					tok.Attr = append(tok.Attr, xhtml.Attribute{Key: "checked", Val: ""})
 				}
