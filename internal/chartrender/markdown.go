@@ -70,6 +70,8 @@ func setup() {
 	// Task lists: a disabled checkbox (the last pass drops any other input).
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^(|checked|disabled)$`)).OnElements("input")
+	// Code blocks scroll sideways; keyboard users reach them by Tab.
+	p.AllowAttrs("tabindex").Matching(regexp.MustCompile(`^0$`)).OnElements("pre")
 	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("td", "th", "p", "div", "h1", "h2", "h3")
 	policy = p
 }
@@ -89,7 +91,7 @@ func Markdown(src []byte) string {
 
 // PlainText renders text as a preformatted block.
 func PlainText(s string) string {
-	return `<pre class="` + ClassPrefix + `plain">` + html.EscapeString(strings.ToValidUTF8(s, "")) + "</pre>"
+	return `<pre tabindex="0" class="` + ClassPrefix + `plain">` + html.EscapeString(strings.ToValidUTF8(s, "")) + "</pre>"
 }
 
 // Highlight renders code in language lang (a chroma lexer name or alias;
@@ -101,17 +103,22 @@ func Highlight(code, lang string) string {
 		lexer = lexers.Get(lang)
 	}
 	if lexer == nil {
-		return `<pre class="` + ClassPrefix + `chroma"><code>` + html.EscapeString(code) + "</code></pre>"
+		return plainCode(code)
 	}
 	it, err := chroma.Coalesce(lexer).Tokenise(nil, code)
 	if err != nil {
-		return `<pre class="` + ClassPrefix + `chroma"><code>` + html.EscapeString(code) + "</code></pre>"
+		return plainCode(code)
 	}
 	var b strings.Builder
 	if err := formatter().Format(&b, styles.Fallback, it); err != nil {
-		return `<pre class="` + ClassPrefix + `chroma"><code>` + html.EscapeString(code) + "</code></pre>"
+		return plainCode(code)
 	}
-	return b.String()
+	// Code blocks scroll sideways; keyboard users reach them by Tab.
+	return strings.Replace(b.String(), `<pre class="`, `<pre tabindex="0" class="`, 1)
+}
+
+func plainCode(code string) string {
+	return `<pre tabindex="0" class="` + ClassPrefix + `chroma"><code>` + html.EscapeString(code) + "</code></pre>"
 }
 
 func formatter() *chromahtml.Formatter {

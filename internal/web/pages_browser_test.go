@@ -261,7 +261,7 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 					chromedp.Navigate(c.URL+path),
 					chromedp.WaitReady(chromedp.CSS(`main`)),
 				)
-				buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+				buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 				if err != nil {
 					t.Fatalf("%s: screenshot: %v", shot, err)
 				}
