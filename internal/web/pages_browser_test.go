@@ -175,7 +175,9 @@ func TestBrowserOwnerAddsMemberAndChangesRole(t *testing.T) {
 		// The page the server answers with marks the stored role selected.
 		chromedp.WaitReady(chromedp.CSS(`tr[data-member="newcomer@example.com"] option[value="owner"][selected]`)),
 	)
-	var members struct{ Data []struct{ Email, Role string } }
+	var members struct {
+		Data []struct{ Email, Role string }
+	}
 	c.Do(t, http.MethodGet, "/v1/teams/platform/members", c.ownerKey, nil).JSON(t, &members)
 	found := false
 	for _, m := range members.Data {
