@@ -416,20 +416,44 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 	if chart.ValidateName(name) != nil || (version != "" && chart.ValidateVersion(version) != nil) {
 		return d.notFound(c)
 	}
-	latest, _, err := d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: name, Latest: true}, 0, 1)
+	vpage := 1
+	if n, err := strconv.Atoi(c.QueryParam("versions")); err == nil && n > 1 && n < 100000 {
+		vpage = n
+	}
+	// One query gives the page of versions and, on the first page, the
+	// latest version: sorting a chart's versions is the page's main cost
+	// when it has thousands.
+	versions, total, err := d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: name}, (vpage-1)*versionsPerPage, versionsPerPage)
 	if err != nil {
 		return err
 	}
-	if len(latest) == 0 {
+	if total == 0 {
 		return d.notFound(c)
+	}
+	latest := versions
+	if vpage > 1 || len(latest) == 0 {
+		if latest, _, err = d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: name}, 0, 1); err != nil {
+			return err
+		}
+		if len(latest) == 0 {
+			return d.notFound(c)
+		}
 	}
 	cv := latest[0]
 	if version != "" && version != cv.Version {
-		cv, err = d.opts.Store.ChartVersion(ctx, r.Name, name, version)
-		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return d.notFound(c)
-		} else if err != nil {
-			return err
+		cv = nil
+		for _, v := range versions {
+			if v.Version == version {
+				cv = v
+			}
+		}
+		if cv == nil {
+			cv, err = d.opts.Store.ChartVersion(ctx, r.Name, name, version)
+			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+				return d.notFound(c)
+			} else if err != nil {
+				return err
+			}
 		}
 	}
 	page, err := d.opts.Pages.Get(ctx, cv.Digest)
@@ -473,14 +497,6 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 		cp.Deps = append(cp.Deps, DepRow{Dependency: dep, URL: d.dependencyURL(c, p, dep)})
 	}
 
-	vpage := 1
-	if n, err := strconv.Atoi(c.QueryParam("versions")); err == nil && n > 1 && n < 100000 {
-		vpage = n
-	}
-	versions, total, err := d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: name}, (vpage-1)*versionsPerPage, versionsPerPage)
-	if err != nil {
-		return err
-	}
 	cp.Total = total
 	for _, v := range versions {
 		cp.Versions = append(cp.Versions, VersionRow{Version: v.Version, AppVersion: v.AppVersion, CreatedAt: v.CreatedAt,
