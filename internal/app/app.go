@@ -17,6 +17,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
 )
 
@@ -48,6 +49,9 @@ type App struct {
 	// or the error that refused it (nil error and created=false: an
 	// identical re-upload).
 	ObserveUpload func(created bool, err error)
+	// Pages keeps each chart version's rendered web page: rendered when a
+	// version is stored, forgotten when its archive's blob is deleted.
+	Pages *chartpage.Store
 
 	locks digestLocks
 }
@@ -72,6 +76,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		opts.Now = time.Now
 	}
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload}
+	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", Now: opts.Now, LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})

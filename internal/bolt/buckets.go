@@ -70,8 +70,8 @@ const (
 	// webSessionsBucket: session hash → webSessionRecord.
 	webSessionsBucket = "web_sessions"
 
-	// chartPagesBucket: chart archive digest → blob digest of the chart's
-	// rendered web page (internal/chartpage), a cache kept across restarts.
+	// chartPagesBucket: chart archive digest → the chart's rendered web
+	// page as JSON (internal/chartpage), kept across restarts.
 	chartPagesBucket = "chart_pages"
 )
 

@@ -3,21 +3,20 @@
 // of parsing the archive, its Markdown and its YAML.
 //
 // A page is rendered once, when the version is stored (Store.Render is the
-// hook the write path calls after a successful upload), and kept as a blob
-// in the content-addressed blob store, found through an Index from the
-// chart archive's digest. Versions stored before pages existed, pages
-// rendered by an older renderer (chartrender.FormatVersion) and pages whose
-// blob went missing are rendered on first view and kept from then on.
-// Pages depend only on the archive's bytes, so the archive digest is the
-// key: two repositories holding the same archive share one page.
+// hook the write path calls after a successful upload), and kept as JSON
+// in a Backend keyed by the chart archive's digest (a bucket of the bolt
+// metadata file). Pages are not kept in the blob store: it holds exactly
+// the blobs chart records refer to, and its orphan sweep, metrics and
+// consistency checks rely on that. Versions stored before pages existed
+// and pages rendered by an older renderer (chartrender.FormatVersion) are
+// rendered on first view and kept from then on. Pages depend only on the
+// archive's bytes, so the archive digest is the key: two repositories
+// holding the same archive share one page.
 package chartpage
 
 import (
-	"bytes"
 	"container/list"
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 
@@ -28,15 +27,15 @@ import (
 	"github.com/chartctl/chartctl/internal/chartrender"
 )
 
-// Index records which blob holds the page of a chart archive. *bolt.DB
-// implements it; MemoryIndex is for stores that do not.
-type Index interface {
-	// ChartPage returns the page blob digest for chartDigest. Returns
-	// ENOTFOUND if none is recorded.
-	ChartPage(ctx context.Context, chartDigest string) (string, error)
-	// SetChartPage records pageDigest for chartDigest.
-	SetChartPage(ctx context.Context, chartDigest, pageDigest string) error
-	// DeleteChartPage forgets chartDigest's page; a missing one is no error.
+// Backend keeps encoded pages by chart archive digest. *bolt.DB
+// implements it; NoBackend is for metadata stores that do not.
+type Backend interface {
+	// ChartPage returns the page kept for chartDigest. Returns ENOTFOUND
+	// if none is kept.
+	ChartPage(ctx context.Context, chartDigest string) ([]byte, error)
+	// SetChartPage keeps page for chartDigest.
+	SetChartPage(ctx context.Context, chartDigest string, page []byte) error
+	// DeleteChartPage drops chartDigest's page; a missing one is no error.
 	DeleteChartPage(ctx context.Context, chartDigest string) error
 }
 
@@ -45,10 +44,10 @@ const DefaultCacheSize = 256
 
 // Options configure a Store.
 type Options struct {
-	// Blobs holds chart archives (read to render) and the pages.
+	// Blobs holds the chart archives, read to render.
 	Blobs chartctl.BlobStore
-	// Index maps archive digests to page blobs.
-	Index Index
+	// Backend keeps the pages.
+	Backend Backend
 	// Limits bound the archives read (the server's chart limits).
 	Limits chart.Limits
 	// CacheSize is how many decoded pages stay in memory
@@ -102,19 +101,7 @@ func (s *Store) Put(ctx context.Context, chartDigest string, p *chartrender.Page
 	if err != nil {
 		return err
 	}
-	w, err := s.opts.Blobs.Create(ctx)
-	if err != nil {
-		return fmt.Errorf("store chart page: %w", err)
-	}
-	defer w.Abort()
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("store chart page: %w", err)
-	}
-	pageDigest, err := w.Commit()
-	if err != nil {
-		return fmt.Errorf("store chart page: %w", err)
-	}
-	if err := s.opts.Index.SetChartPage(ctx, chartDigest, pageDigest); err != nil {
+	if err := s.opts.Backend.SetChartPage(ctx, chartDigest, b); err != nil {
 		return err
 	}
 	s.remember(chartDigest, p)
@@ -145,33 +132,15 @@ func (s *Store) Forget(ctx context.Context, chartDigest string) error {
 		delete(s.items, chartDigest)
 	}
 	s.mu.Unlock()
-	pageDigest, err := s.opts.Index.ChartPage(ctx, chartDigest)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	if err := s.opts.Index.DeleteChartPage(ctx, chartDigest); err != nil {
-		return err
-	}
-	// Another archive may render to the same bytes (the page does not
-	// hold the digest); such a page is rendered again when viewed.
-	return s.opts.Blobs.Delete(ctx, pageDigest)
+	return s.opts.Backend.DeleteChartPage(ctx, chartDigest)
 }
 
-// load reads a stored page of the current format, or returns nil.
+// load reads a kept page of the current format, or returns nil.
 func (s *Store) load(ctx context.Context, chartDigest string) *chartrender.Page {
-	pageDigest, err := s.opts.Index.ChartPage(ctx, chartDigest)
+	b, err := s.opts.Backend.ChartPage(ctx, chartDigest)
 	if err != nil {
 		if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-			s.opts.Logger.Warn("look up chart page", "digest", chartDigest, "err", err)
-		}
-		return nil
-	}
-	b, err := s.readBlob(ctx, pageDigest, 64<<20)
-	if err != nil {
-		if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-			s.opts.Logger.Warn("read chart page", "digest", chartDigest, "err", err)
+			s.opts.Logger.Warn("load chart page", "digest", chartDigest, "err", err)
 		}
 		return nil
 	}
@@ -209,23 +178,6 @@ func (s *Store) render(ctx context.Context, chartDigest string) (*chartrender.Pa
 	return v.(*chartrender.Page), nil
 }
 
-func (s *Store) readBlob(ctx context.Context, digest string, max int64) ([]byte, error) {
-	b, err := s.opts.Blobs.Open(ctx, digest)
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	if b.Size() > max {
-		return nil, fmt.Errorf("chart page blob %s is %d bytes", digest, b.Size())
-	}
-	var buf bytes.Buffer
-	buf.Grow(int(b.Size()))
-	if _, err := io.Copy(&buf, b); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 func (s *Store) cached(digest string) *chartrender.Page {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,47 +208,26 @@ func (s *Store) remember(digest string, p *chartrender.Page) {
 	}
 }
 
-// MemoryIndex is an Index kept in memory, for metadata stores without
-// one: pages are then rendered again once after every restart.
-type MemoryIndex struct {
-	mu sync.Mutex
-	m  map[string]string
+// NoBackend keeps nothing: with it pages live only in the Store's memory
+// cache and are rendered again when they fall out of it.
+type NoBackend struct{}
+
+// ChartPage implements Backend; it always returns ENOTFOUND.
+func (NoBackend) ChartPage(context.Context, string) ([]byte, error) {
+	return nil, chartctl.Errorf(chartctl.ENOTFOUND, "No rendered page for this chart.")
 }
 
-// ChartPage implements Index.
-func (m *MemoryIndex) ChartPage(_ context.Context, chartDigest string) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if d, ok := m.m[chartDigest]; ok {
-		return d, nil
+// SetChartPage implements Backend; it keeps nothing.
+func (NoBackend) SetChartPage(context.Context, string, []byte) error { return nil }
+
+// DeleteChartPage implements Backend.
+func (NoBackend) DeleteChartPage(context.Context, string) error { return nil }
+
+// BackendFor returns store as a Backend when it implements one (the bolt
+// store does), else NoBackend.
+func BackendFor(store any) Backend {
+	if b, ok := store.(Backend); ok {
+		return b
 	}
-	return "", chartctl.Errorf(chartctl.ENOTFOUND, "No rendered page for this chart.")
-}
-
-// SetChartPage implements Index.
-func (m *MemoryIndex) SetChartPage(_ context.Context, chartDigest, pageDigest string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.m == nil {
-		m.m = map[string]string{}
-	}
-	m.m[chartDigest] = pageDigest
-	return nil
-}
-
-// DeleteChartPage implements Index.
-func (m *MemoryIndex) DeleteChartPage(_ context.Context, chartDigest string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.m, chartDigest)
-	return nil
-}
-
-// IndexFor returns store as an Index when it implements one, else a new
-// MemoryIndex.
-func IndexFor(store any) Index {
-	if ix, ok := store.(Index); ok {
-		return ix
-	}
-	return &MemoryIndex{}
+	return NoBackend{}
 }

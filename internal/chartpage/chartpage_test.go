@@ -82,7 +82,7 @@ func (e *env) open(tb testing.TB) {
 }
 
 func (e *env) pages() *chartpage.Store {
-	return chartpage.New(chartpage.Options{Blobs: e.blobs, Index: chartpage.IndexFor(e.db), Limits: chart.Limits{}})
+	return chartpage.New(chartpage.Options{Blobs: e.blobs, Backend: chartpage.BackendFor(e.db), Limits: chart.Limits{}})
 }
 
 func TestRenderOnceThenServeStored(t *testing.T) {
@@ -93,12 +93,15 @@ func TestRenderOnceThenServeStored(t *testing.T) {
 	if err := ps.Render(ctx, digest); err != nil {
 		t.Fatal(err)
 	}
-	pageDigest, err := e.db.ChartPage(ctx, digest)
-	if err != nil || pageDigest == digest {
-		t.Fatalf("index: %q, %v", pageDigest, err)
+	if b, err := e.db.ChartPage(ctx, digest); err != nil || len(b) == 0 {
+		t.Fatalf("kept page: %d bytes, %v", len(b), err)
 	}
-
-	// After a restart, the page comes from the blob, even with the archive
+	// Nothing is added to the blob store, which holds only referenced blobs.
+	n := 0
+	if err := e.blobs.Walk(ctx, func(string) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("%d blobs, %v", n, err)
+	}
+	// After a restart the page comes from the store, even with the archive
 	// gone: nothing is rendered again.
 	if err := e.blobs.Delete(ctx, digest); err != nil {
 		t.Fatal(err)
@@ -121,13 +124,12 @@ func TestGetRendersOnMiss(t *testing.T) {
 	if _, err := e.db.ChartPage(ctx, digest); err != nil {
 		t.Fatalf("the lazily rendered page was not kept: %v", err)
 	}
-	// A page blob that went missing is rendered again.
-	pd, _ := e.db.ChartPage(ctx, digest)
-	if err := e.blobs.Delete(ctx, pd); err != nil {
+	// A page of an older format is rendered again.
+	if err := e.db.SetChartPage(ctx, digest, []byte(`{"format":0,"name":"stale"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := e.pages().Get(ctx, digest); err != nil || p.Name != "demo" {
-		t.Fatalf("after losing the page blob: %+v, %v", p, err)
+		t.Fatalf("after an old page: %+v, %v", p, err)
 	}
 }
 
@@ -151,30 +153,25 @@ func TestForget(t *testing.T) {
 	if err := ps.Render(ctx, digest); err != nil {
 		t.Fatal(err)
 	}
-	pd, _ := e.db.ChartPage(ctx, digest)
 	if err := ps.Forget(ctx, digest); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.db.ChartPage(ctx, digest); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-		t.Errorf("index entry survives: %v", err)
-	}
-	if _, err := e.blobs.Open(ctx, pd); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-		t.Errorf("page blob survives: %v", err)
+		t.Errorf("page survives: %v", err)
 	}
 	if err := ps.Forget(ctx, digest); err != nil {
 		t.Errorf("forgetting twice: %v", err)
 	}
 }
 
-func TestMemoryIndex(t *testing.T) {
+func TestNoBackend(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	digest := mustBlob(t, e.blobs, mustArchive(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.0.0\n"}))
-	ps := chartpage.New(chartpage.Options{Blobs: e.blobs, Index: chartpage.IndexFor(struct{}{}), CacheSize: -1})
-	if p, err := ps.Get(ctx, digest); err != nil || p.Name != "demo" {
-		t.Fatalf("%+v %v", p, err)
-	}
-	if p, err := ps.Get(ctx, digest); err != nil || p.Name != "demo" {
-		t.Fatalf("second get: %+v %v", p, err)
+	ps := chartpage.New(chartpage.Options{Blobs: e.blobs, Backend: chartpage.BackendFor(struct{}{})})
+	for range 2 {
+		if p, err := ps.Get(ctx, digest); err != nil || p.Name != "demo" {
+			t.Fatalf("%+v %v", p, err)
+		}
 	}
 }

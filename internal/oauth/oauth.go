@@ -127,8 +127,8 @@ type Config struct {
 	Now    func() time.Time
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies clientip.Resolver
-	// Pages holds rendered chart pages (the one the upload path renders
-	// into); nil makes one that renders on first view.
+	// Pages holds rendered chart pages; nil uses the host App's, which
+	// the upload path renders into.
 	Pages *chartpage.Store
 	// OCI shows oci:// install lines on the chart pages.
 	OCI bool

@@ -91,9 +91,8 @@ type Options struct {
 	// App is the application layer: the pages read and change
 	// repositories, charts and teams through it, as the API does.
 	App *app.App
-	// Pages holds the rendered chart pages; nil makes one over App's blob
-	// store (rendering on first view) with an index kept in Store when it
-	// keeps one.
+	// Pages holds the rendered chart pages; nil uses App.Pages, which the
+	// upload path renders into.
 	Pages *chartpage.Store
 	// OCI shows oci:// install lines (the server has an OCI registry).
 	OCI bool
@@ -135,7 +134,7 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 		opts.SignInLimit = ratelimit.Limit{N: 10, Window: 15 * time.Minute}
 	}
 	if opts.Pages == nil && opts.App != nil {
-		opts.Pages = chartpage.New(chartpage.Options{Blobs: opts.App.Blobs, Index: chartpage.IndexFor(opts.Store), Limits: opts.App.Config.ChartLimits, Logger: opts.Logger})
+		opts.Pages = opts.App.Pages
 	}
 	if opts.ClientIP == nil {
 		var r clientip.Resolver
