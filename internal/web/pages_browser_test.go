@@ -129,10 +129,10 @@ func TestBrowserAnonymousBrowseToChart(t *testing.T) {
 	// The hostile parts of the README did nothing: no handler ran, nothing
 	// was loaded, nothing that runs script is in the page.
 	pwned := get(t, ctx, "hostile README", chromedp.Evaluate[string](`JSON.stringify({
-		dialogs: window.__alerted || 0,
-		active: document.querySelectorAll("#readme script, #readme img, #readme iframe, #readme [onerror], #readme [onclick], #readme a[href^='javascript']").length,
+		ran: window.__pwned || "nothing",
+		active: document.querySelectorAll("#readme script, #readme img, #readme svg, #readme iframe, #readme [onerror], #readme [onload], #readme [ontoggle], #readme a[href^='javascript']").length,
 		title: document.title})`))
-	if !strings.Contains(pwned, `"active":0`) || !strings.Contains(pwned, `nginx · platform-charts · chartctl`) {
+	if !strings.Contains(pwned, `"ran":"nothing"`) || !strings.Contains(pwned, `"active":0`) || !strings.Contains(pwned, `nginx · platform-charts · chartctl`) {
 		t.Errorf("page state %s", pwned)
 	}
 	install := get(t, ctx, "install line", chromedp.Text(chromedp.CSS(`#line-install`)))

@@ -11,7 +11,7 @@ import (
 	"github.com/chartctl/chartctl/internal/testkit"
 )
 
-const richReadme = "# Nginx\n\nA **web server**. See [install](#install).\n\n| Option | Default |\n|:--|--:|\n| `replicaCount` | 1 |\n\n- [x] HTTP/2\n- [ ] HTTP/3\n\n```yaml\nreplicaCount: 2\n```\n\n![diagram](https://img.example.com/d.png)\n\n## Install\n\n<script>alert('readme')</script>\n<img src=x onerror=\"alert('img')\">\n[click](javascript:alert('link'))\n"
+const richReadme = "# Nginx\n\nA **web server**. See [install](#install).\n\n| Option | Default |\n|:--|--:|\n| `replicaCount` | 1 |\n\n- [x] HTTP/2\n- [ ] HTTP/3\n\n```yaml\nreplicaCount: 2\n```\n\n![diagram](https://img.example.com/d.png)\n\n## Install\n\n<script>window.__pwned='script'</script>\n<img src=x onerror=\"window.__pwned='img'\">\n<svg onload=\"window.__pwned='svg'\"><script>window.__pwned='svg script'</script></svg>\n<details open ontoggle=\"window.__pwned='toggle'\"><summary>More</summary>text</details>\n\n[click](javascript:window.__pwned='link')\n"
 
 const schemaJSON = `{"type":"object","properties":{"replicaCount":{"type":"integer","default":1,"description":"Pods to run"},"image":{"type":"object","properties":{"tag":{"type":"string","default":"stable"}}}}}`
 
@@ -92,7 +92,7 @@ func TestBrowseAnonymously(t *testing.T) {
 			t.Errorf("chart page lacks %q", want)
 		}
 	}
-	if strings.Contains(ch.Body, "alert('readme')") || strings.Contains(ch.Body, "onerror") || strings.Contains(ch.Body, `href="javascript:`) {
+	if strings.Contains(ch.Body, "__pwned='script'") || strings.Contains(ch.Body, "onerror") || strings.Contains(ch.Body, "ontoggle") || strings.Contains(ch.Body, `href="javascript:`) {
 		t.Errorf("chart page carries hostile README content")
 	}
 	if regexp.MustCompile(`<script>|<script [^>]*>[^<]|style="|<style`).MatchString(ch.Body) {
