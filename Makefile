@@ -11,8 +11,13 @@ TOOLS     := $(CURDIR)/.tools
 HELM4_VERSION ?= v4.3.1
 HELM3_VERSION ?= v3.22.0
 FUZZTIME  ?= 5s
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo none)
+IMAGE_DIR ?= dist/image
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_REPO ?= ghcr.io/chartctl/chartctl
+PEBBLE_VERSION ?= v2.10.1
 
-.PHONY: help build run test test-short fuzz lint completions bench tools release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint completions man bench tools image image-push packages pebble release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -48,6 +53,9 @@ completions: build ## regenerate completions/ from the binary
 	./$(BIN) completion fish > completions/chartctl.fish
 	./$(BIN) completion powershell > completions/chartctl.ps1
 
+man: build ## write the man pages into man/ (the packages ship them)
+	./$(BIN) man man
+
 bench: build ## go benchmarks of the hot paths, then the load harness against a fresh server
 	$(GO) test -run='^$$' -bench=. -benchmem ./internal/... ./server/...
 	$(GO) run ./bench/cmd/chartbench --binary $(BIN) --n 1000 --markdown docs/performance.md
@@ -56,7 +64,28 @@ tools: ## install Helm 4 and Helm 3 into .tools/ (used by the Helm compatibility
 	GOBIN=$(TOOLS)/helm4 $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION)
 	GOBIN=$(TOOLS)/helm3 $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM3_VERSION)
 
+image: ## build the container image (IMAGE_PLATFORMS) as an OCI layout in IMAGE_DIR, without a daemon
+	@rm -rf $(IMAGE_DIR) $(IMAGE_DIR)-bin && mkdir -p $(IMAGE_DIR)-bin
+	@set -e; bins=""; for p in $(IMAGE_PLATFORMS); do arch=$${p#linux/}; \
+		echo "build chartctl for $$p"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(IMAGE_DIR)-bin/chartctl-linux-$$arch ./cmd/chartctl; \
+		bins="$$bins --binary $$p=$(IMAGE_DIR)-bin/chartctl-linux-$$arch"; done; \
+		$(GO) run ./internal/imagebuild/buildimage --out $(IMAGE_DIR) $$bins --version $(VERSION) --revision $(REVISION)
+
+pebble: ## install Pebble, the ACME test server, into .tools/pebble (used by the ACME tests)
+	test -x $(TOOLS)/pebble/pebble || GOBIN=$(TOOLS)/pebble $(GO) install github.com/letsencrypt/pebble/v2/cmd/pebble@$(PEBBLE_VERSION)
+
+image-push: ## push the layout in IMAGE_DIR (make image) to IMAGE_REPO:VERSION, with ~/.docker/config.json credentials
+	$(GO) run ./internal/imagebuild/buildimage --out $(IMAGE_DIR) --push $(IMAGE_REPO):$(VERSION)
+
 GORELEASER = $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.4
+PKG_ARCH  ?= amd64
+
+packages: ## build the .deb and .rpm for linux/PKG_ARCH into dist/ (goreleaser snapshot of .goreleaser.yaml, one platform)
+	@mkdir -p .tmp
+	sed -e 's/goos: \[linux, darwin, windows\]/goos: [linux]/' -e 's/goarch: \[amd64, arm64\]/goarch: [$(PKG_ARCH)]/' .goreleaser.yaml > .tmp/goreleaser-packages.yaml
+	grep -q 'goarch: \[$(PKG_ARCH)\]' .tmp/goreleaser-packages.yaml
+	$(GORELEASER) release --snapshot --clean --skip=archive,publish,validate --config .tmp/goreleaser-packages.yaml
 
 release-snapshot: ## build release archives locally with goreleaser
 	$(GORELEASER) release --snapshot --clean
@@ -65,4 +94,4 @@ release-check: ## validate .goreleaser.yaml
 	$(GORELEASER) check
 
 clean: ## remove build output
-	rm -rf bin dist
+	rm -rf bin dist man .tmp

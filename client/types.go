@@ -137,6 +137,27 @@ type User struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// Account is a user as a server admin sees it (GET /v1/users).
+type Account struct {
+	ID       string `json:"id"`
+	Email    string `json:"email"`
+	Admin    bool   `json:"admin"`
+	Disabled bool   `json:"disabled"`
+	// CreatedAt is when the account was created; LastSeenAt when it last
+	// signed in or used an API key (nil if never).
+	CreatedAt  time.Time  `json:"created_at"`
+	LastSeenAt *time.Time `json:"last_seen_at"`
+}
+
+// UpdateUserRequest is the body of PATCH /v1/users/:email (admin only);
+// nil fields stay as they are. Disabling a user ends their dashboard
+// sessions, OAuth grants and API keys at once.
+type UpdateUserRequest struct {
+	Disabled *bool   `json:"disabled,omitempty"`
+	Admin    *bool   `json:"admin,omitempty"`
+	Password *string `json:"password,omitempty"`
+}
+
 // CreateUserRequest is the body of POST /v1/users (admin only).
 type CreateUserRequest struct {
 	Email    string `json:"email"`

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/url"
 )
@@ -53,4 +54,81 @@ func (s *UsersService) CreateAPIKey(ctx context.Context, email string, r *Create
 		return nil, resp, err
 	}
 	return key, resp, nil
+}
+
+// List returns one page of every user. Server admins only.
+func (s *UsersService) List(ctx context.Context, opts *ListOptions) ([]*Account, *Response, error) {
+	q := url.Values{}
+	if opts != nil {
+		opts.values(q)
+	}
+	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/users", q), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var users []*Account
+	resp, err := s.client.Do(ctx, req, &users)
+	if err != nil {
+		return nil, resp, err
+	}
+	return users, resp, nil
+}
+
+// All iterates over every user. Server admins only.
+func (s *UsersService) All(ctx context.Context) iter.Seq2[*Account, error] {
+	return paginate(ctx, ListOptions{}, s.List)
+}
+
+// Update changes the user with the given email: disable or enable them,
+// make or unmake them an admin, set their password. Disabling ends every
+// credential of theirs at once. Server admins only.
+func (s *UsersService) Update(ctx context.Context, email string, r *UpdateUserRequest) (*Account, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodPatch, "v1/users/"+url.PathEscape(email), r)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := new(Account)
+	resp, err := s.client.Do(ctx, req, a)
+	if err != nil {
+		return nil, resp, err
+	}
+	return a, resp, nil
+}
+
+// Delete deletes the user with the given email, their memberships and
+// credentials; their personal repositories stay. Server admins only.
+func (s *UsersService) Delete(ctx context.Context, email string) (*Response, error) {
+	req, err := s.client.NewRequest(http.MethodDelete, "v1/users/"+url.PathEscape(email), nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.Do(ctx, req, nil)
+}
+
+// ListAPIKeys returns one page of another user's API keys (without their
+// values). Server admins only.
+func (s *UsersService) ListAPIKeys(ctx context.Context, email string, opts *ListOptions) ([]*APIKey, *Response, error) {
+	q := url.Values{}
+	if opts != nil {
+		opts.values(q)
+	}
+	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/users/"+url.PathEscape(email)+"/api-keys", q), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keys []*APIKey
+	resp, err := s.client.Do(ctx, req, &keys)
+	if err != nil {
+		return nil, resp, err
+	}
+	return keys, resp, nil
+}
+
+// RevokeAPIKey revokes another user's API key. Server admins only.
+func (s *UsersService) RevokeAPIKey(ctx context.Context, email, id string) (*Response, error) {
+	req, err := s.client.NewRequest(http.MethodDelete, "v1/users/"+url.PathEscape(email)+"/api-keys/"+url.PathEscape(id), nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.Do(ctx, req, nil)
 }

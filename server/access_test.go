@@ -198,7 +198,10 @@ func TestListsShowOnlyVisible(t *testing.T) {
 func TestAPIKeyLifecycle(t *testing.T) {
 	s := testkit.StartServer(t)
 	u := s.MustUser(t, "ci@example.com", false)
-	key := s.MustKey(t, u, chartctl.ScopeRepoRead, chartctl.ScopeRepoWrite)
+	// Own keys are managed with keys:write (CONTRACT §13).
+	noKeys := s.MustKey(t, s.MustUser(t, "other@example.com", false), chartctl.ScopeRepoRead, chartctl.ScopeRepoWrite)
+	expectError(t, s.DoJSON(t, "POST", "/v1/user/api-keys", noKeys, map[string]any{"name": "deploy", "scopes": []string{"repo:read"}}), 403, "forbidden", "")
+	key := s.MustKey(t, u, chartctl.ScopeRepoRead, chartctl.ScopeRepoWrite, chartctl.ScopeKeysWrite)
 	r := s.DoJSON(t, "POST", "/v1/user/api-keys", key, map[string]any{"name": "deploy", "scopes": []string{"repo:read"}})
 	var created envelope[struct {
 		ID, Key string

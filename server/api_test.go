@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
 )
@@ -441,7 +442,7 @@ func TestUserAndRateLimitEndpoints(t *testing.T) {
 	s := testkit.StartServer(t)
 	var u envelope[client.User]
 	s.Do(t, "GET", "/v1/user", s.AdminKey, nil).JSON(t, &u)
-	if u.Data.Email != "admin@example.com" || !u.Data.Admin || len(u.Data.Scopes) != 6 {
+	if u.Data.Email != "admin@example.com" || !u.Data.Admin || len(u.Data.Scopes) != len(chartctl.AllScopes) {
 		t.Fatalf("user = %+v", u.Data)
 	}
 	r := s.Do(t, "GET", "/v1/rate-limit", s.AdminKey, nil)

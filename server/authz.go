@@ -19,18 +19,8 @@ import (
 func RequireAdmin(c echo.Context) error { return requireAdmin(c) }
 
 // requireAdmin answers 403 unless the caller may act as a server admin
-// (app.RequireAdmin).
+// (app.RequireAdmin: an admin user and the admin scope).
 func requireAdmin(c echo.Context) error { return app.RequireAdmin(httpx.PrincipalOf(c)) }
-
-// requireAPIKey answers 403 for OAuth access tokens: an application acting
-// for the user must not mint or revoke the user's API keys, which would
-// outlive the user's revocation of that application.
-func requireAPIKey(c echo.Context) error {
-	if httpx.PrincipalOf(c).OAuth {
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "API keys are managed with an API key or in the dashboard, not with an OAuth access token.")
-	}
-	return nil
-}
 
 // readableRepo loads the repository named by the :repo parameter if the
 // caller may read it.

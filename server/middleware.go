@@ -270,6 +270,9 @@ func (s *Server) principalFor(ctx context.Context, userID, credID string, scopes
 	} else if err != nil {
 		return nil, err
 	}
+	if u.Disabled {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The account of this credential is disabled.")
+	}
 	roles, err := s.Store.OrgRoles(ctx, u.ID, u.Email)
 	if err != nil {
 		return nil, err

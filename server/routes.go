@@ -14,6 +14,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Use(s.logRequests, s.instrument, s.bodyDeadline)
 
 	e.GET("/healthz", s.handleHealthz)
+	e.GET("/livez", s.handleLivez)
 	e.GET("/readyz", s.handleReadyz)
 	e.GET("/metrics", s.handleMetrics)
 
@@ -26,8 +27,13 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/user/api-keys", s.handleListAPIKeys)
 	api.POST("/user/api-keys", s.handleCreateAPIKey)
 	api.DELETE("/user/api-keys/:id", s.handleDeleteAPIKey)
+	api.GET("/users", s.handleListUsers)
 	api.POST("/users", s.handleCreateUser)
+	api.PATCH("/users/:email", s.handleUpdateUser)
+	api.DELETE("/users/:email", s.handleDeleteUser)
+	api.GET("/users/:email/api-keys", s.handleListUserAPIKeys)
 	api.POST("/users/:email/api-keys", s.handleCreateUserAPIKey)
+	api.DELETE("/users/:email/api-keys/:id", s.handleDeleteUserAPIKey)
 
 	api.GET("/repositories", s.handleListRepositories)
 	api.POST("/repositories", s.handleCreateRepository)

@@ -36,7 +36,7 @@ func (s *Server) handleListAPIKeys(c echo.Context) error {
 // handleCreateAPIKey creates a key for the caller; its scopes never exceed
 // the caller's.
 func (s *Server) handleCreateAPIKey(c echo.Context) error {
-	if err := requireAPIKey(c); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeKeysWrite); err != nil {
 		return err
 	}
 	var req client.CreateAPIKeyRequest
@@ -111,7 +111,7 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 // handleDeleteAPIKey revokes one of the caller's keys; a credential may
 // revoke only keys whose scopes it has itself.
 func (s *Server) handleDeleteAPIKey(c echo.Context) error {
-	if err := requireAPIKey(c); err != nil {
+	if err := httpx.RequireScope(c, chartctl.ScopeKeysWrite); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -185,4 +185,163 @@ func (s *Server) handleRateLimit(c echo.Context) error {
 		add(bucketUpload, repo)
 	}
 	return httpx.Data(c, client.RateLimits{Resources: res})
+}
+
+// adminTarget loads the user named by the :email parameter for an admin
+// endpoint, after checking the caller may use admin endpoints.
+func (s *Server) adminTarget(c echo.Context) (*chartctl.User, error) {
+	if err := requireAdmin(c); err != nil {
+		return nil, err
+	}
+	u, err := s.Store.UserByEmail(c.Request().Context(), c.Param("email"))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "User %q not found.", c.Param("email"))
+	}
+	return u, err
+}
+
+// handleListUsers lists every user for a server admin, with when each was
+// last seen: the later of their last dashboard sign-in and their API keys'
+// last use.
+func (s *Server) handleListUsers(c echo.Context) error {
+	if err := requireAdmin(c); err != nil {
+		return err
+	}
+	pg, err := httpx.ParsePage(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	s.touch.flush()
+	users, err := s.Store.Users(ctx)
+	if err != nil {
+		return err
+	}
+	items, meta := httpx.Paginate(users, pg)
+	out := make([]client.Account, len(items))
+	for i, u := range items {
+		keys, err := s.Store.APIKeys(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		out[i] = toAccount(u, keys)
+	}
+	return httpx.List(c, out, meta)
+}
+
+func toAccount(u *chartctl.User, keys []*chartctl.APIKey) client.Account {
+	seen := u.LastSeenAt
+	for _, k := range keys {
+		if k.LastUsedAt != nil && (seen == nil || k.LastUsedAt.After(*seen)) {
+			seen = k.LastUsedAt
+		}
+	}
+	return client.Account{ID: u.ID, Email: u.Email, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: ts(u.CreatedAt), LastSeenAt: tsp(seen)}
+}
+
+// refuseSelf answers 403 when an admin would disable, demote or delete
+// their own account: another admin must do it, so nobody locks
+// themselves out by mistake.
+func refuseSelf(c echo.Context, u *chartctl.User, what string) error {
+	if httpx.PrincipalOf(c).User.ID == u.ID {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "You cannot %s your own account; ask another server admin.", what)
+	}
+	return nil
+}
+
+// handleUpdateUser lets an admin disable or enable a user, make or unmake
+// an admin, or set a password. Disabling ends the user's sessions, OAuth
+// grants and API keys at once.
+func (s *Server) handleUpdateUser(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	var req client.UpdateUserRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Disabled == nil && req.Admin == nil && req.Password == nil {
+		return chartctl.Invalid("body", "Nothing to change: send disabled, admin or password.")
+	}
+	if req.Disabled != nil && *req.Disabled {
+		if err := refuseSelf(c, u, "disable"); err != nil {
+			return err
+		}
+	}
+	if req.Admin != nil && !*req.Admin {
+		if err := refuseSelf(c, u, "remove admin from"); err != nil {
+			return err
+		}
+	}
+	upd := chartctl.UserUpdate{Disabled: req.Disabled, Admin: req.Admin}
+	if req.Password != nil {
+		if len(*req.Password) < 8 || len(*req.Password) > 72 {
+			return chartctl.Invalid("password", "password must be 8 to 72 characters long.")
+		}
+		h, err := app.HashPassword(*req.Password)
+		if err != nil {
+			return err
+		}
+		upd.PasswordHash = &h
+	}
+	ctx := c.Request().Context()
+	updated, err := s.Store.UpdateUser(ctx, u.ID, upd)
+	if err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	keys, err := s.Store.APIKeys(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	return httpx.Data(c, toAccount(updated, keys))
+}
+
+// handleDeleteUser lets an admin delete a user: their memberships and
+// credentials go; their personal repositories stay, readable by admins.
+func (s *Server) handleDeleteUser(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	if err := refuseSelf(c, u, "delete"); err != nil {
+		return err
+	}
+	if err := s.Store.DeleteUser(c.Request().Context(), u.ID); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return httpx.Data(c, map[string]any{"email": u.Email, "deleted": true})
+}
+
+// handleListUserAPIKeys lists another user's keys for an admin.
+func (s *Server) handleListUserAPIKeys(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	pg, err := httpx.ParsePage(c)
+	if err != nil {
+		return err
+	}
+	s.touch.flush()
+	keys, err := s.Store.APIKeys(c.Request().Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	return httpx.ListPage(c, keys, pg, toAPIKey)
+}
+
+// handleDeleteUserAPIKey lets an admin revoke another user's key.
+func (s *Server) handleDeleteUserAPIKey(c echo.Context) error {
+	u, err := s.adminTarget(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.DeleteAPIKey(c.Request().Context(), u.ID, c.Param("id")); err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return httpx.Data(c, map[string]any{"id": c.Param("id"), "revoked": true})
 }

@@ -316,16 +316,15 @@ func (m *Model) detailLines(s *screen, w int) []string {
 	if server == "" {
 		server = "<server>"
 	}
-	repo := termtext.Line(s.repo)
-	add := fmt.Sprintf("helm repo add %s %s/helm/%s", repo, termtext.Line(server), repo)
-	if s.private {
-		// Helm sends an API key as the password of HTTP Basic.
-		add += ` --username x --password "$KEY"`
+	l := client.Install(termtext.Line(server), termtext.Line(s.repo), name, version, s.private)
+	cmds := []string{l.RepoAdd, l.Install}
+	if l.RegistryLogin != "" {
+		cmds = append(cmds, l.RegistryLogin)
 	}
-	for _, cmd := range []string{
-		add,
-		fmt.Sprintf("helm install my-%s %s/%s --version %s", name, repo, name, version),
-	} {
+	if l.OCIInstall != "" {
+		cmds = append(cmds, l.OCIInstall)
+	}
+	for _, cmd := range cmds {
 		// Commands are hard-wrapped rather than cut so they stay complete.
 		for i, part := range strings.Split(ansi.Hardwrap(cmd, max(w-4, 10), true), "\n") {
 			indent := "   "

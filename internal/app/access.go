@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -75,16 +76,18 @@ func ForbiddenRole(need chartctl.Role, r *chartctl.Repository) error {
 }
 
 // RequireAdmin returns EFORBIDDEN unless p is a server admin acting through
-// a credential that carries every scope: admin actions (creating users,
-// admins among them, and their keys) would otherwise let a narrow
-// credential, such as a leaked read-only CI key, widen itself.
+// a credential that carries the admin scope (CONTRACT §13): an admin's
+// narrow credential, such as a read-only CI key or an OAuth token the admin
+// approved for an application, must not reach the admin endpoints
+// (creating users, admins among them, and their keys). The refusal for a
+// missing admin scope says how to get it.
 func RequireAdmin(p *chartctl.Principal) error {
 	if !p.IsAdmin() {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may do this.")
 	}
-	if all := chartctl.Scopes(chartctl.AllScopes); !p.Scopes.Covers(all) {
-		return &chartctl.Error{Code: chartctl.EFORBIDDEN, MissingScope: chartctl.Scope(all.String()),
-			Message: fmt.Sprintf("This needs a server admin's credential with every scope; this one has %s.", p.Scopes.String())}
+	if !p.Scopes.Allows(chartctl.ScopeAdmin) {
+		return &chartctl.Error{Code: chartctl.EFORBIDDEN, MissingScope: chartctl.ScopeAdmin,
+			Message: fmt.Sprintf("This needs the admin scope, which this credential lacks (it has %s). Sign in again with `chartctl login --scopes %s`, or use an API key with the admin scope.", p.Scopes.String(), AdminLoginScopes())}
 	}
 	return nil
 }
@@ -96,4 +99,10 @@ func SettingsRole(r *chartctl.Repository) chartctl.Role {
 		return chartctl.RoleOwner
 	}
 	return chartctl.RoleMaintainer
+}
+
+// AdminLoginScopes is the --scopes value of `chartctl login` that adds
+// admin to what login asks for by default.
+func AdminLoginScopes() string {
+	return strings.Join(append(chartctl.Scopes(chartctl.LoginScopes).Strings(), string(chartctl.ScopeAdmin)), ",")
 }

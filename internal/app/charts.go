@@ -40,9 +40,13 @@ type PutOptions struct {
 // PutChart commits u as a chart version of r, whose write access the
 // caller has checked (WritableRepo). Blobs are made durable before the
 // metadata transaction that refers to them, all under the digests' locks
-// so no orphan sweep can remove them between. An identical re-upload
-// returns the stored record and created=false; other content for a stored
-// version is ECONFLICT unless forced on a server that allows overwriting.
+// so no orphan sweep can remove them between. A re-upload of the same
+// content (the same archive digest, or the same files in other archive
+// bytes) returns the stored record and created=false; other content for a
+// stored version is ECONFLICT unless forced on a server that allows
+// overwriting, and so is a version SemVer-equal to another stored one.
+// If r was deleted since the caller loaded it (even if its name was
+// re-created), PutChart is ENOTFOUND and stores nothing.
 // PutChart always consumes u.
 func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, opts PutOptions) (stored *chartctl.ChartVersion, created bool, err error) {
 	overwrite := opts.Force && a.Config.AllowOverwrite
@@ -67,10 +71,13 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	if u.prov != nil {
 		digests = append(digests, u.prov.Digest())
 	}
+	// RepositoryID binds the upload to the repository it was authorized
+	// against: if that one is deleted and its name re-created meanwhile,
+	// the store refuses it (ENOTFOUND) instead of filing it there.
 	cv := &chartctl.ChartVersion{
-		Repository: repo.Name, Name: u.Chart.Name, Version: u.Chart.Version, AppVersion: u.Chart.AppVersion,
-		Description: u.Chart.Description, Keywords: u.Chart.Keywords, Size: u.blob.Size(),
-		CreatedAt: a.Now().UTC(), Metadata: u.Chart.MetadataJSON,
+		Repository: repo.Name, RepositoryID: repo.ID, Name: u.Chart.Name, Version: u.Chart.Version,
+		AppVersion: u.Chart.AppVersion, Description: u.Chart.Description, Keywords: u.Chart.Keywords,
+		ContentDigest: u.Chart.ContentDigest, Size: u.blob.Size(), CreatedAt: a.Now().UTC(), Metadata: u.Chart.MetadataJSON,
 	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
 		unlock := a.locks.lockAll(digests)

@@ -35,7 +35,7 @@ func TestDependencyRule(t *testing.T) {
 		{"internal/helmrepo", []string{mod + "/server", mod + "/internal/bolt", mod + "/internal/blob"}, "a protocol package stands on the application layer only"},
 		{"internal/app", []string{mod + "/server", mod + "/internal/bolt", mod + "/internal/blob", mod + "/internal/helmrepo"}, "the application layer knows no transport and no concrete store"},
 		{"internal/httpx", []string{mod + "/server", mod + "/internal/app"}, "what transports share sits below them all"},
-		{"cmd/chartctl", []string{"helm.sh/helm/v4/pkg/repo", "helm.sh/helm/v3", "k8s.io/client-go", mod + "/internal/testkit"}, "the binary stays free of Kubernetes client libraries and test helpers"},
+		{"cmd/chartctl", []string{"helm.sh/helm/v4/pkg/repo", "helm.sh/helm/v3", "k8s.io/client-go", "k8s.io/api/", "github.com/google/go-containerregistry", mod + "/internal/testkit", mod + "/internal/imagebuild"}, "the binary stays free of Kubernetes API types, client libraries, image tooling and test helpers"},
 	}
 	for _, r := range rules {
 		for _, d := range deps(t, r.pkg) {

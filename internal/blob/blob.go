@@ -6,6 +6,8 @@
 //
 //	ROOT/sha256/ab/abcdef…   one file per blob, named by its sha256 hex,
 //	                         fanned out by the first two hex characters
+//	ROOT/sha512/ab/abcdef…   the same for blobs addressed by sha512 (OCI
+//	                         clients may push those)
 //	ROOT/tmp/                blobs being written; renamed into place on Commit
 //
 // A blob becomes visible under its digest only once its bytes and the
@@ -16,6 +18,7 @@ package blob
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -29,26 +32,40 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// Ensure Store implements chartctl.BlobStore.
-var _ chartctl.BlobStore = (*Store)(nil)
+// Ensure Store implements chartctl.AlgorithmBlobStore.
+var _ chartctl.AlgorithmBlobStore = (*Store)(nil)
 
 const (
-	algorithm    = "sha256"
-	digestPrefix = algorithm + ":"
-	hexLen       = sha256.Size * 2
-	dirMode      = 0o750
-	tmpDir       = "tmp"
+	algorithm = "sha256"
+	dirMode   = 0o750
+	tmpDir    = "tmp"
 )
 
+// algorithms maps each supported digest algorithm to its hash's size.
+var algorithms = map[string]int{"sha256": sha256.Size, "sha512": sha512.Size}
+
+// algorithmNames lists the algorithms in the order Walk visits them.
+var algorithmNames = []string{"sha256", "sha512"}
+
 // ValidDigest reports whether d is a well-formed blob digest: "sha256:"
-// followed by exactly 64 lowercase hexadecimal digits. Only such strings
-// ever become file paths.
+// followed by exactly 64 lowercase hexadecimal digits, or "sha512:"
+// followed by exactly 128. Only such strings ever become file paths.
 func ValidDigest(d string) bool {
-	hexPart, ok := strings.CutPrefix(d, digestPrefix)
-	return ok && validHex(hexPart)
+	_, _, ok := splitDigest(d)
+	return ok
 }
 
-func validHex(s string) bool {
+// splitDigest splits a valid digest into its algorithm and hex parts.
+func splitDigest(d string) (alg, hexPart string, ok bool) {
+	alg, hexPart, ok = strings.Cut(d, ":")
+	size, known := algorithms[alg]
+	if !ok || !known || !validHex(hexPart, size*2) {
+		return "", "", false
+	}
+	return alg, hexPart, true
+}
+
+func validHex(s string, hexLen int) bool {
 	if len(s) != hexLen {
 		return false
 	}
@@ -77,7 +94,7 @@ type Store struct {
 // (chartctl holds the metadata database's lock while it opens this).
 func Open(root string) (*Store, error) {
 	s := &Store{root: root, durable: map[string]bool{}}
-	for _, dir := range []string{s.blobsDir(), s.tmpDir()} {
+	for _, dir := range []string{s.blobsDir(algorithm), s.tmpDir()} {
 		if err := os.MkdirAll(dir, dirMode); err != nil {
 			return nil, fmt.Errorf("open blob store: %w", err)
 		}
@@ -91,43 +108,81 @@ func Open(root string) (*Store, error) {
 			return nil, fmt.Errorf("open blob store: remove stale temp file: %w", err)
 		}
 	}
-	fanouts, err := os.ReadDir(s.blobsDir())
-	if err != nil {
-		return nil, fmt.Errorf("open blob store: %w", err)
-	}
-	for _, fo := range fanouts {
-		if fo.IsDir() {
-			s.durable[fo.Name()] = true
+	for _, alg := range algorithmNames {
+		fanouts, err := os.ReadDir(s.blobsDir(alg))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("open blob store: %w", err)
+		}
+		s.durable[alg] = true
+		for _, fo := range fanouts {
+			if fo.IsDir() {
+				s.durable[filepath.Join(alg, fo.Name())] = true
+			}
 		}
 	}
 	return s, nil
 }
 
+// Ping reports whether the store answers: its root and temp directories
+// are there and are directories (readiness probes call it).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, dir := range []string{s.root, s.tmpDir()} {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("blob store: %w", err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("blob store: %s is not a directory", dir)
+		}
+	}
+	return nil
+}
+
 // Root returns the store's root directory.
 func (s *Store) Root() string { return s.root }
 
-func (s *Store) blobsDir() string { return filepath.Join(s.root, algorithm) }
-func (s *Store) tmpDir() string   { return filepath.Join(s.root, tmpDir) }
+func (s *Store) blobsDir(alg string) string { return filepath.Join(s.root, alg) }
+func (s *Store) tmpDir() string             { return filepath.Join(s.root, tmpDir) }
 
-// fanoutDir returns the directory holding the blob with hex digest h, which
-// must have been validated.
-func (s *Store) fanoutDir(h string) string { return filepath.Join(s.blobsDir(), h[:2]) }
+// fanoutDir returns the directory holding the blob with algorithm alg and
+// hex digest h, which must have been validated.
+func (s *Store) fanoutDir(alg, h string) string { return filepath.Join(s.blobsDir(alg), h[:2]) }
 
-// path returns the file of the blob with hex digest h, which must have been
-// validated.
-func (s *Store) path(h string) string { return filepath.Join(s.fanoutDir(h), h) }
+// path returns the file of the blob with algorithm alg and hex digest h,
+// which must have been validated.
+func (s *Store) path(alg, h string) string { return filepath.Join(s.fanoutDir(alg, h), h) }
 
-// Create starts a new blob in a temp file of the store's tmp directory (the
-// same filesystem, so Commit can rename it into place).
+// Create starts a new sha256 blob in a temp file of the store's tmp
+// directory (the same filesystem, so Commit can rename it into place).
 func (s *Store) Create(ctx context.Context) (chartctl.BlobWriter, error) {
+	return s.CreateAlgorithm(ctx, algorithm)
+}
+
+// CreateAlgorithm starts a new blob addressed by algorithm ("sha256" or
+// "sha512"). It returns EINVALID for another algorithm.
+func (s *Store) CreateAlgorithm(ctx context.Context, alg string) (chartctl.BlobWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var h hash.Hash
+	switch alg {
+	case "sha256":
+		h = sha256.New()
+	case "sha512":
+		h = sha512.New()
+	default:
+		return nil, chartctl.Invalid("digest", "Unsupported digest algorithm %q; use sha256 or sha512.", alg)
 	}
 	f, err := os.CreateTemp(s.tmpDir(), "blob-*")
 	if err != nil {
 		return nil, fmt.Errorf("create blob: %w", err)
 	}
-	return &writer{s: s, f: f, h: sha256.New()}, nil
+	return &writer{s: s, f: f, h: h, alg: alg}, nil
 }
 
 // Open opens the blob with digest. It returns ENOTFOUND if the digest is
@@ -136,10 +191,11 @@ func (s *Store) Open(ctx context.Context, digest string) (chartctl.Blob, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !ValidDigest(digest) {
+	alg, h, ok := splitDigest(digest)
+	if !ok {
 		return nil, notFound()
 	}
-	f, err := os.Open(s.path(strings.TrimPrefix(digest, digestPrefix)))
+	f, err := os.Open(s.path(alg, h))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notFound()
 	} else if err != nil {
@@ -159,41 +215,53 @@ func (s *Store) Delete(ctx context.Context, digest string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !ValidDigest(digest) {
+	alg, h, ok := splitDigest(digest)
+	if !ok {
 		return nil
 	}
-	err := os.Remove(s.path(strings.TrimPrefix(digest, digestPrefix)))
+	err := os.Remove(s.path(alg, h))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete blob: %w", err)
 	}
 	return nil
 }
 
-// Walk calls fn for the digest of every stored blob, in ascending order of
-// digest. It stops at the first error fn returns and returns it. Files that
-// are not blobs are skipped.
+// Walk calls fn for the digest of every stored blob, the sha256 ones first,
+// each algorithm's in ascending order of digest. It stops at the first
+// error fn returns and returns it. Files that are not blobs are skipped.
 func (s *Store) Walk(ctx context.Context, fn func(digest string) error) error {
-	fanouts, err := os.ReadDir(s.blobsDir())
-	if err != nil {
+	for _, alg := range algorithmNames {
+		if err := s.walk(ctx, alg, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) walk(ctx context.Context, alg string, fn func(digest string) error) error {
+	fanouts, err := os.ReadDir(s.blobsDir(alg))
+	if errors.Is(err, fs.ErrNotExist) && alg != algorithm {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("walk blobs: %w", err)
 	}
 	for _, fo := range fanouts {
 		if !fo.IsDir() || len(fo.Name()) != 2 {
 			continue
 		}
-		entries, err := os.ReadDir(filepath.Join(s.blobsDir(), fo.Name()))
+		entries, err := os.ReadDir(filepath.Join(s.blobsDir(alg), fo.Name()))
 		if err != nil {
 			return fmt.Errorf("walk blobs: %w", err)
 		}
 		for _, e := range entries {
 			name := e.Name()
-			if !e.Type().IsRegular() || !validHex(name) || name[:2] != fo.Name() {
+			if !e.Type().IsRegular() || !validHex(name, algorithms[alg]*2) || name[:2] != fo.Name() {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := fn(digestPrefix + name); err != nil {
+			if err := fn(alg + ":" + name); err != nil {
 				return err
 			}
 		}
@@ -217,6 +285,7 @@ type writer struct {
 	s      *Store
 	f      *os.File
 	h      hash.Hash
+	alg    string
 	n      int64
 	digest string // set once committed
 	closed bool   // the temp file is closed (committed, aborted or failed)
@@ -236,8 +305,8 @@ func (w *writer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Digest returns "sha256:<hex>" of the bytes written so far.
-func (w *writer) Digest() string { return digestPrefix + hex.EncodeToString(w.h.Sum(nil)) }
+// Digest returns "<algorithm>:<hex>" of the bytes written so far.
+func (w *writer) Digest() string { return w.alg + ":" + hex.EncodeToString(w.h.Sum(nil)) }
 
 // Size returns the number of bytes written so far.
 func (w *writer) Size() int64 { return w.n }
@@ -253,8 +322,23 @@ func (w *writer) Commit() (string, error) {
 		return "", errors.New("commit blob: writer is closed")
 	}
 	digest := w.Digest()
-	h := strings.TrimPrefix(digest, digestPrefix)
+	h := strings.TrimPrefix(digest, w.alg+":")
 	tmp := w.f.Name()
+
+	if _, err := os.Lstat(w.s.path(w.alg, h)); err == nil {
+		// The bytes are stored already (synced before they were renamed
+		// into place): this copy needs no fsync. Its directory entry may
+		// belong to a concurrent Commit that has not synced it yet, so the
+		// directory is synced before answering that the blob is durable.
+		_ = w.f.Close()
+		w.closed = true
+		_ = os.Remove(tmp)
+		if err := syncDir(w.s.fanoutDir(w.alg, h)); err != nil {
+			return "", fmt.Errorf("commit blob: %w", err)
+		}
+		w.digest = digest
+		return digest, nil
+	}
 
 	syncErr := w.f.Sync()
 	closeErr := w.f.Close()
@@ -275,11 +359,11 @@ func (w *writer) Commit() (string, error) {
 // commitFile moves the synced temp file tmp into place as blob h and makes
 // the directory entries durable.
 func (w *writer) commitFile(tmp, h string) error {
-	dir := w.s.fanoutDir(h)
-	if err := w.s.ensureFanout(h[:2]); err != nil {
+	dir := w.s.fanoutDir(w.alg, h)
+	if err := w.s.ensureFanout(w.alg, h[:2]); err != nil {
 		return err
 	}
-	target := w.s.path(h)
+	target := w.s.path(w.alg, h)
 	if _, err := os.Lstat(target); err == nil {
 		// Same digest, same bytes: keep the stored file. Its directory
 		// entry may belong to a concurrent Commit that has not synced it
@@ -317,21 +401,33 @@ func (w *writer) Abort() error {
 // entry in the parent directory is durable. A directory another goroutine
 // has just created may not be synced yet, so the parent is synced by every
 // caller until the directory is known durable.
-func (s *Store) ensureFanout(name string) error {
+func (s *Store) ensureFanout(alg, name string) error {
+	if alg != algorithm {
+		// The sha512 directory is created on first use, durably.
+		if err := s.ensureDir(alg, s.blobsDir(alg), s.root); err != nil {
+			return err
+		}
+	}
+	return s.ensureDir(filepath.Join(alg, name), filepath.Join(s.blobsDir(alg), name), s.blobsDir(alg))
+}
+
+// ensureDir makes sure dir exists with a durable entry in parent; key
+// records that it is known durable.
+func (s *Store) ensureDir(key, dir, parent string) error {
 	s.mu.Lock()
-	known := s.durable[name]
+	known := s.durable[key]
 	s.mu.Unlock()
 	if known {
 		return nil
 	}
-	if err := os.Mkdir(filepath.Join(s.blobsDir(), name), dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(dir, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	if err := syncDir(s.blobsDir()); err != nil {
+	if err := syncDir(parent); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.durable[name] = true
+	s.durable[key] = true
 	s.mu.Unlock()
 	return nil
 }

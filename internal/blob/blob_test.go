@@ -504,3 +504,57 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+func TestSHA512Blobs(t *testing.T) {
+	root := t.TempDir()
+	s, err := blob.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w, err := s.CreateAlgorithm(ctx, "sha512")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sha512:9b71d224bd62f3785d96d46ad3ea3d73319bfbc2890caadae2dff72519673ca72323c3d99ba5c11d7c7acc6e14b8c5da0c4663475c2e5c3adef46f73bcdec043"
+	if d != want {
+		t.Fatalf("digest = %s, want %s", d, want)
+	}
+	// A restart finds it, and Walk reports it after the sha256 blobs.
+	s, err = blob.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Open(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(b)
+	_ = b.Close()
+	if string(got) != "hello" {
+		t.Fatalf("content = %q", got)
+	}
+	var seen []string
+	if err := s.Walk(ctx, func(d string) error { seen = append(seen, d); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0] != want {
+		t.Fatalf("Walk = %v", seen)
+	}
+	if _, err := s.CreateAlgorithm(ctx, "md5"); chartctl.ErrorCode(err) != chartctl.EINVALID {
+		t.Fatalf("md5: err = %v, want EINVALID", err)
+	}
+	if err := s.Delete(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(ctx, d); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("after delete: %v", err)
+	}
+}

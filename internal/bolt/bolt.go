@@ -32,6 +32,10 @@ var ErrLocked = errors.New("database is in use by another process")
 // DefaultLockTimeout is how long Open waits for the file lock by default.
 const DefaultLockTimeout = time.Second
 
+// DefaultNameGrace is how long the name of a deleted repository stays
+// reserved for its owner by default (see NameGrace).
+const DefaultNameGrace = 24 * time.Hour
+
 // ID prefixes, one per record type, so an ID says what it names.
 const (
 	prefixUser   = "usr_"
@@ -59,14 +63,22 @@ type DB struct {
 	versionsMu sync.RWMutex
 	versions   map[string]*semver.Version
 
+	// upgradedFrom is the schema version Open found, when it upgraded it.
+	upgradedFrom int
+
 	// puts counts PutChartVersion calls in flight: a lone upload need not
 	// wait for a batch to fill.
 	puts atomic.Int32
+
+	// nameGrace is how long a deleted repository's name is refused to
+	// other owners; 0 turns the reservation off.
+	nameGrace time.Duration
 }
 
 type options struct {
 	lockTimeout time.Duration
 	batchDelay  time.Duration
+	nameGrace   time.Duration
 }
 
 // Option configures Open.
@@ -85,11 +97,23 @@ func BatchDelay(d time.Duration) Option {
 	return func(o *options) { o.batchDelay = d }
 }
 
-// Open opens (creating if needed) the database file at path and creates any
-// missing bucket. If another process has the file open, it fails after the
+// NameGrace sets how long the name of a deleted repository stays reserved
+// for its owner (default DefaultNameGrace): during that time only the same
+// owner (the same organization, or for a personal repository the same
+// user) may create a repository of that name, so Helm clients still
+// configured with the old URL never pull another owner's charts from it.
+// Zero or negative turns the reservation off.
+func NameGrace(d time.Duration) Option {
+	return func(o *options) { o.nameGrace = max(d, 0) }
+}
+
+// Open opens (creating if needed) the database file at path, creates any
+// missing bucket and upgrades an older schema in place (see
+// SchemaVersion). A database written by a newer chartctl is refused with
+// an error wrapping ErrNewerSchema. If another process has the file open, it fails after the
 // lock timeout with an error wrapping ErrLocked.
 func Open(path string, opts ...Option) (*DB, error) {
-	o := options{lockTimeout: DefaultLockTimeout}
+	o := options{lockTimeout: DefaultLockTimeout, nameGrace: DefaultNameGrace}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -102,15 +126,22 @@ func Open(path string, opts ...Option) (*DB, error) {
 	if o.batchDelay > 0 {
 		bdb.MaxBatchDelay = o.batchDelay
 	}
-	if err := bdb.Update(createBuckets); err != nil {
+	from, err := migrate(bdb)
+	if err != nil {
 		_ = bdb.Close()
+		var se *schemaError
+		if errors.As(err, &se) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &DB{
-		db:       bdb,
-		Now:      time.Now,
-		entropy:  ulid.Monotonic(rand.Reader, 0),
-		versions: map[string]*semver.Version{},
+		db:           bdb,
+		upgradedFrom: int(from),
+		Now:          time.Now,
+		entropy:      ulid.Monotonic(rand.Reader, 0),
+		versions:     map[string]*semver.Version{},
+		nameGrace:    o.nameGrace,
 	}, nil
 }
 

@@ -40,6 +40,17 @@ const (
 	// entry as raw bytes after an 8-byte big-endian CreatedAt in Unix
 	// nanoseconds, so a repository's index loads without decoding records.
 	chartIndexBucket = "chart_index"
+	// chartSemverBucket holds one nested bucket per repository name, in
+	// which chart name sep canonical SemVer version sep version → nothing:
+	// the stored versions of a chart by their SemVer identity (build
+	// metadata and a leading "v" dropped, see canonicalVersion), so a
+	// SemVer-equal version is found with one seek. Data written before the
+	// index existed may hold several versions under one canonical version;
+	// all of them are indexed.
+	chartSemverBucket = "chart_semver"
+	// repoTombstonesBucket: name of a deleted repository →
+	// repoTombstoneRecord, until the name grace period has passed.
+	repoTombstonesBucket = "repo_tombstones"
 	// blobRefsBucket: blob digest → number of chart records referring to
 	// it (as archive or provenance), as a big-endian uint64. A digest is
 	// absent when nothing refers to it.
@@ -81,7 +92,7 @@ var allBuckets = []string{
 	usersBucket, userEmailsBucket,
 	apiKeysBucket, apiKeyHashesBucket, userAPIKeysBucket,
 	orgsBucket, orgCreatorsBucket,
-	reposBucket, chartsBucket, chartIndexBucket, blobRefsBucket,
+	reposBucket, chartsBucket, chartIndexBucket, chartSemverBucket, repoTombstonesBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
 	chartPagesBucket,
@@ -89,7 +100,7 @@ var allBuckets = []string{
 
 // createBuckets creates every top-level bucket that does not exist yet.
 func createBuckets(tx *bbolt.Tx) error {
-	for _, name := range allBuckets {
+	for _, name := range append(allBuckets, ociBuckets...) {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

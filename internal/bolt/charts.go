@@ -19,16 +19,29 @@ import (
 // provenance blob, if any) must already be durable. CreatedAt is filled
 // when empty.
 //
-// If the version exists with the same digest and cv brings no provenance
-// file or the stored one, it returns the stored record and created=false.
-// Same digest with a provenance file where the stored version has none:
-// the file is attached to the stored record (which keeps its CreatedAt and
-// index entry) and the result is created=true. If it exists with another
-// digest, or with another provenance file, it returns ECONFLICT, unless
-// overwrite is set: then it replaces the record, returns the new one with
-// created=true, and orphans lists (sorted) the blobs no record refers to
-// any more. It returns ENOTFOUND if the repository does not exist and
-// EINVALID if the name, version or digest is missing.
+// If the version exists with the same content and cv brings no provenance
+// file or the stored one, it returns the stored record (its digest, not
+// cv's) and created=false. The same content is the same digest, or the
+// same non-empty content digest (the same files in other gzip or tar
+// bytes, such as two `helm package` runs); a version stored before content
+// digests were recorded has none and is compared by digest only. Same
+// digest with a provenance file where the stored version has none: the
+// file is attached to the stored record (which keeps its CreatedAt and
+// index entry) and the result is created=true. A provenance file with the
+// same content in other archive bytes is a conflict: it signs those bytes,
+// not the stored ones. If the version exists with other content, or with
+// another provenance file, it returns ECONFLICT, unless overwrite is set:
+// then it replaces the record, returns the new one with created=true, and
+// orphans lists (sorted) the blobs no record refers to any more.
+//
+// A new version SemVer-equal to a stored version of the same chart
+// ("v1.0.0" or "1.0.0+build.7" beside "1.0.0", see canonicalVersion) is
+// ECONFLICT naming the stored version, overwrite or not.
+//
+// It returns ENOTFOUND if the repository does not exist, or if
+// cv.RepositoryID is set and differs from the repository's ID (the
+// repository the upload was meant for was deleted and its name re-created
+// meanwhile), and EINVALID if the name, version or digest is missing.
 //
 // A call alone commits at once; concurrent calls share one commit (bbolt's
 // Batch, which waits up to its delay for company). Each is fsynced before it
@@ -64,8 +77,12 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 	defer db.puts.Add(-1)
 	err = commit(func(tx *bbolt.Tx) error {
 		stored, created, orphans = nil, false, nil
-		if _, err := getRepo(tx, cv.Repository); err != nil {
+		repo, err := getRepo(tx, cv.Repository)
+		if err != nil {
 			return err
+		}
+		if cv.RepositoryID != "" && repo.ID != cv.RepositoryID {
+			return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q was deleted while the chart was being uploaded; nothing was stored.", cv.Repository)
 		}
 		cb, err := bucket(tx, chartsBucket).CreateBucketIfNotExists([]byte(cv.Repository))
 		if err != nil {
@@ -78,20 +95,36 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			if old, err = decode[chartRecord](v); err != nil {
 				return err
 			}
-			if old.Digest == rec.Digest {
+			switch {
+			case old.Digest == rec.Digest:
 				switch {
 				case rec.ProvDigest == "" || rec.ProvDigest == old.ProvDigest:
 					stored = old.domain()
 					return nil
 				case old.ProvDigest == "" || overwrite:
+					if err := deleteOCIChart(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+						return err
+					}
 					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest)
 					created = err == nil
 					return err
 				}
 				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
+			case rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest && rec.ProvDigest == "" && !overwrite:
+				// The same files in other gzip or tar bytes.
+				stored = old.domain()
+				return nil
+			case rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest && !overwrite:
+				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with the same content in a different archive; a provenance file signs the exact archive, so upload the stored archive's provenance file or none.", cv.Name, cv.Version)
+			case !overwrite:
+				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with different content.", cv.Name, cv.Version)
 			}
-			if !overwrite {
-				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different digest.", cv.Name, cv.Version)
+		} else if canon, ok := canonicalVersion(cv.Version); ok {
+			if other := semverEqual(bucket(tx, chartSemverBucket).Bucket([]byte(cv.Repository)), cv.Name, canon, cv.Version); other != "" {
+				return semverConflict(cv.Name, cv.Version, other)
+			}
+			if err := indexSemver(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+				return err
 			}
 		}
 		if err := cb.Put(k, val); err != nil {
@@ -108,6 +141,11 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			}
 		}
 		if old != nil {
+			// The OCI manifest of the replaced archive no longer describes
+			// the version; the derived one takes its place.
+			if err := deleteOCIChart(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+				return err
+			}
 			for _, d := range chartDigests(old) {
 				gone, err := dropRef(refs, d)
 				if err != nil {
@@ -291,6 +329,12 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if err := bucket(tx, chartsBucket).Bucket([]byte(repo)).Delete(key(name, version)); err != nil {
 			return err
 		}
+		if err := unindexSemver(tx, repo, name, version); err != nil {
+			return err
+		}
+		if err := deleteOCIChart(tx, repo, name, version); err != nil {
+			return err
+		}
 		refs := bucket(tx, blobRefsBucket)
 		for _, d := range chartDigests(r) {
 			gone, err := dropRef(refs, d)
@@ -312,11 +356,12 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 }
 
 // BlobReferenced reports whether any chart record refers to the blob
-// digest, as its archive or its provenance file.
+// digest, as its archive or its provenance file, or any OCI repository
+// name holds it (pushed, mounted, or referred to by a manifest there).
 func (db *DB) BlobReferenced(ctx context.Context, digest string) (bool, error) {
 	var ok bool
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		ok = digest != "" && refCount(bucket(tx, blobRefsBucket), digest) > 0
+		ok = digest != "" && (refCount(bucket(tx, blobRefsBucket), digest) > 0 || ociBlobLinked(tx, digest))
 		return nil
 	})
 	return ok, wrap("check blob reference", err)

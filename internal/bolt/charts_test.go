@@ -74,7 +74,7 @@ func TestPutChartVersion(t *testing.T) {
 	// Other bytes under the same version conflict.
 	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "other"), false)
 	wantCode(t, err, chartctl.ECONFLICT)
-	wantMessage(t, err, "Chart web version 1.0.0 already exists with a different digest.")
+	wantMessage(t, err, "Chart web version 1.0.0 already exists with different content.")
 	if got, _ := db.ChartVersion(ctx, "stable", "web", "1.0.0"); got.Digest != cv.Digest {
 		t.Fatal("conflicting put changed the record")
 	}

@@ -13,11 +13,13 @@ import (
 // field that is not stored.
 
 type userRecord struct {
-	ID           string    `json:"id"`
-	Email        string    `json:"email"`
-	PasswordHash string    `json:"password_hash,omitempty"`
-	Admin        bool      `json:"admin,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           string     `json:"id"`
+	Email        string     `json:"email"`
+	PasswordHash string     `json:"password_hash,omitempty"`
+	Admin        bool       `json:"admin,omitempty"`
+	Disabled     bool       `json:"disabled,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	LastSeenAt   *time.Time `json:"last_seen_at,omitempty"`
 }
 
 type apiKeyRecord struct {
@@ -50,20 +52,30 @@ type repoRecord struct {
 }
 
 type chartRecord struct {
-	Repository  string          `json:"repository"`
-	Name        string          `json:"name"`
-	Version     string          `json:"version"`
-	AppVersion  string          `json:"app_version,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Keywords    []string        `json:"keywords,omitempty"`
-	Digest      string          `json:"digest"`
-	Size        int64           `json:"size"`
-	ProvDigest  string          `json:"prov_digest,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	Repository  string   `json:"repository"`
+	Name        string   `json:"name"`
+	Version     string   `json:"version"`
+	AppVersion  string   `json:"app_version,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Keywords    []string `json:"keywords,omitempty"`
+	Digest      string   `json:"digest"`
+	// ContentDigest is empty in records written before it was recorded.
+	ContentDigest string          `json:"content_digest,omitempty"`
+	Size          int64           `json:"size"`
+	ProvDigest    string          `json:"prov_digest,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
 	// IndexEntry is read from records written before entries moved to
 	// chartIndexBucket; new records leave it empty.
 	IndexEntry string `json:"index_entry,omitempty"`
+}
+
+// repoTombstoneRecord remembers who owned a deleted repository, so its
+// name is not given to another owner during the name grace period.
+type repoTombstoneRecord struct {
+	OwnerID      string    `json:"owner_id,omitempty"`
+	Organization string    `json:"organization,omitempty"`
+	DeletedAt    time.Time `json:"deleted_at"`
 }
 
 type teamRecord struct {
@@ -103,11 +115,11 @@ func decode[T any](data []byte) (*T, error) {
 }
 
 func newUserRecord(u *chartctl.User) *userRecord {
-	return &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: u.CreatedAt}
+	return &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: u.CreatedAt, LastSeenAt: u.LastSeenAt}
 }
 
 func (r *userRecord) domain() *chartctl.User {
-	return &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, CreatedAt: r.CreatedAt}
+	return &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, Disabled: r.Disabled, CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt}
 }
 
 func newAPIKeyRecord(k *chartctl.APIKey) *apiKeyRecord {
@@ -153,16 +165,17 @@ func (r *repoRecord) domain() *chartctl.Repository {
 func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 	return &chartRecord{
 		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
-		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, Size: cv.Size,
-		ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
+		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, ContentDigest: cv.ContentDigest,
+		Size: cv.Size, ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
 	}
 }
 
 func (r *chartRecord) domain() *chartctl.ChartVersion {
 	return &chartctl.ChartVersion{
 		Repository: r.Repository, Name: r.Name, Version: r.Version, AppVersion: r.AppVersion,
-		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, Size: r.Size,
-		ProvDigest: r.ProvDigest, CreatedAt: r.CreatedAt, Metadata: r.Metadata, IndexEntry: []byte(r.IndexEntry),
+		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, ContentDigest: r.ContentDigest,
+		Size: r.Size, ProvDigest: r.ProvDigest, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
+		IndexEntry: []byte(r.IndexEntry),
 	}
 }
 

@@ -21,7 +21,7 @@ func (db *DB) CreateOrganization(ctx context.Context, o *chartctl.Organization) 
 	return wrap("create organization", db.db.Update(func(tx *bbolt.Tx) error {
 		orgs := bucket(tx, orgsBucket)
 		if orgs.Get([]byte(o.Name)) != nil {
-			return chartctl.Errorf(chartctl.ECONFLICT, "Organization %q already exists.", o.Name)
+			return nameNotAvailable(o.Name)
 		}
 		v, err := encode(newOrgRecord(o))
 		if err != nil {

@@ -11,8 +11,11 @@ import (
 
 // CreateRepository stores r, filling ID and CreatedAt when empty and
 // Visibility (private) when empty. It returns EINVALID for an invalid name
-// or visibility, ECONFLICT if the name is taken, and ENOTFOUND if
-// r.Organization is set and does not exist.
+// or visibility, and ENOTFOUND if r.Organization is set and does not
+// exist. It returns ECONFLICT if the name is taken, or if it belonged to a
+// repository of another owner deleted less than the name grace period ago
+// (see NameGrace); both say only that the name is not available, so the
+// message confirms nothing about a repository the caller cannot see.
 func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) error {
 	if err := chartctl.ValidateName("name", r.Name); err != nil {
 		return err
@@ -29,7 +32,10 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	return wrap("create repository", db.db.Update(func(tx *bbolt.Tx) error {
 		repos := bucket(tx, reposBucket)
 		if repos.Get([]byte(r.Name)) != nil {
-			return chartctl.Errorf(chartctl.ECONFLICT, "Repository %q already exists.", r.Name)
+			return nameNotAvailable(r.Name)
+		}
+		if err := db.claimTombstone(tx, r); err != nil {
+			return err
 		}
 		if r.Organization != "" && bucket(tx, orgsBucket).Get([]byte(r.Organization)) == nil {
 			return orgNotFound(r.Organization)
@@ -49,9 +55,72 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 				return err
 			}
 		}
-		_, err = charts.CreateBucket([]byte(r.Name))
-		return err
+		if _, err := charts.CreateBucket([]byte(r.Name)); err != nil {
+			return err
+		}
+		if sem := bucket(tx, chartSemverBucket); sem.Bucket([]byte(r.Name)) != nil {
+			return sem.DeleteBucket([]byte(r.Name))
+		}
+		return nil
 	}))
+}
+
+// claimTombstone lets r take the name of a deleted repository: at once for
+// the same owner (the same organization, or for personal repositories the
+// same user), for another owner only once the name grace period has
+// passed. It removes the tombstone it lets pass.
+func (db *DB) claimTombstone(tx *bbolt.Tx, r *chartctl.Repository) error {
+	tombs := bucket(tx, repoTombstonesBucket)
+	v := tombs.Get([]byte(r.Name))
+	if v == nil {
+		return nil
+	}
+	t, err := decode[repoTombstoneRecord](v)
+	if err != nil {
+		return err
+	}
+	sameOwner := t.Organization == r.Organization && (t.Organization != "" || t.OwnerID == r.OwnerID)
+	if !sameOwner && db.now().Before(t.DeletedAt.Add(db.nameGrace)) {
+		return nameNotAvailable(r.Name)
+	}
+	return tombs.Delete([]byte(r.Name))
+}
+
+// putTombstone reserves the name of the repository being deleted for its
+// owner, and purges the tombstones whose grace period has passed.
+func (db *DB) putTombstone(tx *bbolt.Tx, r *repoRecord) error {
+	tombs := bucket(tx, repoTombstonesBucket)
+	now := db.now()
+	var expired [][]byte
+	if err := tombs.ForEach(func(k, v []byte) error {
+		t, err := decode[repoTombstoneRecord](v)
+		if err != nil || !now.Before(t.DeletedAt.Add(db.nameGrace)) {
+			expired = append(expired, append([]byte(nil), k...))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range expired {
+		if err := tombs.Delete(k); err != nil {
+			return err
+		}
+	}
+	if db.nameGrace <= 0 {
+		return nil
+	}
+	v, err := encode(&repoTombstoneRecord{OwnerID: r.OwnerID, Organization: r.Organization, DeletedAt: now})
+	if err != nil {
+		return err
+	}
+	return tombs.Put([]byte(r.Name), v)
+}
+
+// nameNotAvailable is the conflict for a repository, organization or team
+// name that is taken. It is the same whatever took the name, so it tells
+// nothing about a resource the caller cannot see.
+func nameNotAvailable(name string) error {
+	return chartctl.Errorf(chartctl.ECONFLICT, "The name %q is not available.", name)
 }
 
 // Repository returns the repository named name. It returns ENOTFOUND if
@@ -89,13 +158,24 @@ func (db *DB) Repositories(ctx context.Context) ([]*chartctl.Repository, error) 
 }
 
 // DeleteRepository deletes the repository and all its chart versions,
-// returning (sorted) the blob digests no record refers to any more. It
-// returns ENOTFOUND if the repository does not exist.
+// returning (sorted) the blob digests no record refers to any more, and
+// reserves its name for its owner for the name grace period (purging the
+// reservations that have expired). It returns ENOTFOUND if the repository
+// does not exist.
 func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, error) {
 	var orphans []string
 	err := db.db.Update(func(tx *bbolt.Tx) error {
-		if _, err := getRepo(tx, name); err != nil {
+		repo, err := getRepo(tx, name)
+		if err != nil {
 			return err
+		}
+		if err := db.putTombstone(tx, repo); err != nil {
+			return err
+		}
+		if sem := bucket(tx, chartSemverBucket); sem.Bucket([]byte(name)) != nil {
+			if err := sem.DeleteBucket([]byte(name)); err != nil {
+				return err
+			}
 		}
 		charts := bucket(tx, chartsBucket)
 		if cb := charts.Bucket([]byte(name)); cb != nil {
@@ -127,11 +207,21 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 				}
 			}
 		}
+		unlinked, err := deleteOCIRepo(tx, name)
+		if err != nil {
+			return err
+		}
+		for _, d := range unlinked {
+			if !ociBlobLinked(tx, d) && refCount(bucket(tx, blobRefsBucket), d) == 0 {
+				orphans = append(orphans, d)
+			}
+		}
 		return bucket(tx, reposBucket).Delete([]byte(name))
 	})
 	if err != nil {
 		return nil, wrap("delete repository", err)
 	}
+	orphans = uniq(orphans)
 	sort.Strings(orphans)
 	return orphans, nil
 }

@@ -24,7 +24,7 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 	return wrap("create team", db.db.Update(func(tx *bbolt.Tx) error {
 		teams := bucket(tx, teamsBucket)
 		if teams.Get([]byte(t.Name)) != nil {
-			return chartctl.Errorf(chartctl.ECONFLICT, "Team %q already exists.", t.Name)
+			return nameNotAvailable(t.Name)
 		}
 		if t.Organization == "" || bucket(tx, orgsBucket).Get([]byte(t.Organization)) == nil {
 			return orgNotFound(t.Organization)
@@ -210,21 +210,26 @@ func (db *DB) RemoveMember(ctx context.Context, team, idOrEmail string) error {
 		if err != nil {
 			return err
 		}
-		email := lowerEmail(r.Email)
-		if err := bucket(tx, membersBucket).Bucket([]byte(t.Name)).Delete([]byte(email)); err != nil {
-			return err
-		}
-		if err := bucket(tx, memberIDsBucket).Delete([]byte(r.ID)); err != nil {
-			return err
-		}
-		if err := bucket(tx, emailTeamsBucket).Delete(key(email, t.Name)); err != nil {
-			return err
-		}
-		if t.MemberCount > 0 {
-			t.MemberCount--
-		}
-		return putTeam(tx, t)
+		return removeMember(tx, t, r)
 	}))
+}
+
+// removeMember deletes membership r of team t with its index entries.
+func removeMember(tx *bbolt.Tx, t *teamRecord, r *memberRecord) error {
+	email := lowerEmail(r.Email)
+	if err := bucket(tx, membersBucket).Bucket([]byte(t.Name)).Delete([]byte(email)); err != nil {
+		return err
+	}
+	if err := bucket(tx, memberIDsBucket).Delete([]byte(r.ID)); err != nil {
+		return err
+	}
+	if err := bucket(tx, emailTeamsBucket).Delete(key(email, t.Name)); err != nil {
+		return err
+	}
+	if t.MemberCount > 0 {
+		t.MemberCount--
+	}
+	return putTeam(tx, t)
 }
 
 // findMember returns team and its member with ID or email idOrEmail.

@@ -16,11 +16,14 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -95,6 +98,40 @@ type Chart struct {
 	Files int
 	// Size is the decompressed size of those files in bytes.
 	Size int64
+	// ContentDigest is "sha256:<hex>" of the chart's content: every
+	// regular file's path (relative to the chart directory) and bytes,
+	// independent of the order of entries, of the gzip and tar encoding
+	// and of times, modes and owners. Two `helm package` runs of one
+	// directory give different archive bytes and the same ContentDigest.
+	// It is the SHA-256 of the files' 64-byte records, sorted bytewise and
+	// concatenated, each record being SHA-256(path) followed by
+	// SHA-256(bytes).
+	ContentDigest string
+}
+
+// fileDigest is one file of a chart for the content digest: the SHA-256
+// of its path, then the SHA-256 of its bytes. Hashing the path keeps the
+// memory per entry fixed whatever the length of the names.
+type fileDigest [2 * sha256.Size]byte
+
+// contentDigest returns "sha256:<hex>" of files sorted bytewise and
+// concatenated; files is sorted in place.
+func contentDigest(files []fileDigest) string {
+	slices.SortFunc(files, func(a, b fileDigest) int { return bytes.Compare(a[:], b[:]) })
+	h := sha256.New()
+	for i := range files {
+		h.Write(files[i][:])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// newFileDigest starts the digest of the file at rel (its path relative to
+// the chart directory); the content hash is filled in by the caller.
+func newFileDigest(rel string) fileDigest {
+	var fd fileDigest
+	p := sha256.Sum256([]byte(rel))
+	copy(fd[:sha256.Size], p[:])
+	return fd
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -259,6 +296,9 @@ type reader struct {
 	chartYAML    []byte
 	requirements []byte
 
+	// digests holds each regular file's path and hash for ContentDigest.
+	digests []fileDigest
+
 	// visit is Walk's callback, nil for Read.
 	visit WalkFunc
 }
@@ -393,13 +433,18 @@ func (rd *reader) entry(tr *tar.Reader, hd *tar.Header) error {
 			return rd.streamError(err)
 		}
 		*keep = buf
+		fd, sum := newFileDigest(rel), sha256.Sum256(buf)
+		copy(fd[sha256.Size:], sum[:])
+		rd.digests = append(rd.digests, fd)
 		if rd.visit != nil {
 			if err := rd.visit(rel, hd.Size, bytes.NewReader(buf)); err != nil {
 				return err
 			}
 		}
 	} else {
-		content := &counted{r: tr}
+		// What the callback reads is hashed too: the tee sits below it.
+		h := sha256.New()
+		content := &counted{r: io.TeeReader(tr, h)}
 		if rd.visit != nil {
 			if err := rd.visit(rel, hd.Size, content); err != nil {
 				// A problem of the archive met while the callback read is
@@ -416,6 +461,9 @@ func (rd *reader) entry(tr *tar.Reader, hd *tar.Header) error {
 		if content.n != hd.Size {
 			return rd.streamError(io.ErrUnexpectedEOF)
 		}
+		fd := newFileDigest(rel)
+		h.Sum(fd[sha256.Size:sha256.Size])
+		rd.digests = append(rd.digests, fd)
 	}
 	rd.files++
 	rd.size += hd.Size
@@ -577,16 +625,17 @@ func (rd *reader) metadata() (*Chart, error) {
 		return nil, fmt.Errorf("encode chart metadata: %w", err)
 	}
 	return &Chart{
-		Name:         md.Name,
-		Version:      md.Version,
-		APIVersion:   md.APIVersion,
-		AppVersion:   md.AppVersion,
-		Description:  md.Description,
-		Keywords:     md.Keywords,
-		Metadata:     md,
-		MetadataJSON: js,
-		Files:        rd.files,
-		Size:         rd.size,
+		Name:          md.Name,
+		Version:       md.Version,
+		APIVersion:    md.APIVersion,
+		AppVersion:    md.AppVersion,
+		Description:   md.Description,
+		Keywords:      md.Keywords,
+		Metadata:      md,
+		MetadataJSON:  js,
+		Files:         rd.files,
+		Size:          rd.size,
+		ContentDigest: contentDigest(rd.digests),
 	}, nil
 }
 

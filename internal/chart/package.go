@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,9 +25,23 @@ import (
 // and returns the archive's path. The archive is checked with Read before
 // it is kept, so what Package writes the server accepts.
 //
+// The archive is reproducible: the same directory gives the same bytes,
+// whenever and wherever it is packaged, so pushing a chart directory twice
+// uploads the same digest. Entries are sorted (Chart.yaml first, as Helm
+// writes it, then by path); every entry has mode 0644, uid and gid 0, no
+// user or group name, and the modification time of SourceDateEpoch (the
+// SOURCE_DATE_EPOCH environment variable, see
+// https://reproducible-builds.org/specs/source-date-epoch/, or else the
+// Unix epoch), never the files' own mtimes; the gzip header has no file
+// name and no time.
+//
 // It does not use Helm's chart loader and saver: those pull Kubernetes
 // client libraries into the binary.
 func Package(dir, outDir string, lim Limits) (string, error) {
+	mtime, err := SourceDateEpoch()
+	if err != nil {
+		return "", err
+	}
 	top, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -94,6 +109,8 @@ func Package(dir, outDir string, lim Limits) (string, error) {
 
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
+	// No Name and a zero ModTime: the header holds nothing that changes
+	// between runs.
 	gz.Comment = "Helm"
 	tw := tar.NewWriter(gz)
 	// The top directory is the chart's name, as `helm package` writes it;
@@ -105,14 +122,16 @@ func Package(dir, outDir string, lim Limits) (string, error) {
 			name = md.Name
 		}
 	}
-	now := time.Now()
 	for _, f := range files {
 		data, err := os.ReadFile(f.path)
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", f.name, err)
 		}
 		data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
-		hdr := &tar.Header{Name: name + "/" + f.name, Mode: 0o644, Size: int64(len(data)), ModTime: now, Typeflag: tar.TypeReg}
+		hdr := &tar.Header{
+			Name: name + "/" + f.name, Mode: 0o644, Size: int64(len(data)), ModTime: mtime,
+			Typeflag: tar.TypeReg, Uid: 0, Gid: 0, Uname: "", Gname: "",
+		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return "", err
 		}
@@ -135,4 +154,23 @@ func Package(dir, outDir string, lim Limits) (string, error) {
 		return "", err
 	}
 	return out, nil
+}
+
+// SourceDateEpoch returns the time Package stamps on every archive entry:
+// the SOURCE_DATE_EPOCH environment variable (whole seconds since the Unix
+// epoch) when it is set, else the Unix epoch itself. A constant, not the
+// files' newest mtime, because a fresh checkout (a CI job) gives every file
+// a new mtime and the archive would change with it. It returns an error
+// when SOURCE_DATE_EPOCH is set but is not a non-negative integer, as the
+// specification asks.
+func SourceDateEpoch() (time.Time, error) {
+	v, ok := os.LookupEnv("SOURCE_DATE_EPOCH")
+	if !ok || v == "" {
+		return time.Unix(0, 0).UTC(), nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds since 1970-01-01", v)
+	}
+	return time.Unix(n, 0).UTC(), nil
 }

@@ -2,12 +2,16 @@ package chart
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPackageHonoursHelmignore(t *testing.T) {
@@ -78,5 +82,109 @@ func TestPackageRejectsInvalidChart(t *testing.T) {
 	}
 	if _, err := Package(t.TempDir(), t.TempDir(), DefaultLimits()); err == nil || !strings.Contains(err.Error(), "Chart.yaml") {
 		t.Fatalf("empty dir: err = %v", err)
+	}
+}
+
+// writeChartDir writes files under a new directory and returns it.
+func writeChartDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "src")
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func packageBytes(t *testing.T, dir string) []byte {
+	t.Helper()
+	out, err := Package(dir, t.TempDir(), DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Regression (issue 12): packaging stamped the current time into every
+// entry, so `chartctl chart push ./dir` twice a second apart uploaded two
+// different archives of one version and the second got 409.
+func TestPackageIsReproducible(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	dir := writeChartDir(t, map[string]string{
+		"Chart.yaml":            "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"values.yaml":           "replicas: 1\n",
+		"templates/deploy.yaml": "kind: Deployment\n",
+		"templates/svc.yaml":    "kind: Service\n",
+	})
+	first := packageBytes(t, dir)
+
+	// What a second push later, or a fresh checkout, changes: every mtime,
+	// and the permission bits.
+	later := time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, later, later)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "values.yaml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second := packageBytes(t, dir)
+	if !bytes.Equal(first, second) {
+		t.Fatalf("packaging the same directory twice gave different bytes (%d and %d)", len(first), len(second))
+	}
+
+	gz, err := gzip.NewReader(bytes.NewReader(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gz.Name != "" || !gz.ModTime.IsZero() {
+		t.Fatalf("gzip header name=%q mtime=%v, want neither", gz.Name, gz.ModTime)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		hd, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hd.ModTime.Equal(time.Unix(0, 0)) || hd.Mode != 0o644 || hd.Uid != 0 || hd.Gid != 0 || hd.Uname != "" || hd.Gname != "" {
+			t.Fatalf("%s: mtime=%v mode=%o uid=%d gid=%d uname=%q gname=%q", hd.Name, hd.ModTime, hd.Mode, hd.Uid, hd.Gid, hd.Uname, hd.Gname)
+		}
+	}
+}
+
+func TestPackageHonoursSourceDateEpoch(t *testing.T) {
+	dir := writeChartDir(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n"})
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	gz, err := gzip.NewReader(bytes.NewReader(packageBytes(t, dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd, err := tar.NewReader(gz).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hd.ModTime.Equal(time.Unix(1700000000, 0)) {
+		t.Fatalf("mtime = %v", hd.ModTime)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	if _, err := Package(dir, t.TempDir(), DefaultLimits()); err == nil || !strings.Contains(err.Error(), "SOURCE_DATE_EPOCH") {
+		t.Fatalf("err = %v", err)
 	}
 }

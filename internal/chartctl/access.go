@@ -58,8 +58,27 @@ const (
 	ScopeOrgWrite  Scope = "org:write"
 )
 
+// The scopes added after review (CONTRACT §13).
+const (
+	// ScopeKeysWrite lets a credential create and revoke its user's own API
+	// keys. Keys outlive the credential that created them.
+	ScopeKeysWrite Scope = "keys:write"
+	// ScopeAdmin lets an admin user's credential use the server-admin
+	// endpoints (users, other users' keys, OAuth clients).
+	ScopeAdmin Scope = "admin"
+)
+
+// OriginalScopes are the six scopes of the specification. A key stored
+// before keys:write and admin existed that holds all six is treated as
+// holding every scope.
+var OriginalScopes = []Scope{ScopeRepoRead, ScopeRepoWrite, ScopeTeamRead, ScopeTeamWrite, ScopeOrgRead, ScopeOrgWrite}
+
 // AllScopes lists every scope in a stable order.
-var AllScopes = []Scope{ScopeRepoRead, ScopeRepoWrite, ScopeTeamRead, ScopeTeamWrite, ScopeOrgRead, ScopeOrgWrite}
+var AllScopes = []Scope{ScopeRepoRead, ScopeRepoWrite, ScopeTeamRead, ScopeTeamWrite, ScopeOrgRead, ScopeOrgWrite, ScopeKeysWrite, ScopeAdmin}
+
+// LoginScopes are the scopes `chartctl login` asks for by default: the six
+// original scopes and keys:write, not admin.
+var LoginScopes = []Scope{ScopeRepoRead, ScopeRepoWrite, ScopeTeamRead, ScopeTeamWrite, ScopeOrgRead, ScopeOrgWrite, ScopeKeysWrite}
 
 // Valid reports whether s is a defined scope.
 func (s Scope) Valid() bool {
@@ -86,6 +105,10 @@ func (s Scope) Description() string {
 		return "Read organizations"
 	case ScopeOrgWrite:
 		return "Create and manage organizations"
+	case ScopeKeysWrite:
+		return "Create and revoke your API keys (keys it creates keep working even after you remove this access)"
+	case ScopeAdmin:
+		return "Act as a server administrator: create, disable and delete users, manage other users' API keys and register applications"
 	}
 	return string(s)
 }

@@ -17,7 +17,21 @@ type User struct {
 	// sign in with a password (a CI service account).
 	PasswordHash string
 	Admin        bool
-	CreatedAt    time.Time
+	// Disabled users cannot sign in, and none of their credentials is
+	// accepted.
+	Disabled  bool
+	CreatedAt time.Time
+	// LastSeenAt is when the user last signed in to the dashboard, nil if
+	// never.
+	LastSeenAt *time.Time
+}
+
+// UserUpdate lists the changes UpdateUser makes; nil fields stay as they
+// are.
+type UserUpdate struct {
+	Disabled     *bool
+	Admin        *bool
+	PasswordHash *string
 }
 
 // Organization groups teams and repositories; a user's role in it is the
@@ -49,14 +63,25 @@ type Repository struct {
 
 // ChartVersion is one uploaded chart archive.
 type ChartVersion struct {
-	Repository  string
-	Name        string
-	Version     string
-	AppVersion  string
-	Description string
-	Keywords    []string
+	Repository string
+	// RepositoryID, when set on a version being stored, is the ID of the
+	// repository the upload was authorized against: the store refuses the
+	// version if the repository of that name has another ID by then (it
+	// was deleted and re-created while the upload was in flight). Stores
+	// do not keep it.
+	RepositoryID string
+	Name         string
+	Version      string
+	AppVersion   string
+	Description  string
+	Keywords     []string
 	// Digest is "sha256:<hex>" of the archive bytes; also its blob address.
 	Digest string
+	// ContentDigest is "sha256:<hex>" over the chart's files (paths and
+	// bytes, see chart.Chart.ContentDigest): equal for two archives of the
+	// same chart whose gzip or tar bytes differ. "" for versions stored
+	// before it was recorded.
+	ContentDigest string
 	// Size of the archive in bytes.
 	Size int64
 	// ProvDigest is the blob digest of the provenance file, "" if none.
@@ -131,6 +156,21 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (*User, error)
 	// UserCount returns the number of users.
 	UserCount(ctx context.Context) (int, error)
+	// Users returns every user, by email.
+	Users(ctx context.Context) ([]*User, error)
+	// UpdateUser applies upd to the user with id and returns the result.
+	// Disabling a user ends, in the same transaction, every credential of
+	// theirs: API keys are deleted, dashboard sessions ended, OAuth codes
+	// and grants revoked. Returns ENOTFOUND, and ECONFLICT when the change
+	// would leave no enabled admin.
+	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
+	// DeleteUser deletes the user with id, their memberships and, as
+	// disabling does, every credential of theirs. Repositories and
+	// organizations they created stay. Returns ENOTFOUND, and ECONFLICT
+	// when the user is the last enabled admin.
+	DeleteUser(ctx context.Context, id string) error
+	// TouchUser records that the user was seen (signed in) at t.
+	TouchUser(ctx context.Context, id string, t time.Time) error
 
 	// CreateAPIKey stores k, filling ID and CreatedAt when empty.
 	// Returns ENOTFOUND if the user does not exist.
@@ -159,8 +199,9 @@ type Store interface {
 	OrgRoles(ctx context.Context, userID, email string) (map[string]Role, error)
 
 	// CreateRepository stores r, filling ID and CreatedAt when empty.
-	// Returns ECONFLICT if the name is taken, ENOTFOUND if r.Organization
-	// is set and does not exist.
+	// Returns ECONFLICT if the name is taken, or was the name of a
+	// repository of another owner deleted within the store's name grace
+	// period; ENOTFOUND if r.Organization is set and does not exist.
 	CreateRepository(ctx context.Context, r *Repository) error
 	// Repository returns the repository named name. Returns ENOTFOUND.
 	Repository(ctx context.Context, name string) (*Repository, error)
@@ -177,11 +218,14 @@ type Store interface {
 
 	// PutChartVersion stores cv in its repository, whose blob (and
 	// provenance blob, if any) must already be durable. If the version
-	// exists with the same digest, it returns the stored record and
-	// created=false. If it exists with another digest it returns ECONFLICT,
-	// unless overwrite is set, when it replaces the record (orphans then
-	// lists blobs no longer referenced). Returns ENOTFOUND if the repository
-	// does not exist.
+	// exists with the same digest, or the same non-empty content digest,
+	// it returns the stored record and created=false. If it exists with
+	// other content it returns ECONFLICT, unless overwrite is set, when it
+	// replaces the record (orphans then lists blobs no longer referenced).
+	// A version SemVer-equal to another stored version of the chart (build
+	// metadata and a leading "v" aside) is ECONFLICT naming the stored one.
+	// Returns ENOTFOUND if the repository does not exist, or if
+	// cv.RepositoryID is set and is not the repository's ID.
 	PutChartVersion(ctx context.Context, cv *ChartVersion, overwrite bool) (stored *ChartVersion, created bool, orphans []string, err error)
 	// ChartVersion returns one version. Returns ENOTFOUND.
 	ChartVersion(ctx context.Context, repo, name, version string) (*ChartVersion, error)

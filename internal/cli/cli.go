@@ -19,18 +19,21 @@ import (
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/build"
+	admincmd "github.com/chartctl/chartctl/internal/cmd/admin"
 	apikeycmd "github.com/chartctl/chartctl/internal/cmd/apikey"
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
 	logincmd "github.com/chartctl/chartctl/internal/cmd/login"
 	logoutcmd "github.com/chartctl/chartctl/internal/cmd/logout"
+	mancmd "github.com/chartctl/chartctl/internal/cmd/man"
 	orgcmd "github.com/chartctl/chartctl/internal/cmd/org"
 	ratelimitcmd "github.com/chartctl/chartctl/internal/cmd/ratelimit"
 	repocmd "github.com/chartctl/chartctl/internal/cmd/repo"
 	searchcmd "github.com/chartctl/chartctl/internal/cmd/search"
 	"github.com/chartctl/chartctl/internal/cmd/serve"
 	teamcmd "github.com/chartctl/chartctl/internal/cmd/team"
+	usercmd "github.com/chartctl/chartctl/internal/cmd/user"
 	versioncmd "github.com/chartctl/chartctl/internal/cmd/version"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
@@ -272,12 +275,15 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		teamcmd.NewCmdTeam(f),
 		orgcmd.NewCmdOrg(f),
 		apikeycmd.NewCmdAPIKey(f),
+		usercmd.NewCmdUser(f),
 		ratelimitcmd.NewCmdRateLimit(f, nil),
 	)
 	add("server",
 		serve.NewCmdServe(ios.ErrOut, h.ServeRoutes, nil),
+		admincmd.NewCmdAdmin(f),
 		versioncmd.NewCmdVersion(f),
 		completioncmd.NewCmdCompletion(f),
+		mancmd.NewCmdMan(),
 	)
 	for _, c := range h.Commands {
 		add("server", c(f))

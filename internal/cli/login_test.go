@@ -165,3 +165,58 @@ func TestLoginDenied(t *testing.T) {
 		t.Errorf("credentials written after a denial: %v", err)
 	}
 }
+
+// loginAs runs `chartctl login` (with extra arguments) against env,
+// signing in as email in a stub browser that approves the consent page,
+// and returns the config directory holding the credential and the consent
+// page the browser was shown.
+func loginAs(t *testing.T, env *oauthtest.Env, email, password string, extra ...string) (dir, consent string) {
+	t.Helper()
+	dir = t.TempDir()
+	opener := browser.OpenerFunc(func(authURL string) error {
+		u, err := url.Parse(authURL)
+		if err != nil {
+			return err
+		}
+		b := env.NewBrowser(t)
+		b.SignIn(t, email, password)
+		consent = b.Get(t, "/oauth/authorize?"+u.RawQuery).Body
+		loc := b.Authorize(t, u.Query(), "approve")
+		resp, err := http.Get(loc.String())
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	})
+	f := newFactory(t, dir, nil)
+	f.Browser = opener
+	code, _, stderr := run(t, f, append([]string{"login", "--server", env.URL}, extra...)...)
+	if code != ExitOK {
+		t.Fatalf("login exited %d: %s", code, stderr)
+	}
+	return dir, consent
+}
+
+// TestLoginThenAPIKeyCreate: `chartctl login` asks for keys:write, so
+// `chartctl api-key create` works right after it (today's main refused
+// every OAuth token), and the consent page says the keys outlive the app.
+func TestLoginThenAPIKeyCreate(t *testing.T) {
+	env := oauthtest.Start(t, oauthtest.Config{})
+	env.MustUserWithPassword(t, "ada@example.com", "correct horse battery", false)
+	dir, consent := loginAs(t, env, "ada@example.com", "correct horse battery")
+	if !strings.Contains(consent, "keep working after you revoke the application") {
+		t.Errorf("consent page does not say keys outlive the app:\n%s", consent)
+	}
+	if strings.Contains(consent, "admin-warning") {
+		t.Error("consent page for a non-admin mentions admin access")
+	}
+	code, stdout, stderr := run(t, newFactory(t, dir, nil), "api-key", "create", "--name", "ci", "--scopes", "repo:read", "-o", "json")
+	if code != ExitOK || !strings.Contains(stdout, `"key": "chartctl_`) {
+		t.Fatalf("api-key create after login: %d %s %s", code, stdout, stderr)
+	}
+	// The new key's scopes never exceed the login's: admin is refused.
+	code, _, stderr = run(t, newFactory(t, dir, nil), "api-key", "create", "--name", "wide", "--scopes", "repo:read,admin", "-o", "json")
+	if code == ExitOK || !strings.Contains(stderr, "scopes your credential lacks") {
+		t.Errorf("api-key create with admin after a default login: %d %s", code, stderr)
+	}
+}

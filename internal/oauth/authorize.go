@@ -159,7 +159,14 @@ func (p *Provider) consent(c echo.Context, r *authRequest, u *chartctl.User, s *
 	if ru, err := url.Parse(r.redirectURI); err == nil && ru.Host != "" {
 		host = ru.Host
 	}
-	cp := web.ConsentPage{ClientName: r.client.Name, RedirectHost: host, Scopes: web.ScopeItems(r.scopes), Action: "/oauth/authorize"}
+	scopes := grantable(r.scopes, u)
+	if len(scopes) == 0 {
+		return p.redirectError(c, r, errNoGrantableScope)
+	}
+	cp := web.ConsentPage{
+		ClientName: r.client.Name, RedirectHost: host, Scopes: web.ScopeItems(scopes), Action: "/oauth/authorize",
+		Admin: scopes.Allows(chartctl.ScopeAdmin), KeysOutlive: scopes.Allows(chartctl.ScopeKeysWrite),
+	}
 	for _, name := range authParams {
 		if v := r.params.Get(name); v != "" {
 			cp.Params = append(cp.Params, web.Param{Name: name, Value: v})
@@ -192,11 +199,14 @@ func (p *Provider) handleAuthorizeDecision(c echo.Context) error {
 	if form.Get("decision") != "approve" {
 		return p.redirectError(c, r, errf("access_denied", "The user denied the request."))
 	}
+	if len(grantable(r.scopes, u)) == 0 {
+		return p.redirectError(c, r, errNoGrantableScope)
+	}
 	value, hash := token.New(codePrefix)
 	now := p.opts.Now().UTC()
 	code := &chartctl.AuthorizationCode{
 		Hash: hash, ClientID: r.client.ID, UserID: u.ID, RedirectURI: r.redirectURI,
-		Scopes: r.scopes, CodeChallenge: r.challenge, GrantID: newGrantID(),
+		Scopes: grantable(r.scopes, u), CodeChallenge: r.challenge, GrantID: newGrantID(),
 		CreatedAt: now, ExpiresAt: now.Add(CodeTTL),
 	}
 	if err := p.opts.OAuth.CreateAuthorizationCode(c.Request().Context(), code); err != nil {
@@ -204,6 +214,26 @@ func (p *Provider) handleAuthorizeDecision(c echo.Context) error {
 		return p.redirectError(c, r, errf("server_error", "The authorization code could not be issued."))
 	}
 	return p.redirect(c, r, url.Values{"code": {value}})
+}
+
+// errNoGrantableScope answers a request whose only scope is admin from a
+// user who is not a server admin.
+var errNoGrantableScope = errf("invalid_scope", "Your account cannot grant any of the requested scopes: admin is for server administrators.")
+
+// grantable returns the requested scopes the user can grant: admin only
+// for a server admin, so a non-admin is never shown, and never grants, a
+// power the account does not have. The consent page shows exactly this
+// set and the code carries exactly this set, so a token holds admin only
+// when the page showed it and the user approved.
+func grantable(requested chartctl.Scopes, u *chartctl.User) chartctl.Scopes {
+	out := chartctl.Scopes{}
+	for _, sc := range requested {
+		if sc == chartctl.ScopeAdmin && !u.Admin {
+			continue
+		}
+		out = append(out, sc)
+	}
+	return out
 }
 
 func newGrantID() string {

@@ -100,9 +100,9 @@ func New(opts Options) *Provider {
 func (p *Provider) Register(e *echo.Echo, api *echo.Group) {
 	pages := e.Group("", web.SecurityHeaders)
 	pages.GET("/oauth/authorize", p.handleAuthorize)
-	pages.POST("/oauth/authorize", p.handleAuthorizeDecision)
-	e.POST("/oauth/token", p.handleToken)
-	e.POST("/oauth/revoke", p.handleRevoke)
+	pages.POST("/oauth/authorize", p.handleAuthorizeDecision, web.LimitForm)
+	e.POST("/oauth/token", p.handleToken, web.LimitForm)
+	e.POST("/oauth/revoke", p.handleRevoke, web.LimitForm)
 	e.GET("/.well-known/oauth-authorization-server", p.handleMetadata)
 	if api != nil {
 		api.POST("/oauth-clients", p.handleCreateClient)

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -230,14 +230,13 @@ func (d *Dashboard) ownerName(ctx context.Context, r *chartctl.Repository, known
 	return name
 }
 
-// InstallLines are the commands that install a chart.
+// InstallLines are the commands that install a chart: client.Install's,
+// the same the CLI's `chart view` prints.
 type InstallLines struct {
-	// RepoAdd adds the repository to Helm; Install installs from it.
-	RepoAdd string
-	Install string
-	// OCI installs straight from the registry, "" when there is none.
-	OCI string
-	// Private says the lines need a credential.
+	client.InstallLines
+	// Search lists the repository's charts (the repository page's line).
+	Search string
+	// Private says the lines need an API key in $KEY.
 	Private bool
 }
 
@@ -299,7 +298,7 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 	}
 	rp := RepoPage{Repo: r, Owner: d.ownerName(ctx, r, known), HelmURL: d.BaseURL(c) + "/helm/" + r.Name, BaseURL: d.BaseURL(c),
 		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
-	rp.Install = d.installLines(c, r, "CHART", "")
+	rp.Install = d.installLines(c, r, "", "")
 	for _, cv := range latest {
 		row := ChartRow{Name: cv.Name, Latest: cv.Version, AppVersion: cv.AppVersion, Description: cv.Description,
 			Versions: counts[cv.Name], UpdatedAt: updated[cv.Name], URL: chartURL(r.Name, cv.Name, "")}
@@ -309,38 +308,19 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 	return d.render(c, http.StatusOK, "repo", d.browsePage(c, r.Name, "repos", "/repositories/"+r.Name, rp))
 }
 
-// ociName matches chart names that are valid OCI path components; others
-// stay classic-only (CONTRACT §11).
-var ociName = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$`)
-
-// installLines returns the commands for chart name (version "" for the
-// latest) of r.
+// installLines returns the commands for chart name of r at version (""
+// for the latest); name "" gives the repository page's lines.
 func (d *Dashboard) installLines(c echo.Context, r *chartctl.Repository, name, version string) InstallLines {
-	base := d.BaseURL(c)
-	il := InstallLines{Private: r.Visibility != chartctl.VisibilityPublic}
-	il.RepoAdd = "helm repo add " + r.Name + " " + base + "/helm/" + r.Name
-	if il.Private {
-		il.RepoAdd += " --username token --password $CHARTCTL_TOKEN"
+	private := r.Visibility != chartctl.VisibilityPublic
+	if name == "" {
+		l := client.Install(d.BaseURL(c), r.Name, "chart", "", private)
+		return InstallLines{InstallLines: client.InstallLines{RepoAdd: l.RepoAdd}, Search: "helm search repo " + r.Name + "/", Private: private}
 	}
-	release := strings.ToLower(name)
-	if name == "CHART" {
-		release = "my-release"
+	l := client.Install(d.BaseURL(c), r.Name, name, version, private)
+	if !d.opts.OCI {
+		l.RegistryLogin, l.OCIInstall = "", ""
 	}
-	il.Install = "helm install " + release + " " + r.Name + "/" + name
-	if version != "" {
-		il.Install += " --version " + version
-	}
-	if d.opts.OCI && (name == "CHART" || ociName.MatchString(name)) {
-		host := base
-		if u, err := url.Parse(base); err == nil && u.Host != "" {
-			host = u.Host
-		}
-		il.OCI = "helm install " + release + " oci://" + host + "/" + r.Name + "/" + name
-		if version != "" {
-			il.OCI += " --version " + version
-		}
-	}
-	return il
+	return InstallLines{InstallLines: l, Private: private}
 }
 
 // ChartPage is a chart version's page.

@@ -96,9 +96,21 @@ func (d *Dashboard) handleAPIKeys(c echo.Context) error {
 	return d.render(c, http.StatusOK, "apikeys", p)
 }
 
-func newKeyForm(name string, checked map[string]bool, expiry string) NewKeyPage {
-	np := NewKeyPage{Name: name, Expiry: expiry}
+// keyScopes are the scopes u may give a key from the dashboard: admin
+// only for server admins.
+func keyScopes(u *chartctl.User) []chartctl.Scope {
+	out := make([]chartctl.Scope, 0, len(chartctl.AllScopes))
 	for _, s := range chartctl.AllScopes {
+		if s != chartctl.ScopeAdmin || (u != nil && u.Admin) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func newKeyForm(u *chartctl.User, name string, checked map[string]bool, expiry string) NewKeyPage {
+	np := NewKeyPage{Name: name, Expiry: expiry}
+	for _, s := range keyScopes(u) {
 		np.Scopes = append(np.Scopes, ScopeItem{Name: string(s), Description: s.Description(), Checked: checked[string(s)]})
 	}
 	for _, o := range expiryChoices {
@@ -109,7 +121,8 @@ func newKeyForm(name string, checked map[string]bool, expiry string) NewKeyPage 
 }
 
 func (d *Dashboard) handleNewAPIKey(c echo.Context) error {
-	np := newKeyForm("", map[string]bool{string(chartctl.ScopeRepoRead): true}, "90")
+	u, _ := d.Session(c)
+	np := newKeyForm(u, "", map[string]bool{string(chartctl.ScopeRepoRead): true}, "90")
 	return d.render(c, http.StatusOK, "apikey_new", d.page(c, "Generate new API key", "settings", "keys", np))
 }
 
@@ -128,7 +141,7 @@ func (d *Dashboard) handleCreateAPIKey(c echo.Context) error {
 	for _, s := range form["scopes"] {
 		checked[s] = true
 	}
-	np := newKeyForm(name, checked, expiry)
+	np := newKeyForm(u, name, checked, expiry)
 	fail := func(msg string) error {
 		np.Error = msg
 		return d.render(c, http.StatusBadRequest, "apikey_new", d.page(c, "Generate new API key", "settings", "keys", np))
@@ -142,6 +155,9 @@ func (d *Dashboard) handleCreateAPIKey(c echo.Context) error {
 	scopes, err := chartctl.NewScopes("scopes", form["scopes"])
 	if err != nil {
 		return fail(chartctl.ErrorMessage(err))
+	}
+	if scopes.Allows(chartctl.ScopeAdmin) && !u.Admin {
+		return fail("Only server admins can give a key the admin permission.")
 	}
 	now := d.opts.Now().UTC()
 	var expires *time.Time

@@ -136,7 +136,7 @@ func TestBrowserAnonymousBrowseToChart(t *testing.T) {
 		t.Errorf("page state %s", pwned)
 	}
 	install := get(t, ctx, "install line", chromedp.Text(chromedp.CSS(`#line-install`)))
-	if install != "helm install nginx platform-charts/nginx --version 1.1.0" {
+	if install != "helm install my-nginx platform-charts/nginx --version 1.1.0" {
 		t.Errorf("install line %q", install)
 	}
 	run(t, ctx, "copy", chromedp.Click(chromedp.CSS(`button[data-copy="line-install"]`)), chromedp.WaitVisible(chromedp.CSS(`#copy-status:not(:empty)`)))
@@ -150,7 +150,7 @@ func TestBrowserSignInThenPrivateRepository(t *testing.T) {
 	}
 	signInAs(t, ctx, c.URL, memberEmail, "%2Frepositories%2Finternal-charts")
 	run(t, ctx, "private repository", chromedp.WaitVisible(chromedp.CSS(`a.chart-name[href="/repositories/internal-charts/charts/billing"]`)))
-	if line := get(t, ctx, "repo add line", chromedp.Text(chromedp.CSS(`#line-repo-add`))); !strings.Contains(line, "--password $CHARTCTL_TOKEN") {
+	if line := get(t, ctx, "repo add line", chromedp.Text(chromedp.CSS(`#line-repo-add`))); !strings.Contains(line, `--password "$KEY"`) {
 		t.Errorf("a private repository's repo add line %q", line)
 	}
 }

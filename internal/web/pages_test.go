@@ -30,7 +30,7 @@ const (
 
 func setupCatalog(t *testing.T) *catalog {
 	t.Helper()
-	env := oauthtest.Start(t, oauthtest.Config{})
+	env := oauthtest.Start(t, oauthtest.Config{OCI: true})
 	owner := env.MustUserWithPassword(t, ownerEmail, password, false)
 	env.MustUserWithPassword(t, memberEmail, password, false)
 	env.MustUserWithPassword(t, outsider, password, false)
@@ -87,7 +87,7 @@ func TestBrowseAnonymously(t *testing.T) {
 		t.Errorf("an empty repository does not say how to push: %s", empty.Body)
 	}
 	ch := b.Get(t, "/repositories/platform-charts/charts/nginx")
-	for _, want := range []string{"1.1.0", "<table>", `class="hl-`, "Apache-2.0", "HTTP/2 by default", `href="/repositories/platform-charts/charts/redis"`, "ada@example.com", "&gt;=1.25.0-0", "sha256:", `rel="canonical" href="` + c.URL + `/repositories/platform-charts/charts/nginx"`} {
+	for _, want := range []string{"1.1.0", "<table>", "helm install my-nginx oci://" + strings.TrimPrefix(c.URL, "http://") + "/platform-charts/nginx --version 1.1.0 --plain-http", `class="hl-`, "Apache-2.0", "HTTP/2 by default", `href="/repositories/platform-charts/charts/redis"`, "ada@example.com", "&gt;=1.25.0-0", "sha256:", `rel="canonical" href="` + c.URL + `/repositories/platform-charts/charts/nginx"`} {
 		if !strings.Contains(ch.Body, want) {
 			t.Errorf("chart page lacks %q", want)
 		}

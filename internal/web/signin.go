@@ -55,6 +55,11 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
 		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
 	}
+	pair := email + "\x00" + ip
+	if blocked, _ := d.byAccountIP.Blocked(pair); blocked {
+		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
+		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
+	}
 	if blocked, _ := d.byAccount.Blocked(email); blocked {
 		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
 		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
@@ -68,7 +73,7 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 		return err
 	}
 	ok := false
-	if u != nil && u.PasswordHash != "" {
+	if u != nil && u.PasswordHash != "" && !u.Disabled {
 		ok = d.checkPass(u.PasswordHash, password)
 	} else {
 		// Spend the time a real check takes, so response times do not tell
@@ -77,12 +82,16 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	}
 	if !ok {
 		d.byIP.Fail(ip)
+		d.byAccountIP.Fail(pair)
 		d.byAccount.Fail(email)
 		sp.Error = genericSignInError
 		return d.renderSignIn(c, http.StatusUnauthorized, sp)
 	}
 	if err := d.startSession(c, u); err != nil {
 		return err
+	}
+	if err := d.opts.Store.TouchUser(c.Request().Context(), u.ID, d.opts.Now()); err != nil {
+		d.opts.Logger.Warn("record sign-in time", "err", err)
 	}
 	return c.Redirect(http.StatusSeeOther, returnTo)
 }

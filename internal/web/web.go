@@ -85,9 +85,14 @@ type Options struct {
 	ClientIP func(*http.Request) string
 	// SessionTTL is how long a session lasts (DefaultSessionTTL if 0).
 	SessionTTL time.Duration
-	// SignInLimit bounds failed sign-ins per account and per client
-	// address (10 per 15 minutes if zero).
+	// SignInLimit bounds failed sign-ins per client address, and per
+	// account from one address (10 per 15 minutes if zero).
 	SignInLimit ratelimit.Limit
+	// SignInAccountLimit bounds failed sign-ins per account from every
+	// address together (100 per 15 minutes if zero). It is much higher than
+	// SignInLimit, so guesses from elsewhere cannot lock a user out, while a
+	// distributed guesser still gets few tries.
+	SignInAccountLimit ratelimit.Limit
 	// App is the application layer: the pages read and change
 	// repositories, charts and teams through it, as the API does.
 	App *app.App
@@ -103,15 +108,19 @@ type Options struct {
 
 // Dashboard serves the web pages. Create it with New.
 type Dashboard struct {
-	opts       Options
-	pages      map[string]*template.Template
-	byAccount  *ratelimit.Throttle
-	byIP       *ratelimit.Throttle
-	attempts   keyedLocks
-	dummyOnce  sync.Once
-	dummyHash  string
-	checkPass  func(hash, pw string) bool
-	hashSecret func(pw string) (string, error)
+	opts  Options
+	pages map[string]*template.Template
+	// byIP counts failures per address, byAccountIP per (account,
+	// address) and byAccount per account from anywhere, with a far higher
+	// ceiling.
+	byIP        *ratelimit.Throttle
+	byAccountIP *ratelimit.Throttle
+	byAccount   *ratelimit.Throttle
+	attempts    keyedLocks
+	dummyOnce   sync.Once
+	dummyHash   string
+	checkPass   func(hash, pw string) bool
+	hashSecret  func(pw string) (string, error)
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time
@@ -133,6 +142,9 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	if opts.SignInLimit.Disabled() {
 		opts.SignInLimit = ratelimit.Limit{N: 10, Window: 15 * time.Minute}
 	}
+	if opts.SignInAccountLimit.Disabled() {
+		opts.SignInAccountLimit = ratelimit.Limit{N: 100, Window: 15 * time.Minute}
+	}
 	if opts.Pages == nil && opts.App != nil {
 		opts.Pages = opts.App.Pages
 	}
@@ -141,12 +153,13 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 		opts.ClientIP = func(req *http.Request) string { return clientip.BucketKey(r.ClientIP(req)) }
 	}
 	return &Dashboard{
-		opts:       opts,
-		pages:      parsePages(),
-		byAccount:  ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
-		byIP:       ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
-		checkPass:  checkPassword,
-		hashSecret: hashPassword,
+		opts:        opts,
+		pages:       parsePages(),
+		byIP:        ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
+		byAccountIP: ratelimit.NewThrottle(opts.SignInLimit, ratelimit.WithClock(opts.Now)),
+		byAccount:   ratelimit.NewThrottle(opts.SignInAccountLimit, ratelimit.WithClock(opts.Now)),
+		checkPass:   checkPassword,
+		hashSecret:  hashPassword,
 	}
 }
 
@@ -192,27 +205,27 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/", d.handleHome)
 	g.GET("/search", d.handleSearch)
 	g.GET("/signin", d.handleSignInPage)
-	g.POST("/signin", d.handleSignIn)
-	g.POST("/signout", d.handleSignOut)
+	g.POST("/signin", d.handleSignIn, LimitForm)
+	g.POST("/signout", d.handleSignOut, LimitForm)
 	g.GET("/settings", d.signedIn(d.handleProfile))
 	g.GET("/settings/api-keys", d.signedIn(d.handleAPIKeys))
 	g.GET("/settings/api-keys/new", d.signedIn(d.handleNewAPIKey))
-	g.POST("/settings/api-keys", d.signedIn(d.handleCreateAPIKey))
+	g.POST("/settings/api-keys", d.signedIn(d.handleCreateAPIKey), LimitForm)
 	g.GET("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKeyPage))
-	g.POST("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKey))
+	g.POST("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKey), LimitForm)
 	g.GET("/repositories", d.handleRepos)
 	g.GET("/repositories/:repo", d.handleRepo)
 	g.GET("/repositories/:repo/settings", d.signedIn(d.handleRepoSettings))
-	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo))
-	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo))
+	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo), LimitForm)
+	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo), LimitForm)
 	g.GET("/repositories/:repo/charts/:name", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
 	g.GET("/organizations/:org", d.handleOrg)
 	g.GET("/teams/:team", d.handleTeam)
-	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember))
-	g.POST("/teams/:team/members/:member/role", d.signedIn(d.handleChangeRole))
-	g.POST("/teams/:team/members/:member/remove", d.signedIn(d.handleRemoveMember))
+	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember), LimitForm)
+	g.POST("/teams/:team/members/:member/role", d.signedIn(d.handleChangeRole), LimitForm)
+	g.POST("/teams/:team/members/:member/remove", d.signedIn(d.handleRemoveMember), LimitForm)
 }
 
 // highlightCSS styles highlighted code (chartrender's classes), light and
@@ -325,6 +338,12 @@ type ConsentPage struct {
 	RedirectHost string
 	// Scopes lists what the application asks for.
 	Scopes []ScopeItem
+	// Admin is set when the scopes include admin: the page then warns, in
+	// plain words, that the application could administer the server.
+	Admin bool
+	// KeysOutlive is set when the scopes include keys:write: the page then
+	// says that keys the application creates outlive its access.
+	KeysOutlive bool
 	// Action is the form's target; Params are its hidden fields.
 	Action string
 	Params []Param
@@ -373,7 +392,7 @@ func (d *Dashboard) Session(c echo.Context) (*chartctl.User, *chartctl.WebSessio
 		return nil, nil
 	}
 	u, err := d.opts.Store.User(ctx, s.UserID)
-	if err != nil {
+	if err != nil || u.Disabled {
 		return nil, nil
 	}
 	c.Set("web.session", s)

@@ -8,6 +8,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/chart/list"
 	"github.com/chartctl/chartctl/internal/cmd/chart/pull"
 	"github.com/chartctl/chartctl/internal/cmd/chart/push"
+	"github.com/chartctl/chartctl/internal/cmd/chart/view"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
 
@@ -15,9 +16,10 @@ import (
 func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chart <command>",
-		Short: "Push, list, pull and delete charts",
+		Short: "Push, list, view, pull and delete charts",
 		Example: `  chartctl chart push ./mychart --repo stable
   chartctl chart list --repo stable
+  chartctl chart view mychart --repo stable
   chartctl chart pull mychart --repo stable`,
 	}
 	cmd.AddCommand(
@@ -25,6 +27,7 @@ func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
 		list.NewCmdList(f, nil),
 		pull.NewCmdPull(f, nil),
 		delete.NewCmdDelete(f, nil),
+		view.NewCmdView(f, nil),
 	)
 	return cmd
 }

@@ -67,9 +67,16 @@ loopback port for the browser to come back, exchanges the code it receives
 where there is none, in a file only you can read. Expired access tokens are
 refreshed without asking.
 
+By default chartctl asks for every scope but admin: reading and writing
+repositories, teams and organizations, and keys:write so that
+"chartctl api-key create" works. Server admins who want the admin commands
+(users, other users' keys, OAuth clients) add admin:
+"chartctl login --scopes repo:read,repo:write,team:read,team:write,org:read,org:write,keys:write,admin".
+
 With --with-token, an API key is read from standard input instead.`,
 		Example: `  chartctl login --server https://charts.example.com
   chartctl login --no-browser
+  chartctl login --scopes repo:read,repo:write,team:read,team:write,org:read,org:write,keys:write,admin
   echo "$KEY" | chartctl login --with-token --server https://charts.example.com`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,7 +98,7 @@ With --with-token, an API key is read from standard input instead.`,
 			return loginRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringSliceVar(&opts.Scopes, "scopes", create.Scopes, "scopes to ask for")
+	cmd.Flags().StringSliceVar(&opts.Scopes, "scopes", create.LoginScopes, "scopes to ask for (add admin for the server-admin commands)")
 	cmd.Flags().BoolVar(&opts.NoBrowser, "no-browser", false, "print the sign-in URL instead of opening a browser")
 	cmd.Flags().BoolVar(&opts.WithToken, "with-token", false, "read an API key from standard input")
 	_ = cmd.RegisterFlagCompletionFunc("scopes", cobra.FixedCompletions(create.Scopes, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))

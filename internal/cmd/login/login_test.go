@@ -279,8 +279,12 @@ func TestNewCmdLoginFlags(t *testing.T) {
 		return got, cmd.Execute()
 	}
 	o, err := run()
-	if err != nil || len(o.Scopes) != 6 {
+	// The six original scopes and keys:write, not admin (CONTRACT §13).
+	if err != nil || strings.Join(o.Scopes, ",") != "repo:read,repo:write,team:read,team:write,org:read,org:write,keys:write" {
 		t.Errorf("defaults: %+v, %v", o, err)
+	}
+	if o, err := run("--scopes", "repo:read,admin"); err != nil || len(o.Scopes) != 2 {
+		t.Errorf("--scopes with admin: %+v, %v", o, err)
 	}
 	o, err = run("--scopes", "repo:read,team:read", "--no-browser")
 	if err != nil || len(o.Scopes) != 2 || !o.NoBrowser {

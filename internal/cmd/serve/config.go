@@ -2,38 +2,54 @@ package serve
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/tlsconfig"
 )
 
 // Config is the server's configuration (CONTRACT §9): one struct with
 // defaults, bound to flags and to CHARTCTL_* environment variables, checked
 // by Validate.
 type Config struct {
-	Addr            string
-	Data            string
-	BaseURL         string
-	AuthURL         string
-	MaxChartSize    ByteSize
-	AllowOverwrite  bool
+	Addr           string
+	Data           string
+	BaseURL        string
+	AuthURL        string
+	MaxChartSize   ByteSize
+	AllowOverwrite bool
+	// RepoNameGrace is how long a deleted repository's name stays reserved
+	// for its owner (0 turns the reservation off).
+	RepoNameGrace   time.Duration
 	RateLimitGlobal ratelimit.Limit
 	RateLimitUpload ratelimit.Limit
 	RateLimitSearch ratelimit.Limit
 	RateLimitKeys   ratelimit.Limit
 	MaxAPIKeys      int
 	MaxConnsPerIP   int
+	MaxBlobSize     ByteSize
+	IdleTimeout     time.Duration
+	GCGrace         time.Duration
 	TrustedProxies  string
 	AdminEmail      string
 	LogFormat       string
 	LogLevel        string
 	DebugAddr       string
+	TLSCert         string
+	TLSKey          string
+	ACMEDomains     []string
+	ACMEEmail       string
+	ACMEDirectory   string
+	ACMEHTTPAddr    string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -42,11 +58,15 @@ func DefaultConfig() Config {
 		Addr:            "127.0.0.1:8080",
 		Data:            "./chartctl-data",
 		MaxChartSize:    10 << 20,
+		RepoNameGrace:   24 * time.Hour,
 		RateLimitGlobal: ratelimit.Limit{N: 1000, Window: 3600e9},
 		RateLimitUpload: ratelimit.Limit{N: 100, Window: 3600e9},
 		RateLimitSearch: ratelimit.Limit{N: 300, Window: 3600e9},
 		RateLimitKeys:   ratelimit.Limit{N: 50, Window: 3600e9},
 		MaxAPIKeys:      100,
+		MaxBlobSize:     10 << 30,
+		IdleTimeout:     60 * time.Second,
+		GCGrace:         time.Hour,
 		AdminEmail:      "admin@localhost",
 		LogFormat:       "text",
 		LogLevel:        "info",
@@ -61,35 +81,27 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AuthURL, "auth-url", c.AuthURL, "external URL of the OAuth authorization server (default: the base URL)")
 	fs.Var(&c.MaxChartSize, "max-chart-size", "largest chart archive accepted (e.g. 10MiB)")
 	fs.BoolVar(&c.AllowOverwrite, "allow-overwrite", c.AllowOverwrite, "let uploads with ?force=true replace a stored chart version")
+	fs.DurationVar(&c.RepoNameGrace, "repo-name-grace", c.RepoNameGrace, "how long a deleted repository's name stays reserved for its owner, e.g. 24h (0 disables)")
 	fs.Var(&c.RateLimitGlobal, "rate-limit-global", "requests per credential per window, e.g. 1000/1h (0 disables)")
 	fs.Var(&c.RateLimitUpload, "rate-limit-upload", "chart uploads per repository per window, e.g. 100/1h (0 disables)")
 	fs.Var(&c.RateLimitSearch, "rate-limit-search", "searches per client IP per window, e.g. 300/1h (0 disables)")
 	fs.Var(&c.RateLimitKeys, "rate-limit-keys", "API keys a user may create per window, e.g. 50/1h (0 disables)")
 	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
+	fs.Var(&c.MaxBlobSize, "max-blob-size", "largest blob the OCI registry accepts (e.g. 10GiB)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "cut a registry blob transfer after this long without a byte")
+	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
-}
-
-// BindEnv sets every flag not given on the command line from its
-// CHARTCTL_* variable (--max-chart-size ← CHARTCTL_MAX_CHART_SIZE).
-func (c *Config) BindEnv(fs *pflag.FlagSet, getenv func(string) string) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed {
-			return
-		}
-		name := "CHARTCTL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(name); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("invalid %s: %w", name, e)
-			}
-		}
-	})
-	return err
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert; re-read when it changes")
+	fs.StringSliceVar(&c.ACMEDomains, "acme-domain", c.ACMEDomains, "obtain certificates for these names over ACME and serve HTTPS on --addr (TLS-ALPN-01)")
+	fs.StringVar(&c.ACMEEmail, "acme-email", c.ACMEEmail, "contact email of the ACME account")
+	fs.StringVar(&c.ACMEDirectory, "acme-directory", c.ACMEDirectory, "ACME directory URL (default: Let's Encrypt)")
+	fs.StringVar(&c.ACMEHTTPAddr, "acme-http-addr", c.ACMEHTTPAddr, "also answer ACME HTTP-01 challenges on this plain-HTTP address, e.g. 0.0.0.0:80")
 }
 
 // Validate checks the configuration and returns the first problem, said
@@ -113,6 +125,9 @@ func (c *Config) Validate() error {
 	if c.MaxChartSize < 1024 {
 		return fmt.Errorf("--max-chart-size must be at least 1KiB")
 	}
+	if c.RepoNameGrace < 0 {
+		return fmt.Errorf("invalid --repo-name-grace %s: use a duration of 0 or more, e.g. 24h", c.RepoNameGrace)
+	}
 	if _, err := clientip.ParseTrusted(c.TrustedProxies); err != nil {
 		return fmt.Errorf("invalid --trusted-proxies: %w", err)
 	}
@@ -123,6 +138,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("invalid --log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	if err := c.TLS(nil).Validate(); err != nil {
+		return err
 	}
 	if c.DebugAddr != "" {
 		host, _, err := net.SplitHostPort(c.DebugAddr)
@@ -174,3 +192,18 @@ func (b *ByteSize) Set(s string) error {
 
 // Type names the flag's value type in help.
 func (b *ByteSize) Type() string { return "size" }
+
+// TLS returns the TLS options of the configuration; ACME state is cached
+// under DATA/acme.
+func (c *Config) TLS(logger *slog.Logger) *tlsconfig.Options {
+	return &tlsconfig.Options{
+		CertFile:      c.TLSCert,
+		KeyFile:       c.TLSKey,
+		ACMEDomains:   c.ACMEDomains,
+		ACMEEmail:     c.ACMEEmail,
+		ACMEDirectory: c.ACMEDirectory,
+		ACMEHTTPAddr:  c.ACMEHTTPAddr,
+		CacheDir:      filepath.Join(c.Data, "acme"),
+		Logger:        logger,
+	}
+}

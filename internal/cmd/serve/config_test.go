@@ -1,11 +1,21 @@
 package serve
 
 import (
+	"bytes"
+	"context"
+	"io"
+	iofs "io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/chartctl/chartctl/internal/serveconfig"
 )
 
 func parse(t *testing.T, args []string, env map[string]string) (*Config, error) {
@@ -16,7 +26,9 @@ func parse(t *testing.T, args []string, env map[string]string) (*Config, error) 
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if err := c.BindEnv(fs, func(k string) string { return env[k] }); err != nil {
+	serveconfig.AddFlags(fs)
+	noFile := func(string) ([]byte, error) { return nil, iofs.ErrNotExist }
+	if _, err := serveconfig.Load(fs, func(k string) string { return env[k] }, noFile); err != nil {
 		return nil, err
 	}
 	return &c, c.Validate()
@@ -29,6 +41,7 @@ func TestConfigFlagsAndEnv(t *testing.T) {
 		"CHARTCTL_RATE_LIMIT_UPLOAD": "5/1m",
 		"CHARTCTL_ALLOW_OVERWRITE":   "true",
 		"CHARTCTL_TRUSTED_PROXIES":   "10.0.0.0/8",
+		"CHARTCTL_REPO_NAME_GRACE":   "2h",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +49,7 @@ func TestConfigFlagsAndEnv(t *testing.T) {
 	if c.Addr != "127.0.0.1:9999" {
 		t.Errorf("flag should win over env: %s", c.Addr)
 	}
-	if c.MaxChartSize != 2<<20 || !c.AllowOverwrite || c.RateLimitUpload.N != 5 || c.TrustedProxies != "10.0.0.0/8" {
+	if c.MaxChartSize != 2<<20 || !c.AllowOverwrite || c.RateLimitUpload.N != 5 || c.TrustedProxies != "10.0.0.0/8" || c.RepoNameGrace != 2*time.Hour {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -54,6 +67,7 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"--trusted-proxies", "not-an-ip"}, nil, "--trusted-proxies"},
 		{nil, map[string]string{"CHARTCTL_MAX_CHART_SIZE": "lots"}, "CHARTCTL_MAX_CHART_SIZE"},
 		{[]string{"--max-chart-size", "10XB"}, nil, "invalid size"},
+		{[]string{"--repo-name-grace", "-1h"}, nil, "--repo-name-grace"},
 	} {
 		_, err := parse(t, tc.args, tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -75,6 +89,78 @@ func TestByteSize(t *testing.T) {
 	}
 }
 
+// runServeCmd runs `chartctl serve ARGS` with the environment env (set
+// with t.Setenv) and returns the options the server would have started
+// with, or nil when it would not have started.
+func runServeCmd(t *testing.T, args []string, env map[string]string) (*Options, string, error) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var got *Options
+	cmd := NewCmdServe(io.Discard, nil, func(_ context.Context, o *Options) error { got = o; return nil })
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs(args)
+	cmd.SetContext(context.Background())
+	err := cmd.Execute()
+	return got, out.String(), err
+}
+
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestServeReadsConfigFile(t *testing.T) {
+	path := writeConfig(t, "addr: 127.0.0.1:9123\nmax-chart-size: 2MiB\nrate-limit-upload: 5/1m\nbase-url: https://charts.example.com\n")
+	o, _, err := runServeCmd(t, []string{"--config", path}, map[string]string{"CHARTCTL_MAX_CHART_SIZE": "3MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Config.Addr != "127.0.0.1:9123" || o.Config.MaxChartSize != 3<<20 || o.Config.RateLimitUpload.N != 5 || o.Config.BaseURL != "https://charts.example.com" {
+		t.Errorf("config = %+v", o.Config)
+	}
+	if o.ConfigFile != path {
+		t.Errorf("ConfigFile = %q", o.ConfigFile)
+	}
+}
+
+func TestServeConfigErrors(t *testing.T) {
+	for content, want := range map[string]string{
+		"addr: 127.0.0.1:1\nmax-chart-size: huge\n": `:2: invalid value for key "max-chart-size"`,
+		"adr: 127.0.0.1:1\n":                        `:1: unknown key "adr" (did you mean "addr"?)`,
+		"rate-limit-upload: fast\n":                 `:1: invalid value for key "rate-limit-upload"`,
+		"log-format: xml\n":                         "invalid --log-format",
+	} {
+		_, _, err := runServeCmd(t, []string{"--config", writeConfig(t, content)}, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", content, err, want)
+		}
+	}
+}
+
+func TestServePrintConfig(t *testing.T) {
+	path := writeConfig(t, "data: /var/lib/chartctl\n")
+	o, out, err := runServeCmd(t, []string{"--config", path, "--print-config", "--allow-overwrite"}, map[string]string{"CHARTCTL_ADDR": "0.0.0.0:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o != nil {
+		t.Error("--print-config started the server")
+	}
+	for _, want := range []string{"addr: 0.0.0.0:8080\n", "data: /var/lib/chartctl\n", "allow-overwrite: true\n", "max-chart-size: 10MiB\n", "rate-limit-global: 1000/1h"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--print-config output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestBaseURLWarning(t *testing.T) {
 	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
 	any := &net.TCPAddr{IP: net.IPv4zero, Port: 8080}
@@ -86,5 +172,25 @@ func TestBaseURLWarning(t *testing.T) {
 	}
 	if w := baseURLWarning("", any); !strings.Contains(w, "--base-url") || !strings.Contains(w, "Host header") {
 		t.Errorf("0.0.0.0 without --base-url: %q, want a warning naming --base-url and the Host header", w)
+	}
+}
+
+func TestPrintConfigLeavesOutGlobalFlags(t *testing.T) {
+	root := &cobra.Command{Use: "chartctl"}
+	root.PersistentFlags().String("token", "", "API key")
+	serve := NewCmdServe(io.Discard, nil, func(context.Context, *Options) error { return nil })
+	root.AddCommand(serve)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--token", "chartctl_secret", "serve", "--config", writeConfig(t, ""), "--print-config"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "token") || !strings.Contains(out.String(), "addr:") {
+		t.Errorf("--print-config lists the CLI's global flags:\n%s", out.String())
+	}
+	root.SetArgs([]string{"serve", "--config", writeConfig(t, "token: x\n")})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), `unknown key "token"`) {
+		t.Errorf("a global flag is accepted as a key: %v", err)
 	}
 }

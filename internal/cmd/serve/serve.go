@@ -23,6 +23,8 @@ import (
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/serveconfig"
+	"github.com/chartctl/chartctl/internal/tlsconfig"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -33,6 +35,10 @@ type Options struct {
 	Stderr io.Writer
 	// Getenv reads the environment (CHARTCTL_* variables).
 	Getenv func(string) string
+	// ReadFile reads the configuration file (os.ReadFile when nil).
+	ReadFile func(string) ([]byte, error)
+	// ConfigFile is the configuration file that was read, "" when none.
+	ConfigFile string
 	// Ready, if set, receives the server's URL once it listens (tests).
 	Ready func(url string)
 	// Routes, if set, adds routes to the server (OAuth, dashboard, metrics),
@@ -60,19 +66,27 @@ func NewCmdServe(stderr io.Writer, routes func(e *echo.Echo, env *Env), runF fun
 under /helm/REPO, the OAuth authorization server and the web dashboard.
 
 Every flag can also be set with a CHARTCTL_* environment variable, e.g.
---max-chart-size with CHARTCTL_MAX_CHART_SIZE. On first start with an empty
+--max-chart-size with CHARTCTL_MAX_CHART_SIZE, and as a key of the YAML
+configuration file (--config, default /etc/chartctl/config.yaml when it
+exists), e.g. "max-chart-size: 20MiB". A flag wins over the environment,
+which wins over the file. On first start with an empty
 data directory the admin user is created and its credentials are written to
 DATA/initial-admin.json.`,
 		Example: `  chartctl serve
   chartctl serve --addr 0.0.0.0:8080 --data /var/lib/chartctl --base-url https://charts.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Config.BindEnv(cmd.Flags(), opts.Getenv); err != nil {
+			loaded, err := serveconfig.Load(cmd.LocalFlags(), opts.Getenv, opts.ReadFile)
+			if err != nil {
 				return err
 			}
 			if err := opts.Config.Validate(); err != nil {
 				return err
 			}
+			if print, _ := cmd.Flags().GetBool(serveconfig.FlagPrintConfig); print {
+				return serveconfig.Print(cmd.OutOrStdout(), cmd.LocalFlags())
+			}
+			opts.ConfigFile = loaded.File
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -82,6 +96,7 @@ DATA/initial-admin.json.`,
 		},
 	}
 	opts.Config.AddFlags(cmd.Flags())
+	serveconfig.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -94,13 +109,16 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	dbPath := filepath.Join(cfg.Data, "chartctl.db")
-	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second))
+	db, err := bolt.Open(dbPath, bolt.LockTimeout(time.Second), bolt.NameGrace(cfg.RepoNameGrace))
 	if errors.Is(err, bolt.ErrLocked) {
 		return fmt.Errorf("data directory %s is in use by another chartctl server; stop it or choose another --data", cfg.Data)
 	} else if err != nil {
 		return err
 	}
 	defer db.Close()
+	if from := db.UpgradedFrom(); from != 0 {
+		logger.Info("upgraded the stored data", "path", dbPath, "from_schema", from, "to_schema", bolt.SchemaVersion)
+	}
 	blobs, err := blob.Open(filepath.Join(cfg.Data, "blobs"))
 	if err != nil {
 		return err
@@ -126,10 +144,26 @@ func Run(ctx context.Context, opts *Options) error {
 		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
+	reg := mountRegistry(srv, db, blobs, cfg, logger)
 
+	tlsSetup, err := tlsconfig.New(*cfg.TLS(logger))
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server running there? choose another --addr)", cfg.Addr, err)
+	}
+	url := "http://" + ln.Addr().String()
+	if tlsSetup != nil {
+		stopChallenges, err := tlsSetup.ServeChallenges()
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stopChallenges()
+		ln = tlsSetup.Listener(ln)
+		url = "https://" + ln.Addr().String()
 	}
 	if err := srv.Open(ln); err != nil {
 		return err
@@ -142,12 +176,22 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		defer stopDebug()
 	}
-	logger.Info("chartctl serving", "url", srv.URL(), "data", cfg.Data)
+	logger.Info("chartctl serving", "url", url, "data", cfg.Data, "config", opts.ConfigFile)
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
 		logger.Warn(warn)
 	}
+	stopGC := make(chan struct{})
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		reg.Run(stopGC)
+	}()
+	defer func() {
+		close(stopGC)
+		<-gcDone
+	}()
 	if opts.Ready != nil {
-		opts.Ready(srv.URL())
+		opts.Ready(url)
 	}
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")

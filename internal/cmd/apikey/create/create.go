@@ -17,7 +17,12 @@ import (
 )
 
 // Scopes are the scopes an API key can carry.
-var Scopes = []string{"repo:read", "repo:write", "team:read", "team:write", "org:read", "org:write"}
+var Scopes = []string{"repo:read", "repo:write", "team:read", "team:write", "org:read", "org:write", "keys:write", "admin"}
+
+// LoginScopes are what `chartctl login` asks for unless --scopes says
+// otherwise: every scope but admin (CONTRACT §13), so that `chartctl
+// api-key create` works after a login and admin is asked for explicitly.
+var LoginScopes = []string{"repo:read", "repo:write", "team:read", "team:write", "org:read", "org:write", "keys:write"}
 
 // CreateOptions are the inputs of `api-key create`.
 type CreateOptions struct {

@@ -74,6 +74,7 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	fmt.Fprintf(w, "organization: %s\n", termtext.Line(org))
 	fmt.Fprintf(w, "created:      %s\n", repo.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintf(w, "helm url:     %s\n", termtext.Line(helmURL))
+	fmt.Fprintf(w, "oci url:      oci://%s/%s\n", termtext.Line(c.BaseURL.Host+strings.TrimRight(c.BaseURL.Path, "/")), termtext.Line(repo.Name))
 	if opts.IO.IsStdoutTTY() {
 		fmt.Fprintf(w, "\n%s\n  helm repo add %s %s --username x --password $CHARTCTL_TOKEN\n",
 			cs.Gray("Use it with Helm:"), termtext.Line(repo.Name), termtext.Line(helmURL))

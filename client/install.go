@@ -1,0 +1,71 @@
+package client
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// InstallLines are the shell commands that install one chart version from
+// a chartctl server, over both protocols it speaks.
+type InstallLines struct {
+	// RepoAdd adds the repository as a classic Helm repository.
+	RepoAdd string `json:"repo_add"`
+	// Install installs the version from that classic repository.
+	Install string `json:"install"`
+	// RegistryLogin logs Helm in to the server's OCI registry; empty for a
+	// public repository, which pulls anonymously.
+	RegistryLogin string `json:"registry_login,omitempty"`
+	// OCIInstall installs the version straight from the OCI registry;
+	// empty when the chart name is not a valid OCI path component (upper
+	// case, a trailing '-'), which keeps such charts classic-only.
+	OCIInstall string `json:"oci_install,omitempty"`
+}
+
+// ociComponent is one path component of an OCI repository name (OCI
+// Distribution Specification, "Pulling manifests").
+var ociComponent = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$`)
+
+// OCIName reports whether name can be an OCI path component, so a chart of
+// that name is reachable at oci://HOST/REPO/NAME.
+func OCIName(name string) bool { return ociComponent.MatchString(name) }
+
+// Install returns the install lines for version of chart in repo on the
+// server at serverURL. A private repository's lines take an API key from
+// $KEY (Helm sends it as the password of HTTP Basic); version "" installs
+// the latest.
+func Install(serverURL, repo, chart, version string, private bool) InstallLines {
+	base := strings.TrimRight(serverURL, "/")
+	var l InstallLines
+	l.RepoAdd = fmt.Sprintf("helm repo add %s %s/helm/%s", repo, base, repo)
+	if private {
+		l.RepoAdd += ` --username x --password "$KEY"`
+	}
+	ver := ""
+	if version != "" {
+		ver = " --version " + version
+	}
+	l.Install = fmt.Sprintf("helm install my-%s %s/%s%s", chart, repo, chart, ver)
+	if !OCIName(chart) {
+		return l
+	}
+	host, plain := base, ""
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		host = u.Host + strings.TrimRight(u.Path, "/")
+		if u.Scheme == "http" {
+			plain = " --plain-http"
+		}
+	}
+	if private {
+		l.RegistryLogin = fmt.Sprintf(`echo "$KEY" | helm registry login %s --username x --password-stdin%s`, hostOnly(host), plain)
+	}
+	l.OCIInstall = fmt.Sprintf("helm install my-%s oci://%s/%s/%s%s%s", chart, host, repo, chart, ver, plain)
+	return l
+}
+
+// hostOnly drops a path prefix: `helm registry login` takes a host.
+func hostOnly(hostPath string) string {
+	h, _, _ := strings.Cut(hostPath, "/")
+	return h
+}

@@ -1,0 +1,177 @@
+package bolt_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+func TestOCIManifestsTagsReferrers(t *testing.T) {
+	ctx := context.Background()
+	db, _ := setup(t)
+	cfg, layer := digest("config"), digest("layer")
+
+	img := &chartctl.OCIManifest{Name: "r/app", Digest: digest("img"), MediaType: "m", Blobs: []string{cfg, layer}, Content: []byte("img")}
+	var ue *chartctl.UnknownReferenceError
+	if err := db.PutManifest(ctx, img, "v1"); !errors.As(err, &ue) || ue.Digest != cfg {
+		t.Fatalf("manifest before its blobs: %v", err)
+	}
+	for _, d := range []string{cfg, layer} {
+		if err := db.LinkBlob(ctx, "r/app", d, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.PutManifest(ctx, img, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutManifest(ctx, img, "latest"); err != nil || !img.CreatedAt.Equal(testTime) {
+		t.Fatalf("second tag: %v %v", err, img.CreatedAt)
+	}
+	sig := &chartctl.OCIManifest{Name: "r/app", Digest: digest("sig"), MediaType: "m", ArtifactType: "sig", Subject: img.Digest, Content: []byte("sig")}
+	if err := db.PutManifest(ctx, sig, ""); err != nil {
+		t.Fatal(err)
+	}
+	idx := &chartctl.OCIManifest{Name: "r/app", Digest: digest("idx"), MediaType: "i", Manifests: []string{digest("absent")}, Content: []byte("idx")}
+	if err := db.PutManifest(ctx, idx, ""); !errors.As(err, &ue) || !ue.Manifest {
+		t.Fatalf("index of a missing manifest: %v", err)
+	}
+
+	if tags, more, err := db.Tags(ctx, "r/app", "", 1); err != nil || fmt.Sprint(tags) != "[latest]" || !more {
+		t.Fatalf("tags page 1: %v %v %v", tags, more, err)
+	}
+	if tags, more, err := db.Tags(ctx, "r/app", "latest", 1); err != nil || fmt.Sprint(tags) != "[v1]" || more {
+		t.Fatalf("tags page 2: %v %v %v", tags, more, err)
+	}
+	refs, err := db.Referrers(ctx, "r/app", img.Digest)
+	if err != nil || len(refs) != 1 || refs[0].Digest != sig.Digest || string(refs[0].Content) != "sig" {
+		t.Fatalf("referrers: %v %v", refs, err)
+	}
+	// Blobs a manifest uses are not collectable; a lone link older than
+	// the cut-off is.
+	if err := db.LinkBlob(ctx, "r/app", digest("lone"), 1); err != nil {
+		t.Fatal(err)
+	}
+	links, err := db.UnreferencedLinks(ctx, testTime.Add(time.Second))
+	if err != nil || len(links) != 1 || links[0].Digest != digest("lone") {
+		t.Fatalf("unreferenced links: %v %v", links, err)
+	}
+	if links, _ := db.UnreferencedLinks(ctx, testTime); len(links) != 0 {
+		t.Fatalf("links within the grace period: %v", links)
+	}
+	if ok, _ := db.BlobReferenced(ctx, layer); !ok {
+		t.Fatal("a linked blob must count as referenced")
+	}
+
+	if _, err := db.DeleteManifest(ctx, "r/app", img.Digest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Tag(ctx, "r/app", "v1"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("tag after manifest delete: %v", err)
+	}
+	if links, _ := db.UnreferencedLinks(ctx, testTime.Add(time.Second)); len(links) != 3 {
+		t.Fatalf("after delete, unreferenced links = %v", links)
+	}
+	if names, err := db.Names(ctx); err != nil || fmt.Sprint(names) != "[r/app]" {
+		t.Fatalf("names: %v %v", names, err)
+	}
+}
+
+func TestOCIChartManifestFollowsVersion(t *testing.T) {
+	ctx := context.Background()
+	db, _ := setup(t)
+	mustRepo(t, db, "stable", "")
+	cv := chart("stable", "web", "1.0.0", "web-1.0.0")
+	if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+		t.Fatal(err)
+	}
+	cfg := digest("cfg")
+	for _, d := range []string{cfg, cv.Digest} {
+		if err := db.LinkBlob(ctx, "stable/web", d, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &chartctl.OCIManifest{Name: "stable/web", Digest: digest("m"), MediaType: "m", Blobs: []string{cfg, cv.Digest}, Content: []byte("m"),
+		Chart: &chartctl.OCIChartRef{Repository: "stable", Name: "web", Version: "1.0.0"}}
+	if err := db.PutManifest(ctx, m, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ChartManifest(ctx, "stable", "web", "1.0.0"); err != nil || got.Digest != m.Digest {
+		t.Fatalf("chart manifest: %v %v", got, err)
+	}
+	// Deleting the version deletes its manifest and tag in the same
+	// transaction: deleting on one protocol deletes on both.
+	if _, _, err := db.DeleteChartVersion(ctx, "stable", "web", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Manifest(ctx, "stable/web", m.Digest); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("manifest after version delete: %v", err)
+	}
+	if _, err := db.Tag(ctx, "stable/web", "1.0.0"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("tag after version delete: %v", err)
+	}
+	// Deleting the repository removes its OCI names and reports the blobs
+	// it unlinked.
+	if err := db.LinkBlob(ctx, "stable/other", digest("x"), 1); err != nil {
+		t.Fatal(err)
+	}
+	orphans, err := db.DeleteRepository(ctx, "stable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := db.Names(ctx); len(names) != 0 {
+		t.Fatalf("names after repository delete: %v", names)
+	}
+	if ok, _ := db.BlobReferenced(ctx, digest("x")); ok {
+		t.Fatal("blob still referenced after repository delete")
+	}
+	found := false
+	for _, o := range orphans {
+		found = found || o == digest("x")
+	}
+	if !found {
+		t.Fatalf("orphans = %v, want %s among them", orphans, digest("x"))
+	}
+}
+
+func TestOCIUploadsPersist(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "db")
+	db, err := bolt.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &chartctl.OCIUpload{ID: "u1", Name: "r/app"}
+	if err := db.CreateUpload(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AdvanceUpload(ctx, "u1", 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AdvanceUpload(ctx, "u1", 0, 50); chartctl.ErrorCode(err) != chartctl.ECONFLICT {
+		t.Fatalf("stale advance: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = bolt.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.Upload(ctx, "u1")
+	if err != nil || got.Offset != 100 || got.Name != "r/app" {
+		t.Fatalf("after reopen: %+v %v", got, err)
+	}
+	if err := db.DeleteUpload(ctx, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if ups, _ := db.Uploads(ctx); len(ups) != 0 {
+		t.Fatalf("uploads = %v", ups)
+	}
+}

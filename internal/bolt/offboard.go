@@ -1,0 +1,300 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"sort"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// Users returns every user, by email.
+func (db *DB) Users(ctx context.Context) ([]*chartctl.User, error) {
+	var out []*chartctl.User
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		return bucket(tx, userEmailsBucket).ForEach(func(_, id []byte) error {
+			u, err := getUser(tx, string(id))
+			if err != nil {
+				return err
+			}
+			out = append(out, u)
+			return nil
+		})
+	})
+	return out, wrap("list users", err)
+}
+
+// UpdateUser applies upd to the user with id. Disabling ends every
+// credential of the user in the same transaction. It returns ENOTFOUND,
+// and ECONFLICT when the change would leave no enabled admin.
+func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate) (*chartctl.User, error) {
+	var out *chartctl.User
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		r, err := getUserRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		wasEnabledAdmin := r.Admin && !r.Disabled
+		disabling := upd.Disabled != nil && *upd.Disabled && !r.Disabled
+		if upd.Disabled != nil {
+			r.Disabled = *upd.Disabled
+		}
+		if upd.Admin != nil {
+			r.Admin = *upd.Admin
+		}
+		if upd.PasswordHash != nil {
+			r.PasswordHash = *upd.PasswordHash
+		}
+		if wasEnabledAdmin && !(r.Admin && !r.Disabled) {
+			if err := otherEnabledAdmin(tx, id); err != nil {
+				return err
+			}
+		}
+		if err := putUserRecord(tx, r); err != nil {
+			return err
+		}
+		if disabling {
+			if err := endCredentials(tx, id, db.now()); err != nil {
+				return err
+			}
+		}
+		out = r.domain()
+		return nil
+	})
+	return out, wrap("update user", err)
+}
+
+// DeleteUser deletes the user with id, their memberships and every
+// credential. It returns ENOTFOUND, and ECONFLICT for the last enabled
+// admin.
+func (db *DB) DeleteUser(ctx context.Context, id string) error {
+	return wrap("delete user", db.db.Update(func(tx *bbolt.Tx) error {
+		r, err := getUserRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r.Admin && !r.Disabled {
+			if err := otherEnabledAdmin(tx, id); err != nil {
+				return err
+			}
+		}
+		if err := endCredentials(tx, id, db.now()); err != nil {
+			return err
+		}
+		email := lowerEmail(r.Email)
+		var teams []string
+		pfx := prefix(email)
+		err = scanPrefix(bucket(tx, emailTeamsBucket), pfx, func(k, _ []byte) error {
+			teams = append(teams, string(k[len(pfx):]))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, team := range teams {
+			t, m, err := findMember(tx, team, email)
+			if err != nil {
+				return err
+			}
+			if err := removeMember(tx, t, m); err != nil {
+				return err
+			}
+		}
+		if err := deleteKeys(bucket(tx, orgCreatorsBucket), prefix(id)); err != nil {
+			return err
+		}
+		if err := bucket(tx, userEmailsBucket).Delete([]byte(email)); err != nil {
+			return err
+		}
+		return bucket(tx, usersBucket).Delete([]byte(id))
+	}))
+}
+
+// TouchUser records that the user was seen at t; a recorded time never
+// moves back, and an unknown user is skipped.
+func (db *DB) TouchUser(ctx context.Context, id string, t time.Time) error {
+	return wrap("touch user", db.db.Update(func(tx *bbolt.Tx) error {
+		r, err := getUserRecord(tx, id)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		t = t.UTC().Round(0)
+		if r.LastSeenAt != nil && !t.After(*r.LastSeenAt) {
+			return nil
+		}
+		r.LastSeenAt = &t
+		return putUserRecord(tx, r)
+	}))
+}
+
+func getUserRecord(tx *bbolt.Tx, id string) (*userRecord, error) {
+	v := bucket(tx, usersBucket).Get([]byte(id))
+	if v == nil || id == "" {
+		return nil, userNotFound()
+	}
+	return decode[userRecord](v)
+}
+
+func putUserRecord(tx *bbolt.Tx, r *userRecord) error {
+	v, err := encode(r)
+	if err != nil {
+		return err
+	}
+	return bucket(tx, usersBucket).Put([]byte(r.ID), v)
+}
+
+// otherEnabledAdmin returns ECONFLICT unless an enabled admin other than
+// the user id exists, so the server always keeps one.
+func otherEnabledAdmin(tx *bbolt.Tx, id string) error {
+	found := false
+	err := bucket(tx, usersBucket).ForEach(func(k, v []byte) error {
+		if found || string(k) == id {
+			return nil
+		}
+		r, err := decode[userRecord](v)
+		if err != nil {
+			return err
+		}
+		found = r.Admin && !r.Disabled
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return chartctl.Errorf(chartctl.ECONFLICT, "This is the last enabled server admin; make another user an admin first.")
+	}
+	return nil
+}
+
+// endCredentials ends every credential of the user: deletes their API
+// keys and dashboard sessions, deletes their unredeemed authorization
+// codes and revokes their OAuth grants and tokens.
+func endCredentials(tx *bbolt.Tx, userID string, now time.Time) error {
+	keyIndex := bucket(tx, userAPIKeysBucket)
+	pfx := prefix(userID)
+	var keyIDs []string
+	err := scanPrefix(keyIndex, pfx, func(k, _ []byte) error {
+		keyIDs = append(keyIDs, string(k[len(pfx):]))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range keyIDs {
+		r, err := getAPIKey(tx, []byte(id))
+		if err == nil {
+			if err := bucket(tx, apiKeyHashesBucket).Delete(r.Hash); err != nil {
+				return err
+			}
+		}
+		if err := bucket(tx, apiKeysBucket).Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := keyIndex.Delete(key(userID, id)); err != nil {
+			return err
+		}
+	}
+
+	if err := deleteWhere(bucket(tx, webSessionsBucket), userID); err != nil {
+		return err
+	}
+	if err := deleteWhere(bucket(tx, oauthCodesBucket), userID); err != nil {
+		return err
+	}
+	tokens := bucket(tx, oauthTokensBucket)
+	grants := map[string]bool{}
+	type change struct{ k, v []byte }
+	var changes []change
+	err = tokens.ForEach(func(k, v []byte) error {
+		r, err := decode[oauthTokenRecord](v)
+		if err != nil {
+			return err
+		}
+		if r.UserID != userID {
+			return nil
+		}
+		grants[r.GrantID] = true
+		if r.Revoked {
+			return nil
+		}
+		r.Revoked = true
+		nv, err := encode(r)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, change{bytes.Clone(k), nv})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if err := tokens.Put(c.k, c.v); err != nil {
+			return err
+		}
+	}
+	ids := make([]string, 0, len(grants))
+	for id := range grants {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := revokeGrant(tx, id, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownerRecord reads only the user of a code or session record.
+type ownerRecord struct {
+	UserID string `json:"user_id"`
+}
+
+// deleteWhere deletes the records of b that belong to userID.
+func deleteWhere(b *bbolt.Bucket, userID string) error {
+	var dead [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		r, err := decode[ownerRecord](v)
+		if err != nil {
+			return err
+		}
+		if r.UserID == userID {
+			dead = append(dead, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteKeys deletes every key of b starting with pfx.
+func deleteKeys(b *bbolt.Bucket, pfx []byte) error {
+	var dead [][]byte
+	err := scanPrefix(b, pfx, func(k, _ []byte) error {
+		dead = append(dead, bytes.Clone(k))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// SchemaVersion is the version of what this binary stores (CONTRACT §12).
+// A data dir with an older version is upgraded in place by Open; one with
+// a newer version is refused, because an older binary would misread it
+// (for example, ignore that a user is disabled).
+//
+// History:
+//
+//	1: data dirs written before the schema was versioned (no meta bucket).
+//	2: API keys holding the six original scopes also hold keys:write and
+//	   admin; users may be disabled and carry last_seen_at.
+//	3: the chart_semver index (chart name + canonical SemVer → version)
+//	   that makes SemVer-equal versions a conflict with one lookup.
+const SchemaVersion = 3
+
+// ErrNewerSchema is returned (wrapped) by Open when the data dir was
+// written by a newer chartctl; test for it with errors.Is.
+var ErrNewerSchema = errors.New("data dir written by a newer chartctl")
+
+const (
+	// metaBucket: schemaVersionKey → the schema version, big-endian uint64.
+	metaBucket       = "meta"
+	schemaVersionKey = "schema_version"
+)
+
+// upgrades[i] upgrades a database at version i+1 to version i+2, inside
+// the transaction that records the new version.
+var upgrades = []func(tx *bbolt.Tx) error{
+	upgradeLegacyKeyScopes,
+	upgradeSemverIndex,
+}
+
+// schemaError explains a data dir this binary must not open.
+type schemaError struct {
+	path  string
+	found uint64
+}
+
+func (e *schemaError) Error() string {
+	return fmt.Sprintf("the data in %s was written by a newer chartctl (schema %d); this binary supports up to %d: upgrade chartctl", e.path, e.found, SchemaVersion)
+}
+
+func (e *schemaError) Unwrap() error { return ErrNewerSchema }
+
+// readSchemaVersion returns the stored schema version: the meta bucket's
+// record, or for a database without one, 1 when it holds data written
+// before versions existed and 0 when it is new.
+func readSchemaVersion(tx *bbolt.Tx) (uint64, error) {
+	if m := tx.Bucket([]byte(metaBucket)); m != nil {
+		v := m.Get([]byte(schemaVersionKey))
+		if len(v) != 8 {
+			return 0, fmt.Errorf("stored schema version %q is unreadable", v)
+		}
+		return binary.BigEndian.Uint64(v), nil
+	}
+	if u := tx.Bucket([]byte(usersBucket)); u != nil {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+func writeSchemaVersion(tx *bbolt.Tx, v uint64) error {
+	m, err := tx.CreateBucketIfNotExists([]byte(metaBucket))
+	if err != nil {
+		return err
+	}
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], v)
+	return m.Put([]byte(schemaVersionKey), buf[:])
+}
+
+// migrate brings the database to SchemaVersion in one transaction: a new
+// database is stamped, an older one upgraded step by step, a newer one
+// refused before anything is written. It reports the version found.
+func migrate(bdb *bbolt.DB) (from uint64, err error) {
+	err = bdb.Update(func(tx *bbolt.Tx) error {
+		from, err = readSchemaVersion(tx)
+		if err != nil {
+			return err
+		}
+		if from > SchemaVersion {
+			return &schemaError{path: bdb.Path(), found: from}
+		}
+		if err := createBuckets(tx); err != nil {
+			return err
+		}
+		if from == SchemaVersion {
+			return nil
+		}
+		if from > 0 {
+			for v := from; v < SchemaVersion; v++ {
+				if err := upgrades[v-1](tx); err != nil {
+					return fmt.Errorf("upgrade schema %d to %d: %w", v, v+1, err)
+				}
+			}
+		}
+		return writeSchemaVersion(tx, SchemaVersion)
+	})
+	return from, err
+}
+
+// upgradeLegacyKeyScopes (1→2): a key that holds all six original scopes
+// also holds keys:write and admin (CONTRACT §13), so the initial admin
+// key and CI keys keep working. OAuth codes and tokens keep their scopes:
+// the consent page that granted them never showed admin.
+func upgradeLegacyKeyScopes(tx *bbolt.Tx) error {
+	keys := bucket(tx, apiKeysBucket)
+	type change struct{ k, v []byte }
+	var changes []change
+	err := keys.ForEach(func(k, v []byte) error {
+		r, err := decode[apiKeyRecord](v)
+		if err != nil {
+			return err
+		}
+		scopes := scopesOf(r.Scopes)
+		if !scopes.Covers(chartctl.OriginalScopes) {
+			return nil
+		}
+		upgraded := append(scopes, chartctl.ScopeKeysWrite, chartctl.ScopeAdmin)
+		norm, err := chartctl.NewScopes("scopes", upgraded.Strings())
+		if err != nil {
+			return err
+		}
+		r.Scopes = norm.Strings()
+		nv, err := encode(r)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, change{append([]byte(nil), k...), nv})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if err := keys.Put(c.k, c.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpgradedFrom returns the schema version Open found and upgraded to
+// SchemaVersion, or 0 when it found the current version or a new file.
+func (db *DB) UpgradedFrom() int {
+	if db.upgradedFrom == SchemaVersion {
+		return 0
+	}
+	return db.upgradedFrom
+}
+
+// SchemaVersionOf returns the schema version stored in the open database.
+func (db *DB) SchemaVersionOf() (int, error) {
+	var v uint64
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		v, err = readSchemaVersion(tx)
+		return err
+	})
+	return int(v), err
+}

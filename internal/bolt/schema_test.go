@@ -1,0 +1,275 @@
+package bolt_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/token"
+)
+
+// copySchema1 copies the data dir written by the release before schema
+// versions (testdata/schema1) and returns the database file's path.
+func copySchema1(t *testing.T) (dbPath, dataDir string) {
+	t.Helper()
+	src := filepath.Join("testdata", "schema1", "data")
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dst, "chartctl.db"), dst
+}
+
+// dump returns every key and value of the database file, nested buckets
+// included, for comparing two states.
+func dump(t *testing.T, path string) map[string]string {
+	t.Helper()
+	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	out := map[string]string{}
+	var walk func(prefix string, b *bbolt.Bucket) error
+	walk = func(prefix string, b *bbolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return walk(prefix+string(k)+"/", b.Bucket(k))
+			}
+			out[prefix+string(k)] = string(v)
+			return nil
+		})
+	}
+	err = bdb.View(func(tx *bbolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bbolt.Bucket) error { return walk(string(name)+"/", b) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func scopeNames(k *chartctl.APIKey) string { return k.Scopes.String() }
+
+// TestUpgradeFromSchema1 opens a data dir written by the release before
+// schema versions: every record stays readable, keys holding the six
+// original scopes gain keys:write and admin (CONTRACT §13), narrower keys
+// do not, SemVer-equal pairs stay readable, and opening again changes
+// nothing.
+func TestUpgradeFromSchema1(t *testing.T) {
+	path, dir := copySchema1(t)
+	before := dump(t, path)
+	if _, ok := before["meta/schema_version"]; ok {
+		t.Fatal("test data already has a schema version")
+	}
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion {
+		t.Fatalf("schema version after upgrade = %d, %v", v, err)
+	}
+
+	n, err := db.UserCount(ctx)
+	if err != nil || n != 4 {
+		t.Fatalf("users = %d, %v", n, err)
+	}
+	users := map[string]*chartctl.User{}
+	for _, email := range []string{"admin@localhost", "ada@example.com", "ops@example.com", "ci@example.com"} {
+		u, err := db.UserByEmail(ctx, email)
+		if err != nil {
+			t.Fatalf("user %s: %v", email, err)
+		}
+		users[email] = u
+	}
+	if !users["admin@localhost"].Admin || !users["ops@example.com"].Admin || users["ada@example.com"].Admin || users["ci@example.com"].PasswordHash != "" {
+		t.Error("user records changed")
+	}
+
+	all := "repo:read repo:write team:read team:write org:read org:write keys:write admin"
+	wantKeys := map[string]map[string]string{
+		"admin@localhost": {"initial admin key": all, "admin read": "repo:read"},
+		"ops@example.com": {"ops all": all},
+		"ci@example.com":  {"ci narrow": "repo:read repo:write"},
+	}
+	for email, want := range wantKeys {
+		keys, err := db.APIKeys(ctx, users[email].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, k := range keys {
+			got[k.Name] = scopeNames(k)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s keys = %v, want %v", email, got, want)
+		}
+	}
+	// The initial key still authenticates, now with admin.
+	var initial struct {
+		APIKey string `json:"api_key"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "initial-admin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &initial); err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.APIKeyByHash(ctx, token.Hash(initial.APIKey))
+	if err != nil || !k.Scopes.Allows(chartctl.ScopeAdmin) || !k.Scopes.Allows(chartctl.ScopeKeysWrite) {
+		t.Fatalf("initial key after upgrade: %+v, %v", k, err)
+	}
+
+	if o, err := db.Organization(ctx, "acme"); err != nil || o.Description != "Acme Inc." {
+		t.Errorf("organization: %+v, %v", o, err)
+	}
+	roles, err := db.OrgRoles(ctx, users["ada@example.com"].ID, "ada@example.com")
+	if err != nil || roles["acme"] != chartctl.RoleMaintainer {
+		t.Errorf("ada's roles = %v, %v", roles, err)
+	}
+	members, err := db.Members(ctx, "platform")
+	if err != nil || len(members) != 2 {
+		t.Errorf("members = %v, %v", members, err)
+	}
+	repos, err := db.Repositories(ctx)
+	if err != nil || len(repos) != 3 {
+		t.Fatalf("repositories = %v, %v", repos, err)
+	}
+	wantVersions := map[string]string{
+		"public-charts":  "web-1.1.0 web-1.0.0 web-v1.0.0",
+		"acme-private":   "api-0.1.0 api-0.1.0+build.7",
+		"admin-personal": "tool-2.0.0",
+	}
+	for repo, want := range wantVersions {
+		cvs, err := db.ChartVersions(ctx, repo, chartctl.ChartFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, cv := range cvs {
+			got = append(got, cv.Name+"-"+cv.Version)
+			if _, err := db.ChartVersion(ctx, repo, cv.Name, cv.Version); err != nil {
+				t.Errorf("%s %s %s: %v", repo, cv.Name, cv.Version, err)
+			}
+			if ok, err := db.BlobReferenced(ctx, cv.Digest); err != nil || !ok {
+				t.Errorf("blob of %s %s not referenced", cv.Name, cv.Version)
+			}
+		}
+		if g := strings.Join(got, " "); !sameWords(g, want) {
+			t.Errorf("%s versions = %s, want %s", repo, g, want)
+		}
+		entries, err := db.IndexEntries(ctx, repo)
+		if err != nil || len(entries) != len(cvs) {
+			t.Errorf("%s index entries = %d, %v", repo, len(entries), err)
+		}
+	}
+	prov, err := db.ChartVersion(ctx, "public-charts", "web", "1.1.0")
+	if err != nil || prov.ProvDigest == "" {
+		t.Errorf("provenance of web 1.1.0: %+v, %v", prov, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Opening again is a no-op.
+	upgraded := dump(t, path)
+	db2, err := bolt.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if again := dump(t, path); !reflect.DeepEqual(upgraded, again) {
+		t.Error("re-opening an upgraded database changed it")
+	}
+}
+
+func sameWords(a, b string) bool {
+	x, y := strings.Fields(a), strings.Fields(b)
+	if len(x) != len(y) {
+		return false
+	}
+	seen := map[string]int{}
+	for _, w := range x {
+		seen[w]++
+	}
+	for _, w := range y {
+		seen[w]--
+	}
+	for _, n := range seen {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNewStoreHasCurrentSchema: a new database is stamped with the current
+// version and needs no upgrade.
+func TestNewStoreHasCurrentSchema(t *testing.T) {
+	db, _ := setup(t)
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion {
+		t.Fatalf("schema version = %d, %v", v, err)
+	}
+}
+
+// TestNewerSchemaRefused: a data dir written by a newer chartctl is
+// refused with a message that says to upgrade, and is left untouched.
+func TestNewerSchemaRefused(t *testing.T) {
+	db, path := setup(t)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bdb, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bbolt.Tx) error {
+		var buf [8]byte
+		binary.BigEndian.PutUint64(buf[:], bolt.SchemaVersion+1)
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), buf[:])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bdb.Close()
+	before, _ := os.ReadFile(path)
+
+	_, err = bolt.Open(path)
+	if !errors.Is(err, bolt.ErrNewerSchema) {
+		t.Fatalf("Open = %v, want ErrNewerSchema", err)
+	}
+	for _, want := range []string{fmt.Sprintf("written by a newer chartctl (schema %d)", bolt.SchemaVersion+1), fmt.Sprintf("this binary supports up to %d", bolt.SchemaVersion), "upgrade chartctl"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("a refused open changed the file")
+	}
+}

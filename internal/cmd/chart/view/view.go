@@ -1,0 +1,145 @@
+// Package view implements `chartctl chart view`.
+package view
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+)
+
+// ViewOptions are the inputs of `chart view`.
+type ViewOptions struct {
+	IO     *iostreams.IOStreams
+	Client func() (*client.Client, error)
+	JSON   bool
+
+	Name    string
+	Repo    string
+	Version string
+}
+
+// NewCmdView returns the `chart view` command.
+func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Command {
+	opts := &ViewOptions{IO: f.IOStreams, Client: f.Client}
+	cmd := &cobra.Command{
+		Use:   "view NAME --repo REPO [--version VERSION]",
+		Short: "Show a chart version and how to install it",
+		Long: `Show a chart version's metadata and the commands that install it, both
+from the classic Helm repository (helm repo add) and from the OCI registry
+(oci://). Without --version the newest version is shown.`,
+		Example: `  chartctl chart view nginx --repo stable
+  chartctl chart view nginx --repo stable --version 1.2.3 -o json`,
+		Args: cmdutil.ExactArgs(1, "a chart name is required"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			opts.JSON = f.WantsJSON()
+			if opts.Repo == "" {
+				return cmdutil.FlagErrorf("--repo is required")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return viewRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Repo, "repo", "r", "", "repository (required)")
+	cmd.Flags().StringVar(&opts.Version, "version", "", "version to show (default: the newest)")
+	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
+	return cmd
+}
+
+// viewed is what `chart view -o json` prints: the version and its install
+// lines.
+type viewed struct {
+	*client.Chart
+	Repository string              `json:"repository"`
+	Install    client.InstallLines `json:"install"`
+}
+
+func viewRun(ctx context.Context, opts *ViewOptions) error {
+	c, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	repo, _, err := c.Repositories.Get(ctx, opts.Repo)
+	if err != nil {
+		return cmdutil.HintNotFound(fmt.Errorf("view repository %s: %w", opts.Repo, err), cmdutil.HintRepoList)
+	}
+	version := opts.Version
+	if version == "" {
+		versions, _, err := c.Charts.Versions(ctx, opts.Repo, opts.Name, &client.ListOptions{Limit: 1})
+		if err != nil {
+			return cmdutil.HintNotFound(fmt.Errorf("find the newest version of %s: %w", opts.Name, err), cmdutil.HintChartList(opts.Repo))
+		}
+		if len(versions) == 0 {
+			return fmt.Errorf("chart %s has no versions in %s", opts.Name, opts.Repo)
+		}
+		version = versions[0].Version
+	}
+	ch, _, err := c.Charts.Get(ctx, opts.Repo, opts.Name, version)
+	if err != nil {
+		return cmdutil.HintNotFound(fmt.Errorf("view %s %s: %w", opts.Name, version, err), cmdutil.HintChartList(opts.Repo))
+	}
+	lines := client.Install(c.BaseURL.String(), repo.Name, ch.Name, ch.Version, repo.Visibility != "public")
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, viewed{Chart: ch, Repository: repo.Name, Install: lines})
+	}
+	cs := opts.IO.ColorScheme()
+	w := opts.IO.Out
+	fmt.Fprintf(w, "%s %s\n", cs.Bold(termtext.Line(ch.Name)), termtext.Line(ch.Version))
+	if ch.Description != "" {
+		fmt.Fprintf(w, "%s\n", termtext.Sanitize(ch.Description))
+	}
+	fmt.Fprintln(w)
+	field := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%-13s %s\n", k+":", termtext.Line(v))
+		}
+	}
+	field("repository", repo.Name)
+	field("app version", ch.AppVersion)
+	field("digest", ch.Digest)
+	if ch.Size > 0 {
+		field("size", fmt.Sprintf("%d bytes", ch.Size))
+	}
+	field("created", ch.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
+	field("home", ch.Home)
+	if len(ch.Keywords) > 0 {
+		field("keywords", strings.Join(ch.Keywords, ", "))
+	}
+	for i, m := range ch.Maintainers {
+		k := ""
+		if i == 0 {
+			k = "maintainers"
+		}
+		v := m.Name
+		if m.Email != "" {
+			v += " <" + m.Email + ">"
+		}
+		if k == "" {
+			fmt.Fprintf(w, "%-13s %s\n", "", termtext.Line(v))
+		} else {
+			field(k, v)
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", cs.Gray("Install from the Helm repository:"))
+	fmt.Fprintf(w, "  %s\n  helm repo update\n  %s\n", termtext.Line(lines.RepoAdd), termtext.Line(lines.Install))
+	if lines.OCIInstall != "" {
+		fmt.Fprintf(w, "\n%s\n", cs.Gray("Install from the OCI registry:"))
+		if lines.RegistryLogin != "" {
+			fmt.Fprintf(w, "  %s\n", termtext.Line(lines.RegistryLogin))
+		}
+		fmt.Fprintf(w, "  %s\n", termtext.Line(lines.OCIInstall))
+	}
+	if repo.Visibility != "public" {
+		fmt.Fprintf(w, "\n%s\n", cs.Gray("KEY is an API key with repo:read (chartctl api-key create --scopes repo:read)."))
+	}
+	return nil
+}

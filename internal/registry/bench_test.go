@@ -1,0 +1,172 @@
+package registry_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/testkit"
+)
+
+// benchGet fetches path and discards the body, failing on another status.
+func benchGet(b *testing.B, c *http.Client, url, key string) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.SetBasicAuth("bench", key)
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+}
+
+// BenchmarkChartPull compares pulling one chart version (of a chart with
+// 200 versions, uploaded over /v1) over OCI — the manifest by tag, then the
+// chart layer, as `helm pull oci://` does — with the classic download of
+// its archive, on the same server.
+func BenchmarkChartPull(b *testing.B) {
+	e := setup(b)
+	mustRepoIn(b, e, "bench", "private")
+	for i := 0; i < 200; i++ {
+		a := testkit.MakeChart(b, testkit.Chart{Name: "web", Version: fmt.Sprintf("1.0.%d", i)})
+		if r := e.Upload(b, "bench", e.AdminKey, a, ""); r.StatusCode != 200 && r.StatusCode != 201 {
+			b.Fatalf("upload: %d", r.StatusCode)
+		}
+	}
+	layer := e.do(b, "GET", "/v2/bench/web/manifests/1.0.100", e.AdminKey, nil)
+	if layer.StatusCode != 200 {
+		b.Fatalf("manifest: %d", layer.StatusCode)
+	}
+	var m struct {
+		Layers []struct{ Digest string }
+	}
+	layer.JSON(b, &m)
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	b.Run("classic", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			benchGet(b, c, e.URL+"/helm/bench/charts/web-1.0.100.tgz", e.AdminKey)
+		}
+	})
+	b.Run("oci-layer", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			benchGet(b, c, e.URL+"/v2/bench/web/blobs/"+m.Layers[0].Digest, e.AdminKey)
+		}
+	})
+	b.Run("oci", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			benchGet(b, c, e.URL+"/v2/bench/web/manifests/1.0.100", e.AdminKey)
+			benchGet(b, c, e.URL+"/v2/bench/web/blobs/"+m.Layers[0].Digest, e.AdminKey)
+		}
+	})
+}
+
+// BenchmarkChartPush compares storing a new chart version over OCI (the
+// config and chart layer monolithically, then the manifest: what `helm
+// push` sends) with a /v1 multipart upload, on the same server.
+func BenchmarkChartPush(b *testing.B) {
+	e := setup(b)
+	mustRepoIn(b, e, "bench", "private")
+	charts := func(b *testing.B, prefix string) [][]byte {
+		out := make([][]byte, b.N)
+		for i := range out {
+			out[i] = testkit.MakeChart(b, testkit.Chart{Name: prefix, Version: fmt.Sprintf("1.0.%d", i)})
+		}
+		return out
+	}
+	b.Run("v1", func(b *testing.B) {
+		archives := charts(b, "v1chart")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if r := e.Upload(b, "bench", e.AdminKey, archives[i], ""); r.StatusCode != 200 && r.StatusCode != 201 {
+				b.Fatalf("upload: %d", r.StatusCode)
+			}
+		}
+	})
+	b.Run("oci", func(b *testing.B) {
+		archives := charts(b, "ocichart")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			m := chartManifest(b, e, "bench/ocichart", archives[i], nil)
+			if r := e.do(b, "PUT", fmt.Sprintf("/v2/bench/ocichart/manifests/1.0.%d", i), e.AdminKey, m, "Content-Type", "application/vnd.oci.image.manifest.v1+json"); r.StatusCode != 201 {
+				b.Fatalf("manifest: %d %s", r.StatusCode, r.Body)
+			}
+		}
+	})
+}
+
+// patternReader yields n bytes of a repeating pattern without holding them.
+type patternReader struct{ n int64 }
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	if p.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.n {
+		b = b[:p.n]
+	}
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	p.n -= int64(len(b))
+	return len(b), nil
+}
+
+// BenchmarkLargeBlob pushes a 256 MiB blob in 16 MiB chunks and pulls it
+// back, reporting the peak heap in use: it stays flat (streams, no
+// buffering of chunks or blobs).
+func BenchmarkLargeBlob(b *testing.B) {
+	const size, chunk = 256 << 20, 16 << 20
+	e := setup(b)
+	mustRepoIn(b, e, "big", "private")
+	c := &http.Client{}
+	var peak uint64
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	}
+	for i := 0; i < b.N; i++ {
+		r := e.do(b, "POST", "/v2/big/image/blobs/uploads/", e.AdminKey, nil)
+		loc := r.Header.Get("Location")
+		h := sha256.New()
+		for off := int64(0); off < size; off += chunk {
+			body := io.TeeReader(&patternReader{n: chunk}, h)
+			req, _ := http.NewRequest("PATCH", e.URL+loc, body)
+			req.ContentLength = chunk
+			req.Header.Set("Content-Range", fmt.Sprintf("%d-%d", off, off+chunk-1))
+			req.SetBasicAuth("b", e.AdminKey)
+			resp, err := c.Do(req)
+			if err != nil || resp.StatusCode != 202 {
+				b.Fatalf("chunk: %v %v", err, resp)
+			}
+			resp.Body.Close()
+			loc = resp.Header.Get("Location")
+			sample()
+		}
+		d := "sha256:" + hex.EncodeToString(h.Sum(nil))
+		if r := e.do(b, "PUT", loc+"?digest="+d, e.AdminKey, nil); r.StatusCode != 201 {
+			b.Fatalf("complete: %d %s", r.StatusCode, r.Body)
+		}
+		sample()
+		req, _ := http.NewRequest("GET", e.URL+"/v2/big/image/blobs/"+d, nil)
+		req.SetBasicAuth("b", e.AdminKey)
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sample()
+		if n != size {
+			b.Fatalf("pulled %d bytes", n)
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}

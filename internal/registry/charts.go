@@ -1,0 +1,490 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/chartctl/chartctl/internal/app"
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// Charts are charts (CONTRACT §11): a chart version of repository R is the
+// manifest R/<chart name>:<version, '+' written '_'>. A chart pushed over
+// OCI is stored through the application layer (Charts), so it passes the
+// validation and overwrite rules of /v1 and shows in index.yaml; its
+// manifest is kept as pushed. A version uploaded by /v1 or the ChartMuseum
+// API has a manifest derived from its record: the config is the chart's
+// metadata as stored, the layer the archive (and the provenance file), so
+// the same chart gives the same manifest digest on every server and after
+// every restart, and `helm pull oci://` returns the uploaded bytes.
+
+// Helm's media types.
+const (
+	MediaTypeHelmConfig     = "application/vnd.cncf.helm.config.v1+json"
+	MediaTypeHelmChart      = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+	MediaTypeHelmProvenance = "application/vnd.cncf.helm.chart.provenance.v1.prov"
+	// mediaTypeHelmLegacyChart is the chart layer of Helm before 3.8.
+	mediaTypeHelmLegacyChart = "application/tar+gzip"
+)
+
+// isChart reports whether a manifest is a Helm chart.
+func isChart(doc *manifestDoc) bool {
+	return doc != nil && doc.Config != nil && doc.Config.MediaType == MediaTypeHelmConfig
+}
+
+// chartPath splits an OCI name into repository and chart name when it has
+// exactly two components, the only place a chart lives.
+func chartPath(name string) (repo, chartName string, ok bool) {
+	repo, chartName, ok = strings.Cut(name, "/")
+	return repo, chartName, ok && !strings.Contains(chartName, "/")
+}
+
+// versionTag returns the OCI tag of a chart version.
+func versionTag(version string) string { return strings.ReplaceAll(version, "+", "_") }
+
+// tagVersion returns the chart version of an OCI tag.
+func tagVersion(tag string) string { return strings.ReplaceAll(tag, "_", "+") }
+
+// pushChart stores a pushed Helm chart manifest as a chart version.
+func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *chartctl.Repository, man *chartctl.OCIManifest, doc *manifestDoc, tag string) error {
+	repoName, chartName, ok := chartPath(man.Name)
+	if !ok || repoName != repo.Name {
+		return errDenied("A Helm chart is pushed to %s/<chart name> (helm push CHART.tgz oci://HOST/%s), not to %s.", repo.Name, repo.Name, man.Name)
+	}
+	if stored, err := r.OCI.Manifest(ctx, man.Name, man.Digest); err == nil && stored.Chart != nil {
+		// The same manifest again (clients push by digest, then tag it):
+		// the chart version is stored; only the tag may be new.
+		if tag != "" && tag != versionTag(stored.Chart.Version) {
+			return errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", stored.Chart.Version, versionTag(stored.Chart.Version), tag)
+		}
+		man.Chart = stored.Chart
+		return r.storeManifest(ctx, man, versionTag(stored.Chart.Version))
+	} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return err
+	}
+	var chartLayer, provLayer *ocispec.Descriptor
+	for i, l := range doc.Layers {
+		switch l.MediaType {
+		case MediaTypeHelmChart, mediaTypeHelmLegacyChart:
+			if chartLayer != nil {
+				return errManifestInvalid("A chart manifest has exactly one chart layer.")
+			}
+			chartLayer = &doc.Layers[i]
+		case MediaTypeHelmProvenance:
+			if provLayer != nil {
+				return errManifestInvalid("A chart manifest has at most one provenance layer.")
+			}
+			provLayer = &doc.Layers[i]
+		default:
+			return errManifestInvalid("Unexpected layer media type %q in a chart manifest.", l.MediaType)
+		}
+	}
+	if chartLayer == nil {
+		return errManifestInvalid("A chart manifest needs a %s layer.", MediaTypeHelmChart)
+	}
+	for _, d := range man.Blobs {
+		if _, err := r.OCI.BlobLink(ctx, man.Name, d); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return &Error{Status: http.StatusBadRequest, Code: CodeManifestBlobUnknown, Message: "The manifest refers to a blob this repository does not hold; push it first.", Detail: map[string]string{"digest": d}}
+		} else if err != nil {
+			return err
+		}
+	}
+	archive, err := r.Blobs.Open(ctx, chartLayer.Digest.String())
+	if err != nil {
+		return err
+	}
+	defer archive.Close()
+	var prov io.Reader
+	if provLayer != nil {
+		pb, err := r.Blobs.Open(ctx, provLayer.Digest.String())
+		if err != nil {
+			return err
+		}
+		defer pb.Close()
+		prov = pb
+	}
+	cv, err := r.storeChart(ctx, repo, chartName, tag, archive, prov)
+	if err != nil {
+		return err
+	}
+	man.Chart = &chartctl.OCIChartRef{Repository: repo.Name, Name: cv.Name, Version: cv.Version}
+	// A chart manifest always carries the tag of its version, also when it
+	// was pushed by digest.
+	return r.storeManifest(ctx, man, versionTag(cv.Version))
+}
+
+// storeChart reads the chart archive (and provenance file) of a push
+// through the application layer, as /v1 reads an upload, checks it is the
+// chart and version the push names, and stores it as a chart version of
+// repo. Over OCI a push to an existing tag is a forced upload: it replaces
+// the version only on a server started with --allow-overwrite.
+func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, chartName, tag string, archive, prov io.Reader) (*chartctl.ChartVersion, error) {
+	u, err := r.App.ReceiveArchive(ctx, archive)
+	if err != nil {
+		return nil, chartError(err)
+	}
+	if u.Chart.Name != chartName {
+		return nil, r.App.Reject(u, errManifestInvalid("The chart in this manifest is %q, but it was pushed to %s/%s; push it to %s/%s.", u.Chart.Name, repo.Name, chartName, repo.Name, u.Chart.Name))
+	}
+	if want := versionTag(u.Chart.Version); tag != "" && want != tag {
+		return nil, r.App.Reject(u, errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", u.Chart.Version, want, tag))
+	}
+	if prov != nil {
+		if err := r.App.ReceiveProv(ctx, u, prov); err != nil {
+			return nil, chartError(r.App.Reject(u, err))
+		}
+	}
+	cv, _, err := r.App.PutChart(ctx, repo, u, app.PutOptions{Force: true})
+	if err != nil {
+		return nil, chartError(err)
+	}
+	return cv, nil
+}
+
+// chartError maps an error of the chart write path to the registry's.
+func chartError(err error) error {
+	msg := chartctl.ErrorMessage(err)
+	switch chartctl.ErrorCode(err) {
+	case chartctl.ECONFLICT:
+		return errDenied("%s", msg)
+	case chartctl.EINVALID:
+		return errManifestInvalid("%s", msg)
+	case chartctl.ETOOLARGE:
+		return newError(http.StatusRequestEntityTooLarge, CodeSizeInvalid, "%s", msg)
+	}
+	return err
+}
+
+// deleteChart deletes the chart version a manifest stands for (the store
+// deletes its OCI manifest in the same transaction).
+func (r *Registry) deleteChart(ctx context.Context, repo *chartctl.Repository, ref *chartctl.OCIChartRef) error {
+	_, err := r.App.DeleteChart(ctx, repo, ref.Name, ref.Version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return errManifestUnknown(ref.Version)
+	}
+	return err
+}
+
+// chartVersions returns the versions of the chart an OCI name stands for
+// (none when the name is not <repository>/<chart>).
+func (r *Registry) chartVersions(ctx context.Context, name string) ([]*chartctl.ChartVersion, error) {
+	repo, chartName, ok := chartPath(name)
+	if !ok || chart.ValidateName(chartName) != nil {
+		return nil, nil
+	}
+	cvs, err := r.App.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{Name: chartName})
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, nil
+	}
+	return cvs, err
+}
+
+// chartManifest returns the manifest of a chart version: the one pushed
+// over OCI if any, else the derived one.
+func (r *Registry) chartManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
+	stored, err := r.OCI.ChartManifest(ctx, cv.Repository, cv.Name, cv.Version)
+	if err == nil {
+		return stored, nil, nil
+	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return nil, nil, err
+	}
+	return r.deriveManifest(ctx, name, cv)
+}
+
+// deriveManifest returns the manifest and config of a chart version
+// uploaded over /v1, from the cache when it was derived before (a derived
+// manifest depends only on immutable facts of the version, which the key
+// holds).
+func (r *Registry) deriveManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
+	key := strings.Join([]string{cv.Repository, cv.Name, cv.Version, cv.Digest, cv.ProvDigest}, "\x00")
+	if d, ok := r.derived.get(key); ok {
+		return d.manifest, d.config, nil
+	}
+	m, config, err := r.buildManifest(ctx, name, cv)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.derived.put(key, derivedEntry{m, config})
+	return m, config, nil
+}
+
+// buildManifest builds the manifest and config of a chart version uploaded
+// over /v1. Only stored, immutable facts of the version enter it.
+func (r *Registry) buildManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
+	config := derivedConfig(cv)
+	m := ocispec.Manifest{
+		Versioned: specs.Versioned{SchemaVersion: 2},
+		MediaType: ocispec.MediaTypeImageManifest,
+		Config: ocispec.Descriptor{
+			MediaType: MediaTypeHelmConfig, Digest: digest.SHA256.FromBytes(config), Size: int64(len(config)),
+		},
+		Layers: []ocispec.Descriptor{{MediaType: MediaTypeHelmChart, Digest: digest.Digest(cv.Digest), Size: cv.Size}},
+		Annotations: map[string]string{
+			ocispec.AnnotationTitle:   cv.Name,
+			ocispec.AnnotationVersion: cv.Version,
+		},
+	}
+	if cv.ProvDigest != "" {
+		b, err := r.Blobs.Open(ctx, cv.ProvDigest)
+		if err != nil {
+			return nil, nil, err
+		}
+		size := b.Size()
+		_ = b.Close()
+		m.Layers = append(m.Layers, ocispec.Descriptor{MediaType: MediaTypeHelmProvenance, Digest: digest.Digest(cv.ProvDigest), Size: size})
+	}
+	content, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	blobs := []string{m.Config.Digest.String()}
+	for _, l := range m.Layers {
+		blobs = append(blobs, l.Digest.String())
+	}
+	return &chartctl.OCIManifest{
+		Name: name, Digest: digest.SHA256.FromBytes(content).String(), MediaType: ocispec.MediaTypeImageManifest,
+		ArtifactType: MediaTypeHelmConfig, Annotations: m.Annotations, Blobs: blobs, Content: content,
+		Chart:     &chartctl.OCIChartRef{Repository: cv.Repository, Name: cv.Name, Version: cv.Version},
+		CreatedAt: cv.CreatedAt,
+	}, config, nil
+}
+
+// chartManifestByTag returns the manifest of the chart version a tag
+// names, nil when there is none.
+func (r *Registry) chartManifestByTag(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
+	repo, chartName, ok := chartPath(name)
+	version := tagVersion(tag)
+	if !ok || chart.ValidateName(chartName) != nil || chart.ValidateVersion(version) != nil {
+		return nil, nil
+	}
+	cv, err := r.App.Store.ChartVersion(ctx, repo, chartName, version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	m, _, err := r.chartManifest(ctx, name, cv)
+	return m, err
+}
+
+// chartManifestByDigest returns the derived manifest of a chart version of
+// name whose digest is d, nil when there is none. (Manifests pushed over
+// OCI are stored, and found before this.)
+func (r *Registry) chartManifestByDigest(ctx context.Context, name, d string) (*chartctl.OCIManifest, error) {
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range cvs {
+		m, _, err := r.deriveManifest(ctx, name, cv)
+		if err != nil {
+			return nil, err
+		}
+		if m.Digest == d {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// chartTags returns the tags of the chart versions of name.
+func (r *Registry) chartTags(ctx context.Context, name string) ([]string, error) {
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	tags := make([]string, 0, len(cvs))
+	for _, cv := range cvs {
+		tags = append(tags, versionTag(cv.Version))
+	}
+	return tags, nil
+}
+
+// chartBlobRef is a blob that belongs to a chart version of a name.
+type chartBlobRef struct {
+	chart *chartctl.ChartVersion
+	// data holds a derived config, which is not in the blob store.
+	data []byte
+	size int64
+}
+
+// chartBlob finds d among the blobs of the chart versions of name: their
+// archives and provenance files (in the blob store), and their derived
+// configs (computed). It returns nil when d is none of them. A pushed
+// chart's config is a blob linked to the name, found before this.
+func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
+	repo, chartName, ok := chartPath(name)
+	if !ok || chart.ValidateName(chartName) != nil {
+		return nil, nil
+	}
+	// The version that had the blob last time, checked against the store
+	// (it may have been deleted or replaced since).
+	if version, ok := r.hints.get(name + "\x00" + d); ok {
+		cv, err := r.App.Store.ChartVersion(ctx, repo, chartName, version)
+		if err == nil {
+			if ref := matchChartBlob(cv, d); ref != nil {
+				return ref, nil
+			}
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return nil, err
+		}
+	}
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var found *chartBlobRef
+	for _, cv := range cvs {
+		for _, b := range []string{cv.Digest, cv.ProvDigest, configDigest(cv)} {
+			if b != "" {
+				r.hints.put(name+"\x00"+b, cv.Version)
+			}
+		}
+		if found == nil {
+			found = matchChartBlob(cv, d)
+		}
+	}
+	return found, nil
+}
+
+// matchChartBlob returns cv's blob d, nil when cv has no blob d.
+func matchChartBlob(cv *chartctl.ChartVersion, d string) *chartBlobRef {
+	switch d {
+	case cv.Digest:
+		return &chartBlobRef{chart: cv, size: cv.Size}
+	case cv.ProvDigest:
+		return &chartBlobRef{chart: cv, size: -1}
+	case configDigest(cv):
+		config := derivedConfig(cv)
+		return &chartBlobRef{chart: cv, data: config, size: int64(len(config))}
+	}
+	return nil
+}
+
+// configDigest returns the digest of a chart version's derived config.
+func configDigest(cv *chartctl.ChartVersion) string {
+	return digest.SHA256.FromBytes(derivedConfig(cv)).String()
+}
+
+// chartManifestBlob returns the chart version of name whose manifest
+// pushed over OCI refers to blob d, nil when none does.
+func (r *Registry) chartManifestBlob(ctx context.Context, name, d string) (*chartctl.ChartVersion, error) {
+	cvs, err := r.chartVersions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range cvs {
+		m, err := r.OCI.ChartManifest(ctx, cv.Repository, cv.Name, cv.Version)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		for _, b := range m.Blobs {
+			if b == d {
+				return cv, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// derivedConfig returns the config of a chart version's derived manifest:
+// the chart's metadata JSON as stored.
+func derivedConfig(cv *chartctl.ChartVersion) []byte {
+	if len(cv.Metadata) == 0 {
+		return []byte("{}")
+	}
+	return []byte(cv.Metadata)
+}
+
+// chartNames returns the OCI names of every chart (for the catalog); chart
+// names that are not valid OCI path components stay classic-only.
+func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
+	repos, err := r.App.Store.Repositories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, repo := range repos {
+		cvs, err := r.App.Store.ChartVersions(ctx, repo.Name, chartctl.ChartFilter{Latest: true})
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		for _, cv := range cvs {
+			if n := repo.Name + "/" + cv.Name; chartctl.ValidOCIName(n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names, nil
+}
+
+// hintCache remembers which chart version holds a blob of a name
+// ("name NUL digest" → version), so serving a chart's blob reads one
+// record instead of all the chart's versions. A hint is only a guess:
+// it is checked against the store.
+type hintCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *hintCache) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	return v, ok
+}
+
+func (c *hintCache) put(key, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxDerived*3 {
+		c.m = map[string]string{}
+	}
+	c.m[key] = version
+}
+
+// derivedEntry is a derived manifest with its config.
+type derivedEntry struct {
+	manifest *chartctl.OCIManifest
+	config   []byte
+}
+
+// derivedCache keeps derived manifests, so resolving a digest among a
+// chart's versions costs map lookups. It forgets everything when full.
+type derivedCache struct {
+	mu sync.Mutex
+	m  map[string]derivedEntry
+}
+
+// maxDerived bounds the cache (a derived manifest is well under 1 KiB plus
+// the chart's metadata).
+const maxDerived = 20000
+
+func (c *derivedCache) get(key string) (derivedEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	return e, ok
+}
+
+func (c *derivedCache) put(key string, e derivedEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxDerived {
+		c.m = map[string]derivedEntry{}
+	}
+	c.m[key] = e
+}

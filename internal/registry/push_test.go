@@ -1,0 +1,227 @@
+package registry_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/registry"
+	"github.com/chartctl/chartctl/server"
+)
+
+// pushBlobHTTP pushes data monolithically to name and fails on error.
+func (e *env) pushBlobHTTP(t testing.TB, name, key string, data []byte) digest.Digest {
+	t.Helper()
+	d := digest.FromBytes(data)
+	r := e.do(t, "POST", "/v2/"+name+"/blobs/uploads/?digest="+d.String(), key, data, "Content-Type", "application/octet-stream")
+	if r.StatusCode != 201 {
+		t.Fatalf("push blob: %d %s", r.StatusCode, r.Body)
+	}
+	return d
+}
+
+// imageManifest returns an image manifest over config and layers.
+func imageManifest(t *testing.T, config []byte, layers ...[]byte) []byte {
+	t.Helper()
+	m := ocispec.Manifest{MediaType: ocispec.MediaTypeImageManifest,
+		Config: ocispec.Descriptor{MediaType: "application/vnd.example.config+json", Digest: digest.FromBytes(config), Size: int64(len(config))}}
+	m.SchemaVersion = 2
+	for _, l := range layers {
+		m.Layers = append(m.Layers, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageLayerGzip, Digest: digest.FromBytes(l), Size: int64(len(l))})
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (e *env) pushImage(t *testing.T, name, tag, key string) (digest.Digest, []byte) {
+	t.Helper()
+	config, layer := []byte(`{"name":"`+name+`"}`), []byte("layer of "+name)
+	e.pushBlobHTTP(t, name, key, config)
+	e.pushBlobHTTP(t, name, key, layer)
+	m := imageManifest(t, config, layer)
+	r := e.do(t, "PUT", "/v2/"+name+"/manifests/"+tag, key, m, "Content-Type", ocispec.MediaTypeImageManifest)
+	if r.StatusCode != 201 {
+		t.Fatalf("push manifest: %d %s", r.StatusCode, r.Body)
+	}
+	return digest.FromBytes(m), layer
+}
+
+// TestAccess covers CONTRACT §11's authorization: public repositories pull
+// anonymously, private ones answer the 401 challenge to anonymous callers
+// and NAME_UNKNOWN to users who cannot see them, a read-only key is
+// DENIED a push, a member without maintainer rights is DENIED, and the
+// catalog lists only what the caller may read.
+func TestAccess(t *testing.T) {
+	e := setup(t)
+	mustRepoIn(t, e, "pub", "public")
+	mustRepoIn(t, e, "priv", "private")
+	e.pushImage(t, "pub/app", "v1", e.AdminKey)
+	e.pushImage(t, "priv/app", "v1", e.AdminKey)
+
+	if r := e.do(t, "GET", "/v2/pub/app/manifests/v1", "", nil); r.StatusCode != 200 {
+		t.Fatalf("anonymous pull of public: %d %s", r.StatusCode, r.Body)
+	}
+	r := e.do(t, "GET", "/v2/priv/app/manifests/v1", "", nil)
+	if r.StatusCode != 401 || ociCode(r) != "UNAUTHORIZED" || !strings.Contains(r.Header.Get("WWW-Authenticate"), `scope="repository:priv/app:pull"`) {
+		t.Fatalf("anonymous pull of private: %d %s %s", r.StatusCode, r.Header.Get("WWW-Authenticate"), r.Body)
+	}
+	// The anonymous token of the token flow pulls public content only.
+	var tok struct{ Token string }
+	e.do(t, "GET", "/v2/token?scope=repository:pub/app:pull", "", nil).JSON(t, &tok)
+	req, _ := http.NewRequest("GET", e.URL+"/v2/pub/app/manifests/v1", nil)
+	req.Header.Set("Authorization", "Bearer "+tok.Token)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("anonymous token pull: %v %v", err, resp)
+	}
+	if r := e.do(t, "POST", "/v2/pub/app/blobs/uploads/", "", nil); r.StatusCode != 401 {
+		t.Fatalf("anonymous push: %d", r.StatusCode)
+	}
+
+	stranger := e.MustUser(t, "stranger@example.com", false)
+	strangerKey := e.MustKey(t, stranger, chartctl.AllScopes...)
+	if r := e.do(t, "GET", "/v2/priv/app/manifests/v1", strangerKey, nil); r.StatusCode != 404 || ociCode(r) != "NAME_UNKNOWN" {
+		t.Fatalf("stranger pull of private: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.do(t, "GET", "/v2/pub/app/manifests/v1", strangerKey, nil); r.StatusCode != 200 {
+		t.Fatalf("stranger pull of public: %d", r.StatusCode)
+	}
+	if r := e.do(t, "POST", "/v2/pub/app/blobs/uploads/", strangerKey, nil); r.StatusCode != 403 || ociCode(r) != "DENIED" {
+		t.Fatalf("stranger push to public: %d %s", r.StatusCode, r.Body)
+	}
+	readOnly := e.MustKey(t, e.Admin, chartctl.ScopeRepoRead)
+	if r := e.do(t, "DELETE", "/v2/priv/app/manifests/v1", readOnly, nil); r.StatusCode != 403 || !strings.Contains(string(r.Body), "repo:write") {
+		t.Fatalf("read-only delete: %d %s", r.StatusCode, r.Body)
+	}
+	noRead := e.MustKey(t, e.Admin, chartctl.ScopeTeamRead)
+	if r := e.do(t, "GET", "/v2/priv/app/manifests/v1", noRead, nil); r.StatusCode != 403 || !strings.Contains(string(r.Body), "repo:read") {
+		t.Fatalf("no-scope pull: %d %s", r.StatusCode, r.Body)
+	}
+
+	var cat struct{ Repositories []string }
+	e.do(t, "GET", "/v2/_catalog", strangerKey, nil).JSON(t, &cat)
+	if fmt.Sprint(cat.Repositories) != "[pub/app]" {
+		t.Fatalf("stranger's catalog = %v", cat.Repositories)
+	}
+	e.do(t, "GET", "/v2/_catalog", e.AdminKey, nil).JSON(t, &cat)
+	if fmt.Sprint(cat.Repositories) != "[priv/app pub/app]" {
+		t.Fatalf("admin's catalog = %v", cat.Repositories)
+	}
+	r = e.do(t, "GET", "/v2/_catalog?n=1", e.AdminKey, nil)
+	r.JSON(t, &cat)
+	if fmt.Sprint(cat.Repositories) != "[priv/app]" || r.Header.Get("Link") != `</v2/_catalog?n=1&last=priv%2Fapp>; rel="next"` {
+		t.Fatalf("catalog page: %v %q", cat.Repositories, r.Header.Get("Link"))
+	}
+}
+
+// TestLimitsAndRefusals: an oversized manifest or blob, a manifest naming
+// a blob never pushed, a wrong media type, a bad digest and a truncated
+// chunk are refused with the specification's errors, and none of them
+// leaves anything behind.
+func TestLimitsAndRefusals(t *testing.T) {
+	e := setup(t, func(r *registry.Registry) {
+		r.Config.MaxManifestSize = 2048
+		r.Config.MaxBlobSize = 1024
+	})
+	mustRepoIn(t, e, "lim", "private")
+	key := e.AdminKey
+
+	big := strings.Repeat("x", 1025)
+	r := e.do(t, "POST", "/v2/lim/app/blobs/uploads/?digest="+digest.FromString(big).String(), key, []byte(big))
+	if r.StatusCode != 413 || ociCode(r) != "SIZE_INVALID" {
+		t.Fatalf("oversized blob: %d %s", r.StatusCode, r.Body)
+	}
+	r = e.do(t, "PUT", "/v2/lim/app/manifests/v1", key, []byte(`{"schemaVersion":2,"x":"`+strings.Repeat("y", 2048)+`"}`), "Content-Type", ocispec.MediaTypeImageManifest)
+	if r.StatusCode != 413 || ociCode(r) != "SIZE_INVALID" {
+		t.Fatalf("oversized manifest: %d %s", r.StatusCode, r.Body)
+	}
+	m := imageManifest(t, []byte("{}"), []byte("never pushed"))
+	r = e.do(t, "PUT", "/v2/lim/app/manifests/v1", key, m, "Content-Type", ocispec.MediaTypeImageManifest)
+	if r.StatusCode != 400 || ociCode(r) != "MANIFEST_BLOB_UNKNOWN" {
+		t.Fatalf("missing blob: %d %s", r.StatusCode, r.Body)
+	}
+	r = e.do(t, "PUT", "/v2/lim/app/manifests/v1", key, m, "Content-Type", "application/vnd.example.unknown+json")
+	if r.StatusCode != 400 || ociCode(r) != "MANIFEST_INVALID" {
+		t.Fatalf("wrong media type: %d %s", r.StatusCode, r.Body)
+	}
+	r = e.do(t, "POST", "/v2/lim/app/blobs/uploads/?digest="+digest.FromString("other").String(), key, []byte("content"))
+	if r.StatusCode != 400 || ociCode(r) != "DIGEST_INVALID" {
+		t.Fatalf("bad digest: %d %s", r.StatusCode, r.Body)
+	}
+	r = e.do(t, "GET", "/v2/lim/app/blobs/sha256:nothex", key, nil)
+	if r.StatusCode != 400 || ociCode(r) != "DIGEST_INVALID" {
+		t.Fatalf("malformed digest: %d %s", r.StatusCode, r.Body)
+	}
+
+	// A chunk shorter than its Content-Range: refused, the session stays at
+	// its last acknowledged byte and accepts the right chunk.
+	r = e.do(t, "POST", "/v2/lim/app/blobs/uploads/", key, nil)
+	loc := r.Header.Get("Location")
+	r = e.do(t, "PATCH", loc, key, []byte("abc"), "Content-Range", "0-2", "Content-Type", "application/octet-stream")
+	if r.StatusCode != 202 || r.Header.Get("Range") != "0-2" {
+		t.Fatalf("first chunk: %d %s", r.StatusCode, r.Body)
+	}
+	loc = r.Header.Get("Location")
+	r = e.do(t, "PATCH", loc, key, []byte("de"), "Content-Range", "3-5")
+	if r.StatusCode != 400 || ociCode(r) != "BLOB_UPLOAD_INVALID" {
+		t.Fatalf("truncated chunk: %d %s", r.StatusCode, r.Body)
+	}
+	r = e.do(t, "PATCH", loc, key, []byte("zz"), "Content-Range", "5-6")
+	if r.StatusCode != 416 || r.Header.Get("Range") != "0-2" {
+		t.Fatalf("out of order chunk: %d %s %q", r.StatusCode, r.Body, r.Header.Get("Range"))
+	}
+	r = e.do(t, "PATCH", loc, key, []byte("def"), "Content-Range", "3-5")
+	if r.StatusCode != 202 {
+		t.Fatalf("retried chunk: %d %s", r.StatusCode, r.Body)
+	}
+	d := digest.FromString("abcdef")
+	r = e.do(t, "PUT", loc+"?digest="+d.String(), key, nil)
+	if r.StatusCode != 201 {
+		t.Fatalf("complete: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.do(t, "GET", "/v2/lim/app/blobs/"+d.String(), key, nil); string(r.Body) != "abcdef" {
+		t.Fatalf("blob = %q", r.Body)
+	}
+	// Nothing of the refused pushes is stored.
+	ctx := context.Background()
+	n := 0
+	if err := e.Blobs.Walk(ctx, func(string) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d blobs stored, want only the completed one", n)
+	}
+	if tags, _, _ := e.Store.Tags(ctx, "lim/app", "", -1); len(tags) != 0 {
+		t.Fatalf("tags = %v", tags)
+	}
+}
+
+// TestRateLimits: writes count in `global` per credential and a refused
+// one is TOOMANYREQUESTS with Retry-After; reads are not counted.
+func TestRateLimits(t *testing.T) {
+	// The repository's creation over /v1 is the credential's first write.
+	e := setupServer(t, func(s *server.Server) { s.Config.GlobalLimit = ratelimit.Limit{N: 3, Window: time.Hour} })
+	mustRepoIn(t, e, "rl", "private")
+	e.pushBlobHTTP(t, "rl/app", e.AdminKey, []byte("one"))
+	for i := 0; i < 3; i++ {
+		if r := e.do(t, "GET", "/v2/rl/app/blobs/"+digest.FromString("one").String(), e.AdminKey, nil); r.StatusCode != 200 {
+			t.Fatalf("read %d: %d", i, r.StatusCode)
+		}
+	}
+	e.pushBlobHTTP(t, "rl/app", e.AdminKey, []byte("two"))
+	r := e.do(t, "POST", "/v2/rl/app/blobs/uploads/", e.AdminKey, nil)
+	if r.StatusCode != 429 || ociCode(r) != "TOOMANYREQUESTS" || r.Header.Get("Retry-After") == "" || r.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("third write: %d %s %v", r.StatusCode, r.Body, r.Header)
+	}
+}

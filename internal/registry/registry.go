@@ -1,0 +1,255 @@
+// Package registry is chartctl's OCI registry: the OCI Distribution
+// Specification 1.1 at /v2/ (CONTRACT §11), on the domain's stores.
+//
+// Names are "<repository>/<path…>", whose first segment is a chartctl
+// repository; access follows the repository's visibility and the caller's
+// role and scopes. Blob bytes live in the content-addressed blob store, so a
+// chart archive is stored once whichever protocol brought it; manifests,
+// tags, the referrers index, blob links and upload sessions live in an
+// OCIStore. A Helm chart pushed over OCI becomes a chart version of its
+// repository (see charts.go), and every chart version is pullable over OCI.
+//
+// One file per resource, as distribution/distribution's registry/handlers:
+// base.go (ping, token), catalog.go, blobs.go, uploads.go, manifests.go,
+// tags.go, referrers.go; auth.go holds authorization, errors.go the spec's
+// error codes, gc.go garbage collection.
+package registry
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/internal/app"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/ratelimit"
+)
+
+// Config holds the registry's tunables. Start from DefaultConfig.
+type Config struct {
+	// BaseURL is the externally visible URL of the server, used in the
+	// token realm and Location headers ("" derives it from each request).
+	BaseURL string
+	// Service is the service name of the token challenge ("" uses the
+	// base URL's host).
+	Service string
+	// MaxManifestSize is the largest manifest accepted, in bytes.
+	MaxManifestSize int64
+	// MaxBlobSize is the largest blob accepted, in bytes.
+	MaxBlobSize int64
+	// UploadExpiry is how long an upload session lives without a chunk.
+	UploadExpiry time.Duration
+	// GCInterval is how often garbage collection runs (0: never on its own).
+	GCInterval time.Duration
+	// GCGrace spares blobs linked more recently than this from garbage
+	// collection, so a push between its blob and its manifest keeps them.
+	GCGrace time.Duration
+	// TokenExpiry is the expires_in the token endpoint reports.
+	TokenExpiry time.Duration
+	// IdleTimeout cuts a blob transfer after this long without a byte
+	// (0: the server's own timeouts apply).
+	IdleTimeout time.Duration
+	// UploadDir holds the partial data of upload sessions; it must be on
+	// persistent storage so a chunked push survives a restart.
+	UploadDir string
+}
+
+// DefaultConfig returns the documented defaults (docs/oci.md).
+func DefaultConfig() Config {
+	return Config{
+		MaxManifestSize: 4 << 20,
+		MaxBlobSize:     10 << 30,
+		UploadExpiry:    24 * time.Hour,
+		GCInterval:      time.Hour,
+		GCGrace:         24 * time.Hour,
+		TokenExpiry:     time.Hour,
+		IdleTimeout:     60 * time.Second,
+	}
+}
+
+// Registry serves /v2/. Set the fields (New fills the stores), then
+// Register it on the server's router.
+type Registry struct {
+	// App is the application layer: repositories and chart versions are
+	// read, and charts pushed over OCI written, through it, and its digest
+	// locks guard blob commits against orphan deletion.
+	App *app.App
+	// OCI holds manifests, tags, blob links and upload sessions.
+	OCI chartctl.OCIStore
+	// Blobs holds blob bytes (the App's blob store, addressed by sha256 or
+	// sha512).
+	Blobs chartctl.AlgorithmBlobStore
+	// Auth resolves credentials (the server); nil admits anonymous pulls
+	// only.
+	Auth httpx.Authenticator
+	// Limits charges writes to `global` and pushed chart versions to the
+	// UploadBucket (the server); nil disables rate limiting.
+	Limits httpx.Limiter
+	// UploadBucket names the per-repository upload bucket.
+	UploadBucket string
+	// Config holds the tunables.
+	Config Config
+	// Logger receives errors.
+	Logger *slog.Logger
+	// Now is the clock.
+	Now func() time.Time
+
+	initOnce sync.Once
+	sessions keyedLocks
+	derived  derivedCache
+	hints    hintCache
+}
+
+// New returns a Registry over the application layer a, the OCI metadata
+// store oci and the blob store blobs (a's), with DefaultConfig, keeping
+// upload data in uploadDir.
+func New(a *app.App, oci chartctl.OCIStore, blobs chartctl.AlgorithmBlobStore, uploadDir string) *Registry {
+	cfg := DefaultConfig()
+	cfg.UploadDir = uploadDir
+	return &Registry{App: a, OCI: oci, Blobs: blobs, Config: cfg, UploadBucket: ratelimit.Upload}
+}
+
+func (r *Registry) init() {
+	r.initOnce.Do(func() {
+		if r.Logger == nil {
+			r.Logger = slog.New(slog.DiscardHandler)
+		}
+		if r.Now == nil {
+			r.Now = time.Now
+		}
+		if r.Config.UploadDir != "" {
+			if err := os.MkdirAll(r.Config.UploadDir, 0o750); err != nil {
+				r.Logger.Error("create upload directory", "err", err)
+			}
+		}
+	})
+}
+
+// Register adds the registry's routes to e: everything under /v2.
+func (r *Registry) Register(e *echo.Echo) {
+	e.Any("/v2", r.handle)
+	e.Any("/v2/*", r.handle)
+}
+
+// route is one resource of the API, matched on the path after /v2/.
+type route struct {
+	re      *regexp.Regexp
+	methods string
+	handle  func(r *Registry, c echo.Context, m []string) error
+}
+
+// routes, tried in order: uploads before blobs, since a name may end in
+// "blobs".
+var routes = []route{
+	{regexp.MustCompile(`^$`), "GET HEAD", (*Registry).handleBase},
+	{regexp.MustCompile(`^token$`), "GET", (*Registry).handleToken},
+	{regexp.MustCompile(`^_catalog$`), "GET", (*Registry).handleCatalog},
+	{regexp.MustCompile(`^(.+)/manifests/([^/]+)$`), "GET HEAD PUT DELETE", (*Registry).handleManifest},
+	{regexp.MustCompile(`^(.+)/blobs/uploads/?$`), "POST", (*Registry).handleStartUpload},
+	{regexp.MustCompile(`^(.+)/blobs/uploads/([^/]+)$`), "GET PATCH PUT DELETE", (*Registry).handleUpload},
+	{regexp.MustCompile(`^(.+)/blobs/([^/]+)$`), "GET HEAD DELETE", (*Registry).handleBlob},
+	{regexp.MustCompile(`^(.+)/tags/list$`), "GET", (*Registry).handleTags},
+	{regexp.MustCompile(`^(.+)/referrers/([^/]+)$`), "GET", (*Registry).handleReferrers},
+}
+
+// handle answers a request under /v2. Errors are answered here, in the
+// OCI error body, never by the server's /v1 envelope.
+func (r *Registry) handle(c echo.Context) error {
+	r.init()
+	w, req := c.Response(), c.Request()
+	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
+	path := strings.TrimPrefix(req.URL.Path, "/v2")
+	path = strings.TrimPrefix(path, "/")
+	for _, rt := range routes {
+		m := rt.re.FindStringSubmatch(path)
+		if m == nil {
+			continue
+		}
+		if !strings.Contains(" "+rt.methods+" ", " "+req.Method+" ") {
+			w.Header().Set("Allow", strings.ReplaceAll(rt.methods, " ", ", "))
+			r.writeError(c, errUnsupported("The method %s is not allowed here.", req.Method).withStatus(http.StatusMethodNotAllowed))
+			return nil
+		}
+		if err := rt.handle(r, c, m); err != nil {
+			r.writeError(c, err)
+		}
+		return nil
+	}
+	r.writeError(c, &Error{Status: http.StatusNotFound, Code: CodeNameUnknown, Message: "No such registry endpoint."})
+	return nil
+}
+
+// lock takes the application layer's commit lock of digest.
+func (r *Registry) lock(digest string) func() { return r.App.LockDigests(digest) }
+
+// baseURL returns the externally visible URL of the server.
+func (r *Registry) baseURL(req *http.Request) string {
+	if r.Config.BaseURL != "" {
+		return strings.TrimSuffix(r.Config.BaseURL, "/")
+	}
+	scheme := "http"
+	if req.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + req.Host
+}
+
+// service returns the service name of the token challenge.
+func (r *Registry) service(req *http.Request) string {
+	if r.Config.Service != "" {
+		return r.Config.Service
+	}
+	u := r.baseURL(req)
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	return strings.TrimSuffix(u, "/")
+}
+
+// uploadPath returns the file of an upload session's data.
+func (r *Registry) uploadPath(id string) string { return filepath.Join(r.Config.UploadDir, id) }
+
+// newID returns a new unguessable identifier.
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// validID reports whether id has the form newID gives (so it is safe as a
+// file name).
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
+
+// keyedLocks serializes work per key (an upload session).
+type keyedLocks struct {
+	stripes [64]sync.Mutex
+}
+
+// Lock takes key's lock and returns its release.
+func (l *keyedLocks) Lock(key string) func() {
+	var h uint32
+	for i := 0; i < len(key); i++ {
+		h = h*31 + uint32(key[i])
+	}
+	m := &l.stripes[h%uint32(len(l.stripes))]
+	m.Lock()
+	return m.Unlock
+}

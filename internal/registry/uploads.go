@@ -1,0 +1,366 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/labstack/echo/v4"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// Blob uploads (pushes): monolithic (POST with ?digest, or POST then one
+// PUT), chunked (PATCH with Content-Range, then PUT), streamed (PATCH
+// without Content-Range) and cross-repository mounts (POST ?mount=&from=).
+//
+// A session's bytes go to a file of Config.UploadDir, fsynced before the
+// session record's offset moves past them, so a chunk is acknowledged only
+// once durable and a restart resumes at the last acknowledged byte. The
+// final PUT copies the file into the blob store, verifying the digest, and
+// links the blob to the name; nothing is visible before that.
+
+// handleStartUpload answers POST /v2/<name>/blobs/uploads/.
+func (r *Registry) handleStartUpload(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
+	name := m[1]
+	p, _, err := r.authorize(c, name, actionPush)
+	if err != nil {
+		return err
+	}
+	if err := r.charge(c, p, ""); err != nil {
+		return err
+	}
+	q := req.URL.Query()
+	if mount := q.Get("mount"); mount != "" {
+		d, err := parseDigest(mount)
+		if err != nil {
+			return err
+		}
+		ok, err := r.mount(req.Context(), p, name, q.Get("from"), d)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return blobCreated(w, name, d)
+		}
+		// Not mountable for this caller: a normal upload session (202),
+		// as the specification says.
+	}
+	if dg := q.Get("digest"); dg != "" {
+		d, err := parseDigest(dg)
+		if err != nil {
+			return err
+		}
+		if err := r.putMonolithic(c, name, d); err != nil {
+			return err
+		}
+		return blobCreated(w, name, d)
+	}
+	id, err := newID()
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(r.uploadPath(id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("create upload file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create upload file: %w", err)
+	}
+	u := &chartctl.OCIUpload{ID: id, Name: name}
+	if err := r.OCI.CreateUpload(req.Context(), u); err != nil {
+		_ = os.Remove(r.uploadPath(id))
+		return err
+	}
+	return uploadAccepted(w, u, http.StatusAccepted)
+}
+
+// mount links digest, held by from (or, without from, by any name the
+// caller may pull), to name. It reports false when the caller may not read
+// the blob anywhere, which is not an error.
+func (r *Registry) mount(ctx context.Context, p *chartctl.Principal, name, from string, d digest.Digest) (bool, error) {
+	var candidates []string
+	if from != "" {
+		candidates = []string{from}
+	} else {
+		var err error
+		if candidates, err = r.OCI.BlobNames(ctx, d.String()); err != nil {
+			return false, err
+		}
+	}
+	for _, src := range candidates {
+		if !chartctl.ValidOCIName(src) || !r.canPull(ctx, p, src) {
+			continue
+		}
+		held := false
+		if _, err := r.OCI.BlobLink(ctx, src, d.String()); err == nil {
+			held = true
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return false, err
+		} else if cb, err := r.chartBlob(ctx, src, d.String()); err != nil {
+			return false, err
+		} else {
+			held = cb != nil && cb.data == nil
+		}
+		if !held {
+			continue
+		}
+		unlock := r.lock(d.String())
+		b, err := r.Blobs.Open(ctx, d.String())
+		if err == nil {
+			size := b.Size()
+			_ = b.Close()
+			err = r.OCI.LinkBlob(ctx, name, d.String(), size)
+		}
+		unlock()
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// handleUpload answers GET (status), PATCH (a chunk), PUT (the last chunk,
+// if any, and completion) and DELETE (cancel) on an upload session.
+func (r *Registry) handleUpload(c echo.Context, m []string) error {
+	w, req := c.Response(), c.Request()
+	name, id := m[1], m[2]
+	p, _, err := r.authorize(c, name, actionPush)
+	if err != nil {
+		return err
+	}
+	if req.Method != http.MethodGet {
+		if err := r.charge(c, p, ""); err != nil {
+			return err
+		}
+	}
+	if !validID(id) {
+		return errUploadUnknown()
+	}
+	unlock := r.sessions.Lock(id)
+	defer unlock()
+	ctx := req.Context()
+	u, err := r.OCI.Upload(ctx, id)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return errUploadUnknown()
+	} else if err != nil {
+		return err
+	}
+	if u.Name != name || r.Now().Sub(u.UpdatedAt) > r.Config.UploadExpiry {
+		return errUploadUnknown()
+	}
+	switch req.Method {
+	case http.MethodGet:
+		return uploadAccepted(w, u, http.StatusNoContent)
+	case http.MethodDelete:
+		if err := r.OCI.DeleteUpload(ctx, id); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
+		}
+		_ = os.Remove(r.uploadPath(id))
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case http.MethodPatch:
+		if err := r.appendChunk(c, u); err != nil {
+			return err
+		}
+		return uploadAccepted(w, u, http.StatusAccepted)
+	}
+	// PUT: completes the upload with the digest the client claims.
+	d, err := parseDigest(req.URL.Query().Get("digest"))
+	if err != nil {
+		return err
+	}
+	if u.Offset == 0 && req.Header.Get("Content-Range") == "" {
+		// The whole blob in this PUT: straight into the blob store.
+		if err := r.putMonolithic(c, name, d); err != nil {
+			return err
+		}
+	} else {
+		if hasBody(req) {
+			if err := r.appendChunk(c, u); err != nil {
+				return err
+			}
+		}
+		if err := r.completeUpload(ctx, u, d); err != nil {
+			return err
+		}
+	}
+	if err := r.OCI.DeleteUpload(ctx, id); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return err
+	}
+	_ = os.Remove(r.uploadPath(id))
+	return blobCreated(w, name, d)
+}
+
+// hasBody reports whether the request carries bytes.
+func hasBody(req *http.Request) bool {
+	return req.ContentLength > 0 || (req.ContentLength < 0 && req.Body != nil && req.Body != http.NoBody)
+}
+
+// appendChunk writes the request body to the session's file at its offset
+// and, once the bytes are durable, advances the session. A chunk that does
+// not start at the offset is 416; one shorter than its Content-Range says
+// (a truncated chunk) is refused and leaves the session as it was.
+func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
+	w, req := c.Response(), c.Request()
+	want := int64(-1)
+	if cr := req.Header.Get("Content-Range"); cr != "" {
+		start, end, ok := parseContentRange(cr)
+		if !ok || start != u.Offset || end < start {
+			setUploadHeaders(w, u)
+			return newError(http.StatusRequestedRangeNotSatisfiable, CodeBlobUploadInvalid,
+				"The chunk must start at byte %d (Content-Range: %d-<end>); got %q.", u.Offset, u.Offset, cr)
+		}
+		want = end - start + 1
+		if req.ContentLength >= 0 && req.ContentLength != want {
+			return newError(http.StatusBadRequest, CodeBlobUploadInvalid, "Content-Length %d does not match Content-Range %q.", req.ContentLength, cr)
+		}
+	}
+	f, err := os.OpenFile(r.uploadPath(u.ID), os.O_WRONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return errUploadUnknown()
+	} else if err != nil {
+		return fmt.Errorf("open upload file: %w", err)
+	}
+	defer f.Close()
+	// Bytes past the offset were never acknowledged (a crash or a refused
+	// chunk): they go.
+	if err := f.Truncate(u.Offset); err != nil {
+		return fmt.Errorf("truncate upload file: %w", err)
+	}
+	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
+		return fmt.Errorf("seek upload file: %w", err)
+	}
+	room := r.Config.MaxBlobSize - u.Offset
+	n, err := io.Copy(f, io.LimitReader(r.idleReader(w, req), room+1))
+	fail := func(e error) error {
+		_ = f.Truncate(u.Offset)
+		return e
+	}
+	switch {
+	case err != nil:
+		return fail(newError(http.StatusBadRequest, CodeBlobUploadInvalid, "The chunk could not be read completely."))
+	case n > room:
+		return fail(newError(http.StatusRequestEntityTooLarge, CodeSizeInvalid, "The blob exceeds the maximum size of %d bytes.", r.Config.MaxBlobSize))
+	case want >= 0 && n != want:
+		return fail(newError(http.StatusBadRequest, CodeBlobUploadInvalid, "The chunk is %d bytes, but Content-Range announced %d.", n, want))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("sync upload file: %w", err))
+	}
+	if err := r.OCI.AdvanceUpload(req.Context(), u.ID, u.Offset, u.Offset+n); err != nil {
+		return fail(err)
+	}
+	u.Offset += n
+	return nil
+}
+
+// completeUpload moves the session's bytes into the blob store if their
+// digest is d, and links the blob to the session's name.
+func (r *Registry) completeUpload(ctx context.Context, u *chartctl.OCIUpload, d digest.Digest) error {
+	f, err := os.Open(r.uploadPath(u.ID))
+	if errors.Is(err, os.ErrNotExist) {
+		return errUploadUnknown()
+	} else if err != nil {
+		return fmt.Errorf("open upload file: %w", err)
+	}
+	defer f.Close()
+	return r.storeBlob(ctx, u.Name, d, io.LimitReader(f, u.Offset), nil)
+}
+
+// putMonolithic stores the request body as the blob d of name.
+func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) error {
+	req := c.Request()
+	return r.storeBlob(req.Context(), name, d, r.idleReader(c.Response(), req), req)
+}
+
+// storeBlob writes src to the blob store, verifies its digest is d, commits
+// it and links it to name, under the digest's lock so garbage collection
+// cannot delete it between commit and link.
+func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request) error {
+	bw, err := r.Blobs.CreateAlgorithm(ctx, string(d.Algorithm()))
+	if err != nil {
+		return err
+	}
+	defer bw.Abort()
+	n, err := io.Copy(bw, io.LimitReader(src, r.Config.MaxBlobSize+1))
+	if err != nil {
+		if req != nil {
+			return newError(http.StatusBadRequest, CodeBlobUploadInvalid, "The blob could not be read completely.")
+		}
+		return fmt.Errorf("copy upload: %w", err)
+	}
+	if n > r.Config.MaxBlobSize {
+		return newError(http.StatusRequestEntityTooLarge, CodeSizeInvalid, "The blob exceeds the maximum size of %d bytes.", r.Config.MaxBlobSize)
+	}
+	if req != nil && req.ContentLength >= 0 && n != req.ContentLength {
+		return newError(http.StatusBadRequest, CodeSizeInvalid, "Received %d bytes, but Content-Length announced %d.", n, req.ContentLength)
+	}
+	if bw.Digest() != d.String() {
+		return errDigestInvalid("The uploaded content has digest %s, not %s.", bw.Digest(), d)
+	}
+	unlock := r.lock(d.String())
+	defer unlock()
+	if _, err := bw.Commit(); err != nil {
+		return err
+	}
+	return r.OCI.LinkBlob(ctx, name, d.String(), n)
+}
+
+// parseContentRange parses "start-end" (optionally "bytes start-end" or
+// "bytes=start-end").
+func parseContentRange(s string) (start, end int64, ok bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(s, "bytes")
+	s = strings.TrimLeft(s, " =")
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	a, b, found := strings.Cut(s, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err1 := strconv.ParseInt(a, 10, 64)
+	end, err2 := strconv.ParseInt(b, 10, 64)
+	return start, end, err1 == nil && err2 == nil && start >= 0
+}
+
+// setUploadHeaders sets the headers describing a session.
+func setUploadHeaders(w http.ResponseWriter, u *chartctl.OCIUpload) {
+	h := w.Header()
+	h.Set("Location", "/v2/"+u.Name+"/blobs/uploads/"+u.ID)
+	h.Set("Docker-Upload-UUID", u.ID)
+	last := u.Offset - 1
+	if last < 0 {
+		last = 0
+	}
+	h.Set("Range", fmt.Sprintf("0-%d", last))
+}
+
+// uploadAccepted answers a session's state with status (202 or 204).
+func uploadAccepted(w http.ResponseWriter, u *chartctl.OCIUpload, status int) error {
+	setUploadHeaders(w, u)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(status)
+	return nil
+}
+
+// blobCreated answers 201 for a blob now in name.
+func blobCreated(w http.ResponseWriter, name string, d digest.Digest) error {
+	h := w.Header()
+	h.Set("Location", "/v2/"+name+"/blobs/"+d.String())
+	h.Set("Docker-Content-Digest", d.String())
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
