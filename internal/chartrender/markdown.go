@@ -132,6 +132,9 @@ func HighlightCSS() string {
 	f := formatter()
 	_ = f.WriteCSS(&b, styleOr("github"))
 	b.WriteString("@media (prefers-color-scheme: dark) {\n")
+	// Classes the dark theme leaves unstyled must not keep the light
+	// theme's colours (dark punctuation on a dark background).
+	b.WriteString(".hl-chroma [class^=\"hl-\"] { color: inherit; font-weight: inherit; font-style: inherit; background-color: transparent; }\n")
 	_ = f.WriteCSS(&b, styleOr("github-dark"))
 	b.WriteString("}\n")
 	return b.String()
