@@ -17,7 +17,7 @@ IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_REPO ?= ghcr.io/chartctl/chartctl
 PEBBLE_VERSION ?= v2.10.1
 
-.PHONY: help build run test test-short fuzz lint completions man bench tools image image-push packages pebble release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint completions man bench bench-static tools image image-push packages pebble release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -56,9 +56,16 @@ completions: build ## regenerate completions/ from the binary
 man: build ## write the man pages into man/ (the packages ship them)
 	./$(BIN) man man
 
-bench: build ## go benchmarks of the hot paths, then the load harness against a fresh server
+bench: build ## go benchmarks of the hot paths, the load harness, then chartctl beside nginx (needs nginx and wrk)
 	$(GO) test -run='^$$' -bench=. -benchmem ./internal/... ./server/...
 	$(GO) run ./bench/cmd/chartbench --binary $(BIN) --n 1000 --markdown docs/performance.md
+	$(MAKE) bench-static
+
+# The side-by-side of issue #19 compares with Debian's nginx (1.22 on
+# bookworm) under wrk; install both with: apt-get install -y nginx wrk
+bench-static: build ## chartctl's read routes beside nginx serving the same bytes (apt-get install -y nginx wrk)
+	@command -v nginx >/dev/null && command -v wrk >/dev/null || { echo "bench-static needs nginx and wrk: apt-get install -y nginx wrk"; exit 1; }
+	$(GO) run ./bench/cmd/chartbench static --binary $(BIN) --n 1000 --rounds 5 --markdown docs/performance.md
 
 tools: ## install Helm 4 and Helm 3 into .tools/ (used by the Helm compatibility tests)
 	GOBIN=$(TOOLS)/helm4 $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION)

@@ -198,3 +198,134 @@ func multipartChart(b *testing.B, version string) ([]byte, string) {
 	mw.Close()
 	return body.Bytes(), mw.FormDataContentType()
 }
+
+// discardWriter is a ResponseWriter that keeps nothing but the status, so
+// a benchmark counts the server's allocations, not a recorder's.
+type discardWriter struct {
+	h      http.Header
+	status int
+	n      int64
+}
+
+func (w *discardWriter) Header() http.Header { return w.h }
+func (w *discardWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *discardWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// benchRead serves req b.N times through the whole router and reports
+// allocations per request.
+func benchRead(b *testing.B, s *Server, req *http.Request, want int) {
+	b.Helper()
+	w := &discardWriter{h: http.Header{}}
+	s.echo.ServeHTTP(w, req)
+	if w.status != want {
+		b.Fatalf("%s: status %d, want %d", req.URL, w.status, want)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		clear(w.h)
+		w.status, w.n = 0, 0
+		s.echo.ServeHTTP(w, req)
+	}
+	b.StopTimer()
+	if w.status != want {
+		b.Fatalf("%s: status %d, want %d", req.URL, w.status, want)
+	}
+}
+
+// benchHelmRepo fills a public repository "pub" with n versions (the
+// first with a provenance file) through the upload handler and returns
+// the archive file name of that first version.
+func benchHelmRepo(b *testing.B, s *Server, key string, n int) string {
+	b.Helper()
+	ctx := context.Background()
+	u, _ := s.Store.UserByEmail(ctx, "bench@example.com")
+	if err := s.Store.CreateRepository(ctx, &chartctl.Repository{Name: "pub", OwnerID: u.ID, Visibility: chartctl.VisibilityPublic}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		body, ctype := multipartChartProv(b, fmt.Sprintf("1.0.%d", i), i == 0)
+		req := httptest.NewRequest(http.MethodPost, "/v1/repositories/pub/charts", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", ctype)
+		serve(b, s, req, http.StatusOK)
+	}
+	return "bench-1.0.0.tgz"
+}
+
+// multipartChartProv is multipartChart with, optionally, a provenance
+// file.
+func multipartChartProv(b *testing.B, version string, prov bool) ([]byte, string) {
+	body, ctype := multipartChart(b, version)
+	if !prov {
+		return body, ctype
+	}
+	// Rebuild with a second part: the archive bytes are in the first.
+	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	f, _, err := req.FormFile("chart")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var arch bytes.Buffer
+	arch.ReadFrom(f)
+	var out bytes.Buffer
+	mw := multipart.NewWriter(&out)
+	fw, _ := mw.CreateFormFile("chart", "bench.tgz")
+	fw.Write(arch.Bytes())
+	pw, _ := mw.CreateFormFile("prov", "bench.tgz.prov")
+	pw.Write([]byte("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\nname: bench\n-----BEGIN PGP SIGNATURE-----\n\nwsBcBAEBCgAQ\n-----END PGP SIGNATURE-----\n"))
+	mw.Close()
+	return out.Bytes(), mw.FormDataContentType()
+}
+
+// BenchmarkHelmIndex is GET index.yaml of a public repository of 200
+// versions, anonymous, as Helm, Flux and Argo CD poll it.
+func BenchmarkHelmIndex(b *testing.B) {
+	s, key := benchServer(b)
+	benchHelmRepo(b, s, key, 200)
+	b.Run("gzip", func(b *testing.B) {
+		req := httptest.NewRequest(http.MethodGet, "/helm/pub/index.yaml", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		benchRead(b, s, req, http.StatusOK)
+	})
+	b.Run("identity", func(b *testing.B) {
+		benchRead(b, s, httptest.NewRequest(http.MethodGet, "/helm/pub/index.yaml", nil), http.StatusOK)
+	})
+	b.Run("not-modified", func(b *testing.B) {
+		req := httptest.NewRequest(http.MethodGet, "/helm/pub/index.yaml", nil)
+		rec := httptest.NewRecorder()
+		s.echo.ServeHTTP(rec, req)
+		req.Header.Set("If-None-Match", rec.Header().Get("ETag"))
+		req.Header.Set("Accept-Encoding", "gzip")
+		benchRead(b, s, req, http.StatusNotModified)
+	})
+}
+
+// BenchmarkHelmDownload is GET charts/NAME-VERSION.tgz and its .prov from
+// a public repository, anonymous.
+func BenchmarkHelmDownload(b *testing.B) {
+	s, key := benchServer(b)
+	file := benchHelmRepo(b, s, key, 200)
+	b.Run("tgz", func(b *testing.B) {
+		benchRead(b, s, httptest.NewRequest(http.MethodGet, "/helm/pub/charts/"+file, nil), http.StatusOK)
+	})
+	b.Run("prov", func(b *testing.B) {
+		benchRead(b, s, httptest.NewRequest(http.MethodGet, "/helm/pub/charts/"+file+".prov", nil), http.StatusOK)
+	})
+	b.Run("archive-api-key", func(b *testing.B) {
+		req := httptest.NewRequest(http.MethodGet, "/v1/repositories/pub/charts/bench/1.0.0/archive", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		benchRead(b, s, req, http.StatusOK)
+	})
+}

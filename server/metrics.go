@@ -28,6 +28,9 @@ type metrics struct {
 	limited   *prometheus.CounterVec
 	renders   prometheus.Histogram
 	diskUsage *diskUsage
+
+	seriesMu sync.RWMutex
+	series   map[seriesKey]series
 }
 
 // pathProvider is implemented by stores that live in one file.
@@ -57,6 +60,7 @@ func (s *Server) newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}),
 		diskUsage: &diskUsage{},
+		series:    map[seriesKey]series{},
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.uploads, m.limited, m.renders,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -83,22 +87,37 @@ func (s *Server) newMetrics() *metrics {
 	return m
 }
 
-// instrument records every request by route pattern.
-func (s *Server) instrument(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			// Let the error handler write the response so the status is known.
-			c.Error(err)
-			err = nil
+// series are the request counter and latency histogram of one route,
+// method and status. Looking them up by label values hashes the values
+// on every request; the few combinations a server sees are kept instead.
+type series struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+// observe counts one request. route and method must be bounded labels
+// (routeLabel, methodLabel); statuses are the handlers' own.
+func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	k := seriesKey{route, method, status}
+	m.seriesMu.RLock()
+	sr, ok := m.series[k]
+	m.seriesMu.RUnlock()
+	if !ok {
+		sr = series{
+			count:   m.requests.WithLabelValues(route, method, strconv.Itoa(status)),
+			latency: m.latency.WithLabelValues(route, method),
 		}
-		route := s.routeLabel(c.Path())
-		method := methodLabel(c.Request().Method)
-		s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status)).Inc()
-		s.metrics.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
-		return err
+		m.seriesMu.Lock()
+		m.series[k] = sr
+		m.seriesMu.Unlock()
 	}
+	sr.count.Inc()
+	sr.latency.Observe(d.Seconds())
 }
 
 // methodLabel bounds the method label: any method string a client sends

@@ -10,8 +10,7 @@ import (
 // scope it needs in its handler; authentication and rate limiting wrap the
 // whole /v1 group.
 func (s *Server) routes(e *echo.Echo) {
-	e.Pre(requestID)
-	e.Use(s.logRequests, s.instrument, s.bodyDeadline)
+	e.Use(s.observe)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/livez", s.handleLivez)

@@ -35,6 +35,8 @@ type Process struct {
 	Addr string
 	// LogPath receives the server's stdout and stderr.
 	LogPath string
+	// Extra are more serve arguments (say, --debug-addr).
+	Extra []string
 
 	cmd     *exec.Cmd
 	started time.Time
@@ -59,10 +61,10 @@ func FreeLoopbackAddr() (string, error) {
 // Args are the serve arguments: loopback address, the data directory, and
 // every rate limit disabled so the load is not throttled.
 func (p *Process) Args() []string {
-	return []string{
+	return append([]string{
 		"serve", "--addr", p.Addr, "--data", p.DataDir,
 		"--rate-limit-global", "0", "--rate-limit-upload", "0", "--rate-limit-search", "0",
-	}
+	}, p.Extra...)
 }
 
 // Start launches the server process (again, after Stop); its output is

@@ -21,15 +21,14 @@ func RepoNotFound(name string) error {
 
 // VisibleRepo loads the repository named name if p may see it; invisible
 // and unknown ones alike are ENOTFOUND. Anonymous callers see public
-// repositories.
+// repositories. The record may be up to a second old (see repoTTL) unless
+// it changed through App.
 func (a *App) VisibleRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
-	if err := chartctl.ValidateName("repo", name); err != nil {
-		return nil, RepoNotFound(name)
-	}
-	r, err := a.Store.Repository(ctx, name)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, RepoNotFound(name)
-	} else if err != nil {
+	r, err := a.repository(ctx, name)
+	if err != nil {
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil, RepoNotFound(name)
+		}
 		return nil, err
 	}
 	if !p.CanSeeRepo(r) {

@@ -53,7 +53,9 @@ type App struct {
 	// version is stored, forgotten when its archive's blob is deleted.
 	Pages *chartpage.Store
 
-	locks digestLocks
+	locks    digestLocks
+	repos    recordCache[string, chartctl.Repository]
+	versions recordCache[versionKey, chartctl.ChartVersion]
 }
 
 // Options configures New.

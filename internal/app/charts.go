@@ -19,11 +19,16 @@ func ChartNotFound(repo, name, version string) error {
 
 // ChartVersion returns one version of a chart in r (which the caller has
 // already been allowed to read). Invalid names and versions are ENOTFOUND.
+// The record may be up to a second old (recordTTL) unless it changed
+// through App.
 func (a *App) ChartVersion(ctx context.Context, r *chartctl.Repository, name, version string) (*chartctl.ChartVersion, error) {
-	if chart.ValidateName(name) != nil || chart.ValidateVersion(version) != nil {
-		return nil, ChartNotFound(r.Name, name, version)
-	}
-	cv, err := a.Store.ChartVersion(ctx, r.Name, name, version)
+	cv, err := a.versions.get(versionKey{r.Name, name, version}, func() (*chartctl.ChartVersion, error) {
+		// Only stored versions are cached, so a cached one is valid.
+		if chart.ValidateName(name) != nil || chart.ValidateVersion(version) != nil {
+			return nil, ChartNotFound(r.Name, name, version)
+		}
+		return a.Store.ChartVersion(ctx, r.Name, name, version)
+	})
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, ChartNotFound(r.Name, name, version)
 	}
@@ -108,6 +113,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	if err != nil {
 		return nil, false, err
 	}
+	a.versions.forget(versionKey{repo.Name, stored.Name, stored.Version})
 	// The index entry is re-read from the store, not taken from this
 	// upload: a delete or another overwrite of the same version may have
 	// committed after this one and reached the cache first.
@@ -134,6 +140,7 @@ func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, ver
 	} else if err != nil {
 		return nil, err
 	}
+	a.versions.forget(versionKey{r.Name, name, version})
 	a.Index.Refresh(context.WithoutCancel(ctx), r.Name, name, version)
 	for _, d := range orphans {
 		a.DeleteIfOrphan(ctx, d)
@@ -145,6 +152,7 @@ func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, ver
 // with all its chart versions.
 func (a *App) DeleteRepository(ctx context.Context, r *chartctl.Repository) error {
 	orphans, err := a.Store.DeleteRepository(ctx, r.Name)
+	a.ForgetRepository(r.Name)
 	if err != nil {
 		return err
 	}

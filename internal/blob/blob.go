@@ -280,6 +280,11 @@ type File struct {
 // Size returns the blob's length in bytes.
 func (f *File) Size() int64 { return f.size }
 
+// OSFile returns the blob's open file, so a server can send it with
+// sendfile (http.ServeContent does when handed an *os.File). Reading or
+// seeking it is reading or seeking the blob; closing the blob closes it.
+func (f *File) OSFile() *os.File { return f.File }
+
 // writer writes one new blob to a temp file, hashing as it goes.
 type writer struct {
 	s      *Store

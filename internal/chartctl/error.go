@@ -77,10 +77,16 @@ func ErrorMissingScope(err error) Scope {
 // ErrorCode returns the code of the *Error in err's chain, "" for nil and
 // EINTERNAL for any other error.
 func ErrorCode(err error) string {
-	var e *Error
 	if err == nil {
 		return ""
-	} else if errors.As(err, &e) {
+	}
+	// The common case first: the *Error itself, found without errors.As,
+	// whose target escapes to the heap on every call.
+	if e, ok := err.(*Error); ok {
+		return e.Code
+	}
+	var e *Error
+	if errors.As(err, &e) {
 		return e.Code
 	}
 	return EINTERNAL

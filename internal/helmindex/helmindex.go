@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,24 +82,45 @@ type Index struct {
 	// Generated is the index's generated time: when its content last
 	// changed.
 	Generated time.Time
+	// ETagHeader and LengthHeader are the values of the ETag and
+	// Content-Length headers of Body, formatted once so that serving the
+	// index formats nothing; every response shares them, so they must
+	// never be modified.
+	ETagHeader, LengthHeader []string
 
-	gzipOnce sync.Once
-	gzipped  []byte
+	gzipOnce   sync.Once
+	gzipped    []byte
+	gzipLength []string
 }
 
 // Gzip returns Body gzip-compressed, computed on first use and kept.
 func (ix *Index) Gzip() []byte {
-	ix.gzipOnce.Do(func() {
-		var buf bytes.Buffer
-		buf.Grow(len(ix.Body) / 4)
-		zw := gzip.NewWriter(&buf)
-		// Writes to a bytes.Buffer cannot fail.
-		_, _ = zw.Write(ix.Body)
-		_ = zw.Close()
-		ix.gzipped = buf.Bytes()
-	})
+	ix.gzipOnce.Do(ix.compress)
 	return ix.gzipped
 }
+
+// GzipLengthHeader is the Content-Length header value of Gzip(), shared
+// as LengthHeader is.
+func (ix *Index) GzipLengthHeader() []string {
+	ix.gzipOnce.Do(ix.compress)
+	return ix.gzipLength
+}
+
+func (ix *Index) compress() {
+	var buf bytes.Buffer
+	buf.Grow(len(ix.Body) / 4)
+	zw := gzip.NewWriter(&buf)
+	// Writes to a bytes.Buffer cannot fail.
+	_, _ = zw.Write(ix.Body)
+	_ = zw.Close()
+	ix.gzipped = buf.Bytes()
+	ix.gzipLength = headerValue(strconv.Itoa(len(ix.gzipped)))
+}
+
+// headerValue is a one-value header slice whose capacity is its length,
+// so that adding a value to the header copies it instead of writing into
+// a slice other responses share.
+func headerValue(v string) []string { return []string{v}[:1:1] }
 
 // New returns a Cache that loads repositories with load.
 func New(load Loader, opts Options) *Cache {
@@ -399,7 +421,8 @@ func (c *Cache) render(r *repoIndex) *Index {
 	body = append(body, gen...)
 	body = append(body, c.serverInfo...)
 	sum := sha256.Sum256(body)
-	return &Index{Body: body, ETag: `"sha256-` + hex.EncodeToString(sum[:]) + `"`, Generated: r.generated}
+	etag := `"sha256-` + hex.EncodeToString(sum[:]) + `"`
+	return &Index{Body: body, ETag: etag, Generated: r.generated, ETagHeader: headerValue(etag), LengthHeader: headerValue(strconv.Itoa(len(body)))}
 }
 
 // indexEntry is one version in the index: Helm's repo.ChartVersion (the

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -788,5 +789,30 @@ func BenchmarkFirstGet(b *testing.B) {
 				mustGet(b, c)
 			}
 		})
+	}
+}
+
+// The header values an Index carries match its bodies and are capped
+// slices, so a server adding to a header never writes into them.
+func TestIndexHeaderValues(t *testing.T) {
+	c := New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
+		return []*chartctl.ChartVersion{{Repository: repo, Name: "app", Version: "1.0.0", Digest: "sha256:" + strings.Repeat("a", 64), CreatedAt: time.Unix(1, 0)}}, nil
+	}, Options{})
+	ix, err := c.Get(context.Background(), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []struct {
+		name string
+		v    []string
+		want string
+	}{
+		{"ETag", ix.ETagHeader, ix.ETag},
+		{"Content-Length", ix.LengthHeader, strconv.Itoa(len(ix.Body))},
+		{"gzip Content-Length", ix.GzipLengthHeader(), strconv.Itoa(len(ix.Gzip()))},
+	} {
+		if len(h.v) != 1 || h.v[0] != h.want || cap(h.v) != 1 {
+			t.Errorf("%s: %q (cap %d), want [%q] with cap 1", h.name, h.v, cap(h.v), h.want)
+		}
 	}
 }

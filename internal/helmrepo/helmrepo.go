@@ -87,8 +87,26 @@ func (h *Handler) repo(c echo.Context) (*chartctl.Repository, *chartctl.Principa
 	return r, p, err
 }
 
+// Header values every index.yaml response shares (assigned, never
+// modified; capacity equal to length, so an Add elsewhere copies).
+var (
+	hdrVary        = []string{"Accept-Encoding"}[:1:1]
+	hdrNoCache     = []string{"no-cache"}[:1:1]
+	hdrYAML        = []string{"application/x-yaml"}[:1:1]
+	hdrGzip        = []string{"gzip"}[:1:1]
+	hdrGzipName    = http.CanonicalHeaderKey("Content-Encoding")
+	hdrLengthName  = http.CanonicalHeaderKey("Content-Length")
+	hdrTypeName    = http.CanonicalHeaderKey("Content-Type")
+	hdrVaryName    = http.CanonicalHeaderKey("Vary")
+	hdrCacheName   = http.CanonicalHeaderKey("Cache-Control")
+	hdrETagName    = http.CanonicalHeaderKey("ETag")
+	hdrIfNoneMatch = http.CanonicalHeaderKey("If-None-Match")
+)
+
 // handleIndex serves index.yaml from pre-rendered bytes, with a strong
-// ETag and gzip when the client accepts it.
+// ETag and gzip when the client accepts it. The header values come
+// formatted with the index, and the body is written as rendered: a
+// request formats and copies nothing.
 func (h *Handler) handleIndex(c echo.Context) error {
 	r, _, err := h.repo(c)
 	if err != nil {
@@ -98,32 +116,37 @@ func (h *Handler) handleIndex(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	hd := c.Response().Header()
-	hd.Set("ETag", idx.ETag)
-	hd.Set("Vary", "Accept-Encoding")
-	hd.Set("Cache-Control", "no-cache")
-	if etagMatch(c.Request().Header.Get("If-None-Match"), idx.ETag) {
-		return c.NoContent(http.StatusNotModified)
+	req, resp := c.Request(), c.Response()
+	hd := resp.Header()
+	hd[hdrETagName] = idx.ETagHeader
+	hd[hdrVaryName] = hdrVary
+	hd[hdrCacheName] = hdrNoCache
+	if etagMatch(req.Header.Get(hdrIfNoneMatch), idx.ETag) {
+		resp.WriteHeader(http.StatusNotModified)
+		return nil
 	}
-	body := idx.Body
-	if acceptsGzip(c.Request().Header.Get("Accept-Encoding")) {
-		body = idx.Gzip()
-		hd.Set("Content-Encoding", "gzip")
+	body, length := idx.Body, idx.LengthHeader
+	if acceptsGzip(req.Header.Get("Accept-Encoding")) {
+		body, length = idx.Gzip(), idx.GzipLengthHeader()
+		hd[hdrGzipName] = hdrGzip
 	}
 	// A known length spares both sides chunked encoding of a large body.
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
-	if c.Request().Method == http.MethodHead {
-		hd.Set("Content-Type", "application/x-yaml")
-		return c.NoContent(http.StatusOK)
+	hd[hdrLengthName] = length
+	hd[hdrTypeName] = hdrYAML
+	resp.WriteHeader(http.StatusOK)
+	if req.Method == http.MethodHead {
+		return nil
 	}
-	return c.Blob(http.StatusOK, "application/x-yaml", body)
+	_, err = resp.Write(body)
+	return err
 }
 
+// etagMatch reports whether an If-None-Match header matches etag (weak
+// comparison, as RFC 9110 §13.1.2 asks for If-None-Match).
 func etagMatch(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	for _, t := range strings.Split(header, ",") {
+	for header != "" {
+		var t string
+		t, header, _ = strings.Cut(header, ",")
 		t = strings.TrimSpace(t)
 		if t == "*" || t == etag || strings.TrimPrefix(t, "W/") == etag {
 			return true
@@ -136,7 +159,9 @@ func etagMatch(header, etag string) bool {
 // gzip (or x-gzip) coding whose quality value is not zero (RFC 9110
 // §12.5.3; "q=0", "q=0.0" and "Q=0.000" all refuse it).
 func acceptsGzip(header string) bool {
-	for _, part := range strings.Split(header, ",") {
+	for header != "" {
+		var part string
+		part, header, _ = strings.Cut(header, ",")
 		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		enc = strings.TrimSpace(enc)
 		if !strings.EqualFold(enc, "gzip") && !strings.EqualFold(enc, "x-gzip") {
@@ -150,7 +175,9 @@ func acceptsGzip(header string) bool {
 // qualityNonZero reports whether the parameters of an Accept-Encoding
 // element leave its weight above zero. A malformed weight counts as zero.
 func qualityNonZero(params string) bool {
-	for _, p := range strings.Split(params, ";") {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
 		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
 		if !strings.EqualFold(strings.TrimSpace(k), "q") {
 			continue
@@ -173,7 +200,7 @@ func (h *Handler) handleDownload(c echo.Context) error {
 	// first reading that exists.
 	var cv *chartctl.ChartVersion
 	for _, nv := range chart.ArchiveFileCandidates(strings.TrimSuffix(file, ".prov")) {
-		found, err := h.App.Store.ChartVersion(c.Request().Context(), r.Name, nv.Name, nv.Version)
+		found, err := h.App.ChartVersion(c.Request().Context(), r, nv.Name, nv.Version)
 		if err == nil {
 			cv = found
 			break

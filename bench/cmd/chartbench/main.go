@@ -8,6 +8,13 @@
 //	chartbench --n 10000 --markdown docs/performance.md
 //	chartbench --url http://127.0.0.1:8080 --token $KEY
 //	chartbench --peer http://127.0.0.1:8081   # ChartMuseum side by side
+//
+// `chartbench static` measures chartctl's read routes beside nginx serving
+// the very bytes chartctl served (issue #19); it needs nginx and wrk
+// (`apt-get install -y nginx wrk`):
+//
+//	chartbench static --rounds 5 --markdown docs/performance.md
+//	chartbench static --profile /tmp/prof   # also pprof every route
 package main
 
 import (
@@ -30,6 +37,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "static" {
+		return runStatic(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("chartbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -117,4 +127,57 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runStatic is `chartbench static`: the side-by-side with nginx.
+func runStatic(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chartbench static", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfg      harness.SideConfig
+		markdown string
+	)
+	fs.IntVar(&cfg.N, "n", 1000, "chart versions in the public repository (and in the private one)")
+	fs.StringVar(&cfg.Binary, "binary", "./bin/chartctl", "chartctl binary to start")
+	fs.StringVar(&cfg.NginxBinary, "nginx", "nginx", "nginx binary ("+harness.NginxInstallHint+")")
+	fs.StringVar(&cfg.WrkBinary, "wrk", "wrk", "wrk binary")
+	fs.StringVar(&cfg.Load, "load", "wrk", "load generator: wrk, or go (built in, heavier on the CPU the servers share)")
+	fs.IntVar(&cfg.Rounds, "rounds", 5, "interleaved rounds; the report gives medians")
+	fs.DurationVar(&cfg.Duration, "duration", 3*time.Second, "length of one measurement")
+	fs.IntVar(&cfg.Threads, "threads", 2, "load generator threads (wrk -t)")
+	fs.IntVar(&cfg.Conns, "conns", 16, "connections (wrk -c)")
+	fs.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU and allocation profile of every chartctl route into this directory")
+	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the temporary directory (data, nginx root and logs)")
+	fs.StringVar(&markdown, "markdown", "", "also write the table into this Markdown file, replacing an earlier run's section")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "chartbench static: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	cfg.Command = strings.Replace(reproduce(fs), "chartbench", "chartbench static", 1)
+	cfg.Log = stderr
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "chartbench static: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := harness.RunSideBySide(ctx, cfg)
+	if res != nil && len(res.Routes) > 0 && len(res.Routes[0].Ours) > 0 {
+		fmt.Fprintln(stdout, res.Markdown())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "chartbench static: %v\n", err)
+		return 1
+	}
+	if markdown != "" {
+		if err := harness.WriteSection(markdown, "static-n="+strconv.Itoa(cfg.N), res.Markdown()); err != nil {
+			fmt.Fprintf(stderr, "chartbench static: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "chartbench static: wrote %s\n", markdown)
+	}
+	return 0
 }

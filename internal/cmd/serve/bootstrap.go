@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/atomicfile"
@@ -26,10 +28,32 @@ type InitialAdmin struct {
 	APIKey   string `json:"api_key"`
 }
 
-// bootstrapAdmin creates the admin user and an all-scope API key on first
-// start (an empty store) and writes them to DATA/initial-admin.json (0600).
-// It logs the file's path, never the secrets.
-func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, logger *slog.Logger) error {
+// adminPassword returns the first admin's password from
+// --admin-password-file or CHARTCTL_ADMIN_PASSWORD, "" when neither is set.
+func adminPassword(cfg *Config, getenv func(string) string) (string, error) {
+	pw := ""
+	if cfg.AdminPasswordFile != "" {
+		b, err := os.ReadFile(cfg.AdminPasswordFile)
+		if err != nil {
+			return "", fmt.Errorf("read --admin-password-file: %w", err)
+		}
+		pw = strings.TrimRight(string(b), "\r\n")
+	} else if getenv != nil {
+		pw = getenv("CHARTCTL_ADMIN_PASSWORD")
+	}
+	if pw != "" && (len(pw) < 8 || len(pw) > 72) {
+		return "", fmt.Errorf("the admin password from --admin-password-file or CHARTCTL_ADMIN_PASSWORD must be 8 to 72 characters")
+	}
+	return pw, nil
+}
+
+// bootstrapAdmin creates the admin user on first start (an empty store).
+// With a password given (adminPassword), the admin gets it and nothing
+// else: no API key, no file, as read-only or replicated deployments need.
+// Otherwise it creates an all-scope API key too and writes both to
+// DATA/initial-admin.json (0600). It logs the file's path, never the
+// secrets.
+func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, getenv func(string) string, logger *slog.Logger) error {
 	n, err := store.UserCount(ctx)
 	if err != nil {
 		return err
@@ -40,6 +64,21 @@ func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, logg
 	email, err := app.ValidateEmail(cfg.AdminEmail)
 	if err != nil {
 		return fmt.Errorf("invalid --admin-email %q", cfg.AdminEmail)
+	}
+	given, err := adminPassword(cfg, getenv)
+	if err != nil {
+		return err
+	}
+	if given != "" {
+		hash, err := app.HashPassword(given)
+		if err != nil {
+			return err
+		}
+		if err := store.CreateUser(ctx, &chartctl.User{Email: email, PasswordHash: hash, Admin: true}); err != nil {
+			return err
+		}
+		logger.Info("created the admin user with the given password", "email", email)
+		return nil
 	}
 	var pw [18]byte
 	if _, err := rand.Read(pw[:]); err != nil {

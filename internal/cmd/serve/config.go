@@ -41,15 +41,17 @@ type Config struct {
 	GCGrace         time.Duration
 	TrustedProxies  string
 	AdminEmail      string
-	LogFormat       string
-	LogLevel        string
-	DebugAddr       string
-	TLSCert         string
-	TLSKey          string
-	ACMEDomains     []string
-	ACMEEmail       string
-	ACMEDirectory   string
-	ACMEHTTPAddr    string
+	// AdminPasswordFile, if set, holds the first admin's password.
+	AdminPasswordFile string
+	LogFormat         string
+	LogLevel          string
+	DebugAddr         string
+	TLSCert           string
+	TLSKey            string
+	ACMEDomains       []string
+	ACMEEmail         string
+	ACMEDirectory     string
+	ACMEHTTPAddr      string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -93,6 +95,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
+	fs.StringVar(&c.AdminPasswordFile, "admin-password-file", c.AdminPasswordFile, "file holding the first admin's password (or set CHARTCTL_ADMIN_PASSWORD); then no API key and no initial-admin.json are made")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")

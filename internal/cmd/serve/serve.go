@@ -123,7 +123,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := bootstrapAdmin(ctx, db, cfg, logger); err != nil {
+	if err := bootstrapAdmin(ctx, db, cfg, opts.Getenv, logger); err != nil {
 		return err
 	}
 

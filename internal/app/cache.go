@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// recordTTL bounds how long a record read from the store is believed
+// without reading it again. Changes made through App (uploads, deletes)
+// take effect at once; the bound covers changes made to the store behind
+// App's back, as the index of another replica would see them.
+const recordTTL = time.Second
+
+// recordCacheMax bounds each cache; past it the cache starts over.
+const recordCacheMax = 4096
+
+// recordCache keeps records recently read from the store, so that the
+// hot reads (every index.yaml and chart download checks the repository,
+// every download looks up its version) do not decode them from the store
+// each time. Misses are not cached: something new is seen at once. A
+// generation counter, bumped by every invalidation, keeps a read that
+// raced with a change from storing what it read.
+type recordCache[K comparable, V any] struct {
+	mu      sync.RWMutex
+	gen     uint64
+	entries map[K]cachedRecord[V]
+}
+
+type cachedRecord[V any] struct {
+	v       V
+	expires time.Time
+}
+
+// get returns a copy of the record under k, reading it with load (and
+// keeping it) when the cache has none younger than recordTTL.
+func (rc *recordCache[K, V]) get(k K, load func() (*V, error)) (*V, error) {
+	now := time.Now()
+	rc.mu.RLock()
+	e, ok := rc.entries[k]
+	gen := rc.gen
+	rc.mu.RUnlock()
+	if ok && now.Before(e.expires) {
+		v := e.v
+		return &v, nil
+	}
+	v, err := load()
+	if err != nil {
+		return nil, err
+	}
+	rc.mu.Lock()
+	if rc.gen == gen {
+		if rc.entries == nil || len(rc.entries) >= recordCacheMax {
+			rc.entries = map[K]cachedRecord[V]{}
+		}
+		rc.entries[k] = cachedRecord[V]{v: *v, expires: now.Add(recordTTL)}
+	}
+	rc.mu.Unlock()
+	return v, nil
+}
+
+// forget drops the record under k.
+func (rc *recordCache[K, V]) forget(k K) {
+	rc.mu.Lock()
+	rc.gen++
+	delete(rc.entries, k)
+	rc.mu.Unlock()
+}
+
+// forgetAll drops every record.
+func (rc *recordCache[K, V]) forgetAll() {
+	rc.mu.Lock()
+	rc.gen++
+	clear(rc.entries)
+	rc.mu.Unlock()
+}
+
+// versionKey names one chart version in the cache.
+type versionKey struct{ repo, name, version string }
+
+// repository returns the repository named name (a copy of it).
+func (a *App) repository(ctx context.Context, name string) (*chartctl.Repository, error) {
+	return a.repos.get(name, func() (*chartctl.Repository, error) {
+		// Only stored repositories are cached, so a cached name is valid.
+		if err := chartctl.ValidateName("repo", name); err != nil {
+			return nil, RepoNotFound(name)
+		}
+		return a.Store.Repository(ctx, name)
+	})
+}
+
+// ForgetRepository drops what App remembers of the repository named name
+// and its chart versions: call it after changing or deleting records
+// other than through App, so the change is seen at once.
+func (a *App) ForgetRepository(name string) {
+	a.repos.forget(name)
+	a.versions.forgetAll()
+}
