@@ -26,6 +26,10 @@ func TestUpdateRepository(t *testing.T) {
 	if r.StatusCode != 200 || got.Data.Description != "Our charts" || got.Data.Visibility != "public" {
 		t.Fatalf("PATCH: %d %s", r.StatusCode, r.Body)
 	}
+	// The change applies at once, even to a repository just read.
+	if r := s.Do(t, http.MethodGet, "/v1/repositories/mine", other, nil); r.StatusCode != 200 {
+		t.Fatalf("another user reads the now public repository: %d", r.StatusCode)
+	}
 	// Fields left out stay as they are.
 	s.DoJSON(t, http.MethodPatch, "/v1/repositories/mine", ownerKey, map[string]string{"visibility": "private"}).JSON(t, &got)
 	if got.Data.Description != "Our charts" || got.Data.Visibility != "private" {

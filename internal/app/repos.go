@@ -42,5 +42,9 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 		}
 		vis = &v
 	}
-	return a.Store.UpdateRepository(ctx, r.Name, desc, vis)
+	r, err = a.Store.UpdateRepository(ctx, r.Name, desc, vis)
+	// The cached record goes whatever happened: the next read sees the
+	// stored one (a visibility change takes effect at once).
+	a.ForgetRepository(name)
+	return r, err
 }
