@@ -26,6 +26,13 @@ type CreateRepositoryRequest struct {
 	Visibility   string `json:"visibility,omitempty"`
 }
 
+// UpdateRepositoryRequest is the body of PATCH /v1/repositories/:repo;
+// nil fields are left as they are.
+type UpdateRepositoryRequest struct {
+	Description *string `json:"description,omitempty"`
+	Visibility  *string `json:"visibility,omitempty"`
+}
+
 // Chart is one chart version as listed.
 type Chart struct {
 	Name        string   `json:"name"`

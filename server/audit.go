@@ -23,6 +23,7 @@ var auditActions = map[string]string{
 	"POST /v1/users/:email/api-keys":                       "api_key.create",
 	"DELETE /v1/users/:email/api-keys/:id":                 "api_key.revoke",
 	"POST /v1/repositories":                                "repository.create",
+	"PATCH /v1/repositories/:repo":                         "repository.update",
 	"DELETE /v1/repositories/:repo":                        "repository.delete",
 	"POST /v1/repositories/:repo/charts":                   "chart.push",
 	"DELETE /v1/repositories/:repo/charts/:name/:version":  "chart.delete",

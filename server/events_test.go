@@ -71,6 +71,7 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 	fixed := func(p string) func() string { return func() string { return p } }
 	routes := []mutatingRoute{
 		{"POST /v1/repositories", fixed("/v1/repositories"), jsonBody(`{"name":"r1"}`), "repository.create"},
+		{"PATCH /v1/repositories/:repo", fixed("/v1/repositories/r1"), jsonBody(`{"description":"Updated"}`), "repository.update"},
 		{"POST /v1/repositories/:repo/charts", fixed("/v1/repositories/r1/charts"), chartBody("1.0.0"), "chart.push"},
 		{"DELETE /v1/repositories/:repo/charts/:name/:version", fixed("/v1/repositories/r1/charts/app/1.0.0"), nil, "chart.delete"},
 		{"POST /helm/api/:repo/charts", fixed("/helm/api/r1/charts"), chartBody("2.0.0"), "chart.push"},

@@ -37,6 +37,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/repositories", s.handleListRepositories)
 	api.POST("/repositories", s.handleCreateRepository)
 	api.GET("/repositories/:repo", s.handleGetRepository)
+	api.PATCH("/repositories/:repo", s.handleUpdateRepository)
 	api.DELETE("/repositories/:repo", s.handleDeleteRepository)
 	api.GET("/repositories/:repo/charts", s.handleListCharts)
 	api.POST("/repositories/:repo/charts", s.handleUploadChart)

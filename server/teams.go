@@ -154,16 +154,12 @@ func (s *Server) handleAddMember(c echo.Context) error {
 	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	email, err := app.ValidateEmail(req.Email)
+	role, err := app.ParseRole(req.Role)
 	if err != nil {
 		return err
 	}
-	role, err := parseRole(req.Role)
+	m, err := s.app.AddMemberByEmail(c.Request().Context(), t, req.Email, role)
 	if err != nil {
-		return err
-	}
-	m := &chartctl.Member{Team: t.Name, Email: email, Role: role, AddedAt: s.Now()}
-	if err := s.app.AddMember(c.Request().Context(), t, m); err != nil {
 		return err
 	}
 	s.creds.invalidate()
@@ -183,7 +179,7 @@ func (s *Server) handleUpdateMember(c echo.Context) error {
 	if req.Role == "" {
 		return chartctl.Invalid("role", "role is required: one of member, maintainer, owner.")
 	}
-	role, err := parseRole(req.Role)
+	role, err := app.ParseRole(req.Role)
 	if err != nil {
 		return err
 	}
@@ -207,15 +203,4 @@ func (s *Server) handleRemoveMember(c echo.Context) error {
 	}
 	s.creds.invalidate()
 	return httpx.Data(c, toMember(m))
-}
-
-func parseRole(s string) (chartctl.Role, error) {
-	if s == "" {
-		return chartctl.RoleMember, nil
-	}
-	r := chartctl.Role(s)
-	if !r.Valid() {
-		return "", chartctl.Invalid("role", "Invalid role %q: use member, maintainer or owner.", s)
-	}
-	return r, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
 )
 
@@ -59,6 +60,9 @@ type App struct {
 	OnEvents func()
 	// Secrets seals webhook secrets; nil disables webhook creation.
 	Secrets Sealer
+	// Pages keeps each chart version's rendered web page: rendered when a
+	// version is stored, forgotten when its archive's blob is deleted.
+	Pages *chartpage.Store
 
 	locks     digestLocks
 	downloads downloadCounter
@@ -86,6 +90,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		opts.Now = time.Now
 	}
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload}
+	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", Now: opts.Now, LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})

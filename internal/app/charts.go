@@ -124,6 +124,13 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	// upload: a delete or another overwrite of the same version may have
 	// committed after this one and reached the cache first.
 	a.Index.Refresh(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
+	if created {
+		// The web page is rendered once, now; a failure only means it is
+		// rendered when first viewed.
+		if err := a.Pages.Render(context.WithoutCancel(ctx), stored.Digest); err != nil {
+			a.Logger.Warn("render chart page", "repository", repo.Name, "chart", stored.Name, "version", stored.Version, "err", err)
+		}
+	}
 	return stored, created, nil
 }
 

@@ -80,6 +80,10 @@ const (
 	oauthGrantsBucket = "oauth_grants"
 	// webSessionsBucket: session hash → webSessionRecord.
 	webSessionsBucket = "web_sessions"
+
+	// chartPagesBucket: chart archive digest → the chart's rendered web
+	// page as JSON (internal/chartpage), kept across restarts.
+	chartPagesBucket = "chart_pages"
 )
 
 const sep = "\x00"
@@ -93,6 +97,7 @@ var allBuckets = []string{
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
 	auditBucket, eventsBucket, webhooksBucket, deliveriesBucket, webhookQueueBucket, webhookLogBucket,
 	quotasBucket, usageBucket, downloadsBucket, retentionBucket,
+	chartPagesBucket,
 }
 
 // createBuckets creates every top-level bucket that does not exist yet.

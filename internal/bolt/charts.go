@@ -425,8 +425,11 @@ func (db *DB) versionKey(k []byte) versionKey {
 
 // sortVersionKeys orders versions by name ascending, then SemVer
 // descending; versions that do not parse come last, by descending string.
+// The order is total over distinct keys (the last comparison breaks every
+// tie), so an unstable sort gives the one result; it moves far fewer
+// elements than a stable sort, which dominated listing 10,000 versions.
 func sortVersionKeys(keys []versionKey) {
-	slices.SortStableFunc(keys, func(a, b versionKey) int {
+	slices.SortFunc(keys, func(a, b versionKey) int {
 		if c := bytes.Compare(a.name, b.name); c != 0 {
 			return c
 		}

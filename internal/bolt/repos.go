@@ -246,3 +246,33 @@ func getRepo(tx *bbolt.Tx, name string) (*repoRecord, error) {
 func repoNotFound(name string) error {
 	return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", name)
 }
+
+// UpdateRepository implements chartctl.Store.
+func (db *DB) UpdateRepository(ctx context.Context, name string, description *string, visibility *chartctl.Visibility) (*chartctl.Repository, error) {
+	if visibility != nil && !visibility.Valid() {
+		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", *visibility)
+	}
+	var out *chartctl.Repository
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
+		rec, err := getRepo(tx, name)
+		if err != nil {
+			return err
+		}
+		if description != nil {
+			rec.Description = *description
+		}
+		if visibility != nil {
+			rec.Visibility = string(*visibility)
+		}
+		v, err := encode(rec)
+		if err != nil {
+			return err
+		}
+		if err := bucket(tx, reposBucket).Put([]byte(name), v); err != nil {
+			return err
+		}
+		out = rec.domain()
+		return nil
+	})
+	return out, wrap("update repository", err)
+}

@@ -214,6 +214,10 @@ type Store interface {
 	Repository(ctx context.Context, name string) (*Repository, error)
 	// Repositories returns every repository, by name.
 	Repositories(ctx context.Context) ([]*Repository, error)
+	// UpdateRepository changes the description and visibility of the
+	// repository named name (a nil argument leaves that field as is) and
+	// returns it. Returns ENOTFOUND, or EINVALID for an invalid visibility.
+	UpdateRepository(ctx context.Context, name string, description *string, visibility *Visibility) (*Repository, error)
 	// DeleteRepository deletes the repository and all its chart versions,
 	// returning the blob digests no longer referenced by any record.
 	// Returns ENOTFOUND.

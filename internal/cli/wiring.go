@@ -27,6 +27,8 @@ func mountOAuthAndDashboard(e *echo.Echo, env *serve.Env) {
 		Logger:         env.Logger,
 		Now:            env.Server.Now,
 		TrustedProxies: env.Server.Config.TrustedProxies,
+		// serve mounts the OCI registry: chart pages offer oci:// lines.
+		OCI: true,
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/web"
@@ -126,6 +127,11 @@ type Config struct {
 	Now    func() time.Time
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies clientip.Resolver
+	// Pages holds rendered chart pages; nil uses the host App's, which
+	// the upload path renders into.
+	Pages *chartpage.Store
+	// OCI shows oci:// install lines on the chart pages.
+	OCI bool
 }
 
 // Host is the API server the dashboard and the authorization server attach
@@ -138,8 +144,9 @@ type Host interface {
 	web.Principals
 	// AcceptAccessTokens makes the API accept the tokens v verifies.
 	AcceptAccessTokens(v httpx.AccessTokenVerifier)
-	// App is the application layer the dashboard's writes go through, so
-	// they are audited and emit events like the API's.
+	// App is the application layer the dashboard's pages read through and
+	// their writes go through, so they are audited and emit events like the
+	// API's.
 	App() *app.App
 }
 
@@ -161,9 +168,9 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	}
 	trusted := cfg.TrustedProxies
 	dash := web.New(web.Options{
-		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL,
+		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL, App: host.App(), Pages: cfg.Pages, OCI: cfg.OCI,
 		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
-		Logger:   logger, Now: now, App: host.App(),
+		Logger:   logger, Now: now,
 	}, app.CheckPassword, app.HashPassword)
 	dash.Register(e)
 	p := New(Options{

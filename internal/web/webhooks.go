@@ -70,7 +70,7 @@ func deliverySummary(dl *chartctl.Delivery) string {
 }
 
 func (d *Dashboard) webhooksPage(c echo.Context) (*chartctl.Principal, *WebhooksPage, error) {
-	p, err := d.principal(c)
+	p, err := d.viewer(c)
 	if err != nil {
 		return nil, nil, err
 	}
