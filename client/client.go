@@ -81,6 +81,10 @@ type Client struct {
 	Users *UsersService
 	// OAuthClients registers OAuth clients (server admins only).
 	OAuthClients *OAuthClientsService
+	// Webhooks manages webhooks and their deliveries.
+	Webhooks *WebhooksService
+	// Audit reads the audit log.
+	Audit *AuditService
 	// Admin runs server maintenance (server admins only).
 	Admin *AdminService
 }
@@ -253,6 +257,8 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.RateLimit = (*RateLimitService)(&c.common)
 	c.Users = (*UsersService)(&c.common)
 	c.OAuthClients = (*OAuthClientsService)(&c.common)
+	c.Webhooks = (*WebhooksService)(&c.common)
+	c.Audit = (*AuditService)(&c.common)
 	c.Admin = (*AdminService)(&c.common)
 	return c, nil
 }

@@ -26,6 +26,13 @@ type CreateRepositoryRequest struct {
 	Visibility   string `json:"visibility,omitempty"`
 }
 
+// UpdateRepositoryRequest is the body of PATCH /v1/repositories/:repo;
+// nil fields are left as they are.
+type UpdateRepositoryRequest struct {
+	Description *string `json:"description,omitempty"`
+	Visibility  *string `json:"visibility,omitempty"`
+}
+
 // Chart is one chart version as listed.
 type Chart struct {
 	Name        string   `json:"name"`
@@ -41,6 +48,9 @@ type Chart struct {
 	Sources     []string     `json:"sources,omitempty"`
 	Maintainers []Maintainer `json:"maintainers,omitempty"`
 	CreatedAt   time.Time    `json:"created_at"`
+	// Downloads counts the archive's downloads by every protocol (updated
+	// every few seconds).
+	Downloads int64 `json:"downloads"`
 }
 
 // Maintainer is a chart maintainer from Chart.yaml.
@@ -213,6 +223,9 @@ type Meta struct {
 	Total int `json:"total"`
 	Page  int `json:"page"`
 	Limit int `json:"limit"`
+	// NextCursor continues a cursor-paginated list (the audit log); ""
+	// on its last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // ErrorBody is the body of every error response.
@@ -241,6 +254,7 @@ const (
 	CodeRateLimitExceeded    = "rate_limit_exceeded"
 	CodeInternalError        = "internal_error"
 	CodeUnavailable          = "unavailable"
+	CodeQuotaExceeded        = "quota_exceeded"
 )
 
 var codeStatus = map[string]int{
@@ -255,6 +269,7 @@ var codeStatus = map[string]int{
 	CodeRateLimitExceeded:    http.StatusTooManyRequests,
 	CodeInternalError:        http.StatusInternalServerError,
 	CodeUnavailable:          http.StatusServiceUnavailable,
+	CodeQuotaExceeded:        http.StatusInsufficientStorage,
 }
 
 // HTTPStatus returns the HTTP status for an error code (500 for unknown).

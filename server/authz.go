@@ -34,51 +34,14 @@ func (s *Server) writableRepo(c echo.Context, need chartctl.Role) (*chartctl.Rep
 	return s.app.WritableRepo(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), need)
 }
 
-// visibleOrg checks that p may see the organization, or returns ENOTFOUND
-// naming it.
-func visibleOrg(p *chartctl.Principal, org *chartctl.Organization) error {
-	if p.CanSeeOrg(org.Name) {
-		return nil
-	}
-	return chartctl.Errorf(chartctl.ENOTFOUND, "Organization %q not found.", org.Name)
-}
-
 // loadOrg loads an organization p may see.
 func (s *Server) loadOrg(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Organization, error) {
-	notFound := chartctl.Errorf(chartctl.ENOTFOUND, "Organization %q not found.", name)
-	if chartctl.ValidateName("organization", name) != nil {
-		return nil, notFound
-	}
-	o, err := s.Store.Organization(ctx, name)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, notFound
-	} else if err != nil {
-		return nil, err
-	}
-	if err := visibleOrg(p, o); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return s.app.VisibleOrg(ctx, p, name)
 }
 
-// visibleTeam loads the :team team if p may see it (a role in its
-// organization).
+// visibleTeam loads the :team team if the caller may see it.
 func (s *Server) visibleTeam(c echo.Context) (*chartctl.Team, error) {
-	name := c.Param("team")
-	notFound := chartctl.Errorf(chartctl.ENOTFOUND, "Team %q not found.", name)
-	if chartctl.ValidateName("team", name) != nil {
-		return nil, notFound
-	}
-	t, err := s.Store.Team(c.Request().Context(), name)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, notFound
-	} else if err != nil {
-		return nil, err
-	}
-	if !httpx.PrincipalOf(c).CanSeeOrg(t.Organization) {
-		return nil, notFound
-	}
-	return t, nil
+	return s.app.VisibleTeam(c.Request().Context(), httpx.PrincipalOf(c), c.Param("team"))
 }
 
 // manageableTeam loads the :team team if the caller may manage it: the
@@ -87,12 +50,5 @@ func (s *Server) manageableTeam(c echo.Context) (*chartctl.Team, error) {
 	if err := httpx.RequireScope(c, chartctl.ScopeTeamWrite); err != nil {
 		return nil, err
 	}
-	t, err := s.visibleTeam(c)
-	if err != nil {
-		return nil, err
-	}
-	if !httpx.PrincipalOf(c).OrgRole(t.Organization).AtLeast(chartctl.RoleOwner) {
-		return nil, chartctl.Errorf(chartctl.EFORBIDDEN, "Managing team %q needs the owner role in organization %q.", t.Name, t.Organization)
-	}
-	return t, nil
+	return s.app.ManageableTeam(c.Request().Context(), httpx.PrincipalOf(c), c.Param("team"))
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -91,6 +92,9 @@ func (s *Server) handleDownloadChart(c echo.Context) error {
 	cv, err := s.chartVersion(c)
 	if err != nil {
 		return err
+	}
+	if c.Request().Method == http.MethodGet {
+		s.app.CountDownload(cv.Repository, cv.Name, cv.Version)
 	}
 	return httpx.ServeBlob(c, s.Blobs, cv.Digest, chart.ArchiveFileName(cv.Name, cv.Version), "application/gzip")
 }

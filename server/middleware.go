@@ -230,6 +230,9 @@ func (s *Server) resolveCredential(c echo.Context, tok, malformed, challenge str
 		s.throttle.Fail(s.clientIP(c))
 		c.Response().Header().Set("WWW-Authenticate", challenge)
 	}
+	if p != nil {
+		setActor(c, p)
+	}
 	return p, err
 }
 

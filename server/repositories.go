@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/httpx"
 )
@@ -62,7 +63,7 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 	}
 	r := &chartctl.Repository{Name: req.Name, Description: strings.TrimSpace(req.Description), Organization: req.Organization,
 		OwnerID: p.User.ID, Visibility: vis, CreatedAt: s.Now()}
-	if err := s.Store.CreateRepository(ctx, r); err != nil {
+	if err := s.app.CreateRepository(ctx, r); err != nil {
 		return err
 	}
 	return httpx.Data(c, toRepository(r))
@@ -71,6 +72,23 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 // handleGetRepository returns one repository.
 func (s *Server) handleGetRepository(c echo.Context) error {
 	r, err := s.readableRepo(c)
+	if err != nil {
+		return err
+	}
+	return httpx.Data(c, toRepository(r))
+}
+
+// handleUpdateRepository changes a repository's description or
+// visibility (owner, or maintainer of an organization's repository).
+func (s *Server) handleUpdateRepository(c echo.Context) error {
+	if err := httpx.RequireScope(c, chartctl.ScopeRepoWrite); err != nil {
+		return err
+	}
+	var req client.UpdateRepositoryRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.app.UpdateRepository(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), app.RepositoryChanges{Description: req.Description, Visibility: req.Visibility})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 // scope it needs in its handler; authentication and rate limiting wrap the
 // whole /v1 group.
 func (s *Server) routes(e *echo.Echo) {
-	e.Use(s.observe)
+	e.Use(s.observe, s.audit)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/livez", s.handleLivez)
@@ -37,6 +37,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/repositories", s.handleListRepositories)
 	api.POST("/repositories", s.handleCreateRepository)
 	api.GET("/repositories/:repo", s.handleGetRepository)
+	api.PATCH("/repositories/:repo", s.handleUpdateRepository)
 	api.DELETE("/repositories/:repo", s.handleDeleteRepository)
 	api.GET("/repositories/:repo/charts", s.handleListCharts)
 	api.POST("/repositories/:repo/charts", s.handleUploadChart)
@@ -50,6 +51,27 @@ func (s *Server) routes(e *echo.Echo) {
 
 	api.GET("/organizations", s.handleListOrganizations)
 	api.POST("/organizations", s.handleCreateOrganization)
+
+	api.GET("/repositories/:repo/webhooks", s.handleListWebhooks)
+	api.POST("/repositories/:repo/webhooks", s.handleCreateWebhook)
+	api.GET("/organizations/:org/webhooks", s.handleListWebhooks)
+	api.POST("/organizations/:org/webhooks", s.handleCreateWebhook)
+	api.GET("/admin/webhooks", s.handleListWebhooks)
+	api.POST("/admin/webhooks", s.handleCreateWebhook)
+	api.GET("/webhooks/:id", s.handleGetWebhook)
+	api.PATCH("/webhooks/:id", s.handleUpdateWebhook)
+	api.DELETE("/webhooks/:id", s.handleDeleteWebhook)
+	api.POST("/webhooks/:id/ping", s.handlePingWebhook)
+	api.GET("/webhooks/:id/deliveries", s.handleListDeliveries)
+	api.POST("/webhooks/:id/deliveries/:delivery/redeliver", s.handleRedeliver)
+	api.GET("/audit", s.handleAudit)
+	api.GET("/repositories/:repo/quota", s.handleGetRepoQuota)
+	api.PUT("/repositories/:repo/quota", s.handlePutRepoQuota)
+	api.GET("/repositories/:repo/retention", s.handleGetRetention)
+	api.PUT("/repositories/:repo/retention", s.handlePutRetention)
+	api.POST("/repositories/:repo/retention/run", s.handleRunRetention)
+	api.GET("/organizations/:org/quota", s.handleGetOrgQuota)
+	api.PUT("/organizations/:org/quota", s.handlePutOrgQuota)
 
 	api.GET("/teams", s.handleListTeams)
 	api.POST("/teams", s.handleCreateTeam)

@@ -64,6 +64,12 @@ type Config struct {
 	// sweep (0: app.DefaultBlobGrace), as another replica may be about to
 	// refer to one.
 	BlobGrace time.Duration
+	// AllowPrivateWebhooks lets webhook URLs name private and loopback
+	// addresses (--allow-private-webhooks).
+	AllowPrivateWebhooks bool
+	// DefaultRepositoryQuota, if positive, is the max_bytes quota of new
+	// repositories (--default-repository-quota).
+	DefaultRepositoryQuota int64
 }
 
 // DefaultConfig returns the documented defaults.
@@ -104,6 +110,12 @@ type Server struct {
 	// are registered, so other transports (OAuth, dashboard, metrics) can
 	// add theirs to the same server.
 	Extra func(e *echo.Echo)
+	// Secrets seals webhook secrets; without it webhooks cannot be
+	// created.
+	Secrets app.Sealer
+	// OnEvents, if set, is called after a change with events committed
+	// (the webhook dispatcher's Notify).
+	OnEvents func()
 
 	echo     *echo.Echo
 	api      *echo.Group
@@ -150,11 +162,13 @@ func (s *Server) init() {
 	s.stop = make(chan struct{})
 	s.metrics = s.newMetrics()
 	s.app = app.New(s.Store, s.Blobs, app.Options{
-		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace},
+		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
+			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,
 	})
+	s.app.Secrets, s.app.OnEvents = s.Secrets, s.OnEvents
 	if s.RateLimits == nil {
 		s.RateLimits = ratelimit.Memory{Now: s.Now}
 	}
@@ -218,10 +232,18 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(2)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		s.app.RunRetentionScheduler(s.stop)
+	}()
 	go func() {
 		defer s.wg.Done()
 		s.touch.run(s.stop)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.app.RunDownloadFlusher(s.stop, 5*time.Second)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -265,4 +287,11 @@ func (s *Server) Close() error {
 	})
 	s.wg.Wait()
 	return err
+}
+
+// Routes returns the registered routes; tests walk them to check that
+// every mutating route is audited.
+func (s *Server) Routes() []*echo.Route {
+	s.init()
+	return s.echo.Routes()
 }

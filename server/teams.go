@@ -46,7 +46,7 @@ func (s *Server) handleCreateOrganization(c echo.Context) error {
 		return chartctl.Invalid("description", "description must be at most 1024 characters.")
 	}
 	o := &chartctl.Organization{Name: req.Name, Description: strings.TrimSpace(req.Description), CreatedBy: httpx.PrincipalOf(c).User.ID, CreatedAt: s.Now()}
-	if err := s.Store.CreateOrganization(c.Request().Context(), o); err != nil {
+	if err := s.app.CreateOrganization(c.Request().Context(), o); err != nil {
 		return err
 	}
 	s.creds.invalidate()
@@ -106,7 +106,7 @@ func (s *Server) handleCreateTeam(c echo.Context) error {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Creating a team in organization %q needs the owner role.", req.Organization)
 	}
 	t := &chartctl.Team{Name: req.Name, Organization: req.Organization, Description: strings.TrimSpace(req.Description), CreatedAt: s.Now()}
-	if err := s.Store.CreateTeam(ctx, t); err != nil {
+	if err := s.app.CreateTeam(ctx, t); err != nil {
 		return err
 	}
 	return httpx.Data(c, toTeam(t))
@@ -154,16 +154,12 @@ func (s *Server) handleAddMember(c echo.Context) error {
 	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	email, err := app.ValidateEmail(req.Email)
+	role, err := app.ParseRole(req.Role)
 	if err != nil {
 		return err
 	}
-	role, err := parseRole(req.Role)
+	m, err := s.app.AddMemberByEmail(c.Request().Context(), t, req.Email, role)
 	if err != nil {
-		return err
-	}
-	m := &chartctl.Member{Team: t.Name, Email: email, Role: role, AddedAt: s.Now()}
-	if err := s.Store.AddMember(c.Request().Context(), m); err != nil {
 		return err
 	}
 	s.creds.invalidate()
@@ -183,11 +179,11 @@ func (s *Server) handleUpdateMember(c echo.Context) error {
 	if req.Role == "" {
 		return chartctl.Invalid("role", "role is required: one of member, maintainer, owner.")
 	}
-	role, err := parseRole(req.Role)
+	role, err := app.ParseRole(req.Role)
 	if err != nil {
 		return err
 	}
-	m, err := s.Store.UpdateMemberRole(c.Request().Context(), t.Name, c.Param("member"), role)
+	m, err := s.app.UpdateMemberRole(c.Request().Context(), t, c.Param("member"), role)
 	if err != nil {
 		return err
 	}
@@ -201,25 +197,10 @@ func (s *Server) handleRemoveMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	m, err := s.Store.Member(ctx, t.Name, c.Param("member"))
+	m, err := s.app.RemoveMember(c.Request().Context(), t, c.Param("member"))
 	if err != nil {
-		return err
-	}
-	if err := s.Store.RemoveMember(ctx, t.Name, m.ID); err != nil {
 		return err
 	}
 	s.creds.invalidate()
 	return httpx.Data(c, toMember(m))
-}
-
-func parseRole(s string) (chartctl.Role, error) {
-	if s == "" {
-		return chartctl.RoleMember, nil
-	}
-	r := chartctl.Role(s)
-	if !r.Valid() {
-		return "", chartctl.Invalid("role", "Invalid role %q: use member, maintainer or owner.", s)
-	}
-	return r, nil
 }

@@ -100,7 +100,7 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 	}
 	value, hash := token.New(token.APIKeyPrefix)
 	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: req.ExpiresAt}
-	if err := s.Store.CreateAPIKey(ctx, k); err != nil {
+	if err := s.app.CreateAPIKey(ctx, u, k); err != nil {
 		return err
 	}
 	out := toAPIKey(k)
@@ -125,7 +125,7 @@ func (s *Server) handleDeleteAPIKey(c echo.Context) error {
 			return chartctl.Errorf(chartctl.EFORBIDDEN, "This credential cannot revoke a key with scopes it lacks (the key has %s).", k.Scopes.String())
 		}
 	}
-	if err := s.Store.DeleteAPIKey(ctx, p.User.ID, c.Param("id")); err != nil {
+	if err := s.app.RevokeAPIKey(ctx, p.User, c.Param("id")); err != nil {
 		return err
 	}
 	s.creds.invalidate()
@@ -156,7 +156,7 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		}
 		u.PasswordHash = h
 	}
-	if err := s.Store.CreateUser(c.Request().Context(), u); err != nil {
+	if err := s.Store.CreateUser(s.app.Record(c.Request().Context(), "user.create", u.Email, ""), u); err != nil {
 		return err
 	}
 	s.creds.invalidate()
@@ -286,7 +286,7 @@ func (s *Server) handleUpdateUser(c echo.Context) error {
 		upd.PasswordHash = &h
 	}
 	ctx := c.Request().Context()
-	updated, err := s.Store.UpdateUser(ctx, u.ID, upd)
+	updated, err := s.Store.UpdateUser(s.app.Record(ctx, "user.update", u.Email, ""), u.ID, upd)
 	if err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (s *Server) handleDeleteUser(c echo.Context) error {
 	if err := refuseSelf(c, u, "delete"); err != nil {
 		return err
 	}
-	if err := s.Store.DeleteUser(c.Request().Context(), u.ID); err != nil {
+	if err := s.Store.DeleteUser(s.app.Record(c.Request().Context(), "user.delete", u.Email, ""), u.ID); err != nil {
 		return err
 	}
 	s.creds.invalidate()
@@ -339,7 +339,7 @@ func (s *Server) handleDeleteUserAPIKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Store.DeleteAPIKey(c.Request().Context(), u.ID, c.Param("id")); err != nil {
+	if err := s.app.RevokeAPIKey(c.Request().Context(), u, c.Param("id")); err != nil {
 		return err
 	}
 	s.creds.invalidate()

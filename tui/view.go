@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -300,6 +301,7 @@ func (m *Model) detailLines(s *screen, w int) []string {
 	field("App version", c.AppVersion)
 	field("Digest", c.Digest)
 	field("Size", formatSize(c.Size))
+	field("Downloads", strconv.FormatInt(c.Downloads, 10))
 	field("Created", formatTime(c.CreatedAt))
 	field("Keywords", strings.Join(c.Keywords, ", "))
 	field("Description", c.Description)

@@ -91,6 +91,15 @@ func RequireAdmin(p *chartctl.Principal) error {
 	return nil
 }
 
+// SettingsRole is the role changing r's description and visibility needs:
+// owner of a personal repository, maintainer of an organization's.
+func SettingsRole(r *chartctl.Repository) chartctl.Role {
+	if r.Organization == "" {
+		return chartctl.RoleOwner
+	}
+	return chartctl.RoleMaintainer
+}
+
 // AdminLoginScopes is the --scopes value of `chartctl login` that adds
 // admin to what login asks for by default.
 func AdminLoginScopes() string {

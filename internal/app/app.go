@@ -17,6 +17,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
 )
 
@@ -33,6 +34,12 @@ type Config struct {
 	// record refers to yet may be one another replica is about to commit
 	// a record for. 0 means DefaultBlobGrace; negative sweeps every orphan.
 	BlobGrace time.Duration
+	// AllowPrivateWebhooks lets webhook URLs name private and loopback
+	// addresses.
+	AllowPrivateWebhooks bool
+	// DefaultRepositoryQuota, if positive, is the max_bytes quota a new
+	// repository starts with.
+	DefaultRepositoryQuota int64
 }
 
 // DefaultBlobGrace is the orphan sweep's grace period when Config sets
@@ -57,10 +64,19 @@ type App struct {
 	// or the error that refused it (nil error and created=false: an
 	// identical re-upload).
 	ObserveUpload func(created bool, err error)
+	// OnEvents, if set, is called after a change with events committed;
+	// the webhook dispatcher wakes on it.
+	OnEvents func()
+	// Secrets seals webhook secrets; nil disables webhook creation.
+	Secrets Sealer
+	// Pages keeps each chart version's rendered web page: rendered when a
+	// version is stored, forgotten when its archive's blob is deleted.
+	Pages *chartpage.Store
 
-	locks    digestLocks
-	repos    recordCache[string, chartctl.Repository]
-	versions recordCache[versionKey, chartctl.ChartVersion]
+	locks     digestLocks
+	downloads downloadCounter
+	repos     recordCache[string, chartctl.Repository]
+	versions  recordCache[versionKey, chartctl.ChartVersion]
 }
 
 // Options configures New.
@@ -83,6 +99,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		opts.Now = time.Now
 	}
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload}
+	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", Now: opts.Now, LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})

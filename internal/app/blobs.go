@@ -138,5 +138,9 @@ func (a *App) DeleteIfOrphan(ctx context.Context, digest string) bool {
 		a.Logger.Error("delete blob", "digest", digest, "err", err)
 		return false
 	}
+	// A chart archive's rendered page goes with it.
+	if err := a.Pages.Forget(ctx, digest); err != nil {
+		a.Logger.Warn("forget chart page", "digest", digest, "err", err)
+	}
 	return true
 }

@@ -93,12 +93,15 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		}
 		cv.Digest = d
 		if u.prov != nil {
+			cv.ProvSize = u.prov.Size()
 			if cv.ProvDigest, err = u.prov.Commit(); err != nil {
 				return nil, false, nil, err
 			}
 		}
 		cv.IndexEntry = helmindex.RenderEntry(cv)
-		return a.Store.PutChartVersion(ctx, cv, overwrite)
+		rctx := a.Record(ctx, "chart.push", ChartTarget(repo.Name, cv.Name, cv.Version), repo.Organization,
+			a.NewEvent(ctx, chartctl.EventChartPushed, repo.Name, repo.Organization, repoPath(repo.Name)+"/charts/"+cv.Name+"/"+cv.Version, cv.Name+"/"+cv.Version, ChartData(cv)))
+		return a.Store.PutChartVersion(rctx, cv, overwrite)
 	}()
 	if err != nil || !created {
 		// A refused or repeated upload may leave its freshly written blob
@@ -114,10 +117,20 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		return nil, false, err
 	}
 	a.versions.forget(versionKey{repo.Name, stored.Name, stored.Version})
+	if created {
+		a.Committed()
+	}
 	// The index entry is re-read from the store, not taken from this
 	// upload: a delete or another overwrite of the same version may have
 	// committed after this one and reached the cache first.
 	a.Index.Refresh(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
+	if created {
+		// The web page is rendered once, now; a failure only means it is
+		// rendered when first viewed.
+		if err := a.Pages.Render(context.WithoutCancel(ctx), stored.Digest); err != nil {
+			a.Logger.Warn("render chart page", "repository", repo.Name, "chart", stored.Name, "version", stored.Version, "err", err)
+		}
+	}
 	return stored, created, nil
 }
 
@@ -127,12 +140,21 @@ func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, ver
 	if chart.ValidateName(name) != nil || chart.ValidateVersion(version) != nil {
 		return nil, ChartNotFound(r.Name, name, version)
 	}
-	cv, orphans, err := a.Store.DeleteChartVersion(ctx, r.Name, name, version)
+	old, err := a.Store.ChartVersion(ctx, r.Name, name, version)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, ChartNotFound(r.Name, name, version)
 	} else if err != nil {
 		return nil, err
 	}
+	rctx := a.Record(ctx, "chart.delete", ChartTarget(r.Name, name, version), r.Organization,
+		a.NewEvent(ctx, chartctl.EventChartDeleted, r.Name, r.Organization, repoPath(r.Name)+"/charts/"+name+"/"+version, name+"/"+version, ChartData(old)))
+	cv, orphans, err := a.Store.DeleteChartVersion(rctx, r.Name, name, version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, ChartNotFound(r.Name, name, version)
+	} else if err != nil {
+		return nil, err
+	}
+	a.Committed()
 	a.versions.forget(versionKey{r.Name, name, version})
 	a.Index.Refresh(context.WithoutCancel(ctx), r.Name, name, version)
 	for _, d := range orphans {
@@ -144,14 +166,44 @@ func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, ver
 // DeleteRepository deletes r, whose owner access the caller has checked,
 // with all its chart versions.
 func (a *App) DeleteRepository(ctx context.Context, r *chartctl.Repository) error {
-	orphans, err := a.Store.DeleteRepository(ctx, r.Name)
+	rctx := a.Record(ctx, "repository.delete", r.Name, r.Organization,
+		a.NewEvent(ctx, chartctl.EventRepositoryDeleted, r.Name, r.Organization, repoPath(r.Name), r.Name, RepositoryData(r)))
+	orphans, err := a.Store.DeleteRepository(rctx, r.Name)
 	a.ForgetRepository(r.Name)
 	if err != nil {
 		return err
 	}
+	a.Committed()
 	a.Index.Drop(r.Name)
 	for _, d := range orphans {
 		a.DeleteIfOrphan(ctx, d)
+	}
+	return nil
+}
+
+// CreateRepository stores r, which the caller has validated and may
+// create, filling its ID and creation time, with its audit entry and
+// repository.created event.
+func (a *App) CreateRepository(ctx context.Context, r *chartctl.Repository) error {
+	if r.ID == "" {
+		r.ID = NewID("repo_")
+	}
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = a.Now().UTC()
+	}
+	if r.Visibility == "" {
+		r.Visibility = chartctl.VisibilityPrivate
+	}
+	rctx := a.Record(ctx, "repository.create", r.Name, r.Organization,
+		a.NewEvent(ctx, chartctl.EventRepositoryCreated, r.Name, r.Organization, repoPath(r.Name), r.Name, RepositoryData(r)))
+	if err := a.Store.CreateRepository(rctx, r); err != nil {
+		return err
+	}
+	a.Committed()
+	if n := a.Config.DefaultRepositoryQuota; n > 0 {
+		if err := a.Store.SetQuota(ctx, chartctl.QuotaRepository, r.Name, chartctl.Quota{MaxBytes: &n}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

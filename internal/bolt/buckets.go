@@ -80,6 +80,10 @@ const (
 	oauthGrantsBucket = "oauth_grants"
 	// webSessionsBucket: session hash → webSessionRecord.
 	webSessionsBucket = "web_sessions"
+
+	// chartPagesBucket: chart archive digest → the chart's rendered web
+	// page as JSON (internal/chartpage), kept across restarts.
+	chartPagesBucket = "chart_pages"
 )
 
 const sep = "\x00"
@@ -91,6 +95,9 @@ var allBuckets = []string{
 	reposBucket, chartsBucket, chartIndexBucket, chartSemverBucket, repoTombstonesBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
+	auditBucket, eventsBucket, webhooksBucket, deliveriesBucket, webhookQueueBucket, webhookLogBucket,
+	quotasBucket, usageBucket, downloadsBucket, retentionBucket,
+	chartPagesBucket,
 }
 
 // createBuckets creates every top-level bucket that does not exist yet.

@@ -100,20 +100,26 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 				switch {
 				case rec.ProvDigest == "" || rec.ProvDigest == old.ProvDigest:
 					stored = old.domain()
-					return nil
+					return db.writeChange(ctx, tx, false)
 				case old.ProvDigest == "" || overwrite:
+					if err := charge(tx, repo, rec.ProvSize-old.ProvSize, 0); err != nil {
+						return err
+					}
 					if err := deleteOCIChart(tx, cv.Repository, cv.Name, cv.Version); err != nil {
 						return err
 					}
-					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest)
-					created = err == nil
-					return err
+					stored, orphans, err = replaceProv(cb, refs, k, old, rec.ProvDigest, rec.ProvSize)
+					if err != nil {
+						return err
+					}
+					created = true
+					return db.writeChange(ctx, tx, true)
 				}
 				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
 			case rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest && rec.ProvDigest == "" && !overwrite:
 				// The same files in other gzip or tar bytes.
 				stored = old.domain()
-				return nil
+				return db.writeChange(ctx, tx, false)
 			case rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest && !overwrite:
 				return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with the same content in a different archive; a provenance file signs the exact archive, so upload the stored archive's provenance file or none.", cv.Name, cv.Version)
 			case !overwrite:
@@ -126,6 +132,13 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			if err := indexSemver(tx, cv.Repository, cv.Name, cv.Version); err != nil {
 				return err
 			}
+		}
+		dBytes, dVersions := chartBytes(rec), int64(1)
+		if old != nil {
+			dBytes, dVersions = dBytes-chartBytes(old), 0
+		}
+		if err := charge(tx, repo, dBytes, dVersions); err != nil {
+			return err
 		}
 		if err := cb.Put(k, val); err != nil {
 			return err
@@ -158,7 +171,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		}
 		stored, created = rec.domain(), true
 		stored.IndexEntry = cv.IndexEntry
-		return nil
+		return db.writeChange(ctx, tx, true)
 	})
 	if err != nil {
 		return nil, false, nil, wrap("put chart version", err)
@@ -170,9 +183,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 // replaceProv sets the provenance file of the stored record old (key k)
 // to prov, keeping everything else, and returns the new record and the
 // blobs no record refers to any more.
-func replaceProv(cb, refs *bbolt.Bucket, k []byte, old *chartRecord, prov string) (*chartctl.ChartVersion, []string, error) {
+func replaceProv(cb, refs *bbolt.Bucket, k []byte, old *chartRecord, prov string, provSize int64) (*chartctl.ChartVersion, []string, error) {
 	rec := *old
-	rec.ProvDigest = prov
+	rec.ProvDigest, rec.ProvSize = prov, provSize
 	val, err := encode(&rec)
 	if err != nil {
 		return nil, nil, err
@@ -208,7 +221,7 @@ func (db *DB) ChartVersion(ctx context.Context, repo, name, version string) (*ch
 		if err != nil {
 			return err
 		}
-		cv = r.domain()
+		cv = withDownloads(tx, r.domain())
 		return nil
 	})
 	return cv, wrap("get chart version", err)
@@ -284,7 +297,7 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 			if err != nil {
 				return err
 			}
-			out = append(out, r.domain())
+			out = append(out, withDownloads(tx, r.domain()))
 		}
 		return nil
 	})
@@ -313,12 +326,19 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		deleted *chartctl.ChartVersion
 		orphans []string
 	)
-	err := db.db.Update(func(tx *bbolt.Tx) error {
-		if _, err := getRepo(tx, repo); err != nil {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
+		rr, err := getRepo(tx, repo)
+		if err != nil {
 			return err
 		}
 		r, err := getChart(tx, repo, name, version)
 		if err != nil {
+			return err
+		}
+		if err := charge(tx, rr, -chartBytes(r), -1); err != nil {
+			return err
+		}
+		if err := dropDownloads(tx, repo, name, version); err != nil {
 			return err
 		}
 		if ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo)); ib != nil {
@@ -405,8 +425,11 @@ func (db *DB) versionKey(k []byte) versionKey {
 
 // sortVersionKeys orders versions by name ascending, then SemVer
 // descending; versions that do not parse come last, by descending string.
+// The order is total over distinct keys (the last comparison breaks every
+// tie), so an unstable sort gives the one result; it moves far fewer
+// elements than a stable sort, which dominated listing 10,000 versions.
 func sortVersionKeys(keys []versionKey) {
-	slices.SortStableFunc(keys, func(a, b versionKey) int {
+	slices.SortFunc(keys, func(a, b versionKey) int {
 		if c := bytes.Compare(a.name, b.name); c != 0 {
 			return c
 		}

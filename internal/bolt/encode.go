@@ -63,6 +63,7 @@ type chartRecord struct {
 	ContentDigest string          `json:"content_digest,omitempty"`
 	Size          int64           `json:"size"`
 	ProvDigest    string          `json:"prov_digest,omitempty"`
+	ProvSize      int64           `json:"prov_size,omitempty"`
 	CreatedAt     time.Time       `json:"created_at"`
 	Metadata      json.RawMessage `json:"metadata,omitempty"`
 	// IndexEntry is read from records written before entries moved to
@@ -166,7 +167,7 @@ func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 	return &chartRecord{
 		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
 		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, ContentDigest: cv.ContentDigest,
-		Size: cv.Size, ProvDigest: cv.ProvDigest, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
+		Size: cv.Size, ProvDigest: cv.ProvDigest, ProvSize: cv.ProvSize, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
 	}
 }
 
@@ -174,7 +175,7 @@ func (r *chartRecord) domain() *chartctl.ChartVersion {
 	return &chartctl.ChartVersion{
 		Repository: r.Repository, Name: r.Name, Version: r.Version, AppVersion: r.AppVersion,
 		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, ContentDigest: r.ContentDigest,
-		Size: r.Size, ProvDigest: r.ProvDigest, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
+		Size: r.Size, ProvDigest: r.ProvDigest, ProvSize: r.ProvSize, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
 		IndexEntry: []byte(r.IndexEntry),
 	}
 }

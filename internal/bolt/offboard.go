@@ -32,7 +32,7 @@ func (db *DB) Users(ctx context.Context) ([]*chartctl.User, error) {
 // and ECONFLICT when the change would leave no enabled admin.
 func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate) (*chartctl.User, error) {
 	var out *chartctl.User
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		r, err := getUserRecord(tx, id)
 		if err != nil {
 			return err
@@ -71,7 +71,7 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 // credential. It returns ENOTFOUND, and ECONFLICT for the last enabled
 // admin.
 func (db *DB) DeleteUser(ctx context.Context, id string) error {
-	return wrap("delete user", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("delete user", db.update(ctx, func(tx *bbolt.Tx) error {
 		r, err := getUserRecord(tx, id)
 		if err != nil {
 			return err

@@ -18,7 +18,7 @@ func (db *DB) CreateOrganization(ctx context.Context, o *chartctl.Organization) 
 	if err := db.fill(&o.ID, prefixOrg, &o.CreatedAt); err != nil {
 		return err
 	}
-	return wrap("create organization", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("create organization", db.update(ctx, func(tx *bbolt.Tx) error {
 		orgs := bucket(tx, orgsBucket)
 		if orgs.Get([]byte(o.Name)) != nil {
 			return nameNotAvailable(o.Name)

@@ -29,7 +29,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
 		return err
 	}
-	return wrap("create repository", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("create repository", db.update(ctx, func(tx *bbolt.Tx) error {
 		repos := bucket(tx, reposBucket)
 		if repos.Get([]byte(r.Name)) != nil {
 			return nameNotAvailable(r.Name)
@@ -164,9 +164,18 @@ func (db *DB) Repositories(ctx context.Context) ([]*chartctl.Repository, error) 
 // does not exist.
 func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, error) {
 	var orphans []string
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		repo, err := getRepo(tx, name)
 		if err != nil {
+			return err
+		}
+		if err := dropRepoUsage(tx, repo); err != nil {
+			return err
+		}
+		if err := dropDownloads(tx, name, "", ""); err != nil {
+			return err
+		}
+		if err := bucket(tx, retentionBucket).Delete([]byte(name)); err != nil {
 			return err
 		}
 		if err := db.putTombstone(tx, repo); err != nil {
@@ -236,4 +245,34 @@ func getRepo(tx *bbolt.Tx, name string) (*repoRecord, error) {
 
 func repoNotFound(name string) error {
 	return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", name)
+}
+
+// UpdateRepository implements chartctl.Store.
+func (db *DB) UpdateRepository(ctx context.Context, name string, description *string, visibility *chartctl.Visibility) (*chartctl.Repository, error) {
+	if visibility != nil && !visibility.Valid() {
+		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", *visibility)
+	}
+	var out *chartctl.Repository
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
+		rec, err := getRepo(tx, name)
+		if err != nil {
+			return err
+		}
+		if description != nil {
+			rec.Description = *description
+		}
+		if visibility != nil {
+			rec.Visibility = string(*visibility)
+		}
+		v, err := encode(rec)
+		if err != nil {
+			return err
+		}
+		if err := bucket(tx, reposBucket).Put([]byte(name), v); err != nil {
+			return err
+		}
+		out = rec.domain()
+		return nil
+	})
+	return out, wrap("update repository", err)
 }

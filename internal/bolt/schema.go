@@ -22,7 +22,11 @@ import (
 //	   admin; users may be disabled and carry last_seen_at.
 //	3: the chart_semver index (chart name + canonical SemVer → version)
 //	   that makes SemVer-equal versions a conflict with one lookup.
-const SchemaVersion = 3
+//	4: quotas and usage counters, audit log, events and webhook outbox,
+//	   download counters, retention policies. Usage counters are kept by
+//	   every chart write, so a binary that does not know them must not
+//	   write to this data dir.
+const SchemaVersion = 4
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -39,6 +43,26 @@ const (
 var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeLegacyKeyScopes,
 	upgradeSemverIndex,
+	resetUsage,
+}
+
+// resetUsage (3→4): usage counters are recomputed from the chart records
+// on first use, so none written before this version is trusted.
+func resetUsage(tx *bbolt.Tx) error {
+	b := bucket(tx, usageBucket)
+	var keys [][]byte
+	if err := b.ForEach(func(k, _ []byte) error {
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // schemaError explains a data dir this binary must not open.

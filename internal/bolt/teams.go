@@ -21,7 +21,7 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 		return err
 	}
 	t.MemberCount = 0
-	return wrap("create team", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("create team", db.update(ctx, func(tx *bbolt.Tx) error {
 		teams := bucket(tx, teamsBucket)
 		if teams.Get([]byte(t.Name)) != nil {
 			return nameNotAvailable(t.Name)
@@ -115,7 +115,7 @@ func (db *DB) AddMember(ctx context.Context, m *chartctl.Member) error {
 	if err := db.fill(&m.ID, prefixMember, &m.AddedAt); err != nil {
 		return err
 	}
-	return wrap("add member", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("add member", db.update(ctx, func(tx *bbolt.Tx) error {
 		team, err := getTeam(tx, m.Team)
 		if err != nil {
 			return err
@@ -187,7 +187,7 @@ func (db *DB) UpdateMemberRole(ctx context.Context, team, idOrEmail string, role
 		return nil, invalidRole(role)
 	}
 	var m *chartctl.Member
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		t, r, err := findMember(tx, team, idOrEmail)
 		if err != nil {
 			return err
@@ -205,7 +205,7 @@ func (db *DB) UpdateMemberRole(ctx context.Context, team, idOrEmail string, role
 // RemoveMember removes a member from team. It returns ENOTFOUND if the team
 // or the member does not exist.
 func (db *DB) RemoveMember(ctx context.Context, team, idOrEmail string) error {
-	return wrap("remove member", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("remove member", db.update(ctx, func(tx *bbolt.Tx) error {
 		t, r, err := findMember(tx, team, idOrEmail)
 		if err != nil {
 			return err

@@ -22,7 +22,7 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	if err := db.fill(&u.ID, prefixUser, &u.CreatedAt); err != nil {
 		return err
 	}
-	return wrap("create user", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("create user", db.update(ctx, func(tx *bbolt.Tx) error {
 		emails := bucket(tx, userEmailsBucket)
 		if emails.Get([]byte(email)) != nil {
 			return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", u.Email)
@@ -103,7 +103,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *chartctl.APIKey) error {
 	if err := db.fill(&k.ID, prefixAPIKey, &k.CreatedAt); err != nil {
 		return err
 	}
-	return wrap("create api key", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("create api key", db.update(ctx, func(tx *bbolt.Tx) error {
 		if bucket(tx, usersBucket).Get([]byte(k.UserID)) == nil {
 			return userNotFound()
 		}
@@ -180,7 +180,7 @@ func (db *DB) APIKeys(ctx context.Context, userID string) ([]*chartctl.APIKey, e
 // DeleteAPIKey revokes the user's key id. It returns ENOTFOUND if the user
 // has no such key.
 func (db *DB) DeleteAPIKey(ctx context.Context, userID, id string) error {
-	return wrap("delete api key", db.db.Update(func(tx *bbolt.Tx) error {
+	return wrap("delete api key", db.update(ctx, func(tx *bbolt.Tx) error {
 		r, err := getAPIKey(tx, []byte(id))
 		if err != nil {
 			return err

@@ -166,8 +166,27 @@ var errTrailing = errors.New("data after the gzip stream")
 // wrapped, so the caller can recognise its own size-limit error with
 // errors.As.
 func Read(r io.Reader, lim Limits) (*Chart, error) {
+	return Walk(r, lim, nil)
+}
+
+// WalkFunc receives one regular file of a chart archive during Walk: its
+// path relative to the chart directory (cleaned, slash-separated, never
+// "." and never escaping the directory), its decompressed size, and its
+// content, which yields at most size bytes. The function may read all,
+// part or none of content; what it leaves unread is discarded. An error
+// it returns stops Walk and is returned as is.
+type WalkFunc func(path string, size int64, content io.Reader) error
+
+// Walk reads and validates a chart archive exactly as Read does, and
+// calls fn (when not nil) for every regular file of the chart, in archive
+// order, after the file's entry passed every check and before its content
+// is discarded. fn runs before the archive is known to be valid as a whole:
+// a caller must ignore what it gathered when Walk returns an error. Memory
+// stays bounded as for Read, plus what fn keeps (each file is at most
+// lim.MaxFileSize).
+func Walk(r io.Reader, lim Limits, fn WalkFunc) (*Chart, error) {
 	lim = lim.withDefaults()
-	rd := &reader{lim: lim, src: &sourceReader{r: r}}
+	rd := &reader{lim: lim, src: &sourceReader{r: r}, visit: fn}
 	return rd.read()
 }
 
@@ -209,6 +228,22 @@ func (z *inflated) Read(p []byte) (int, error) {
 	z.n += int64(n)
 	if err != nil && z.err == nil {
 		z.err = err
+	}
+	return n, err
+}
+
+// counted counts what is read through it and remembers the first error.
+type counted struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
 	}
 	return n, err
 }
@@ -263,6 +298,9 @@ type reader struct {
 
 	// digests holds each regular file's path and hash for ContentDigest.
 	digests []fileDigest
+
+	// visit is Walk's callback, nil for Read.
+	visit WalkFunc
 }
 
 // invalid returns the EINVALID error naming "chart".
@@ -398,13 +436,29 @@ func (rd *reader) entry(tr *tar.Reader, hd *tar.Header) error {
 		fd, sum := newFileDigest(rel), sha256.Sum256(buf)
 		copy(fd[sha256.Size:], sum[:])
 		rd.digests = append(rd.digests, fd)
+		if rd.visit != nil {
+			if err := rd.visit(rel, hd.Size, bytes.NewReader(buf)); err != nil {
+				return err
+			}
+		}
 	} else {
+		// What the callback reads is hashed too: the tee sits below it.
 		h := sha256.New()
-		n, err := io.Copy(h, tr)
-		if err != nil {
+		content := &counted{r: io.TeeReader(tr, h)}
+		if rd.visit != nil {
+			if err := rd.visit(rel, hd.Size, content); err != nil {
+				// A problem of the archive met while the callback read is
+				// reported as such, not as the callback's error.
+				if content.err != nil && content.err != io.EOF {
+					return rd.streamError(content.err)
+				}
+				return err
+			}
+		}
+		if _, err := io.Copy(io.Discard, content); err != nil {
 			return rd.streamError(err)
 		}
-		if n != hd.Size {
+		if content.n != hd.Size {
 			return rd.streamError(io.ErrUnexpectedEOF)
 		}
 		fd := newFileDigest(rel)

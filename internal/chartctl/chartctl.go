@@ -86,7 +86,14 @@ type ChartVersion struct {
 	Size int64
 	// ProvDigest is the blob digest of the provenance file, "" if none.
 	ProvDigest string
-	CreatedAt  time.Time
+	// ProvSize is the provenance file's size in bytes (0 if none).
+	ProvSize int64
+	// Downloads counts the archive's downloads by every protocol, as of the
+	// last flush of the counters; LastDownloadedAt is the latest, nil if
+	// never. Stores fill both on reads; writes ignore them.
+	Downloads        int64
+	LastDownloadedAt *time.Time
+	CreatedAt        time.Time
 	// Metadata is the chart's Chart.yaml as JSON, with Helm's field names;
 	// the Helm index is rendered from it.
 	Metadata json.RawMessage
@@ -207,6 +214,10 @@ type Store interface {
 	Repository(ctx context.Context, name string) (*Repository, error)
 	// Repositories returns every repository, by name.
 	Repositories(ctx context.Context) ([]*Repository, error)
+	// UpdateRepository changes the description and visibility of the
+	// repository named name (a nil argument leaves that field as is) and
+	// returns it. Returns ENOTFOUND, or EINVALID for an invalid visibility.
+	UpdateRepository(ctx context.Context, name string, description *string, visibility *Visibility) (*Repository, error)
 	// DeleteRepository deletes the repository and all its chart versions,
 	// returning the blob digests no longer referenced by any record.
 	// Returns ENOTFOUND.
@@ -269,6 +280,17 @@ type Store interface {
 	UpdateMemberRole(ctx context.Context, team, idOrEmail string, role Role) (*Member, error)
 	// RemoveMember removes a member. Returns ENOTFOUND.
 	RemoveMember(ctx context.Context, team, idOrEmail string) error
+
+	// WebhookStore: audit log, webhooks and their delivery queues. Every
+	// mutating method above also writes the Change its context carries
+	// (see Change) in the same transaction.
+	WebhookStore
+	// QuotaStore: quotas and usage, enforced by PutChartVersion.
+	QuotaStore
+	// DownloadStore: download counters, shown on chart versions.
+	DownloadStore
+	// RetentionStore: retention policies.
+	RetentionStore
 
 	// Close releases the store.
 	Close() error

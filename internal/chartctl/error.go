@@ -27,6 +27,8 @@ const (
 	ERATELIMIT    = "rate_limit_exceeded"
 	EINTERNAL     = "internal_error"
 	EUNAVAILABLE  = "unavailable"
+	// EQUOTA: an upload would pass a repository's or organization's quota.
+	EQUOTA = "quota_exceeded"
 )
 
 // Error is an error a person may read: its Message is shown to API callers

@@ -21,6 +21,7 @@ import (
 	"github.com/chartctl/chartctl/internal/build"
 	admincmd "github.com/chartctl/chartctl/internal/cmd/admin"
 	apikeycmd "github.com/chartctl/chartctl/internal/cmd/apikey"
+	auditcmd "github.com/chartctl/chartctl/internal/cmd/audit"
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
@@ -35,6 +36,7 @@ import (
 	teamcmd "github.com/chartctl/chartctl/internal/cmd/team"
 	usercmd "github.com/chartctl/chartctl/internal/cmd/user"
 	versioncmd "github.com/chartctl/chartctl/internal/cmd/version"
+	webhookcmd "github.com/chartctl/chartctl/internal/cmd/webhook"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 )
@@ -267,6 +269,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		repocmd.NewCmdRepo(f),
 		chartcmd.NewCmdChart(f),
 		searchcmd.NewCmdSearch(f, nil),
+		webhookcmd.NewCmdWebhook(f),
 	)
 	add("account",
 		logincmd.NewCmdLogin(f, nil),
@@ -277,6 +280,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		apikeycmd.NewCmdAPIKey(f),
 		usercmd.NewCmdUser(f),
 		ratelimitcmd.NewCmdRateLimit(f, nil),
+		auditcmd.NewCmdAudit(f, nil),
 	)
 	add("server",
 		serve.NewCmdServe(ios.ErrOut, h.ServeRoutes, nil),

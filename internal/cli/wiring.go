@@ -28,6 +28,8 @@ func mountOAuthAndDashboard(e *echo.Echo, env *serve.Env) {
 		Now:            env.Server.Now,
 		TrustedProxies: env.Server.Config.TrustedProxies,
 		RateLimits:     env.Server.RateLimits,
+		// serve mounts the OCI registry: chart pages offer oci:// lines.
+		OCI: true,
 	})
 }
 

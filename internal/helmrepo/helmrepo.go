@@ -217,5 +217,8 @@ func (h *Handler) handleDownload(c echo.Context) error {
 		}
 		return httpx.ServeBlob(c, h.App.Blobs, cv.ProvDigest, file, "application/pgp-signature")
 	}
+	if c.Request().Method == http.MethodGet {
+		h.App.CountDownload(r.Name, cv.Name, cv.Version)
+	}
 	return httpx.ServeBlob(c, h.App.Blobs, cv.Digest, file, "application/gzip")
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
@@ -129,6 +130,11 @@ type Config struct {
 	TrustedProxies clientip.Resolver
 	// RateLimits makes the dashboard's sign-in throttles (nil: in memory).
 	RateLimits ratelimit.Backend
+	// Pages holds rendered chart pages; nil uses the host App's, which
+	// the upload path renders into.
+	Pages *chartpage.Store
+	// OCI shows oci:// install lines on the chart pages.
+	OCI bool
 }
 
 // Host is the API server the dashboard and the authorization server attach
@@ -141,6 +147,10 @@ type Host interface {
 	web.Principals
 	// AcceptAccessTokens makes the API accept the tokens v verifies.
 	AcceptAccessTokens(v httpx.AccessTokenVerifier)
+	// App is the application layer the dashboard's pages read through and
+	// their writes go through, so they are audited and emit events like the
+	// API's.
+	App() *app.App
 }
 
 // Mount adds the dashboard and the authorization server to the router e
@@ -161,7 +171,7 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	}
 	trusted := cfg.TrustedProxies
 	dash := web.New(web.Options{
-		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL,
+		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL, App: host.App(), Pages: cfg.Pages, OCI: cfg.OCI,
 		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
 		Logger:   logger, Now: now, RateLimits: cfg.RateLimits,
 	}, app.CheckPassword, app.HashPassword)

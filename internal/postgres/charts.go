@@ -18,14 +18,45 @@ import (
 
 // chartCols are the columns of a full chart record, as scanChart reads
 // them; the index entry is only read by the index methods.
-const chartCols = `name, version, app_version, description, keywords, digest, content_digest, size, prov_digest, created_at, metadata`
+const chartCols = `name, version, app_version, description, keywords, digest, content_digest, size, prov_digest, prov_size, created_at, metadata`
+
+// downloadCols follow chartCols in the reads that show download counters
+// (scanChartDownloads).
+const downloadCols = `, dl.count, dl.last_at`
+
+// chartColsDownloads are chartCols, qualified, and downloadCols.
+var chartColsDownloads = qualified(chartCols) + downloadCols
+
+// downloadsJoin joins chart_versions (unaliased) to its counter, dl.
+const downloadsJoin = ` LEFT JOIN downloads dl ON dl.repository_id = chart_versions.repository_id
+	AND dl.name = chart_versions.name AND dl.version = chart_versions.version`
 
 func scanChart(repo string, row pgx.Row) (*chartctl.ChartVersion, error) {
+	return scanChartRow(repo, row, false)
+}
+
+// scanChartDownloads reads chartCols+downloadCols.
+func scanChartDownloads(repo string, row pgx.Row) (*chartctl.ChartVersion, error) {
+	return scanChartRow(repo, row, true)
+}
+
+func scanChartRow(repo string, row pgx.Row, downloads bool) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{Repository: repo}
-	var metadata []byte
-	if err := row.Scan(&cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
-		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.CreatedAt, &metadata); err != nil {
+	var (
+		metadata []byte
+		count    *int64
+		last     *time.Time
+	)
+	dest := []any{&cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
+		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata}
+	if downloads {
+		dest = append(dest, &count, &last)
+	}
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
+	}
+	if count != nil {
+		cv.Downloads, cv.LastDownloadedAt = *count, utcPtr(last)
 	}
 	cv.Keywords = nilIfEmpty(cv.Keywords)
 	cv.CreatedAt = utc(cv.CreatedAt)
@@ -150,10 +181,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO chart_versions
 				(repository_id, name, version, app_version, description, keywords, digest, content_digest, size, prov_digest,
-				 created_at, metadata, index_entry, canonical_version)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				 created_at, metadata, index_entry, canonical_version, prov_size)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 				id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest,
-				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon)
+				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize)
 			if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
 				// A concurrent upload of this version, or of a SemVer-equal
 				// one, committed first: decide again, seeing its row.
@@ -164,8 +195,11 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			if _, err := adjustRefs(ctx, tx, refDelta(chartDigests(&rec), nil)); err != nil {
 				return err
 			}
+			if err := charge(ctx, tx, id, rec.Size+rec.ProvSize, 1); err != nil {
+				return err
+			}
 			stored, created = &rec, true
-			return db.changed(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
+			return db.changedWithChange(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
 		}
 
 		sameContent := rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest
@@ -174,13 +208,13 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 			switch {
 			case rec.ProvDigest == "" || rec.ProvDigest == old.ProvDigest:
 				stored = old
-				return nil
+				return db.writeChange(ctx, tx, false)
 			case old.ProvDigest == "" || overwrite:
 				if err := deleteOCIChart(ctx, tx, cv.Repository, rec.Name, rec.Version); err != nil {
 					return err
 				}
-				if _, err := tx.Exec(ctx, `UPDATE chart_versions SET prov_digest = $4
-					WHERE repository_id = $1 AND name = $2 AND version = $3`, id, rec.Name, rec.Version, rec.ProvDigest); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE chart_versions SET prov_digest = $4, prov_size = $5
+					WHERE repository_id = $1 AND name = $2 AND version = $3`, id, rec.Name, rec.Version, rec.ProvDigest, rec.ProvSize); err != nil {
 					return err
 				}
 				var gone []string
@@ -190,15 +224,18 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 				if orphans, err = adjustRefs(ctx, tx, refDelta([]string{rec.ProvDigest}, gone)); err != nil {
 					return err
 				}
-				old.ProvDigest = rec.ProvDigest
+				if err := charge(ctx, tx, id, rec.ProvSize-old.ProvSize, 0); err != nil {
+					return err
+				}
+				old.ProvDigest, old.ProvSize = rec.ProvDigest, rec.ProvSize
 				stored, created = old, true
-				return db.changed(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
+				return db.changedWithChange(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
 			}
 			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with a different provenance file.", cv.Name, cv.Version)
 		case sameContent && rec.ProvDigest == "" && !overwrite:
 			// The same files in other gzip or tar bytes.
 			stored = old
-			return nil
+			return db.writeChange(ctx, tx, false)
 		case sameContent && !overwrite:
 			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s already exists with the same content in a different archive; a provenance file signs the exact archive, so upload the stored archive's provenance file or none.", cv.Name, cv.Version)
 		case !overwrite:
@@ -206,10 +243,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		}
 		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET
 			app_version = $4, description = $5, keywords = $6, digest = $7, content_digest = $8, size = $9, prov_digest = $10,
-			created_at = $11, metadata = $12, index_entry = $13
+			created_at = $11, metadata = $12, index_entry = $13, prov_size = $14
 			WHERE repository_id = $1 AND name = $2 AND version = $3`,
 			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest, rec.Size,
-			rec.ProvDigest, rec.CreatedAt, metadata, entry); err != nil {
+			rec.ProvDigest, rec.CreatedAt, metadata, entry, rec.ProvSize); err != nil {
 			return err
 		}
 		// The OCI manifest of the replaced archive no longer describes the
@@ -220,8 +257,11 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		if orphans, err = adjustRefs(ctx, tx, refDelta(chartDigests(&rec), chartDigests(old))); err != nil {
 			return err
 		}
+		if err := charge(ctx, tx, id, rec.Size+rec.ProvSize-old.Size-old.ProvSize, 0); err != nil {
+			return err
+		}
 		stored, created = &rec, true
-		return db.changed(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
+		return db.changedWithChange(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
 	})
 	if err != nil {
 		return nil, false, nil, err
@@ -290,8 +330,9 @@ func (db *DB) ChartVersion(ctx context.Context, repo, name, version string) (*ch
 	if !storable(repo, name, version) {
 		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
 	}
-	cv, err := scanChart(repo, db.pool.QueryRow(ctx, `SELECT `+chartCols+` FROM chart_versions
-		WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3`, repo, name, version))
+	cv, err := scanChartDownloads(repo, db.pool.QueryRow(ctx, `SELECT `+chartColsDownloads+` FROM chart_versions`+downloadsJoin+`
+		WHERE chart_versions.repository_id = (SELECT id FROM repositories WHERE name = $1)
+		AND chart_versions.name = $2 AND chart_versions.version = $3`, repo, name, version))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
 	}
@@ -386,13 +427,14 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 		for i, k := range keys {
 			names[i], versions[i] = k.name, k.version
 		}
-		rows, err := tx.Query(ctx, `SELECT `+chartCols+` FROM chart_versions
-			JOIN unnest($2::text[], $3::text[]) WITH ORDINALITY AS k(n, v, i) ON name = k.n AND version = k.v
-			WHERE repository_id = $1 ORDER BY k.i`, id, names, versions)
+		rows, err := tx.Query(ctx, `SELECT `+chartColsDownloads+` FROM chart_versions
+			JOIN unnest($2::text[], $3::text[]) WITH ORDINALITY AS k(n, v, i)
+				ON chart_versions.name = k.n AND chart_versions.version = k.v`+downloadsJoin+`
+			WHERE chart_versions.repository_id = $1 ORDER BY k.i`, id, names, versions)
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.ChartVersion, error) { return scanChart(repo, r) })
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.ChartVersion, error) { return scanChartDownloads(repo, r) })
 		return err
 	})
 	if err != nil {
@@ -531,7 +573,10 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if orphans, err = adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted))); err != nil {
 			return err
 		}
-		return db.changed(ctx, tx, id, repo, name, version)
+		if err := charge(ctx, tx, id, -deleted.Size-deleted.ProvSize, -1); err != nil {
+			return err
+		}
+		return db.changedWithChange(ctx, tx, id, repo, name, version)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -635,4 +680,15 @@ func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*char
 		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
 	}
 	return cv, db.wrap("get index entry", err)
+}
+
+// qualified prefixes each of the comma-separated columns with
+// "chart_versions.", for queries that join tables with the same column
+// names.
+func qualified(cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = "chart_versions." + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -18,8 +18,16 @@ func (db *DB) CreateOrganization(ctx context.Context, o *chartctl.Organization) 
 	if err := db.fill(&o.ID, prefixOrg, &o.CreatedAt); err != nil {
 		return err
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO organizations (id, name, description, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5)`, o.ID, o.Name, text(o.Description), o.CreatedBy, o.CreatedAt)
+	err := db.tx(ctx, "create organization", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO organizations (id, name, description, created_by, created_at)
+			VALUES ($1, $2, $3, $4, $5)`, o.ID, o.Name, text(o.Description), o.CreatedBy, o.CreatedAt); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO usage (scope, name) VALUES ('organization', $1) ON CONFLICT DO NOTHING`, o.Name); err != nil {
+			return err
+		}
+		return db.writeChange(ctx, tx, true)
+	})
 	if isUnique(err, "organizations_pkey") {
 		return nameNotAvailable(o.Name)
 	}

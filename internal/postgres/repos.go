@@ -35,7 +35,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if !storable(r.Organization) {
 		return orgNotFound(r.Organization)
 	}
-	err := db.tx(ctx, "create repository", func(tx pgx.Tx) error {
+	err := db.mutate(ctx, "create repository", func(tx pgx.Tx) error {
 		// The tombstone's row lock orders a claim against a concurrent
 		// deletion of the same name.
 		var (
@@ -63,6 +63,11 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at)
 			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7)`,
 			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO usage (scope, name) VALUES ('repository', $1)
+			ON CONFLICT (scope, name) DO UPDATE SET bytes = 0, versions = 0`, r.Name)
 		return err
 	})
 	switch {
@@ -124,7 +129,7 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		return nil, repoNotFound(name)
 	}
 	var orphans []string
-	err := db.tx(ctx, "delete repository", func(tx pgx.Tx) error {
+	err := db.mutate(ctx, "delete repository", func(tx pgx.Tx) error {
 		orphans = nil
 		// The row lock waits for uploads into the repository to commit
 		// (they hold it FOR KEY SHARE) and keeps new ones out.
@@ -145,6 +150,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 			}
 			return nil
 		}); err != nil {
+			return err
+		}
+		if err := dropRepoUsage(ctx, tx, id, name); err != nil {
 			return err
 		}
 		if err := db.putTombstone(ctx, tx, name); err != nil {
@@ -246,4 +254,39 @@ func (db *DB) putTombstone(ctx context.Context, tx pgx.Tx, name string) error {
 
 func repoNotFound(name string) error {
 	return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", name)
+}
+
+// UpdateRepository changes the description and visibility of the
+// repository named name (nil leaves a field as is) and returns it. Other
+// replicas hear of the change (their cached records of the repository are
+// dropped). It returns ENOTFOUND, and EINVALID for an invalid visibility.
+func (db *DB) UpdateRepository(ctx context.Context, name string, description *string, visibility *chartctl.Visibility) (*chartctl.Repository, error) {
+	if visibility != nil && !visibility.Valid() {
+		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", *visibility)
+	}
+	if !storable(name) {
+		return nil, repoNotFound(name)
+	}
+	var desc, vis *string
+	if description != nil {
+		d := text(*description)
+		desc = &d
+	}
+	if visibility != nil {
+		v := string(*visibility)
+		vis = &v
+	}
+	var out *chartctl.Repository
+	err := db.mutate(ctx, "update repository", func(tx pgx.Tx) error {
+		r, err := scanRepo(tx.QueryRow(ctx, `UPDATE repositories SET description = COALESCE($2, description),
+			visibility = COALESCE($3, visibility) WHERE name = $1 RETURNING `+repoCols, name, desc, vis))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return repoNotFound(name)
+		} else if err != nil {
+			return err
+		}
+		out = r
+		return db.changed(ctx, tx, r.ID, name, "", "")
+	})
+	return out, err
 }

@@ -23,8 +23,11 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 	if !storable(t.Organization) {
 		return orgNotFound(t.Organization)
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO teams (id, name, organization, description, created_at)
-		VALUES ($1, $2, $3, $4, $5)`, t.ID, t.Name, t.Organization, text(t.Description), t.CreatedAt)
+	err := db.changing(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO teams (id, name, organization, description, created_at)
+			VALUES ($1, $2, $3, $4, $5)`, t.ID, t.Name, t.Organization, text(t.Description), t.CreatedAt)
+		return err
+	})
 	switch {
 	case isUnique(err, "teams_name_key"):
 		return nameNotAvailable(t.Name)
@@ -99,9 +102,15 @@ func (db *DB) AddMember(ctx context.Context, m *chartctl.Member) error {
 	if !storable(m.Team) {
 		return teamNotFound(m.Team)
 	}
-	tag, err := db.pool.Exec(ctx, `INSERT INTO members (id, team_id, email, email_key, role, added_at)
-		SELECT $1, id, $3, $4, $5, $6 FROM teams WHERE name = $2`,
-		m.ID, m.Team, text(m.Email), email, string(m.Role), m.AddedAt)
+	err := db.changing(ctx, func(q querier) error {
+		tag, err := q.Exec(ctx, `INSERT INTO members (id, team_id, email, email_key, role, added_at)
+			SELECT $1, id, $3, $4, $5, $6 FROM teams WHERE name = $2`,
+			m.ID, m.Team, text(m.Email), email, string(m.Role), m.AddedAt)
+		if err == nil && tag.RowsAffected() == 0 {
+			return teamNotFound(m.Team)
+		}
+		return err
+	})
 	switch {
 	case isUnique(err, "members_team_email"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "%s is already a member of team %q.", m.Email, m.Team)
@@ -110,12 +119,8 @@ func (db *DB) AddMember(ctx context.Context, m *chartctl.Member) error {
 	case isForeignKey(err, "members_team_id_fkey"):
 		// The team was deleted between the select and the insert.
 		return teamNotFound(m.Team)
-	case err != nil:
-		return db.wrap("add member", err)
-	case tag.RowsAffected() == 0:
-		return teamNotFound(m.Team)
 	}
-	return nil
+	return db.wrap("add member", err)
 }
 
 const memberCols = `m.id, t.name, m.email, m.role, m.added_at`
@@ -184,11 +189,16 @@ func (db *DB) UpdateMemberRole(ctx context.Context, team, idOrEmail string, role
 	if !storable(team, idOrEmail) {
 		return nil, db.memberNotFound(ctx, team, idOrEmail)
 	}
-	m, err := scanMember(db.pool.QueryRow(ctx, `UPDATE members m SET role = $4 FROM teams t
-		WHERE t.id = m.team_id AND m.id = (
-			SELECT m.id FROM members m JOIN teams t ON t.id = m.team_id
-			WHERE `+memberWhere+` ORDER BY m.id = $2 DESC LIMIT 1)
-		RETURNING `+memberCols, team, idOrEmail, lowerEmail(idOrEmail), string(role)))
+	var m *chartctl.Member
+	err := db.changing(ctx, func(q querier) error {
+		var err error
+		m, err = scanMember(q.QueryRow(ctx, `UPDATE members m SET role = $4 FROM teams t
+			WHERE t.id = m.team_id AND m.id = (
+				SELECT m.id FROM members m JOIN teams t ON t.id = m.team_id
+				WHERE `+memberWhere+` ORDER BY m.id = $2 DESC LIMIT 1)
+			RETURNING `+memberCols, team, idOrEmail, lowerEmail(idOrEmail), string(role)))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, db.memberNotFound(ctx, team, idOrEmail)
 	}
@@ -201,16 +211,20 @@ func (db *DB) RemoveMember(ctx context.Context, team, idOrEmail string) error {
 	if !storable(team, idOrEmail) {
 		return db.memberNotFound(ctx, team, idOrEmail)
 	}
-	tag, err := db.pool.Exec(ctx, `DELETE FROM members WHERE id = (
-		SELECT m.id FROM members m JOIN teams t ON t.id = m.team_id
-		WHERE `+memberWhere+` ORDER BY m.id = $2 DESC LIMIT 1)`, team, idOrEmail, lowerEmail(idOrEmail))
-	if err != nil {
-		return db.wrap("remove member", err)
-	}
-	if tag.RowsAffected() == 0 {
+	errGone := errors.New("no such member")
+	err := db.changing(ctx, func(q querier) error {
+		tag, err := q.Exec(ctx, `DELETE FROM members WHERE id = (
+			SELECT m.id FROM members m JOIN teams t ON t.id = m.team_id
+			WHERE `+memberWhere+` ORDER BY m.id = $2 DESC LIMIT 1)`, team, idOrEmail, lowerEmail(idOrEmail))
+		if err == nil && tag.RowsAffected() == 0 {
+			return errGone
+		}
+		return err
+	})
+	if errors.Is(err, errGone) {
 		return db.memberNotFound(ctx, team, idOrEmail)
 	}
-	return nil
+	return db.wrap("remove member", err)
 }
 
 // memberNotFound is the error of a member lookup that found nothing: the

@@ -33,7 +33,7 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 		return nil, userNotFound()
 	}
 	var out *chartctl.User
-	err := db.tx(ctx, "update user", func(tx pgx.Tx) error {
+	err := db.mutate(ctx, "update user", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, adminLock); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 	if !storable(id) || id == "" {
 		return userNotFound()
 	}
-	err := db.tx(ctx, "delete user", func(tx pgx.Tx) error {
+	err := db.mutate(ctx, "delete user", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, adminLock); err != nil {
 			return err
 		}

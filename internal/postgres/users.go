@@ -21,8 +21,11 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	if err := db.fill(&u.ID, prefixUser, &u.CreatedAt); err != nil {
 		return err
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, disabled, created_at, last_seen_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt)
+	err := db.changing(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, disabled, created_at, last_seen_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt)
+		return err
+	})
 	switch {
 	case isUnique(err, "users_email_key_key"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", u.Email)
@@ -87,9 +90,12 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *chartctl.APIKey) error {
 	if !storable(k.UserID) {
 		return userNotFound()
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO api_keys (id, user_id, name, scopes, hash, created_at, last_used_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		k.ID, k.UserID, text(k.Name), nonNil(k.Scopes.Strings()), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt)
+	err := db.changing(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO api_keys (id, user_id, name, scopes, hash, created_at, last_used_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			k.ID, k.UserID, text(k.Name), nonNil(k.Scopes.Strings()), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt)
+		return err
+	})
 	switch {
 	case isForeignKey(err, "api_keys_user_id_fkey"):
 		return userNotFound()
@@ -156,12 +162,15 @@ func (db *DB) DeleteAPIKey(ctx context.Context, userID, id string) error {
 	if !storable(userID, id) {
 		return apiKeyNotFound()
 	}
-	tag, err := db.pool.Exec(ctx, `DELETE FROM api_keys WHERE id = $1 AND user_id = $2`, id, userID)
+	err := db.changing(ctx, func(q querier) error {
+		tag, err := q.Exec(ctx, `DELETE FROM api_keys WHERE id = $1 AND user_id = $2`, id, userID)
+		if err == nil && tag.RowsAffected() == 0 {
+			return apiKeyNotFound()
+		}
+		return err
+	})
 	if err != nil {
 		return db.wrap("delete api key", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return apiKeyNotFound()
 	}
 	db.credentialsChanged(ctx)
 	return nil

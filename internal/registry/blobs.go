@@ -44,6 +44,13 @@ func (r *Registry) handleBlob(c echo.Context, m []string) error {
 		}
 		defer b.Close()
 		content = b
+		if req.Method == http.MethodGet {
+			// A chart's layer pushed over OCI is also linked: a pull of it is
+			// a download of the archive.
+			if cb, err := r.chartBlob(ctx, name, d.String()); err == nil && cb != nil && cb.chart.Digest == d.String() {
+				r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
+			}
+		}
 	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return err
 	} else {
@@ -53,6 +60,10 @@ func (r *Registry) handleBlob(c echo.Context, m []string) error {
 		}
 		if cb == nil {
 			return errBlobUnknown(d.String())
+		}
+		if req.Method == http.MethodGet && cb.chart.Digest == d.String() {
+			// A pull of the chart layer is a download of the archive.
+			r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
 		}
 		if cb.data != nil {
 			content = bytes.NewReader(cb.data)

@@ -138,6 +138,9 @@ func (r *Registry) fromDomain(req *http.Request, err error) *Error {
 		return newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg)
 	case chartctl.EFORBIDDEN:
 		return newError(http.StatusForbidden, CodeDenied, "%s", msg)
+	case chartctl.EQUOTA:
+		// §15: a push over quota is DENIED with /v1's message.
+		return newError(http.StatusForbidden, CodeDenied, "%s", msg)
 	case chartctl.ENOTFOUND:
 		return newError(http.StatusNotFound, CodeNameUnknown, "%s", msg)
 	case chartctl.ETOOLARGE:

@@ -24,6 +24,7 @@ import (
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/secrets"
 	"github.com/chartctl/chartctl/internal/token"
 	"github.com/chartctl/chartctl/server"
 )
@@ -56,6 +57,12 @@ func StartServer(tb testing.TB, opts ...Option) *Server {
 		tb.Fatalf("open blobs: %v", err)
 	}
 	srv := server.New(db, blobs)
+	// Webhook secrets are sealed with a fixed test key.
+	box, err := secrets.New([]byte("testkit secrets key, 32+ bytes long"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv.Secrets = box
 	for _, o := range opts {
 		o(srv)
 	}

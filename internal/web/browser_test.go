@@ -123,7 +123,7 @@ func TestBrowserAPIKeyLifecycle(t *testing.T) {
 	env.MustRepo(t, "platform-charts", "public")
 	ctx := newBrowser(t)
 
-	run(t, ctx, "open dashboard", chromedp.Navigate(env.URL+"/"))
+	run(t, ctx, "open dashboard", chromedp.Navigate(env.URL+"/signin?return_to=%2Frepositories"))
 	signIn(t, ctx, "signin")
 	run(t, ctx, "repository list", chromedp.WaitVisible(chromedp.CSS(`a[href="/repositories/platform-charts"]`)), screenshot(t, "repositories"))
 	if h := get(t, ctx, "heading", chromedp.Text(chromedp.CSS(`h1`))); h != "Repositories" {

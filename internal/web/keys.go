@@ -171,7 +171,12 @@ func (d *Dashboard) handleCreateAPIKey(c echo.Context) error {
 	}
 	value, hash := token.New(token.APIKeyPrefix)
 	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: expires}
-	if err := d.opts.Store.CreateAPIKey(c.Request().Context(), k); err != nil {
+	if d.opts.App != nil {
+		err = d.opts.App.CreateAPIKey(c.Request().Context(), u, k)
+	} else {
+		err = d.opts.Store.CreateAPIKey(c.Request().Context(), k)
+	}
+	if err != nil {
 		return err
 	}
 	// The value is in this response only; the page is never cached.
@@ -209,7 +214,12 @@ func (d *Dashboard) handleRevokeAPIKey(c echo.Context) error {
 		return d.refuseCSRF(c, err)
 	}
 	u, _ := d.Session(c)
-	err := d.opts.Store.DeleteAPIKey(c.Request().Context(), u.ID, c.Param("id"))
+	var err error
+	if d.opts.App != nil {
+		err = d.opts.App.RevokeAPIKey(c.Request().Context(), u, c.Param("id"))
+	} else {
+		err = d.opts.Store.DeleteAPIKey(c.Request().Context(), u.ID, c.Param("id"))
+	}
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return d.RenderError(c, http.StatusNotFound, "Key not found", "This API key does not exist or was already revoked.")
 	} else if err != nil {

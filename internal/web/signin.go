@@ -84,12 +84,14 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 		d.byIP.Fail(ip)
 		d.byAccountIP.Fail(pair)
 		d.byAccount.Fail(email)
+		d.auditSignIn(c, email, nil, chartctl.OutcomeFailed)
 		sp.Error = genericSignInError
 		return d.renderSignIn(c, http.StatusUnauthorized, sp)
 	}
 	if err := d.startSession(c, u); err != nil {
 		return err
 	}
+	d.auditSignIn(c, email, u, chartctl.OutcomeSuccess)
 	if err := d.opts.Store.TouchUser(c.Request().Context(), u.ID, d.opts.Now()); err != nil {
 		d.opts.Logger.Warn("record sign-in time", "err", err)
 	}
@@ -200,4 +202,19 @@ func (k *keyedLocks) lock(key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// auditSignIn records a sign-in attempt (session.signin) for email: the
+// user when it succeeded, the address and request id always.
+func (d *Dashboard) auditSignIn(c echo.Context, email string, u *chartctl.User, outcome chartctl.Outcome) {
+	if d.opts.App == nil {
+		return
+	}
+	ctx := c.Request().Context()
+	if u != nil {
+		act := chartctl.ActorFrom(ctx)
+		act.UserID, act.Email, act.CredentialKind = u.ID, u.Email, chartctl.CredentialSession
+		ctx = chartctl.WithActor(ctx, &act)
+	}
+	d.opts.App.AuditAct(ctx, "session.signin", email, "", outcome)
 }

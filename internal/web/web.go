@@ -27,7 +27,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartpage"
+	"github.com/chartctl/chartctl/internal/chartrender"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/token"
@@ -90,6 +93,16 @@ type Options struct {
 	// SignInLimit, so guesses from elsewhere cannot lock a user out, while a
 	// distributed guesser still gets few tries.
 	SignInAccountLimit ratelimit.Limit
+	// App is the application layer: the pages read and change
+	// repositories, charts, teams and API keys through it, as the API
+	// does, so their writes are audited and emit events; sign-ins are
+	// recorded in its audit log.
+	App *app.App
+	// Pages holds the rendered chart pages; nil uses App.Pages, which the
+	// upload path renders into.
+	Pages *chartpage.Store
+	// OCI shows oci:// install lines (the server has an OCI registry).
+	OCI bool
 	// Logger receives errors; Now is the clock.
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -141,6 +154,9 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	if opts.SignInAccountLimit.Disabled() {
 		opts.SignInAccountLimit = ratelimit.Limit{N: 100, Window: 15 * time.Minute}
 	}
+	if opts.Pages == nil && opts.App != nil {
+		opts.Pages = opts.App.Pages
+	}
 	if opts.ClientIP == nil {
 		var r clientip.Resolver
 		opts.ClientIP = func(req *http.Request) string { return clientip.BucketKey(r.ClientIP(req)) }
@@ -156,7 +172,8 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	}
 }
 
-var pageNames = []string{"signin", "consent", "error", "profile", "apikeys", "apikey_new", "apikey_created", "apikey_revoke", "repos", "repo"}
+var pageNames = []string{"signin", "consent", "error", "profile", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
+	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -166,6 +183,8 @@ func parsePages() map[string]*template.Template {
 		},
 		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"join": strings.Join,
+		"size": app.HumanBytes,
+		"add":  func(a, b int) int { return a + b },
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -186,7 +205,14 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheStatic(http.FileServer(http.FS(static))))))
 
 	g := e.Group("", SecurityHeaders)
+	e.GET("/static/highlight.css", func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+		return c.Blob(http.StatusOK, "text/css; charset=utf-8", highlightCSS)
+	})
+
 	g.GET("/", d.handleHome)
+	g.GET("/search", d.handleSearch)
 	g.GET("/signin", d.handleSignInPage)
 	g.POST("/signin", d.handleSignIn, LimitForm)
 	g.POST("/signout", d.handleSignOut, LimitForm)
@@ -196,9 +222,26 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/settings/api-keys", d.signedIn(d.handleCreateAPIKey), LimitForm)
 	g.GET("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKeyPage))
 	g.POST("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKey), LimitForm)
-	g.GET("/repositories", d.signedIn(d.handleRepos))
-	g.GET("/repositories/:repo", d.signedIn(d.handleRepo))
+	g.GET("/repositories", d.handleRepos)
+	g.GET("/repositories/:repo", d.handleRepo)
+	g.GET("/repositories/:repo/settings", d.signedIn(d.handleRepoSettings))
+	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo), LimitForm)
+	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo), LimitForm)
+	g.GET("/repositories/:repo/charts/:name", d.handleChart)
+	g.GET("/repositories/:repo/charts/:name/:version", d.handleChart)
+	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
+	g.GET("/organizations/:org", d.handleOrg)
+	g.GET("/teams/:team", d.handleTeam)
+	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember), LimitForm)
+	g.POST("/teams/:team/members/:member/role", d.signedIn(d.handleChangeRole), LimitForm)
+	g.POST("/teams/:team/members/:member/remove", d.signedIn(d.handleRemoveMember), LimitForm)
+	g.GET("/repositories/:repo/webhooks", d.signedIn(d.handleWebhooks))
+	g.POST("/repositories/:repo/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
 }
+
+// highlightCSS styles highlighted code (chartrender's classes), light and
+// dark.
+var highlightCSS = []byte(chartrender.HighlightCSS())
 
 func cacheStatic(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -243,6 +286,11 @@ type Page struct {
 	Flash string
 	// Bare hides the navigation bar (sign-in and consent pages).
 	Bare bool
+	// Public shows the navigation bar to anonymous visitors too (the
+	// browsing pages).
+	Public bool
+	// Canonical is the page's canonical URL, "" for none.
+	Canonical string
 	// Data is the page's own content.
 	Data any
 }
@@ -255,6 +303,20 @@ func (d *Dashboard) render(c echo.Context, status int, name string, p Page) erro
 	}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
+	return c.HTML(status, b.String())
+}
+
+// renderFragment writes one template of the named page without the
+// layout (search results for search as you type).
+func (d *Dashboard) renderFragment(c echo.Context, status int, name, block string, p Page) error {
+	t, ok := d.pages[name]
+	if !ok {
+		return fmt.Errorf("render: no page %q", name)
+	}
+	var b strings.Builder
+	if err := t.ExecuteTemplate(&b, block, p); err != nil {
 		return fmt.Errorf("render %s: %w", name, err)
 	}
 	return c.HTML(status, b.String())
@@ -353,9 +415,14 @@ func (d *Dashboard) Session(c echo.Context) (*chartctl.User, *chartctl.WebSessio
 // sign-in page, coming back here afterwards.
 func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if u, _ := d.Session(c); u == nil {
+		u, _ := d.Session(c)
+		if u == nil {
 			return c.Redirect(http.StatusSeeOther, SignInURL(c.Request().URL.RequestURI()))
 		}
+		// Writes from the dashboard are audited as the signed-in user.
+		act := chartctl.ActorFrom(c.Request().Context())
+		act.UserID, act.Email, act.CredentialKind = u.ID, u.Email, chartctl.CredentialSession
+		c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), &act)))
 		return next(c)
 	}
 }
@@ -443,11 +510,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func (d *Dashboard) handleHome(c echo.Context) error {
-	if u, _ := d.Session(c); u != nil {
-		return c.Redirect(http.StatusSeeOther, "/repositories")
-	}
-	return c.Redirect(http.StatusSeeOther, "/signin")
 }

@@ -19,14 +19,18 @@ func decodeJSON(resp *http.Response, v any) error {
 func TestPagesNeedSignIn(t *testing.T) {
 	env := oauthtest.Start(t, oauthtest.Config{})
 	b := env.NewBrowser(t)
-	for _, path := range []string{"/settings", "/settings/api-keys", "/settings/api-keys/new", "/repositories", "/repositories/x"} {
+	for _, path := range []string{"/settings", "/settings/api-keys", "/settings/api-keys/new", "/repositories/x/settings"} {
 		p := b.Get(t, path)
 		if p.StatusCode != http.StatusSeeOther || p.Header.Get("Location") != "/signin?"+(url.Values{"return_to": {path}}).Encode() {
 			t.Errorf("GET %s signed out: %d Location=%q", path, p.StatusCode, p.Header.Get("Location"))
 		}
 	}
-	if p := b.Get(t, "/"); p.Header.Get("Location") != "/signin" {
-		t.Errorf("/ signed out goes to %q", p.Header.Get("Location"))
+	// The browsing pages are open to anonymous visitors (public
+	// repositories only).
+	for _, path := range []string{"/", "/repositories", "/search?q=x"} {
+		if p := b.Get(t, path); p.StatusCode != http.StatusOK {
+			t.Errorf("GET %s signed out: %d, want 200", path, p.StatusCode)
+		}
 	}
 }
 

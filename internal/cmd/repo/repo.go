@@ -7,6 +7,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/repo/create"
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
 	"github.com/chartctl/chartctl/internal/cmd/repo/list"
+	"github.com/chartctl/chartctl/internal/cmd/repo/retention"
 	"github.com/chartctl/chartctl/internal/cmd/repo/view"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
@@ -27,6 +28,7 @@ SERVER/helm/NAME.`,
 		list.NewCmdList(f, nil),
 		view.NewCmdView(f, nil),
 		delete.NewCmdDelete(f, nil),
+		retention.NewCmdRetention(f),
 	)
 	return cmd
 }

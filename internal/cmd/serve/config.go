@@ -52,26 +52,36 @@ type Config struct {
 	ACMEEmail         string
 	ACMEDirectory     string
 	ACMEHTTPAddr      string
+	// Events, webhooks and audit (CONTRACT §15).
+	SecretsKeyFile       string
+	AllowPrivateWebhooks bool
+	WebhookRetryBase     time.Duration
+	WebhookTimeout       time.Duration
+	AuditRetention       Days
+	DefaultRepoQuota     ByteSize
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		Addr:            "127.0.0.1:8080",
-		Data:            "./chartctl-data",
-		MaxChartSize:    10 << 20,
-		RepoNameGrace:   24 * time.Hour,
-		RateLimitGlobal: ratelimit.Limit{N: 1000, Window: 3600e9},
-		RateLimitUpload: ratelimit.Limit{N: 100, Window: 3600e9},
-		RateLimitSearch: ratelimit.Limit{N: 300, Window: 3600e9},
-		RateLimitKeys:   ratelimit.Limit{N: 50, Window: 3600e9},
-		MaxAPIKeys:      100,
-		MaxBlobSize:     10 << 30,
-		IdleTimeout:     60 * time.Second,
-		GCGrace:         time.Hour,
-		AdminEmail:      "admin@localhost",
-		LogFormat:       "text",
-		LogLevel:        "info",
+		Addr:             "127.0.0.1:8080",
+		Data:             "./chartctl-data",
+		MaxChartSize:     10 << 20,
+		RepoNameGrace:    24 * time.Hour,
+		RateLimitGlobal:  ratelimit.Limit{N: 1000, Window: 3600e9},
+		RateLimitUpload:  ratelimit.Limit{N: 100, Window: 3600e9},
+		RateLimitSearch:  ratelimit.Limit{N: 300, Window: 3600e9},
+		RateLimitKeys:    ratelimit.Limit{N: 50, Window: 3600e9},
+		MaxAPIKeys:       100,
+		MaxBlobSize:      10 << 30,
+		IdleTimeout:      60 * time.Second,
+		GCGrace:          time.Hour,
+		AdminEmail:       "admin@localhost",
+		LogFormat:        "text",
+		LogLevel:         "info",
+		WebhookRetryBase: 5 * time.Second,
+		WebhookTimeout:   10 * time.Second,
+		AuditRetention:   365,
 	}
 }
 
@@ -99,6 +109,13 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
+	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
+	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
+	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", c.WebhookRetryBase, "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
+	fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "time limit of one webhook delivery attempt")
+	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")
+	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (default: unlimited)")
+
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert; re-read when it changes")
 	fs.StringSliceVar(&c.ACMEDomains, "acme-domain", c.ACMEDomains, "obtain certificates for these names over ACME and serve HTTPS on --addr (TLS-ALPN-01)")
@@ -141,6 +158,12 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("invalid --log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	if c.WebhookRetryBase < 10*time.Millisecond {
+		return fmt.Errorf("--webhook-retry-base must be at least 10ms")
+	}
+	if c.WebhookTimeout < 100*time.Millisecond || c.WebhookTimeout > 5*time.Minute {
+		return fmt.Errorf("--webhook-timeout must be between 100ms and 5m")
 	}
 	if err := c.TLS(nil).Validate(); err != nil {
 		return err
@@ -195,6 +218,39 @@ func (b *ByteSize) Set(s string) error {
 
 // Type names the flag's value type in help.
 func (b *ByteSize) Type() string { return "size" }
+
+// Days is a retention period in whole days that parses "365d", "365" or a
+// Go duration of whole days ("8760h").
+type Days int
+
+// String formats the period as "<n>d".
+func (d *Days) String() string { return strconv.Itoa(int(*d)) + "d" }
+
+// Set parses a period.
+func (d *Days) Set(s string) error {
+	t := strings.TrimSpace(s)
+	if n, ok := strings.CutSuffix(t, "d"); ok {
+		t = n
+	} else if dur, err := time.ParseDuration(t); err == nil {
+		if dur <= 0 || dur%(24*time.Hour) != 0 {
+			return fmt.Errorf("invalid period %q: use whole days, e.g. 365d", s)
+		}
+		*d = Days(dur / (24 * time.Hour))
+		return nil
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 1 || n > 36500 {
+		return fmt.Errorf("invalid period %q: use whole days, e.g. 365d", s)
+	}
+	*d = Days(n)
+	return nil
+}
+
+// Type names the flag's value type in help.
+func (d *Days) Type() string { return "days" }
+
+// Duration is the period as a time.Duration.
+func (d Days) Duration() time.Duration { return time.Duration(d) * 24 * time.Hour }
 
 // TLS returns the TLS options of the configuration; ACME state is cached
 // under DATA/acme.

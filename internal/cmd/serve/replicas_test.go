@@ -87,6 +87,11 @@ func TestReplicas(t *testing.T) {
 	rs := &replicaSet{dbURL: pg.NewDatabase(t)}
 	blobURL := s3.NewBucket(t)
 	datas := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	// Every replica opens the webhook secrets any of them sealed.
+	keyFile := filepath.Join(t.TempDir(), "secrets.key")
+	if err := os.WriteFile(keyFile, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	// Three replicas starting at once on an empty database: one creates
 	// the admin, none fails.
@@ -95,7 +100,7 @@ func TestReplicas(t *testing.T) {
 	for i := range rs.procs {
 		wg.Go(func() {
 			rs.procs[i] = startServe(t, bin, datas[i], "--database", rs.dbURL, "--blob-store", blobURL,
-				"--rate-limit-search", "30/1h")
+				"--rate-limit-search", "30/1h", "--secrets-key-file", keyFile)
 		})
 	}
 	wg.Wait()

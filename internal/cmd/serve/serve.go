@@ -12,6 +12,8 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,10 +21,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/internal/app"
+	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/postgres"
+	"github.com/chartctl/chartctl/internal/secrets"
 	"github.com/chartctl/chartctl/internal/serveconfig"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
+	"github.com/chartctl/chartctl/internal/webhook"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -120,7 +125,24 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 
+	keyFile, generate := cfg.SecretsKeyFile, false
+	if keyFile == "" {
+		keyFile, generate = filepath.Join(cfg.Data, "secrets.key"), true
+		if _, ok := db.(*postgres.DB); ok {
+			logger.Warn("--secrets-key-file is not set: this replica seals webhook secrets with its own key in --data, which other replicas cannot open; give every replica the same --secrets-key-file")
+		}
+	}
+	box, err := secrets.Load(keyFile, generate)
+	if err != nil {
+		return err
+	}
+	dispatcher := webhook.New(db, box, webhook.Options{BaseURL: cfg.BaseURL, RetryBase: cfg.WebhookRetryBase,
+		Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivateWebhooks, Logger: logger})
+
 	srv := server.New(db, blobs)
+	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
+	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
+	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
 	srv.Logger = logger
 	srv.Config.BaseURL = cfg.BaseURL
 	srv.Config.MaxChartSize = int64(cfg.MaxChartSize)
@@ -187,6 +209,12 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		defer stopDebug()
 	}
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var bgDone sync.WaitGroup
+	bgDone.Add(2)
+	go func() { defer bgDone.Done(); dispatcher.Run(bg) }()
+	go func() { defer bgDone.Done(); pruneAudit(bg, db, cfg.AuditRetention.Duration(), logger) }()
+	defer func() { stopBG(); bgDone.Wait() }()
 	logger.Info("chartctl serving", "url", url, "data", cfg.Data, "config", opts.ConfigFile)
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {
 		logger.Warn(warn)
@@ -264,3 +292,32 @@ type replicaEvents struct {
 // InvalidateCredentials drops the server's cached credentials: another
 // replica revoked one.
 func (e replicaEvents) InvalidateCredentials() { e.srv.InvalidateCredentials() }
+
+// pruneAudit deletes audit entries older than retention at start and then
+// hourly.
+func pruneAudit(ctx context.Context, store chartctl.Store, retention time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		for {
+			n, err := store.PruneAudit(ctx, time.Now().Add(-retention))
+			if err != nil {
+				if ctx.Err() == nil {
+					logger.Error("prune audit log", "err", err)
+				}
+				break
+			}
+			if n > 0 {
+				logger.Info("pruned audit log", "entries", n)
+			}
+			if n < 10000 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -4,6 +4,7 @@ package list
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -81,13 +82,14 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	cs := opts.IO.ColorScheme()
 	now := opts.Now()
 	t := opts.Table()
-	t.Header("name", "version", "app version", "description", "created")
+	t.Header("name", "version", "app version", "description", "downloads", "created")
 	t.KeepWhole(0, 1)
 	for _, ch := range charts {
 		t.AddField(ch.Name, cs.Bold)
 		t.AddField(ch.Version)
 		t.AddField(ch.AppVersion)
 		t.AddField(ch.Description)
+		t.AddField(strconv.FormatInt(ch.Downloads, 10))
 		t.AddField(cmdutil.FormatTime(opts.IO, now, ch.CreatedAt), cs.Gray)
 		t.EndRow()
 	}

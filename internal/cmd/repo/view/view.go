@@ -75,9 +75,43 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	fmt.Fprintf(w, "created:      %s\n", repo.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintf(w, "helm url:     %s\n", termtext.Line(helmURL))
 	fmt.Fprintf(w, "oci url:      oci://%s/%s\n", termtext.Line(c.BaseURL.Host+strings.TrimRight(c.BaseURL.Path, "/")), termtext.Line(repo.Name))
+	if q, _, err := c.Repositories.Quota(ctx, repo.Name); err == nil {
+		fmt.Fprintf(w, "usage:        %s\n", quotaLine(q))
+	}
 	if opts.IO.IsStdoutTTY() {
 		fmt.Fprintf(w, "\n%s\n  helm repo add %s %s --username x --password $CHARTCTL_TOKEN\n",
 			cs.Gray("Use it with Helm:"), termtext.Line(repo.Name), termtext.Line(helmURL))
 	}
 	return nil
+}
+
+// quotaLine describes usage against the quota: "1.2 MiB of 10 MiB, 3
+// versions (no limit)".
+func quotaLine(q *client.Quota) string {
+	bytes := humanBytes(q.UsedBytes)
+	if q.MaxBytes != nil {
+		bytes += " of " + humanBytes(*q.MaxBytes)
+	}
+	versions := fmt.Sprintf("%d versions", q.UsedVersions)
+	if q.MaxVersions != nil {
+		versions = fmt.Sprintf("%d of %d versions", q.UsedVersions, *q.MaxVersions)
+	}
+	if q.MaxBytes == nil && q.MaxVersions == nil {
+		return bytes + ", " + versions + " (no quota)"
+	}
+	return bytes + ", " + versions
+}
+
+// humanBytes formats n bytes with binary units ("10 MiB").
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(div)), ".0") + " " + string("KMGTPE"[exp]) + "iB"
 }

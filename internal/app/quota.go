@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// RepoQuota returns the quota and usage of repository name, which p must
+// be allowed to read.
+func (a *App) RepoQuota(ctx context.Context, p *chartctl.Principal, name string) (chartctl.Quota, chartctl.Usage, error) {
+	r, err := a.ReadableRepo(ctx, p, name)
+	if err != nil {
+		return chartctl.Quota{}, chartctl.Usage{}, err
+	}
+	return a.Store.Quota(ctx, chartctl.QuotaRepository, r.Name)
+}
+
+// SetRepoQuota replaces the quota of repository name: server admins set
+// any; an organization's owners set those of its repositories (§15).
+func (a *App) SetRepoQuota(ctx context.Context, p *chartctl.Principal, name string, q chartctl.Quota) error {
+	if err := validQuota(q); err != nil {
+		return err
+	}
+	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMember)
+	if err != nil {
+		return err
+	}
+	if RequireAdmin(p) != nil && (r.Organization == "" || !p.OrgRole(r.Organization).AtLeast(chartctl.RoleOwner)) {
+		if r.Organization == "" {
+			return chartctl.Errorf(chartctl.EFORBIDDEN, "Only a server admin may set the quota of personal repository %q.", r.Name)
+		}
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Setting the quota of repository %q needs the owner role in organization %q.", r.Name, r.Organization)
+	}
+	return a.Store.SetQuota(a.Record(ctx, "quota.set", "repository/"+r.Name, r.Organization), chartctl.QuotaRepository, r.Name, q)
+}
+
+// OrgQuota returns the quota and usage of organization name, which p must
+// see.
+func (a *App) OrgQuota(ctx context.Context, p *chartctl.Principal, name string) (chartctl.Quota, chartctl.Usage, error) {
+	if p == nil {
+		return chartctl.Quota{}, chartctl.Usage{}, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
+	}
+	if !p.Scopes.Allows(chartctl.ScopeOrgRead) {
+		return chartctl.Quota{}, chartctl.Usage{}, chartctl.ScopeRequired(chartctl.ScopeOrgRead)
+	}
+	if chartctl.ValidateName("organization", name) != nil || !p.CanSeeOrg(name) {
+		return chartctl.Quota{}, chartctl.Usage{}, chartctl.Errorf(chartctl.ENOTFOUND, "Organization %q not found.", name)
+	}
+	return a.Store.Quota(ctx, chartctl.QuotaOrganization, name)
+}
+
+// SetOrgQuota replaces the quota of organization name (server admins).
+func (a *App) SetOrgQuota(ctx context.Context, p *chartctl.Principal, name string, q chartctl.Quota) error {
+	if err := RequireAdmin(p); err != nil {
+		return err
+	}
+	if err := validQuota(q); err != nil {
+		return err
+	}
+	return a.Store.SetQuota(a.Record(ctx, "quota.set", "organization/"+name, name), chartctl.QuotaOrganization, name, q)
+}
+
+func validQuota(q chartctl.Quota) error {
+	if q.MaxBytes != nil && *q.MaxBytes < 0 {
+		return chartctl.Invalid("max_bytes", "max_bytes must be a number of bytes (0 or more), or null for unlimited.")
+	}
+	if q.MaxVersions != nil && *q.MaxVersions < 0 {
+		return chartctl.Invalid("max_versions", "max_versions must be 0 or more, or null for unlimited.")
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/robfig/cron/v3"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// RetentionDeletion is a version a retention run deletes, and why.
+type RetentionDeletion struct {
+	Name, Version, Reason string
+}
+
+// ParseRetentionDuration reads "30d", "12h" or "90m".
+func ParseRetentionDuration(param, v string) (time.Duration, error) {
+	bad := chartctl.Invalid(param, "%s must be a duration such as 30d or 12h.", param)
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		d, err := strconv.Atoi(n)
+		if err != nil || d < 0 || d > 36500 {
+			return 0, bad
+		}
+		return time.Duration(d) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// FormatRetentionDuration writes a duration as ParseRetentionDuration
+// reads it: whole days as "30d".
+func FormatRetentionDuration(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+	return d.String()
+}
+
+// ValidateRetention checks a policy: a SemVer constraint, a cron
+// expression, a non-negative keep_latest.
+func ValidateRetention(p *chartctl.RetentionPolicy) error {
+	if p.KeepLatest != nil && *p.KeepLatest < 0 {
+		return chartctl.Invalid("keep_latest", "keep_latest must be 0 or more.")
+	}
+	if p.KeepMatching != "" {
+		if _, err := semver.NewConstraint(p.KeepMatching); err != nil {
+			return chartctl.Invalid("keep_matching", "keep_matching %q is not a SemVer constraint (e.g. \">=1.0.0 <2.0.0\" or \"~1.2\").", p.KeepMatching)
+		}
+	}
+	if p.Schedule != "" {
+		if _, err := cron.ParseStandard(p.Schedule); err != nil {
+			return chartctl.Invalid("schedule", "schedule %q is not a cron expression (e.g. \"0 3 * * *\" for 03:00 daily): %v", p.Schedule, err)
+		}
+	}
+	return nil
+}
+
+// Retention returns repository name's policy (nil if none), which p must
+// be allowed to read.
+func (a *App) Retention(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.RetentionPolicy, error) {
+	r, err := a.ReadableRepo(ctx, p, name)
+	if err != nil {
+		return nil, err
+	}
+	all, err := a.Store.RetentionPolicies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return all[r.Name], nil
+}
+
+// SetRetention replaces the policy of repository name (maintainers).
+func (a *App) SetRetention(ctx context.Context, p *chartctl.Principal, name string, pol *chartctl.RetentionPolicy) error {
+	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
+	if err != nil {
+		return err
+	}
+	if err := ValidateRetention(pol); err != nil {
+		return err
+	}
+	return a.Store.SetRetentionPolicy(a.Record(ctx, "retention.set", r.Name, r.Organization), r.Name, pol)
+}
+
+// RunRetention applies repository name's policy for p (maintainers): with
+// dryRun it only lists what would go. A dry run and the real run that
+// follows it list the same versions.
+func (a *App) RunRetention(ctx context.Context, p *chartctl.Principal, name string, dryRun bool) ([]RetentionDeletion, error) {
+	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
+	if err != nil {
+		return nil, err
+	}
+	all, err := a.Store.RetentionPolicies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pol := all[r.Name]
+	if pol == nil {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q has no retention policy; set one first (chartctl repo retention set).", r.Name)
+	}
+	out, err := a.applyRetention(ctx, r, pol, dryRun)
+	if err == nil {
+		a.AuditAct(ctx, "retention.run", r.Name, r.Organization, chartctl.OutcomeSuccess)
+	}
+	return out, err
+}
+
+func (a *App) applyRetention(ctx context.Context, r *chartctl.Repository, pol *chartctl.RetentionPolicy, dryRun bool) ([]RetentionDeletion, error) {
+	// Counts not yet flushed would hide recent downloads from the
+	// keep_downloaded_within rule.
+	if err := a.FlushDownloads(ctx); err != nil {
+		return nil, err
+	}
+	cvs, err := a.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{})
+	if err != nil {
+		return nil, err
+	}
+	plan := PlanRetention(pol, cvs, a.Now())
+	if dryRun {
+		return plan, nil
+	}
+	var done []RetentionDeletion
+	for _, d := range plan {
+		if _, err := a.DeleteChart(ctx, r, d.Name, d.Version); err != nil {
+			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+				continue // deleted meanwhile
+			}
+			return done, err
+		}
+		done = append(done, d)
+	}
+	return done, nil
+}
+
+// PlanRetention lists the versions of cvs (ordered by name, then SemVer
+// descending, as the store lists them) that pol deletes at now (§15): when
+// any keep rule is set, every version none of them keeps; and
+// pre-releases older than delete_prereleases_after. A version matching
+// keep_matching is never deleted.
+func PlanRetention(pol *chartctl.RetentionPolicy, cvs []*chartctl.ChartVersion, now time.Time) []RetentionDeletion {
+	var pinned *semver.Constraints
+	if pol.KeepMatching != "" {
+		pinned, _ = semver.NewConstraint(pol.KeepMatching)
+	}
+	keepRules := pol.KeepLatest != nil || pol.KeepPushedWithin != nil || pol.KeepDownloadedWithin != nil
+	var out []RetentionDeletion
+	rank := map[string]int{}
+	for _, cv := range cvs {
+		v, verr := semver.NewVersion(cv.Version)
+		isPinned := pinned != nil && verr == nil && pinned.Check(v)
+		if !isPinned && pol.DeletePrereleasesAfter != nil && verr == nil && v.Prerelease() != "" && now.Sub(cv.CreatedAt) > *pol.DeletePrereleasesAfter {
+			out = append(out, RetentionDeletion{cv.Name, cv.Version, fmt.Sprintf("pre-release pushed more than %s ago", FormatRetentionDuration(*pol.DeletePrereleasesAfter))})
+			continue
+		}
+		// The newest N are counted among the versions the pre-release
+		// rule leaves.
+		i := rank[cv.Name]
+		rank[cv.Name] = i + 1
+		if isPinned {
+			continue
+		}
+		if !keepRules {
+			continue
+		}
+		if pol.KeepLatest != nil && i < *pol.KeepLatest {
+			continue
+		}
+		if pol.KeepPushedWithin != nil && now.Sub(cv.CreatedAt) <= *pol.KeepPushedWithin {
+			continue
+		}
+		if pol.KeepDownloadedWithin != nil && cv.LastDownloadedAt != nil && now.Sub(*cv.LastDownloadedAt) <= *pol.KeepDownloadedWithin {
+			continue
+		}
+		var why []string
+		if pol.KeepLatest != nil {
+			why = append(why, fmt.Sprintf("not among the newest %d", *pol.KeepLatest))
+		}
+		if pol.KeepPushedWithin != nil {
+			why = append(why, "not pushed within "+FormatRetentionDuration(*pol.KeepPushedWithin))
+		}
+		if pol.KeepDownloadedWithin != nil {
+			why = append(why, "not downloaded within "+FormatRetentionDuration(*pol.KeepDownloadedWithin))
+		}
+		out = append(out, RetentionDeletion{cv.Name, cv.Version, strings.Join(why, ", ")})
+	}
+	return out
+}
+
+// AuditAct records an act that is not itself a store change (a retention
+// run, whose deletions are audited one by one; a refusal).
+func (a *App) AuditAct(ctx context.Context, action, target, org string, outcome chartctl.Outcome) {
+	a.AuditFailure(ctx, action, target, org, outcome)
+}
+
+// RunRetentionScheduler applies, once a minute, every policy whose cron
+// schedule came due since the last check, until stop closes. On a single
+// node that is enough; replicas of a shared store each run it, and the
+// store's per-version deletes make a repeated run delete nothing twice.
+func (a *App) RunRetentionScheduler(stop <-chan struct{}) {
+	last := a.Now()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		from, now := last, a.Now()
+		last = now
+		a.runDue(context.Background(), from, now)
+	}
+}
+
+// runDue runs the policies whose schedule has a time in (from, now].
+func (a *App) runDue(ctx context.Context, from, now time.Time) {
+	all, err := a.Store.RetentionPolicies(ctx)
+	if err != nil {
+		a.Logger.Error("load retention policies", "err", err)
+		return
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		pol := all[n]
+		if pol.Schedule == "" {
+			continue
+		}
+		sched, err := cron.ParseStandard(pol.Schedule)
+		if err != nil || sched.Next(from).After(now) {
+			continue
+		}
+		r, err := a.Store.Repository(ctx, n)
+		if err != nil {
+			continue
+		}
+		done, err := a.applyRetention(ctx, r, pol, false)
+		if err != nil {
+			a.Logger.Error("scheduled retention run", "repository", n, "err", err)
+			continue
+		}
+		a.AuditAct(ctx, "retention.run", r.Name, r.Organization, chartctl.OutcomeSuccess)
+		a.Logger.Info("scheduled retention run", "repository", n, "deleted", len(done))
+	}
+}

@@ -1,0 +1,218 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// Buckets of quotas and usage.
+const (
+	// quotasBucket: scope sep name → quotaRecord.
+	quotasBucket = "quotas"
+	// usageBucket: scope sep name → usageRecord, kept current by every
+	// chart write; a missing key is computed from the records on first
+	// use (data written before quotas existed).
+	usageBucket = "usage"
+)
+
+type quotaRecord struct {
+	MaxBytes    *int64 `json:"max_bytes,omitempty"`
+	MaxVersions *int64 `json:"max_versions,omitempty"`
+}
+
+type usageRecord struct {
+	Bytes    int64 `json:"bytes"`
+	Versions int64 `json:"versions"`
+}
+
+func chartBytes(r *chartRecord) int64 { return r.Size + r.ProvSize }
+
+// usage returns the usage of a repository or organization, computing and
+// storing it when missing.
+func usage(tx *bbolt.Tx, scope, name string) (*usageRecord, error) {
+	k := key(scope, name)
+	if v := bucket(tx, usageBucket).Get(k); v != nil {
+		return decode[usageRecord](v)
+	}
+	u := &usageRecord{}
+	switch scope {
+	case chartctl.QuotaRepository:
+		if cb := bucket(tx, chartsBucket).Bucket([]byte(name)); cb != nil {
+			if err := cb.ForEach(func(_, v []byte) error {
+				r, err := decode[chartRecord](v)
+				if err != nil {
+					return err
+				}
+				u.Bytes += chartBytes(r)
+				u.Versions++
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+		}
+	case chartctl.QuotaOrganization:
+		if err := bucket(tx, reposBucket).ForEach(func(_, v []byte) error {
+			r, err := decode[repoRecord](v)
+			if err != nil || r.Organization != name {
+				return err
+			}
+			ru, err := usage(tx, chartctl.QuotaRepository, r.Name)
+			if err != nil {
+				return err
+			}
+			u.Bytes += ru.Bytes
+			u.Versions += ru.Versions
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return u, putUsage(tx, scope, name, u)
+}
+
+func putUsage(tx *bbolt.Tx, scope, name string, u *usageRecord) error {
+	val, err := encode(u)
+	if err != nil {
+		return err
+	}
+	return bucket(tx, usageBucket).Put(key(scope, name), val)
+}
+
+func getQuota(tx *bbolt.Tx, scope, name string) (*quotaRecord, error) {
+	v := bucket(tx, quotasBucket).Get(key(scope, name))
+	if v == nil {
+		return &quotaRecord{}, nil
+	}
+	return decode[quotaRecord](v)
+}
+
+// charge adds dBytes and dVersions to the usage of repo and of its
+// organization. Growth past a quota is EQUOTA and changes nothing.
+func charge(tx *bbolt.Tx, repo *repoRecord, dBytes, dVersions int64) error {
+	scopes := [][2]string{{chartctl.QuotaRepository, repo.Name}}
+	if repo.Organization != "" {
+		scopes = append(scopes, [2]string{chartctl.QuotaOrganization, repo.Organization})
+	}
+	var us []*usageRecord
+	for _, sc := range scopes {
+		u, err := usage(tx, sc[0], sc[1])
+		if err != nil {
+			return err
+		}
+		if dBytes > 0 || dVersions > 0 {
+			q, err := getQuota(tx, sc[0], sc[1])
+			if err != nil {
+				return err
+			}
+			if q.MaxBytes != nil && dBytes > 0 && u.Bytes+dBytes > *q.MaxBytes {
+				return quotaError(sc[0], sc[1], "max_bytes", fmt.Sprintf("%d bytes", *q.MaxBytes),
+					fmt.Sprintf("%d bytes used; this upload needs %d more", u.Bytes, dBytes))
+			}
+			if q.MaxVersions != nil && dVersions > 0 && u.Versions+dVersions > *q.MaxVersions {
+				return quotaError(sc[0], sc[1], "max_versions", plural(*q.MaxVersions, "chart version"),
+					fmt.Sprintf("%d stored", u.Versions))
+			}
+		}
+		us = append(us, u)
+	}
+	for i, sc := range scopes {
+		us[i].Bytes += dBytes
+		us[i].Versions += dVersions
+		if err := putUsage(tx, sc[0], sc[1], us[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func quotaError(scope, name, which, limit, use string) error {
+	return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the %s quota of %s %q is %s, with %s. Delete chart versions, or ask an admin to raise the quota.",
+		which, scope, name, limit, use)
+}
+
+func checkScope(tx *bbolt.Tx, scope, name string) error {
+	switch scope {
+	case chartctl.QuotaRepository:
+		_, err := getRepo(tx, name)
+		return err
+	case chartctl.QuotaOrganization:
+		if bucket(tx, orgsBucket).Get([]byte(name)) == nil {
+			return orgNotFound(name)
+		}
+		return nil
+	}
+	return chartctl.Invalid("scope", "Unknown quota scope %q.", scope)
+}
+
+// Quota returns a quota and its usage.
+func (db *DB) Quota(ctx context.Context, scope, name string) (chartctl.Quota, chartctl.Usage, error) {
+	var (
+		q chartctl.Quota
+		u chartctl.Usage
+	)
+	// Update, not View: a usage computed for the first time is stored.
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		if err := checkScope(tx, scope, name); err != nil {
+			return err
+		}
+		qr, err := getQuota(tx, scope, name)
+		if err != nil {
+			return err
+		}
+		ur, err := usage(tx, scope, name)
+		if err != nil {
+			return err
+		}
+		q = chartctl.Quota{MaxBytes: qr.MaxBytes, MaxVersions: qr.MaxVersions}
+		u = chartctl.Usage{Bytes: ur.Bytes, Versions: ur.Versions}
+		return nil
+	})
+	return q, u, wrap("get quota", err)
+}
+
+// SetQuota replaces a quota.
+func (db *DB) SetQuota(ctx context.Context, scope, name string, q chartctl.Quota) error {
+	return wrap("set quota", db.update(ctx, func(tx *bbolt.Tx) error {
+		if err := checkScope(tx, scope, name); err != nil {
+			return err
+		}
+		if q.MaxBytes == nil && q.MaxVersions == nil {
+			return bucket(tx, quotasBucket).Delete(key(scope, name))
+		}
+		val, err := encode(&quotaRecord{MaxBytes: q.MaxBytes, MaxVersions: q.MaxVersions})
+		if err != nil {
+			return err
+		}
+		return bucket(tx, quotasBucket).Put(key(scope, name), val)
+	}))
+}
+
+// dropRepoUsage removes a deleted repository's quota and usage and takes
+// its usage off its organization's.
+func dropRepoUsage(tx *bbolt.Tx, repo *repoRecord) error {
+	u, err := usage(tx, chartctl.QuotaRepository, repo.Name)
+	if err != nil {
+		return err
+	}
+	if repo.Organization != "" {
+		if err := charge(tx, &repoRecord{Name: repo.Name, Organization: repo.Organization}, -u.Bytes, -u.Versions); err != nil {
+			return err
+		}
+	}
+	if err := bucket(tx, usageBucket).Delete(key(chartctl.QuotaRepository, repo.Name)); err != nil {
+		return err
+	}
+	return bucket(tx, quotasBucket).Delete(key(chartctl.QuotaRepository, repo.Name))
+}
+
+// plural writes "1 chart version", "2 chart versions".
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

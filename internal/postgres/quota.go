@@ -1,0 +1,318 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// scope is one quota scope: a repository or an organization.
+type scope struct{ kind, name string }
+
+// repoScopes returns the quota scopes a chart version of repository id
+// counts in, organization first: the order in which charge locks their
+// usage rows, the same in every transaction, so concurrent writers queue
+// instead of deadlocking.
+func repoScopes(ctx context.Context, tx pgx.Tx, id string) ([]scope, error) {
+	var name, org string
+	if err := tx.QueryRow(ctx, `SELECT name, COALESCE(organization, '') FROM repositories WHERE id = $1`, id).Scan(&name, &org); err != nil {
+		return nil, err
+	}
+	if org == "" {
+		return []scope{{chartctl.QuotaRepository, name}}, nil
+	}
+	return []scope{{chartctl.QuotaOrganization, org}, {chartctl.QuotaRepository, name}}, nil
+}
+
+// charge adds dBytes and dVersions to the usage of repository id and of
+// its organization, locking their usage rows FOR UPDATE first: growth past
+// a quota is EQUOTA and changes nothing. Chart writes call it last, so the
+// rows are held only until their commit.
+func charge(ctx context.Context, tx pgx.Tx, id string, dBytes, dVersions int64) error {
+	if dBytes == 0 && dVersions == 0 {
+		return nil
+	}
+	scopes, err := repoScopes(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scopes {
+		var (
+			used, count int64
+			maxB, maxV  *int64
+		)
+		err := tx.QueryRow(ctx, `SELECT u.bytes, u.versions, q.max_bytes, q.max_versions FROM usage u
+			LEFT JOIN quotas q ON q.scope = u.scope AND q.name = u.name
+			WHERE u.scope = $1 AND u.name = $2 FOR UPDATE OF u`, sc.kind, sc.name).Scan(&used, &count, &maxB, &maxV)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Written by a binary older than schema 4 between the
+			// migration and now: count it afresh.
+			if err := countUsage(ctx, tx, sc); err != nil {
+				return err
+			}
+			err = tx.QueryRow(ctx, `SELECT u.bytes, u.versions, q.max_bytes, q.max_versions FROM usage u
+				LEFT JOIN quotas q ON q.scope = u.scope AND q.name = u.name
+				WHERE u.scope = $1 AND u.name = $2 FOR UPDATE OF u`, sc.kind, sc.name).Scan(&used, &count, &maxB, &maxV)
+		}
+		if err != nil {
+			return err
+		}
+		if maxB != nil && dBytes > 0 && used+dBytes > *maxB {
+			return quotaError(sc, "max_bytes", fmt.Sprintf("%d bytes", *maxB),
+				fmt.Sprintf("%d bytes used; this upload needs %d more", used, dBytes))
+		}
+		if maxV != nil && dVersions > 0 && count+dVersions > *maxV {
+			return quotaError(sc, "max_versions", plural(*maxV, "chart version"), fmt.Sprintf("%d stored", count))
+		}
+	}
+	for _, sc := range scopes {
+		if _, err := tx.Exec(ctx, `UPDATE usage SET bytes = bytes + $3, versions = versions + $4 WHERE scope = $1 AND name = $2`,
+			sc.kind, sc.name, dBytes, dVersions); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countUsage computes the usage of sc from the records and stores it when
+// no row is there.
+func countUsage(ctx context.Context, tx pgx.Tx, sc scope) error {
+	q := `INSERT INTO usage (scope, name, bytes, versions)
+		SELECT 'repository', r.name, COALESCE(sum(c.size + c.prov_size), 0), count(c.name)
+		FROM repositories r LEFT JOIN chart_versions c ON c.repository_id = r.id WHERE r.name = $1 GROUP BY r.name
+		ON CONFLICT DO NOTHING`
+	if sc.kind == chartctl.QuotaOrganization {
+		q = `INSERT INTO usage (scope, name, bytes, versions)
+			SELECT 'organization', $1, COALESCE(sum(c.size + c.prov_size), 0), count(c.name)
+			FROM repositories r JOIN chart_versions c ON c.repository_id = r.id WHERE r.organization = $1
+			ON CONFLICT DO NOTHING`
+	}
+	_, err := tx.Exec(ctx, q, sc.name)
+	return err
+}
+
+func quotaError(sc scope, which, limit, use string) error {
+	return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the %s quota of %s %q is %s, with %s. Delete chart versions, or ask an admin to raise the quota.",
+		which, sc.kind, sc.name, limit, use)
+}
+
+// plural writes "1 chart version", "2 chart versions".
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// checkScope returns ENOTFOUND unless the repository or organization
+// exists, and EINVALID for an unknown scope.
+func checkScope(ctx context.Context, q querier, sc scope) error {
+	switch sc.kind {
+	case chartctl.QuotaRepository:
+		_, err := repoID(ctx, q, sc.name)
+		return err
+	case chartctl.QuotaOrganization:
+		var ok bool
+		if storable(sc.name) {
+			if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM organizations WHERE name = $1)`, sc.name).Scan(&ok); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			return orgNotFound(sc.name)
+		}
+		return nil
+	}
+	return chartctl.Invalid("scope", "Unknown quota scope %q.", sc.kind)
+}
+
+// Quota returns a quota and its usage.
+func (db *DB) Quota(ctx context.Context, kind, name string) (chartctl.Quota, chartctl.Usage, error) {
+	var (
+		q chartctl.Quota
+		u chartctl.Usage
+	)
+	sc := scope{kind, name}
+	err := db.tx(ctx, "get quota", func(tx pgx.Tx) error {
+		q, u = chartctl.Quota{}, chartctl.Usage{}
+		if err := checkScope(ctx, tx, sc); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT max_bytes, max_versions FROM quotas WHERE scope = $1 AND name = $2`,
+			kind, name).Scan(&q.MaxBytes, &q.MaxVersions)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		err = tx.QueryRow(ctx, `SELECT bytes, versions FROM usage WHERE scope = $1 AND name = $2`, kind, name).Scan(&u.Bytes, &u.Versions)
+		if errors.Is(err, pgx.ErrNoRows) {
+			if err := countUsage(ctx, tx, sc); err != nil {
+				return err
+			}
+			err = tx.QueryRow(ctx, `SELECT bytes, versions FROM usage WHERE scope = $1 AND name = $2`, kind, name).Scan(&u.Bytes, &u.Versions)
+		}
+		return err
+	})
+	return q, u, err
+}
+
+// SetQuota replaces a quota.
+func (db *DB) SetQuota(ctx context.Context, kind, name string, q chartctl.Quota) error {
+	return db.mutate(ctx, "set quota", func(tx pgx.Tx) error {
+		if err := checkScope(ctx, tx, scope{kind, name}); err != nil {
+			return err
+		}
+		if q.MaxBytes == nil && q.MaxVersions == nil {
+			_, err := tx.Exec(ctx, `DELETE FROM quotas WHERE scope = $1 AND name = $2`, kind, name)
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO quotas (scope, name, max_bytes, max_versions) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (scope, name) DO UPDATE SET max_bytes = EXCLUDED.max_bytes, max_versions = EXCLUDED.max_versions`,
+			kind, name, q.MaxBytes, q.MaxVersions)
+		return err
+	})
+}
+
+// dropRepoUsage takes a repository that is being deleted off its
+// organization's usage and removes its own usage and quota.
+func dropRepoUsage(ctx context.Context, tx pgx.Tx, id, name string) error {
+	var bytes, versions int64
+	err := tx.QueryRow(ctx, `SELECT COALESCE(sum(size + prov_size), 0), count(*) FROM chart_versions WHERE repository_id = $1`,
+		id).Scan(&bytes, &versions)
+	if err != nil {
+		return err
+	}
+	if err := charge(ctx, tx, id, -bytes, -versions); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM usage WHERE scope = 'repository' AND name = $1`, name); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM quotas WHERE scope = 'repository' AND name = $1`, name)
+	return err
+}
+
+// AddDownloads adds each count to its version's counter in one
+// transaction; counts of versions that no longer exist are dropped.
+func (db *DB) AddDownloads(ctx context.Context, counts []chartctl.DownloadCount) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	repos, names, versions := make([]string, 0, len(counts)), make([]string, 0, len(counts)), make([]string, 0, len(counts))
+	ns, lasts := make([]int64, 0, len(counts)), make([]time.Time, 0, len(counts))
+	for _, c := range counts {
+		if c.Count <= 0 || !storable(c.Repository, c.Name, c.Version) {
+			continue
+		}
+		repos, names, versions = append(repos, c.Repository), append(names, c.Name), append(versions, c.Version)
+		ns, lasts = append(ns, c.Count), append(lasts, c.Last.UTC())
+	}
+	if len(ns) == 0 {
+		return nil
+	}
+	// Rows in key order, so concurrent flushes of several replicas queue
+	// on the same rows instead of deadlocking.
+	_, err := db.pool.Exec(ctx, `INSERT INTO downloads AS d (repository_id, name, version, count, last_at)
+		SELECT c.repository_id, c.name, c.version, sum(u.n), max(u.last)
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) AS u(repo, name, version, n, last)
+		JOIN repositories r ON r.name = u.repo
+		JOIN chart_versions c ON c.repository_id = r.id AND c.name = u.name AND c.version = u.version
+		GROUP BY c.repository_id, c.name, c.version
+		ORDER BY c.repository_id, c.name, c.version
+		ON CONFLICT (repository_id, name, version) DO UPDATE
+		SET count = d.count + EXCLUDED.count, last_at = GREATEST(d.last_at, EXCLUDED.last_at)`,
+		repos, names, versions, ns, lasts)
+	if isForeignKey(err, "downloads_repository_id_name_version_fkey") {
+		// A version deleted between the join and the insert: its
+		// counts go with it.
+		return nil
+	}
+	return db.wrap("add downloads", err)
+}
+
+type retentionRecord struct {
+	KeepLatest             *int           `json:"keep_latest,omitempty"`
+	KeepPushedWithin       *time.Duration `json:"keep_pushed_within,omitempty"`
+	KeepDownloadedWithin   *time.Duration `json:"keep_downloaded_within,omitempty"`
+	KeepMatching           string         `json:"keep_matching,omitempty"`
+	DeletePrereleasesAfter *time.Duration `json:"delete_prereleases_after,omitempty"`
+	Schedule               string         `json:"schedule,omitempty"`
+}
+
+// SetRetentionPolicy replaces a repository's policy; nil removes it.
+func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.RetentionPolicy) error {
+	return db.mutate(ctx, "set retention policy", func(tx pgx.Tx) error {
+		id, err := lockRepo(ctx, tx, repo, false)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			_, err := tx.Exec(ctx, `DELETE FROM retention_policies WHERE repository_id = $1`, id)
+			return err
+		}
+		b, err := json.Marshal(&retentionRecord{KeepLatest: p.KeepLatest, KeepPushedWithin: p.KeepPushedWithin,
+			KeepDownloadedWithin: p.KeepDownloadedWithin, KeepMatching: text(p.KeepMatching),
+			DeletePrereleasesAfter: p.DeletePrereleasesAfter, Schedule: text(p.Schedule)})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO retention_policies (repository_id, policy) VALUES ($1, $2)
+			ON CONFLICT (repository_id) DO UPDATE SET policy = EXCLUDED.policy`, id, string(b))
+		return err
+	})
+}
+
+// RetentionPolicies returns every policy, by repository.
+func (db *DB) RetentionPolicies(ctx context.Context) (map[string]*chartctl.RetentionPolicy, error) {
+	rows, err := db.pool.Query(ctx, `SELECT r.name, p.policy FROM retention_policies p JOIN repositories r ON r.id = p.repository_id`)
+	if err != nil {
+		return nil, db.wrap("list retention policies", err)
+	}
+	out := map[string]*chartctl.RetentionPolicy{}
+	var (
+		name string
+		b    []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&name, &b}, func() error {
+		var r retentionRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("retention policy of %s: %w", name, err)
+		}
+		out[name] = &chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
+			KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
+			DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule}
+		return nil
+	})
+	return out, db.wrap("list retention policies", err)
+}
+
+// ChartPage returns the page rendered for the archive with chartDigest
+// (internal/chartpage's Backend). Returns ENOTFOUND if none is kept.
+func (db *DB) ChartPage(ctx context.Context, chartDigest string) ([]byte, error) {
+	var page []byte
+	err := db.pool.QueryRow(ctx, `SELECT page FROM chart_pages WHERE digest = $1`, text(chartDigest)).Scan(&page)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "No rendered page for this chart.")
+	}
+	return page, db.wrap("load chart page", err)
+}
+
+// SetChartPage keeps page as the page of the archive with chartDigest,
+// replacing what was kept.
+func (db *DB) SetChartPage(ctx context.Context, chartDigest string, page []byte) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO chart_pages (digest, page) VALUES ($1, $2)
+		ON CONFLICT (digest) DO UPDATE SET page = EXCLUDED.page`, text(chartDigest), nonNilBytes(page))
+	return db.wrap("store chart page", err)
+}
+
+// DeleteChartPage drops the page of the archive with chartDigest; a
+// missing one is not an error.
+func (db *DB) DeleteChartPage(ctx context.Context, chartDigest string) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM chart_pages WHERE digest = $1`, text(chartDigest))
+	return db.wrap("delete chart page", err)
+}

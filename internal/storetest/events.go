@@ -1,0 +1,687 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// runEvents runs the parts of issue #18 and #17 every engine implements:
+// changes written with their mutation, the audit log, webhooks and their
+// delivery queues, quotas, download counters, retention policies and
+// UpdateRepository.
+func runEvents(t *testing.T, open Open) {
+	t.Run("ChangeCommitsWithMutation", func(t *testing.T) { testChangeCommits(t, open) })
+	t.Run("ChangeOnEveryMutation", func(t *testing.T) { testChangeEverywhere(t, open) })
+	t.Run("AuditLog", func(t *testing.T) { testAuditLog(t, open) })
+	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
+	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open) })
+	t.Run("ClaimConcurrency", func(t *testing.T) { testClaimConcurrency(t, open) })
+	t.Run("Quotas", func(t *testing.T) { testQuotas(t, open) })
+	t.Run("QuotaConcurrency", func(t *testing.T) { testQuotaConcurrency(t, open) })
+	t.Run("Downloads", func(t *testing.T) { testDownloads(t, open) })
+	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
+	t.Run("UpdateRepository", func(t *testing.T) { testUpdateRepository(t, open) })
+}
+
+// withChange returns a context carrying one audit entry (action) and, when
+// ev is set, one event of type ev in repository repo.
+func withChange(action, target string, ev chartctl.EventType, eventID, repo string) context.Context {
+	c := &chartctl.Change{Audit: []*chartctl.AuditEntry{{Action: action, Target: target, Outcome: chartctl.OutcomeSuccess,
+		Actor: chartctl.Actor{UserID: "usr_1", Email: "Ann@Example.com", ClientIP: "192.0.2.1", RequestID: "req-1"}}}}
+	if ev != "" {
+		c.Events = []*chartctl.Event{{ID: eventID, Type: ev, Time: base, Repository: repo, Source: "/v1/repositories/" + repo,
+			Subject: target, Data: []byte(`{"name":"` + repo + `"}`)}}
+	}
+	return chartctl.WithChange(ctx, c)
+}
+
+func mustWebhook(tb testing.TB, s Store, w *chartctl.Webhook) *chartctl.Webhook {
+	tb.Helper()
+	must(tb, s.CreateWebhook(ctx, w))
+	return w
+}
+
+func deliveries(tb testing.TB, s Store, id string) []*chartctl.Delivery {
+	tb.Helper()
+	ds, err := s.Deliveries(ctx, id, 0)
+	must(tb, err)
+	return ds
+}
+
+func eventIDs(ds []*chartctl.Delivery) []string {
+	out := []string{}
+	for _, d := range ds {
+		out = append(out, d.Event.ID)
+	}
+	return out
+}
+
+func auditActions(tb testing.TB, s Store) []string {
+	tb.Helper()
+	entries, _, err := s.AuditLog(ctx, chartctl.AuditFilter{Limit: 100})
+	must(tb, err)
+	out := []string{}
+	for _, e := range entries {
+		out = append(out, e.Action)
+	}
+	return out
+}
+
+func testChangeCommits(t *testing.T, open Open) {
+	s := open(t)
+	all := mustWebhook(t, s, &chartctl.Webhook{URL: "https://a.example.com", Events: []string{"*"}, Active: true, Secret: []byte("sealed")})
+	apps := mustWebhook(t, s, &chartctl.Webhook{Repository: "apps", URL: "https://b.example.com",
+		Events: []string{string(chartctl.EventChartPushed)}, Active: true})
+	other := mustWebhook(t, s, &chartctl.Webhook{Repository: "other", URL: "https://c.example.com", Events: []string{"*"}, Active: true})
+	off := mustWebhook(t, s, &chartctl.Webhook{URL: "https://d.example.com", Events: []string{"*"}, Active: false})
+
+	must(t, s.CreateRepository(withChange("repository.create", "apps", chartctl.EventRepositoryCreated, "evt_1", "apps"),
+		&chartctl.Repository{Name: "apps"}))
+	// A failed call writes neither its entry nor its event.
+	err := s.CreateRepository(withChange("repository.create", "apps", chartctl.EventRepositoryCreated, "evt_2", "apps"),
+		&chartctl.Repository{Name: "apps"})
+	wantCode(t, err, chartctl.ECONFLICT)
+
+	cv := chart("apps", "web", "1.0.0")
+	stored, created, _, err := s.PutChartVersion(withChange("chart.push", "apps/web/1.0.0", chartctl.EventChartPushed, "evt_3", "apps"), cv, false)
+	must(t, err)
+	if !created || stored == nil {
+		t.Fatalf("first push: created = %v", created)
+	}
+	// The same version again changes nothing: its audit entry is kept,
+	// its event is not.
+	_, created, _, err = s.PutChartVersion(withChange("chart.push", "apps/web/1.0.0", chartctl.EventChartPushed, "evt_4", "apps"), chart("apps", "web", "1.0.0"), false)
+	must(t, err)
+	if created {
+		t.Fatal("identical push: created = true")
+	}
+	wantStrings(t, "audit actions", auditActions(t, s), []string{"chart.push", "chart.push", "repository.create"})
+	wantStrings(t, "server-wide webhook", eventIDs(deliveries(t, s, all.ID)), []string{"evt_3", "evt_1"})
+	wantStrings(t, "repository webhook", eventIDs(deliveries(t, s, apps.ID)), []string{"evt_3"})
+	wantStrings(t, "other repository's webhook", eventIDs(deliveries(t, s, other.ID)), []string{})
+	wantStrings(t, "inactive webhook", eventIDs(deliveries(t, s, off.ID)), []string{})
+
+	d := deliveries(t, s, all.ID)[0]
+	if d.State != chartctl.DeliveryPending || d.WebhookID != all.ID || d.NextAttemptAt == nil || len(d.Attempts) != 0 {
+		t.Fatalf("new delivery %+v", d)
+	}
+	e := d.Event
+	if e.Type != chartctl.EventChartPushed || e.Repository != "apps" || e.Subject != "apps/web/1.0.0" ||
+		e.Source != "/v1/repositories/apps" || !sameTime(e.Time, base) || !sameJSON(e.Data, []byte(`{"name":"apps"}`)) {
+		t.Fatalf("stored event %+v", e)
+	}
+	entries, _, err := s.AuditLog(ctx, chartctl.AuditFilter{})
+	must(t, err)
+	a := entries[0]
+	if a.ID == "" || a.Time.IsZero() || a.Actor.Email != "Ann@Example.com" || a.Actor.ClientIP != "192.0.2.1" ||
+		a.Actor.RequestID != "req-1" || a.Outcome != chartctl.OutcomeSuccess || a.Target != "apps/web/1.0.0" {
+		t.Fatalf("audit entry %+v", a)
+	}
+}
+
+// testChangeEverywhere: every mutating method writes the Change of its
+// context.
+func testChangeEverywhere(t *testing.T, open Open) {
+	s := open(t)
+	n := 0
+	c := func() context.Context {
+		n++
+		return withChange(fmt.Sprintf("act.%02d", n), "", "", "", "")
+	}
+	u := &chartctl.User{Email: "a@example.com"}
+	must(t, s.CreateUser(c(), u))
+	admin := mustUser(t, s, "admin@example.com")
+	_, err := s.UpdateUser(ctx, admin.ID, chartctl.UserUpdate{Admin: ptr(true)})
+	must(t, err)
+	_, err = s.UpdateUser(c(), u.ID, chartctl.UserUpdate{Admin: ptr(true)})
+	must(t, err)
+	k := &chartctl.APIKey{UserID: u.ID, Name: "ci", Hash: []byte("hash-1"), Scopes: chartctl.Scopes{chartctl.ScopeKeysWrite}}
+	must(t, s.CreateAPIKey(c(), k))
+	must(t, s.DeleteAPIKey(c(), u.ID, k.ID))
+	must(t, s.CreateOrganization(c(), &chartctl.Organization{Name: "acme"}))
+	must(t, s.CreateRepository(c(), &chartctl.Repository{Name: "acme-apps", Organization: "acme"}))
+	_, err = s.UpdateRepository(c(), "acme-apps", ptr("Apps"), nil)
+	must(t, err)
+	_, _, _, err = s.PutChartVersion(c(), chart("acme-apps", "web", "1.0.0"), false)
+	must(t, err)
+	_, _, err = s.DeleteChartVersion(c(), "acme-apps", "web", "1.0.0")
+	must(t, err)
+	must(t, s.CreateTeam(c(), &chartctl.Team{Name: "devs", Organization: "acme"}))
+	must(t, s.AddMember(c(), &chartctl.Member{Team: "devs", Email: "b@example.com"}))
+	_, err = s.UpdateMemberRole(c(), "devs", "b@example.com", chartctl.RoleMaintainer)
+	must(t, err)
+	must(t, s.RemoveMember(c(), "devs", "b@example.com"))
+	w := &chartctl.Webhook{URL: "https://x.example.com", Events: []string{"*"}, Active: true}
+	must(t, s.CreateWebhook(c(), w))
+	_, err = s.UpdateWebhook(c(), w.ID, chartctl.WebhookUpdate{URL: ptr("https://y.example.com")})
+	must(t, err)
+	must(t, s.DeleteWebhook(c(), w.ID))
+	must(t, s.SetQuota(c(), chartctl.QuotaRepository, "acme-apps", chartctl.Quota{MaxVersions: ptr(int64(5))}))
+	must(t, s.SetRetentionPolicy(c(), "acme-apps", &chartctl.RetentionPolicy{KeepLatest: ptr(3)}))
+	_, err = s.DeleteRepository(c(), "acme-apps")
+	must(t, err)
+	must(t, s.DeleteUser(c(), u.ID))
+	// Calls that fail write nothing.
+	wantCode(t, s.DeleteAPIKey(c(), u.ID, "key_missing"), chartctl.ENOTFOUND)
+	wantCode(t, s.RemoveMember(c(), "devs", "nobody@example.com"), chartctl.ENOTFOUND)
+	_, err = s.UpdateRepository(c(), "missing", ptr("x"), nil)
+	wantCode(t, err, chartctl.ENOTFOUND)
+
+	var want []string
+	for i := 20; i >= 1; i-- {
+		want = append(want, fmt.Sprintf("act.%02d", i))
+	}
+	wantStrings(t, "audit actions", auditActions(t, s), want)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func testAuditLog(t *testing.T, open Open) {
+	s := open(t)
+	add := func(day int, action, target, org, user, email string) {
+		must(t, s.AppendAudit(ctx, &chartctl.AuditEntry{Time: base.AddDate(0, 0, day), Action: action, Target: target,
+			Organization: org, Outcome: chartctl.OutcomeSuccess, Actor: chartctl.Actor{UserID: user, Email: email}}))
+	}
+	add(0, "chart.push", "apps/web/1.0.0", "acme", "usr_a", "Ann@Example.com")
+	add(1, "chart.delete", "apps/web/1.0.0", "acme", "usr_b", "bob@example.com")
+	add(2, "session.signin", "ann@example.com", "", "usr_a", "ann@example.com")
+	add(3, "chartfoo.push", "x", "", "usr_c", "c@example.com")
+	add(4, "chart.push", "apps/web/2.0.0", "", "usr_b", "bob@example.com")
+
+	list := func(f chartctl.AuditFilter) []string {
+		t.Helper()
+		entries, _, err := s.AuditLog(ctx, f)
+		must(t, err)
+		out := []string{}
+		for _, e := range entries {
+			out = append(out, e.Action+" "+e.Target)
+		}
+		return out
+	}
+	wantStrings(t, "all", list(chartctl.AuditFilter{}), []string{"chart.push apps/web/2.0.0", "chartfoo.push x",
+		"session.signin ann@example.com", "chart.delete apps/web/1.0.0", "chart.push apps/web/1.0.0"})
+	wantStrings(t, "resource", list(chartctl.AuditFilter{Action: "chart"}), []string{"chart.push apps/web/2.0.0",
+		"chart.delete apps/web/1.0.0", "chart.push apps/web/1.0.0"})
+	wantStrings(t, "resource.", list(chartctl.AuditFilter{Action: "chart."}), []string{"chart.push apps/web/2.0.0",
+		"chart.delete apps/web/1.0.0", "chart.push apps/web/1.0.0"})
+	wantStrings(t, "exact action", list(chartctl.AuditFilter{Action: "chart.push"}), []string{"chart.push apps/web/2.0.0",
+		"chart.push apps/web/1.0.0"})
+	wantStrings(t, "actor by email", list(chartctl.AuditFilter{Actor: "ANN@example.com"}), []string{
+		"session.signin ann@example.com", "chart.push apps/web/1.0.0"})
+	wantStrings(t, "actor by id", list(chartctl.AuditFilter{Actor: "usr_b"}), []string{"chart.push apps/web/2.0.0",
+		"chart.delete apps/web/1.0.0"})
+	wantStrings(t, "target", list(chartctl.AuditFilter{Target: "apps/web/1.0.0"}), []string{"chart.delete apps/web/1.0.0",
+		"chart.push apps/web/1.0.0"})
+	wantStrings(t, "organization", list(chartctl.AuditFilter{Organization: "acme"}), []string{"chart.delete apps/web/1.0.0",
+		"chart.push apps/web/1.0.0"})
+	wantStrings(t, "since/until", list(chartctl.AuditFilter{Since: base.AddDate(0, 0, 1), Until: base.AddDate(0, 0, 3)}),
+		[]string{"session.signin ann@example.com", "chart.delete apps/web/1.0.0"})
+
+	// Pages of two, then one; the cursor of the last page is "".
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("cursor never ends")
+		}
+		entries, next, err := s.AuditLog(ctx, chartctl.AuditFilter{Limit: 2, Cursor: cursor})
+		must(t, err)
+		for _, e := range entries {
+			got = append(got, e.Action+" "+e.Target)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	wantStrings(t, "paged", got, list(chartctl.AuditFilter{}))
+	_, _, err := s.AuditLog(ctx, chartctl.AuditFilter{Cursor: "garbage"})
+	wantCode(t, err, chartctl.EINVALID)
+
+	// IDs sort as entries were appended.
+	entries, _, err := s.AuditLog(ctx, chartctl.AuditFilter{})
+	must(t, err)
+	for i := 1; i < len(entries); i++ {
+		if entries[i-1].ID <= entries[i].ID {
+			t.Fatalf("IDs not descending: %s then %s", entries[i-1].ID, entries[i].ID)
+		}
+	}
+
+	n, err := s.PruneAudit(ctx, base.AddDate(0, 0, 2))
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("pruned %d, want 2", n)
+	}
+	wantStrings(t, "after prune", list(chartctl.AuditFilter{}), []string{"chart.push apps/web/2.0.0", "chartfoo.push x",
+		"session.signin ann@example.com"})
+}
+
+func testWebhooks(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "apps", "")
+	a := mustWebhook(t, s, &chartctl.Webhook{Repository: "apps", URL: "https://a.example.com", Events: []string{"chart.pushed"},
+		Active: true, Secret: []byte{1, 2, 3}, CreatedBy: "usr_1", CreatedAt: base})
+	b := mustWebhook(t, s, &chartctl.Webhook{Repository: "apps", URL: "https://b.example.com", Events: []string{"*"},
+		Active: true, CreatedAt: base.Add(time.Second)})
+	srv := mustWebhook(t, s, &chartctl.Webhook{URL: "https://s.example.com", Events: []string{"*"}, Active: true})
+	if a.ID == "" || a.ID == b.ID {
+		t.Fatalf("IDs %q %q", a.ID, b.ID)
+	}
+	got, err := s.Webhook(ctx, a.ID)
+	must(t, err)
+	if got.URL != a.URL || got.Repository != "apps" || !slices.Equal(got.Events, a.Events) || !got.Active ||
+		string(got.Secret) != string([]byte{1, 2, 3}) || got.CreatedBy != "usr_1" || !sameTime(got.CreatedAt, base) {
+		t.Fatalf("Webhook = %+v", got)
+	}
+	_, err = s.Webhook(ctx, "wh_missing")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	ids := func(ws []*chartctl.Webhook) []string {
+		out := []string{}
+		for _, w := range ws {
+			out = append(out, w.ID)
+		}
+		return out
+	}
+	list, err := s.Webhooks(ctx, "apps", "")
+	must(t, err)
+	wantStrings(t, "repository webhooks", ids(list), []string{a.ID, b.ID})
+	list, err = s.Webhooks(ctx, "", "")
+	must(t, err)
+	wantStrings(t, "server-wide webhooks", ids(list), []string{srv.ID})
+
+	up, err := s.UpdateWebhook(ctx, a.ID, chartctl.WebhookUpdate{Active: ptr(false), DisabledReason: ptr("too many failures")})
+	must(t, err)
+	if up.Active || up.DisabledReason != "too many failures" {
+		t.Fatalf("disabled: %+v", up)
+	}
+	up, err = s.UpdateWebhook(ctx, a.ID, chartctl.WebhookUpdate{Active: ptr(true), URL: ptr("https://a2.example.com"),
+		Events: []string{"chart.deleted"}, Secret: []byte{9}})
+	must(t, err)
+	if !up.Active || up.DisabledReason != "" || up.URL != "https://a2.example.com" || !slices.Equal(up.Events, []string{"chart.deleted"}) ||
+		string(up.Secret) != string([]byte{9}) {
+		t.Fatalf("enabled again: %+v", up)
+	}
+	_, err = s.UpdateWebhook(ctx, "wh_missing", chartctl.WebhookUpdate{URL: ptr("https://x")})
+	wantCode(t, err, chartctl.ENOTFOUND)
+
+	must(t, s.CreateRepository(withChange("repository.update", "apps", chartctl.EventRepositoryUpdated, "evt_1", "apps"),
+		&chartctl.Repository{Name: "apps2"}))
+	if len(deliveries(t, s, b.ID)) != 1 {
+		t.Fatal("no delivery queued")
+	}
+	must(t, s.DeleteWebhook(ctx, b.ID))
+	wantCode(t, s.DeleteWebhook(ctx, b.ID), chartctl.ENOTFOUND)
+	_, err = s.Deliveries(ctx, b.ID, 0)
+	wantCode(t, err, chartctl.ENOTFOUND)
+}
+
+func testDeliveries(t *testing.T, open Open) {
+	s := open(t)
+	w1 := mustWebhook(t, s, &chartctl.Webhook{URL: "https://a.example.com", Events: []string{"*"}, Active: true})
+	w2 := mustWebhook(t, s, &chartctl.Webhook{URL: "https://b.example.com", Events: []string{"*"}, Active: true})
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("r%d", i)
+		must(t, s.CreateRepository(withChange("repository.create", name, chartctl.EventRepositoryCreated, "evt_"+name, name),
+			&chartctl.Repository{Name: name}))
+	}
+	now := time.Now().UTC().Add(time.Hour)
+	claim := func(at time.Time) []string {
+		t.Helper()
+		ds, err := s.ClaimDeliveries(ctx, at, time.Minute, 10)
+		must(t, err)
+		out := []string{}
+		for _, d := range ds {
+			if d.Event == nil || d.Event.Type != chartctl.EventRepositoryCreated {
+				t.Fatalf("claimed delivery without its event: %+v", d)
+			}
+			out = append(out, d.WebhookID+" "+d.Event.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{w1.ID + " evt_r1", w2.ID + " evt_r1"}
+	slices.Sort(want)
+	// One delivery per webhook, the oldest; leased, so not claimed twice.
+	wantStrings(t, "first claim", claim(now), want)
+	wantStrings(t, "claim within the lease", claim(now.Add(30*time.Second)), []string{})
+
+	// w1's first delivery succeeds: its second is next. w2's fails and is
+	// retried later: its later deliveries wait behind it.
+	d1 := deliveries(t, s, w1.ID)
+	wantStrings(t, "w1 deliveries, newest first", eventIDs(d1), []string{"evt_r3", "evt_r2", "evt_r1"})
+	must(t, s.RecordAttempt(ctx, d1[2].ID, chartctl.Attempt{At: now, StatusCode: 200, Duration: 20 * time.Millisecond,
+		ResponseExcerpt: "ok"}, chartctl.DeliveryDelivered, nil, ""))
+	d2 := deliveries(t, s, w2.ID)
+	retry := now.Add(10 * time.Minute)
+	must(t, s.RecordAttempt(ctx, d2[2].ID, chartctl.Attempt{At: now, StatusCode: 500, ResponseExcerpt: "boom"},
+		chartctl.DeliveryPending, &retry, ""))
+	wantStrings(t, "after the first attempts", claim(now.Add(2*time.Minute)), []string{w1.ID + " evt_r2"})
+	// At the retry, w1's second delivery is due again too: its lease ran
+	// out without an attempt recorded.
+	want = []string{w1.ID + " evt_r2", w2.ID + " evt_r1"}
+	slices.Sort(want)
+	wantStrings(t, "w2's retry is due", claim(retry), want)
+
+	got := deliveries(t, s, w1.ID)[2]
+	if got.State != chartctl.DeliveryDelivered || got.NextAttemptAt != nil || len(got.Attempts) != 1 ||
+		got.Attempts[0].StatusCode != 200 || got.Attempts[0].Duration != 20*time.Millisecond ||
+		got.Attempts[0].ResponseExcerpt != "ok" || !sameTime(got.Attempts[0].At, now) {
+		t.Fatalf("delivered: %+v", got)
+	}
+	limited, err := s.Deliveries(ctx, w1.ID, 2)
+	must(t, err)
+	wantStrings(t, "limited", eventIDs(limited), []string{"evt_r3", "evt_r2"})
+
+	// A failure that disables the webhook: nothing more is claimed for it.
+	last := deliveries(t, s, w2.ID)[2]
+	must(t, s.RecordAttempt(ctx, last.ID, chartctl.Attempt{At: retry, StatusCode: 410}, chartctl.DeliveryFailed, nil, "the endpoint answered 410 Gone"))
+	wh, err := s.Webhook(ctx, w2.ID)
+	must(t, err)
+	if wh.Active || wh.DisabledReason != "the endpoint answered 410 Gone" {
+		t.Fatalf("webhook after a disabling attempt: %+v", wh)
+	}
+	wantStrings(t, "disabled webhook", claim(retry.Add(time.Hour)), []string{w1.ID + " evt_r2"})
+	wantCode(t, s.RecordAttempt(ctx, "dlv_missing", chartctl.Attempt{At: now}, chartctl.DeliveryDelivered, nil, ""), chartctl.ENOTFOUND)
+
+	// Redeliver queues the event again as a new delivery.
+	re, err := s.Redeliver(ctx, w1.ID, got.ID)
+	must(t, err)
+	if re.ID == got.ID || re.Event.ID != "evt_r1" || re.State != chartctl.DeliveryPending || re.Seq <= got.Seq {
+		t.Fatalf("redelivery %+v", re)
+	}
+	_, err = s.Redeliver(ctx, w2.ID, got.ID)
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, err = s.Redeliver(ctx, "wh_missing", got.ID)
+	wantCode(t, err, chartctl.ENOTFOUND)
+
+	// EnqueueEvent sends one webhook an event whatever it wants.
+	ping := &chartctl.Event{ID: "evt_ping", Type: chartctl.EventPing, Time: base, Data: []byte(`{}`)}
+	pd, err := s.EnqueueEvent(ctx, w2.ID, ping)
+	must(t, err)
+	if pd.WebhookID != w2.ID || pd.Event.ID != "evt_ping" || pd.Event.Type != chartctl.EventPing || pd.State != chartctl.DeliveryPending {
+		t.Fatalf("ping delivery %+v", pd)
+	}
+	_, err = s.EnqueueEvent(ctx, "wh_missing", &chartctl.Event{ID: "evt_x", Type: chartctl.EventPing})
+	wantCode(t, err, chartctl.ENOTFOUND)
+}
+
+// testClaimConcurrency: of callers claiming at once, each due delivery
+// goes to exactly one.
+func testClaimConcurrency(t *testing.T, open Open) {
+	s := open(t)
+	const hooks = 8
+	for i := 0; i < hooks; i++ {
+		mustWebhook(t, s, &chartctl.Webhook{URL: fmt.Sprintf("https://%d.example.com", i), Events: []string{"*"}, Active: true})
+	}
+	must(t, s.CreateRepository(withChange("repository.create", "apps", chartctl.EventRepositoryCreated, "evt_1", "apps"),
+		&chartctl.Repository{Name: "apps"}))
+	now := time.Now().Add(time.Hour)
+	var (
+		mu      sync.Mutex
+		claimed = map[string]int{}
+	)
+	errs := race(8, func(int) error {
+		ds, err := s.ClaimDeliveries(ctx, now, time.Hour, 3)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, d := range ds {
+			claimed[d.ID]++
+		}
+		return err
+	})
+	for _, err := range errs {
+		must(t, err)
+	}
+	if len(claimed) > hooks {
+		t.Fatalf("claimed %d deliveries of %d", len(claimed), hooks)
+	}
+	for id, n := range claimed {
+		if n != 1 {
+			t.Fatalf("delivery %s claimed %d times", id, n)
+		}
+	}
+}
+
+func testQuotas(t *testing.T, open Open) {
+	s := open(t)
+	mustOrg(t, s, "acme", "")
+	mustRepo(t, s, "apps", "acme")
+	mustRepo(t, s, "tools", "acme")
+	mustRepo(t, s, "solo", "")
+	usage := func(scope, name string) chartctl.Usage {
+		t.Helper()
+		_, u, err := s.Quota(ctx, scope, name)
+		must(t, err)
+		return u
+	}
+	_, _, err := s.Quota(ctx, chartctl.QuotaRepository, "missing")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, _, err = s.Quota(ctx, chartctl.QuotaOrganization, "missing")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	wantCode(t, s.SetQuota(ctx, chartctl.QuotaRepository, "missing", chartctl.Quota{MaxVersions: ptr(int64(1))}), chartctl.ENOTFOUND)
+
+	withProv := chart("apps", "web", "1.0.0")
+	withProv.ProvDigest, withProv.ProvSize = Digest("prov"), 100
+	mustPut(t, s, withProv)
+	mustPut(t, s, chart("tools", "cli", "1.0.0"))
+	if u := usage(chartctl.QuotaRepository, "apps"); u != (chartctl.Usage{Bytes: 1334, Versions: 1}) {
+		t.Fatalf("apps usage %+v", u)
+	}
+	if u := usage(chartctl.QuotaOrganization, "acme"); u != (chartctl.Usage{Bytes: 2568, Versions: 2}) {
+		t.Fatalf("acme usage %+v", u)
+	}
+	got, err := s.ChartVersion(ctx, "apps", "web", "1.0.0")
+	must(t, err)
+	if got.ProvSize != 100 {
+		t.Fatalf("ProvSize = %d", got.ProvSize)
+	}
+
+	// A repository quota of 2 versions: the third is refused and nothing
+	// is stored.
+	must(t, s.SetQuota(ctx, chartctl.QuotaRepository, "apps", chartctl.Quota{MaxVersions: ptr(int64(2))}))
+	q, _, err := s.Quota(ctx, chartctl.QuotaRepository, "apps")
+	must(t, err)
+	if q.MaxVersions == nil || *q.MaxVersions != 2 || q.MaxBytes != nil {
+		t.Fatalf("quota %+v", q)
+	}
+	mustPut(t, s, chart("apps", "web", "2.0.0"))
+	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "3.0.0"), false)
+	wantCode(t, err, chartctl.EQUOTA)
+	_, err = s.ChartVersion(ctx, "apps", "web", "3.0.0")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	// The same version again takes nothing more.
+	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "2.0.0"), false)
+	must(t, err)
+
+	// An organization byte quota counts every repository of it.
+	must(t, s.SetQuota(ctx, chartctl.QuotaOrganization, "acme", chartctl.Quota{MaxBytes: ptr(int64(4000))}))
+	_, _, _, err = s.PutChartVersion(ctx, chart("tools", "cli", "2.0.0"), false)
+	wantCode(t, err, chartctl.EQUOTA)
+	// Deleting frees room.
+	_, _, err = s.DeleteChartVersion(ctx, "apps", "web", "2.0.0")
+	must(t, err)
+	if u := usage(chartctl.QuotaOrganization, "acme"); u != (chartctl.Usage{Bytes: 2568, Versions: 2}) {
+		t.Fatalf("acme usage after delete %+v", u)
+	}
+	mustPut(t, s, chart("tools", "cli", "2.0.0"))
+
+	// Overwriting with a bigger archive charges the difference.
+	big := chart("tools", "cli", "2.0.0")
+	big.Digest, big.Size = Digest("bigger"), 2000
+	_, _, _, err = s.PutChartVersion(ctx, big, true)
+	wantCode(t, err, chartctl.EQUOTA)
+	big.Size = 1300
+	_, created, _, err := s.PutChartVersion(ctx, big, true)
+	must(t, err)
+	if !created {
+		t.Fatal("overwrite: created = false")
+	}
+	if u := usage(chartctl.QuotaRepository, "tools"); u != (chartctl.Usage{Bytes: 2534, Versions: 2}) {
+		t.Fatalf("tools usage after overwrite %+v", u)
+	}
+
+	// Deleting a repository takes it off its organization's usage.
+	_, err = s.DeleteRepository(ctx, "tools")
+	must(t, err)
+	if u := usage(chartctl.QuotaOrganization, "acme"); u != (chartctl.Usage{Bytes: 1334, Versions: 1}) {
+		t.Fatalf("acme usage after deleting tools %+v", u)
+	}
+	// A repository created again under a deleted one's name starts empty,
+	// without the old quota.
+	mustRepo(t, s, "tools", "acme")
+	q, u, err := s.Quota(ctx, chartctl.QuotaRepository, "tools")
+	must(t, err)
+	if q.MaxBytes != nil || q.MaxVersions != nil || u != (chartctl.Usage{}) {
+		t.Fatalf("recreated repository: quota %+v usage %+v", q, u)
+	}
+	// Removing a quota.
+	must(t, s.SetQuota(ctx, chartctl.QuotaOrganization, "acme", chartctl.Quota{}))
+	q, _, err = s.Quota(ctx, chartctl.QuotaOrganization, "acme")
+	must(t, err)
+	if q.MaxBytes != nil || q.MaxVersions != nil {
+		t.Fatalf("removed quota %+v", q)
+	}
+	if u := usage(chartctl.QuotaRepository, "solo"); u != (chartctl.Usage{}) {
+		t.Fatalf("solo usage %+v", u)
+	}
+}
+
+// testQuotaConcurrency: concurrent uploads cannot pass a quota together.
+func testQuotaConcurrency(t *testing.T, open Open) {
+	s := open(t)
+	mustOrg(t, s, "acme", "")
+	mustRepo(t, s, "a", "acme")
+	mustRepo(t, s, "b", "acme")
+	must(t, s.SetQuota(ctx, chartctl.QuotaOrganization, "acme", chartctl.Quota{MaxVersions: ptr(int64(3))}))
+	errs := race(10, func(i int) error {
+		repo := []string{"a", "b"}[i%2]
+		_, _, _, err := s.PutChartVersion(ctx, chart(repo, "web", fmt.Sprintf("1.0.%d", i)), false)
+		return err
+	})
+	if c := countCodes(errs); c[""] != 3 || c[chartctl.EQUOTA] != 7 {
+		t.Fatalf("outcomes %v, want 3 stored and 7 refused", c)
+	}
+	_, u, err := s.Quota(ctx, chartctl.QuotaOrganization, "acme")
+	must(t, err)
+	if u.Versions != 3 {
+		t.Fatalf("usage %+v", u)
+	}
+}
+
+func testDownloads(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "apps", "")
+	mustPut(t, s, chart("apps", "web", "1.0.0"))
+	mustPut(t, s, chart("apps", "web", "2.0.0"))
+	t1, t2 := base.Add(time.Hour), base.Add(2*time.Hour)
+	must(t, s.AddDownloads(ctx, []chartctl.DownloadCount{
+		{Repository: "apps", Name: "web", Version: "1.0.0", Count: 3, Last: t2},
+		{Repository: "apps", Name: "web", Version: "9.9.9", Count: 5, Last: t1},
+		{Repository: "missing", Name: "web", Version: "1.0.0", Count: 5, Last: t1},
+	}))
+	must(t, s.AddDownloads(ctx, []chartctl.DownloadCount{{Repository: "apps", Name: "web", Version: "1.0.0", Count: 2, Last: t1}}))
+	cv, err := s.ChartVersion(ctx, "apps", "web", "1.0.0")
+	must(t, err)
+	if cv.Downloads != 5 || cv.LastDownloadedAt == nil || !sameTime(*cv.LastDownloadedAt, t2) {
+		t.Fatalf("counter %d %v", cv.Downloads, cv.LastDownloadedAt)
+	}
+	list, err := s.ChartVersions(ctx, "apps", chartctl.ChartFilter{})
+	must(t, err)
+	if len(list) != 2 || list[0].Downloads != 0 || list[0].LastDownloadedAt != nil || list[1].Downloads != 5 {
+		t.Fatalf("listing counters %+v", list)
+	}
+	page, _, err := s.ChartVersionPage(ctx, "apps", chartctl.ChartFilter{}, 1, 1)
+	must(t, err)
+	if len(page) != 1 || page[0].Downloads != 5 {
+		t.Fatalf("page counters %+v", page)
+	}
+	// Concurrent flushes add up.
+	errs := race(8, func(int) error {
+		return s.AddDownloads(ctx, []chartctl.DownloadCount{{Repository: "apps", Name: "web", Version: "2.0.0", Count: 1, Last: t1}})
+	})
+	for _, err := range errs {
+		must(t, err)
+	}
+	cv, err = s.ChartVersion(ctx, "apps", "web", "2.0.0")
+	must(t, err)
+	if cv.Downloads != 8 {
+		t.Fatalf("after concurrent flushes: %d", cv.Downloads)
+	}
+	// A deleted version's counter goes with it.
+	_, _, err = s.DeleteChartVersion(ctx, "apps", "web", "1.0.0")
+	must(t, err)
+	mustPut(t, s, chart("apps", "web", "1.0.0"))
+	cv, err = s.ChartVersion(ctx, "apps", "web", "1.0.0")
+	must(t, err)
+	if cv.Downloads != 0 || cv.LastDownloadedAt != nil {
+		t.Fatalf("re-pushed version kept the counter: %d", cv.Downloads)
+	}
+	_, err = s.DeleteRepository(ctx, "apps")
+	must(t, err)
+	mustRepo(t, s, "apps", "")
+	mustPut(t, s, chart("apps", "web", "2.0.0"))
+	cv, err = s.ChartVersion(ctx, "apps", "web", "2.0.0")
+	must(t, err)
+	if cv.Downloads != 0 {
+		t.Fatalf("re-created repository kept the counter: %d", cv.Downloads)
+	}
+}
+
+func testRetention(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "apps", "")
+	mustRepo(t, s, "tools", "")
+	day := 24 * time.Hour
+	p := &chartctl.RetentionPolicy{KeepLatest: ptr(5), KeepPushedWithin: ptr(30 * day), KeepDownloadedWithin: ptr(7 * day),
+		KeepMatching: ">=1.0.0", DeletePrereleasesAfter: ptr(day), Schedule: "0 3 * * *"}
+	must(t, s.SetRetentionPolicy(ctx, "apps", p))
+	must(t, s.SetRetentionPolicy(ctx, "tools", &chartctl.RetentionPolicy{KeepLatest: ptr(1)}))
+	wantCode(t, s.SetRetentionPolicy(ctx, "missing", p), chartctl.ENOTFOUND)
+	all, err := s.RetentionPolicies(ctx)
+	must(t, err)
+	if len(all) != 2 || !reflect.DeepEqual(all["apps"], p) || all["tools"].KeepLatest == nil || *all["tools"].KeepLatest != 1 {
+		t.Fatalf("policies %+v", all)
+	}
+	must(t, s.SetRetentionPolicy(ctx, "tools", nil))
+	_, err = s.DeleteRepository(ctx, "apps")
+	must(t, err)
+	mustRepo(t, s, "apps", "")
+	all, err = s.RetentionPolicies(ctx)
+	must(t, err)
+	if len(all) != 0 {
+		t.Fatalf("policies after removal and deletion %+v", all)
+	}
+}
+
+func testUpdateRepository(t *testing.T, open Open) {
+	s := open(t)
+	r := mustRepo(t, s, "apps", "")
+	pub := chartctl.VisibilityPublic
+	got, err := s.UpdateRepository(ctx, "apps", ptr("Our apps"), &pub)
+	must(t, err)
+	if got.Description != "Our apps" || got.Visibility != pub || got.ID != r.ID || got.Name != "apps" {
+		t.Fatalf("updated %+v", got)
+	}
+	got, err = s.UpdateRepository(ctx, "apps", nil, nil)
+	must(t, err)
+	if got.Description != "Our apps" || got.Visibility != pub {
+		t.Fatalf("nothing changed %+v", got)
+	}
+	got, err = s.Repository(ctx, "apps")
+	must(t, err)
+	if got.Description != "Our apps" || got.Visibility != pub {
+		t.Fatalf("read back %+v", got)
+	}
+	bad := chartctl.Visibility("secret")
+	_, err = s.UpdateRepository(ctx, "apps", nil, &bad)
+	wantCode(t, err, chartctl.EINVALID)
+	_, err = s.UpdateRepository(ctx, "missing", ptr("x"), nil)
+	wantCode(t, err, chartctl.ENOTFOUND)
+}

@@ -1,0 +1,629 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
+	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartrender"
+	"github.com/chartctl/chartctl/internal/chartsearch"
+)
+
+// This file holds the pages anyone may browse: home and search, the
+// repositories, a repository, a chart version. Who sees what is decided by
+// internal/app and the domain's Principal methods, exactly as for /v1:
+// anonymous visitors see public repositories, signed-in users also what
+// their organizations give them, and anything else is the 404 page.
+
+// versionsPerPage is how many versions a chart page lists at a time.
+const versionsPerPage = 50
+
+// searchPerPage is how many results a search page shows.
+const searchPerPage = 30
+
+// viewer returns the principal of the request: nil for an anonymous
+// visitor, else the signed-in user as the API sees them (a session may
+// do whatever the user's roles allow).
+func (d *Dashboard) viewer(c echo.Context) (*chartctl.Principal, error) {
+	u, _ := d.Session(c)
+	if u == nil {
+		return nil, nil
+	}
+	return d.opts.Principals.PrincipalFor(c.Request().Context(), u.ID, "web-session", chartctl.AllScopes)
+}
+
+// browsePage is the Page of a browsing page: the navigation bar shows for
+// anonymous visitors too.
+func (d *Dashboard) browsePage(c echo.Context, title, nav, canonical string, data any) Page {
+	u, s := d.Session(c)
+	p := Page{Title: title, User: u, Nav: nav, Public: true, Data: data}
+	if s != nil {
+		p.CSRF = s.CSRFToken
+	}
+	if canonical != "" {
+		p.Canonical = d.BaseURL(c) + canonical
+	}
+	return p
+}
+
+// notFound renders the 404 page, the same for unknown and invisible
+// resources.
+func (d *Dashboard) notFound(c echo.Context) error {
+	return d.RenderError(c, http.StatusNotFound, "Page not found", "There is nothing here that you can see. If you expected a private repository, sign in first.")
+}
+
+// SearchResult is one chart found by a search.
+type SearchResult struct {
+	Repository  string
+	Name        string
+	Version     string
+	AppVersion  string
+	Description string
+	Icon        template.URL
+	Initial     string
+	UpdatedAt   time.Time
+	URL         string
+}
+
+// SearchPage is the home page and the search results page.
+type SearchPage struct {
+	Query    string
+	Searched bool
+	Results  []SearchResult
+	Total    int
+	// Page is the 1-based results page; Prev and Next are links or "".
+	Page       int
+	Prev, Next string
+	// Problem explains a query that cannot be run.
+	Problem string
+}
+
+func (d *Dashboard) handleHome(c echo.Context) error {
+	if c.QueryParam("q") != "" {
+		return d.handleSearch(c)
+	}
+	return d.render(c, http.StatusOK, "home", d.browsePage(c, "Find Helm charts", "home", "/", SearchPage{}))
+}
+
+func (d *Dashboard) handleSearch(c echo.Context) error {
+	p, err := d.viewer(c)
+	if err != nil {
+		return err
+	}
+	q := strings.TrimSpace(c.QueryParam("q"))
+	sp := SearchPage{Query: q, Page: 1}
+	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 && n < 10000 {
+		sp.Page = n
+	}
+	status := http.StatusOK
+	switch {
+	case q == "":
+	case utf8.RuneCountInString(q) > 256:
+		sp.Problem = "Search for at most 256 characters."
+		status = http.StatusBadRequest
+	default:
+		sp.Searched = true
+		hits, err := chartsearch.Search(c.Request().Context(), d.opts.Store, p, q, nil)
+		if err != nil {
+			return err
+		}
+		sp.Total = len(hits)
+		from := (sp.Page - 1) * searchPerPage
+		for i := from; i < len(hits) && i < from+searchPerPage; i++ {
+			cv := hits[i].Version
+			r := SearchResult{Repository: hits[i].Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
+				Description: cv.Description, UpdatedAt: cv.CreatedAt, URL: chartURL(hits[i].Repository, cv.Name, "")}
+			r.Icon, r.Initial = chartIcon(cv)
+			sp.Results = append(sp.Results, r)
+		}
+		link := func(n int) string {
+			return "/search?" + url.Values{"q": {q}, "page": {strconv.Itoa(n)}}.Encode()
+		}
+		if sp.Page > 1 {
+			sp.Prev = link(sp.Page - 1)
+		}
+		if from+searchPerPage < len(hits) {
+			sp.Next = link(sp.Page + 1)
+		}
+	}
+	if c.QueryParam("fragment") == "1" {
+		// Search as you type asks for the results alone.
+		return d.renderFragment(c, status, "search", "results", d.browsePage(c, "", "", "", sp))
+	}
+	title := "Search"
+	canonical := "/search"
+	if q != "" {
+		title = "Search: " + q
+		canonical = "/search?" + url.Values{"q": {q}}.Encode()
+	}
+	return d.render(c, status, "search", d.browsePage(c, title, "home", canonical, sp))
+}
+
+// ReposListPage lists the repositories the visitor can see.
+type ReposListPage struct {
+	Repos []RepoListRow
+}
+
+// RepoListRow is one repository in the list.
+type RepoListRow struct {
+	Name        string
+	Description string
+	Visibility  chartctl.Visibility
+	Owner       string
+	Charts      int
+	Versions    int
+	LastPush    time.Time
+}
+
+func (d *Dashboard) handleRepos(c echo.Context) error {
+	p, err := d.viewer(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	all, err := d.opts.Store.Repositories(ctx)
+	if err != nil {
+		return err
+	}
+	rp := ReposListPage{}
+	owners := map[string]string{}
+	if p != nil {
+		owners[p.User.ID] = "You"
+	}
+	for _, r := range all {
+		if !p.CanSeeRepo(r) {
+			continue
+		}
+		row := RepoListRow{Name: r.Name, Description: r.Description, Visibility: r.Visibility, Owner: d.ownerName(ctx, r, owners)}
+		entries, err := d.opts.Store.IndexEntries(ctx, r.Name)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return err
+		}
+		names := map[string]bool{}
+		for _, e := range entries {
+			names[e.Name] = true
+			if e.CreatedAt.After(row.LastPush) {
+				row.LastPush = e.CreatedAt
+			}
+		}
+		row.Charts, row.Versions = len(names), len(entries)
+		rp.Repos = append(rp.Repos, row)
+	}
+	pg := d.browsePage(c, "Repositories", "repos", "/repositories", rp)
+	if name := c.QueryParam("deleted"); name != "" && chartctl.ValidateName("repo", name) == nil {
+		pg.Flash = "The repository " + name + " was deleted."
+	}
+	return d.render(c, http.StatusOK, "repos", pg)
+}
+
+// ownerName says who owns r: its organization, "You", or the owner's
+// email for signed-in visitors (anonymous visitors see no emails).
+func (d *Dashboard) ownerName(ctx context.Context, r *chartctl.Repository, known map[string]string) string {
+	if r.Organization != "" {
+		return r.Organization
+	}
+	if name, ok := known[r.OwnerID]; ok {
+		return name
+	}
+	name := "A user"
+	// known is empty for anonymous visitors, who see no emails.
+	if len(known) > 0 {
+		if u, err := d.opts.Store.User(ctx, r.OwnerID); err == nil {
+			name = u.Email
+		}
+	}
+	known[r.OwnerID] = name
+	return name
+}
+
+// InstallLines are the commands that install a chart: client.Install's,
+// the same the CLI's `chart view` prints.
+type InstallLines struct {
+	client.InstallLines
+	// Search lists the repository's charts (the repository page's line).
+	Search string
+	// Private says the lines need an API key in $KEY.
+	Private bool
+}
+
+// RepoPage shows one repository and its charts.
+type RepoPage struct {
+	Repo      *chartctl.Repository
+	Owner     string
+	HelmURL   string
+	Install   InstallLines
+	Charts    []ChartRow
+	CanManage bool
+	BaseURL   string
+	// Usage is the storage used against the quota, in words.
+	Usage string
+	// CanWebhooks is set for maintainers, who manage webhooks.
+	CanWebhooks bool
+}
+
+// ChartRow is one chart of a repository: its latest version.
+type ChartRow struct {
+	Name        string
+	Latest      string
+	AppVersion  string
+	Description string
+	Icon        template.URL
+	Initial     string
+	Versions    int
+	UpdatedAt   time.Time
+	URL         string
+}
+
+func (d *Dashboard) handleRepo(c echo.Context) error {
+	p, err := d.viewer(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, err := d.opts.App.VisibleRepo(ctx, p, c.Param("repo"))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return d.notFound(c)
+	} else if err != nil {
+		return err
+	}
+	latest, err := d.opts.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{Latest: true})
+	if err != nil {
+		return err
+	}
+	entries, err := d.opts.Store.IndexEntries(ctx, r.Name)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	updated := map[string]time.Time{}
+	for _, e := range entries {
+		counts[e.Name]++
+		if e.CreatedAt.After(updated[e.Name]) {
+			updated[e.Name] = e.CreatedAt
+		}
+	}
+	known := map[string]string{}
+	if p != nil {
+		known[p.User.ID] = "You"
+	}
+	rp := RepoPage{Repo: r, Owner: d.ownerName(ctx, r, known), HelmURL: d.BaseURL(c) + "/helm/" + r.Name, BaseURL: d.BaseURL(c),
+		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
+	rp.Install = d.installLines(c, r, "", "")
+	if q, u, err := d.opts.Store.Quota(ctx, chartctl.QuotaRepository, r.Name); err == nil {
+		rp.Usage = usageText(q, u)
+	}
+	rp.CanWebhooks = p.RepoRole(r).AtLeast(chartctl.RoleMaintainer)
+	for _, cv := range latest {
+		row := ChartRow{Name: cv.Name, Latest: cv.Version, AppVersion: cv.AppVersion, Description: cv.Description,
+			Versions: counts[cv.Name], UpdatedAt: updated[cv.Name], URL: chartURL(r.Name, cv.Name, "")}
+		row.Icon, row.Initial = chartIcon(cv)
+		rp.Charts = append(rp.Charts, row)
+	}
+	return d.render(c, http.StatusOK, "repo", d.browsePage(c, r.Name, "repos", "/repositories/"+r.Name, rp))
+}
+
+// installLines returns the commands for chart name of r at version (""
+// for the latest); name "" gives the repository page's lines.
+func (d *Dashboard) installLines(c echo.Context, r *chartctl.Repository, name, version string) InstallLines {
+	private := r.Visibility != chartctl.VisibilityPublic
+	if name == "" {
+		l := client.Install(d.BaseURL(c), r.Name, "chart", "", private)
+		return InstallLines{InstallLines: client.InstallLines{RepoAdd: l.RepoAdd}, Search: "helm search repo " + r.Name + "/", Private: private}
+	}
+	l := client.Install(d.BaseURL(c), r.Name, name, version, private)
+	if !d.opts.OCI {
+		l.RegistryLogin, l.OCIInstall = "", ""
+	}
+	return InstallLines{InstallLines: l, Private: private}
+}
+
+// ChartPage is a chart version's page.
+type ChartPage struct {
+	Repo    *chartctl.Repository
+	Version *chartctl.ChartVersion
+	Page    *chartrender.Page
+	// Latest is the newest version's number; IsLatest says this is it.
+	Latest   string
+	IsLatest bool
+	// Tab is "readme", "values", "schema" or "templates".
+	Tab       string
+	Tabs      []Tab
+	README    template.HTML
+	Values    template.HTML
+	Icon      template.URL
+	Initial   string
+	Install   InstallLines
+	Download  string
+	Prov      string
+	Deps      []DepRow
+	Versions  []VersionRow
+	Total     int
+	MoreURL   string
+	PrevURL   string
+	PageURL   string
+	CanManage bool
+}
+
+// Tab is one of a chart page's tabs.
+type Tab struct {
+	Name, Label, URL string
+	Current          bool
+}
+
+// VersionRow is one version in a chart's version list.
+type VersionRow struct {
+	Version    string
+	AppVersion string
+	// Downloads counts downloads of this version over every protocol.
+	Downloads int64
+	CreatedAt time.Time
+	URL       string
+	Current   bool
+}
+
+// DepRow is a dependency, linked when it is a chart of this server the
+// visitor can see.
+type DepRow struct {
+	chartrender.Dependency
+	URL string
+}
+
+func chartURL(repo, name, version string) string {
+	u := "/repositories/" + url.PathEscape(repo) + "/charts/" + url.PathEscape(name)
+	if version != "" {
+		u += "/" + url.PathEscape(version)
+	}
+	return u
+}
+
+func (d *Dashboard) handleChart(c echo.Context) error {
+	p, err := d.viewer(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, err := d.opts.App.VisibleRepo(ctx, p, c.Param("repo"))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return d.notFound(c)
+	} else if err != nil {
+		return err
+	}
+	name, version := c.Param("name"), c.Param("version")
+	if chart.ValidateName(name) != nil || (version != "" && chart.ValidateVersion(version) != nil) {
+		return d.notFound(c)
+	}
+	vpage := 1
+	if n, err := strconv.Atoi(c.QueryParam("versions")); err == nil && n > 1 && n < 100000 {
+		vpage = n
+	}
+	// One query gives the page of versions and, on the first page, the
+	// latest version: sorting a chart's versions is the page's main cost
+	// when it has thousands.
+	versions, total, err := d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: name}, (vpage-1)*versionsPerPage, versionsPerPage)
+	if err != nil {
+		return err
+	}
+	if total == 0 {
+		return d.notFound(c)
+	}
+	latest := versions
+	if vpage > 1 || len(latest) == 0 {
+		if latest, _, err = d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: name}, 0, 1); err != nil {
+			return err
+		}
+		if len(latest) == 0 {
+			return d.notFound(c)
+		}
+	}
+	cv := latest[0]
+	if version != "" && version != cv.Version {
+		cv = nil
+		for _, v := range versions {
+			if v.Version == version {
+				cv = v
+			}
+		}
+		if cv == nil {
+			cv, err = d.opts.Store.ChartVersion(ctx, r.Name, name, version)
+			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+				return d.notFound(c)
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	page, err := d.opts.Pages.Get(ctx, cv.Digest)
+	if err != nil {
+		return err
+	}
+	self := chartURL(r.Name, name, version)
+	cp := ChartPage{Repo: r, Version: cv, Page: page, Latest: latest[0].Version, IsLatest: cv.Version == latest[0].Version, PageURL: self,
+		README: template.HTML(page.ReadmeHTML), Values: template.HTML(page.ValuesHTML), //nolint:gosec // sanitized when rendered (chartrender)
+		Install:   d.installLines(c, r, cv.Name, cv.Version),
+		Download:  chartURL(r.Name, cv.Name, cv.Version) + "/download",
+		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
+	if cv.ProvDigest != "" {
+		cp.Prov = cp.Download + ".prov"
+	}
+	cp.Icon, cp.Initial = chartIcon(cv)
+	cp.Tab = c.QueryParam("tab")
+	for _, t := range []Tab{{Name: "readme", Label: "README"}, {Name: "values", Label: "Values"}, {Name: "schema", Label: "Values schema"}, {Name: "templates", Label: "Templates"}} {
+		if t.Name == "schema" && !page.HasSchema {
+			continue
+		}
+		t.URL = self
+		if t.Name != "readme" {
+			t.URL += "?tab=" + t.Name
+		}
+		cp.Tabs = append(cp.Tabs, t)
+	}
+	valid := false
+	for i := range cp.Tabs {
+		if cp.Tabs[i].Name == cp.Tab {
+			valid = true
+		}
+	}
+	if !valid {
+		cp.Tab = "readme"
+	}
+	for i := range cp.Tabs {
+		cp.Tabs[i].Current = cp.Tabs[i].Name == cp.Tab
+	}
+	for _, dep := range page.Dependencies {
+		cp.Deps = append(cp.Deps, DepRow{Dependency: dep, URL: d.dependencyURL(c, p, dep)})
+	}
+
+	cp.Total = total
+	for _, v := range versions {
+		cp.Versions = append(cp.Versions, VersionRow{Version: v.Version, AppVersion: v.AppVersion, Downloads: v.Downloads, CreatedAt: v.CreatedAt,
+			URL: chartURL(r.Name, name, v.Version), Current: v.Version == cv.Version})
+	}
+	pageLink := func(n int) string {
+		q := url.Values{"versions": {strconv.Itoa(n)}}
+		if cp.Tab != "readme" {
+			q.Set("tab", cp.Tab)
+		}
+		return self + "?" + q.Encode() + "#versions"
+	}
+	if vpage*versionsPerPage < total {
+		cp.MoreURL = pageLink(vpage + 1)
+	}
+	if vpage > 1 {
+		cp.PrevURL = pageLink(vpage - 1)
+	}
+
+	canonical := self
+	if cp.Tab != "readme" {
+		canonical += "?tab=" + cp.Tab
+	}
+	title := cv.Name + " " + cv.Version + " · " + r.Name
+	if version == "" {
+		title = cv.Name + " · " + r.Name
+	}
+	return d.render(c, http.StatusOK, "chart", d.browsePage(c, title, "repos", canonical, cp))
+}
+
+// dependencyURL links a dependency to its chart page when its repository
+// is a repository of this server that p can see.
+func (d *Dashboard) dependencyURL(c echo.Context, p *chartctl.Principal, dep chartrender.Dependency) string {
+	u, err := url.Parse(strings.TrimSpace(dep.Repository))
+	if err != nil || dep.Name == "" {
+		return ""
+	}
+	base, err := url.Parse(d.BaseURL(c))
+	if err != nil || !strings.EqualFold(u.Host, base.Host) {
+		return ""
+	}
+	var repo string
+	switch u.Scheme {
+	case "http", "https":
+		rest, ok := strings.CutPrefix(strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(base.Path, "/")+"/helm/")
+		if !ok || strings.Contains(rest, "/") {
+			return ""
+		}
+		repo = rest
+	case "oci":
+		repo = strings.Trim(u.Path, "/")
+	default:
+		return ""
+	}
+	r, err := d.opts.App.VisibleRepo(c.Request().Context(), p, repo)
+	if err != nil {
+		return ""
+	}
+	return chartURL(r.Name, dep.Name, "")
+}
+
+// chartIcon returns a chart's icon when it can be shown without loading
+// anything from another host (a small data: image), else the initial to
+// show instead.
+func chartIcon(cv *chartctl.ChartVersion) (template.URL, string) {
+	initial := "?"
+	if r, _ := utf8.DecodeRuneInString(cv.Name); r != utf8.RuneError {
+		initial = strings.ToUpper(string(r))
+	}
+	var md struct {
+		Icon string `json:"icon"`
+	}
+	if len(cv.Metadata) > 0 && json.Unmarshal(cv.Metadata, &md) == nil {
+		if data := chartrender.IconDataURL(md.Icon); data != "" {
+			return template.URL(data), initial //nolint:gosec // a checked base64 data: image URL
+		}
+	}
+	return "", initial
+}
+
+func (d *Dashboard) handleDownload(c echo.Context) error {
+	p, err := d.viewer(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, err := d.opts.App.VisibleRepo(ctx, p, c.Param("repo"))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return d.notFound(c)
+	} else if err != nil {
+		return err
+	}
+	file := c.Param("file")
+	prov := strings.HasSuffix(file, ".prov")
+	if file != "download" && file != "download.prov" {
+		return d.notFound(c)
+	}
+	cv, err := d.opts.App.ChartVersion(ctx, r, c.Param("name"), c.Param("version"))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return d.notFound(c)
+	} else if err != nil {
+		return err
+	}
+	digest, name := cv.Digest, cv.Name+"-"+cv.Version+".tgz"
+	if prov {
+		if cv.ProvDigest == "" {
+			return d.notFound(c)
+		}
+		digest, name = cv.ProvDigest, name+".prov"
+	}
+	b, err := d.opts.App.Blobs.Open(ctx, digest)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	h := c.Response().Header()
+	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	h.Set("Content-Type", "application/gzip")
+	if prov {
+		h.Set("Content-Type", "application/pgp-signature")
+	}
+	h.Set("ETag", `"`+digest+`"`)
+	http.ServeContent(c.Response(), c.Request(), "", cv.CreatedAt, b)
+	return nil
+}
+
+// usageText says how much of its quota a repository uses: "1.2 MiB of
+// 10 MiB, 3 of 50 versions".
+func usageText(q chartctl.Quota, u chartctl.Usage) string {
+	bytes := app.HumanBytes(u.Bytes)
+	if q.MaxBytes != nil {
+		bytes += " of " + app.HumanBytes(*q.MaxBytes)
+	}
+	versions := fmt.Sprintf("%d versions", u.Versions)
+	if q.MaxVersions != nil {
+		versions = fmt.Sprintf("%d of %d versions", u.Versions, *q.MaxVersions)
+	}
+	return bytes + ", " + versions
+}

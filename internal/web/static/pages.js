@@ -1,0 +1,89 @@
+// Progressive enhancement of the browsing pages; every page works
+// without it. Copy buttons (data-copy="ID" copies the text of that
+// element), search as you type (the search form fetches its results from
+// the same /search route, which answers with the results alone when asked
+// with fragment=1), and the delete confirmation (the button stays
+// disabled until the repository's name is typed; the server checks it
+// again).
+(function () {
+  "use strict";
+
+  function announce(msg) {
+    var status = document.getElementById("copy-status");
+    if (status) { status.textContent = msg; }
+  }
+
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target.closest("[data-copy]");
+    if (!btn) { return; }
+    var el = document.getElementById(btn.getAttribute("data-copy"));
+    if (!el) { return; }
+    var text = el.textContent.trim();
+    var done = function () {
+      var label = btn.textContent;
+      btn.textContent = "Copied";
+      btn.classList.add("copied");
+      announce("Copied: " + text);
+      setTimeout(function () { btn.textContent = label; btn.classList.remove("copied"); }, 2000);
+    };
+    var fallback = function () {
+      var range = document.createRange();
+      range.selectNodeContents(el);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      try {
+        if (document.execCommand("copy")) { done(); return; }
+      } catch (e) { /* the manual hint below */ }
+      announce("Press Ctrl+C (⌘C on a Mac) to copy the selected command.");
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, fallback);
+    } else {
+      fallback();
+    }
+  });
+
+  var form = document.getElementById("search-form");
+  var input = document.getElementById("q");
+  var results = document.getElementById("results");
+  if (form && input && results && window.fetch) {
+    var timer = null;
+    var seq = 0;
+    var run = function () {
+      var q = input.value.trim();
+      var mine = ++seq;
+      if (q === "") {
+        results.innerHTML = "";
+        return;
+      }
+      var url = "/search?fragment=1&q=" + encodeURIComponent(q);
+      fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          if (mine !== seq) { return; }
+          // The fragment is this server's own template output.
+          results.innerHTML = html;
+          if (window.history && history.replaceState) {
+            history.replaceState(null, "", "/search?q=" + encodeURIComponent(q));
+            document.title = "Search: " + q + " · chartctl";
+          }
+        })
+        .catch(function () { /* the form still submits normally */ });
+    };
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(run, 200);
+    });
+  }
+
+  var confirmInput = document.querySelector("[data-confirm-name]");
+  var deleteBtn = document.getElementById("delete-repo");
+  if (confirmInput && deleteBtn) {
+    var check = function () {
+      deleteBtn.disabled = confirmInput.value.trim() !== confirmInput.getAttribute("data-confirm-name");
+    };
+    confirmInput.addEventListener("input", check);
+    check();
+  }
+})();
