@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +101,7 @@ func TestReplicas(t *testing.T) {
 	for i := range rs.procs {
 		wg.Go(func() {
 			rs.procs[i] = startServe(t, bin, datas[i], "--database", rs.dbURL, "--blob-store", blobURL,
-				"--rate-limit-search", "30/1h", "--secrets-key-file", keyFile)
+				"--rate-limit-search", "30/1h", "--secrets-key-file", keyFile, "--allow-private-webhooks")
 		})
 	}
 	wg.Wait()
@@ -176,6 +177,76 @@ func TestReplicas(t *testing.T) {
 		}
 		if count[200] != 30 || count[429] != 30 {
 			t.Fatalf("60 searches against 30/1h over three replicas answered %v, want 30 200 and 30 429", count)
+		}
+	})
+
+	t.Run("QuotaExactAcrossReplicas", func(t *testing.T) {
+		if r, b, err := do(t, "POST", rs.url(1)+"/v1/repositories", rs.key, strings.NewReader(`{"name":"capped"}`), "application/json"); err != nil || r.StatusCode != 200 {
+			t.Fatalf("create repo: %v %s", err, b)
+		}
+		if r, b, err := do(t, "PUT", rs.url(2)+"/v1/repositories/capped/quota", rs.key, strings.NewReader(`{"max_versions":3}`), "application/json"); err != nil || r.StatusCode != 200 {
+			t.Fatalf("set quota: %v %s", err, b)
+		}
+		codes := make([]int, 12)
+		var wg sync.WaitGroup
+		for i := range codes {
+			wg.Go(func() {
+				codes[i], _ = upload(t, rs.url(i), rs.key, "capped", testkit.Chart{Name: "web", Version: fmt.Sprintf("1.0.%d", i)})
+			})
+		}
+		wg.Wait()
+		count := map[int]int{}
+		for _, c := range codes {
+			count[c]++
+		}
+		if count[200] != 3 || count[507] != 9 {
+			t.Fatalf("12 uploads against a quota of 3 versions over three replicas answered %v, want 3 200 and 9 507", count)
+		}
+	})
+
+	t.Run("WebhookDeliveredOnceByTheReplicas", func(t *testing.T) {
+		var (
+			mu   sync.Mutex
+			seen = map[string]int{}
+		)
+		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen[r.Header.Get("webhook-id")]++
+			mu.Unlock()
+		}))
+		defer hook.Close()
+		r, b, err := do(t, "POST", rs.url(0)+"/v1/repositories/shared/webhooks", rs.key,
+			strings.NewReader(`{"url":"`+hook.URL+`","events":["chart.pushed"]}`), "application/json")
+		if err != nil || r.StatusCode != 200 {
+			t.Fatalf("create webhook: %v %s", err, b)
+		}
+		const pushes = 6
+		for i := range pushes {
+			if code, b := upload(t, rs.url(i), rs.key, "shared", testkit.Chart{Name: "hooked", Version: fmt.Sprintf("1.0.%d", i)}); code != 200 {
+				t.Fatalf("upload: %d %s", code, b)
+			}
+		}
+		// Every replica's dispatcher polls the one queue; each event
+		// arrives, signed with the key every replica shares, once.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			mu.Lock()
+			n := len(seen)
+			mu.Unlock()
+			if n >= pushes {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the webhook received %d of %d events", n, pushes)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for id, n := range seen {
+			if id == "" || n != 1 {
+				t.Fatalf("event %q delivered %d times", id, n)
+			}
 		}
 	})
 
