@@ -13,10 +13,13 @@
 // keys, OAuth clients, organizations, teams and members, repositories,
 // chart versions (with provenance and index entries), and the OCI
 // registry's tagged manifests with what they refer to (referrers, index
-// children, blob links, chart manifests). Not copied: dashboard sessions,
-// OAuth codes and tokens (users sign in again; CLIs log in again), OCI
-// upload sessions in progress, and untagged manifests nothing refers to
-// (garbage).
+// children, blob links, chart manifests), quotas, retention policies,
+// webhooks (their secrets stay sealed: the replicas need the single node's
+// secrets key file), download counters and the audit log. Not copied:
+// dashboard sessions, OAuth codes and tokens (users sign in again; CLIs
+// log in again), OCI upload sessions in progress, untagged manifests
+// nothing refers to (garbage), and webhook deliveries (their history, and
+// events not yet delivered).
 package migrate
 
 import (
@@ -56,6 +59,10 @@ type Summary struct {
 	Orgs, Teams, Members       int
 	Repos, Charts, ChartsAdded int
 	Manifests, Tags            int
+	// Quotas and Policies count the quotas and retention policies set;
+	// Webhooks the webhooks; Audit the audit entries copied now.
+	Quotas, Policies, Webhooks int
+	Audit                      int
 }
 
 // String renders the summary for a person.
@@ -68,9 +75,14 @@ organizations:  %d
 teams:          %d (%d members)
 repositories:   %d
 chart versions: %d (%d copied now)
-oci manifests:  %d (%d tags)`,
+oci manifests:  %d (%d tags)
+quotas:         %d
+retention:      %d policies
+webhooks:       %d
+audit entries:  %d copied now`,
 		s.Blobs, s.BlobsCopied, humanBytes(s.BlobBytes), s.Users, s.APIKeys, s.Clients, s.Orgs,
-		s.Teams, s.Members, s.Repos, s.Charts, s.ChartsAdded, s.Manifests, s.Tags)
+		s.Teams, s.Members, s.Repos, s.Charts, s.ChartsAdded, s.Manifests, s.Tags,
+		s.Quotas, s.Policies, s.Webhooks, s.Audit)
 }
 
 func humanBytes(n int64) string {
@@ -112,6 +124,7 @@ func (m *Migration) Run(ctx context.Context) (*Summary, error) {
 		{"organizations and teams", m.copyOrgs},
 		{"repositories and charts", m.copyRepos},
 		{"oci manifests", m.copyOCI},
+		{"quotas, retention, webhooks, downloads and audit", m.copyEvents},
 		{"verify", m.verify},
 	}
 	for _, s := range steps {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
@@ -111,6 +112,27 @@ func TestMigrate(t *testing.T) {
 	sig := &chartctl.OCIManifest{Name: "charts/app", Digest: "sha256:" + strings.Repeat("b", 64), MediaType: "application/vnd.oci.image.manifest.v1+json",
 		Subject: mf.Digest, ArtifactType: "application/vnd.sig", Content: []byte(`{"sig":1}`)}
 	must(t, src.PutManifest(ctx, sig, ""))
+	// What issue #18 added: a quota the source already exceeds (it must
+	// not refuse the copied charts), a retention policy, webhooks of each
+	// scope, download counters and the audit log.
+	two := int64(2)
+	must(t, src.SetQuota(ctx, chartctl.QuotaRepository, "charts", chartctl.Quota{MaxVersions: &two}))
+	keep := 5
+	must(t, src.SetRetentionPolicy(ctx, "charts", &chartctl.RetentionPolicy{KeepLatest: &keep}))
+	hooks := []*chartctl.Webhook{
+		{URL: "https://all.example.com", Events: []string{"*"}, Active: true, Secret: []byte("sealed-1")},
+		{Organization: "acme", URL: "https://org.example.com", Events: []string{"chart.pushed"}, Active: true, Secret: []byte("sealed-2")},
+		{Repository: "charts", URL: "https://repo.example.com", Events: []string{"*"}, Active: false, Secret: []byte("sealed-3"), DisabledReason: "gone"},
+	}
+	for _, w := range hooks {
+		must(t, src.CreateWebhook(ctx, w))
+	}
+	lastDownload := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	must(t, src.AddDownloads(ctx, []chartctl.DownloadCount{{Repository: "charts", Name: "web", Version: "1.1.0", Count: 7, Last: lastDownload}}))
+	for i, action := range []string{"repository.create", "chart.push", "session.signin"} {
+		must(t, src.AppendAudit(ctx, &chartctl.AuditEntry{Time: lastDownload.Add(time.Duration(i) * time.Minute), Action: action,
+			Outcome: chartctl.OutcomeSuccess, Actor: chartctl.Actor{Email: "ada@example.com"}}))
+	}
 
 	dst, err := postgres.Open(ctx, pgtest.NewDatabase(t))
 	must(t, err)
@@ -137,13 +159,13 @@ func TestMigrate(t *testing.T) {
 	must(t, err)
 	if sum.Blobs != 5 || sum.BlobsCopied == 0 || sum.BlobsCopied == 5 || sum.Users != 2 || sum.APIKeys != 1 || sum.Clients != 1 ||
 		sum.Orgs != 1 || sum.Teams != 1 || sum.Members != 1 || sum.Repos != 1 || sum.Charts != 3 || sum.ChartsAdded != 3 ||
-		sum.Manifests != 2 || sum.Tags != 1 {
+		sum.Manifests != 2 || sum.Tags != 1 || sum.Quotas != 1 || sum.Policies != 1 || sum.Webhooks != 3 || sum.Audit != 3 {
 		t.Fatalf("resumed run:\n%s\n%+v", sum, sum)
 	}
 	// Once more: nothing left to copy.
 	sum, err = run(ctx, nil)
 	must(t, err)
-	if sum.BlobsCopied != 0 || sum.ChartsAdded != 0 {
+	if sum.BlobsCopied != 0 || sum.ChartsAdded != 0 || sum.Audit != 0 {
 		t.Fatalf("third run copied again:\n%s", sum)
 	}
 
@@ -200,4 +222,35 @@ func TestMigrate(t *testing.T) {
 	b, err := dstBlobs.Open(ctx, layer)
 	must(t, err)
 	b.Close()
+
+	q, usage, err := dst.Quota(ctx, chartctl.QuotaRepository, "charts")
+	must(t, err)
+	if q.MaxVersions == nil || *q.MaxVersions != 2 || usage.Versions != 3 {
+		t.Fatalf("quota %+v usage %+v", q, usage)
+	}
+	policies, err := dst.RetentionPolicies(ctx)
+	must(t, err)
+	if p := policies["charts"]; p == nil || p.KeepLatest == nil || *p.KeepLatest != 5 {
+		t.Fatalf("retention policies %+v", policies)
+	}
+	for _, w := range hooks {
+		got, err := dst.Webhook(ctx, w.ID)
+		must(t, err)
+		if got.URL != w.URL || got.Repository != w.Repository || got.Organization != w.Organization || got.Active != w.Active ||
+			string(got.Secret) != string(w.Secret) || got.DisabledReason != w.DisabledReason {
+			t.Fatalf("webhook %+v, want %+v", got, w)
+		}
+	}
+	// Run three times, counted once.
+	cv, err = dst.ChartVersion(ctx, "charts", "web", "1.1.0")
+	must(t, err)
+	if cv.Downloads != 7 || cv.LastDownloadedAt == nil || !cv.LastDownloadedAt.Equal(lastDownload) {
+		t.Fatalf("downloads %d %v", cv.Downloads, cv.LastDownloadedAt)
+	}
+	entries, _, err := dst.AuditLog(ctx, chartctl.AuditFilter{})
+	must(t, err)
+	if len(entries) != 3 || entries[0].Action != "session.signin" || entries[2].Action != "repository.create" ||
+		!entries[2].Time.Equal(lastDownload) || entries[0].Actor.Email != "ada@example.com" {
+		t.Fatalf("audit log %+v", entries)
+	}
 }

@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+)
+
+// TestMigrateToSchema4 upgrades a database holding charts at schema 3:
+// the usage of its repositories and organizations is counted from the
+// stored versions, so quotas hold from the first upload after it.
+func TestMigrateToSchema4(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Shared(t).NewDatabase(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:3] {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return err
+			}
+			if fill := migrationFills[m.version]; fill != nil {
+				if err := fill(ctx, tx); err != nil {
+					return err
+				}
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, m.version)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("migration %s: %v", m.name, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO organizations (id, name, created_at) VALUES ('org_1', 'acme', now());
+		INSERT INTO repositories (id, name, organization, visibility, created_at) VALUES
+			('repo_1', 'apps', 'acme', 'private', now()), ('repo_2', 'tools', 'acme', 'private', now()),
+			('repo_3', 'empty', NULL, 'private', now());
+		INSERT INTO chart_versions (repository_id, name, version, digest, size, created_at) VALUES
+			('repo_1', 'web', '1.0.0', 'sha256:a', 100, now()), ('repo_1', 'web', '2.0.0', 'sha256:b', 200, now()),
+			('repo_2', 'cli', '1.0.0', 'sha256:c', 50, now());`); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(ctx); err != nil || v != LatestSchemaVersion() || v < 4 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	for _, c := range []struct {
+		scope, name string
+		want        chartctl.Usage
+	}{
+		{chartctl.QuotaRepository, "apps", chartctl.Usage{Bytes: 300, Versions: 2}},
+		{chartctl.QuotaRepository, "tools", chartctl.Usage{Bytes: 50, Versions: 1}},
+		{chartctl.QuotaRepository, "empty", chartctl.Usage{}},
+		{chartctl.QuotaOrganization, "acme", chartctl.Usage{Bytes: 350, Versions: 3}},
+	} {
+		_, u, err := db.Quota(ctx, c.scope, c.name)
+		if err != nil || u != c.want {
+			t.Errorf("%s %s usage %+v, %v; want %+v", c.scope, c.name, u, err, c.want)
+		}
+	}
+	// The counted usage is what the quota checks.
+	two := int64(2)
+	if err := db.SetQuota(ctx, chartctl.QuotaRepository, "apps", chartctl.Quota{MaxVersions: &two}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: "3.0.0",
+		Digest: "sha256:d", Size: 10}, false)
+	if chartctl.ErrorCode(err) != chartctl.EQUOTA {
+		t.Fatalf("upload over the migrated usage: %v", err)
+	}
+}
