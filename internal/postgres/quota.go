@@ -42,6 +42,11 @@ func charge(ctx context.Context, tx pgx.Tx, id string, dBytes, dVersions int64) 
 	if err != nil {
 		return err
 	}
+	return chargeScopes(ctx, tx, scopes, dBytes, dVersions)
+}
+
+// chargeScopes is charge on the scopes repoScopes returned.
+func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersions int64) error {
 	for _, sc := range scopes {
 		var (
 			used, count int64
@@ -178,22 +183,38 @@ func (db *DB) SetQuota(ctx context.Context, kind, name string, q chartctl.Quota)
 	})
 }
 
-// dropRepoUsage takes a repository that is being deleted off its
-// organization's usage and removes its own usage and quota.
-func dropRepoUsage(ctx context.Context, tx pgx.Tx, id, name string) error {
-	var bytes, versions int64
-	err := tx.QueryRow(ctx, `SELECT COALESCE(sum(size + prov_size), 0), count(*) FROM chart_versions WHERE repository_id = $1`,
-		id).Scan(&bytes, &versions)
+// repoDrop is what deleting a repository takes off the usage of its
+// scopes.
+type repoDrop struct {
+	scopes          []scope
+	bytes, versions int64
+}
+
+// repoUsage reads, before a repository (id) is deleted, what its deletion
+// takes off usage.
+func repoUsage(ctx context.Context, tx pgx.Tx, id string) (*repoDrop, error) {
+	scopes, err := repoScopes(ctx, tx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := charge(ctx, tx, id, -bytes, -versions); err != nil {
+	d := &repoDrop{scopes: scopes}
+	err = tx.QueryRow(ctx, `SELECT COALESCE(sum(size + prov_size), 0), count(*) FROM chart_versions WHERE repository_id = $1`,
+		id).Scan(&d.bytes, &d.versions)
+	return d, err
+}
+
+// dropRepoUsage takes a deleted repository off its organization's usage
+// and removes its own usage and quota. DeleteRepository calls it last,
+// after the blob references: every chart write locks blob_refs rows
+// before usage rows, so the deletion does too.
+func dropRepoUsage(ctx context.Context, tx pgx.Tx, d *repoDrop, name string) error {
+	if err := chargeScopes(ctx, tx, d.scopes, -d.bytes, -d.versions); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM usage WHERE scope = 'repository' AND name = $1`, name); err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `DELETE FROM quotas WHERE scope = 'repository' AND name = $1`, name)
+	_, err := tx.Exec(ctx, `DELETE FROM quotas WHERE scope = 'repository' AND name = $1`, name)
 	return err
 }
 

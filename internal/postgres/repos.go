@@ -152,7 +152,8 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		}); err != nil {
 			return err
 		}
-		if err := dropRepoUsage(ctx, tx, id, name); err != nil {
+		drop, err := repoUsage(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		if err := db.putTombstone(ctx, tx, name); err != nil {
@@ -184,7 +185,7 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 			}
 			orphans = append(orphans, more...)
 		}
-		return nil
+		return dropRepoUsage(ctx, tx, drop, name)
 	})
 	if err != nil {
 		return nil, err
