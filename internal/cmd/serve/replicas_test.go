@@ -75,9 +75,10 @@ func upload(t *testing.T, url, key, repo string, c testkit.Chart) (int, []byte) 
 // (CONTRACT §12): the first-start admin created once, writes on one
 // replica read on the others, the Helm index current everywhere (through
 // notifications, and through the generation check when the listening
-// connection is killed or the database restarts), rate limits exact over
-// the replicas, one winner of racing pushes, and no acknowledged upload
-// lost when a replica is killed.
+// connection is killed or the database restarts), rate limits and quotas
+// exact over the replicas, one winner of racing pushes, each webhook event
+// delivered once by the three dispatchers, download counts added up, and
+// no acknowledged upload lost when a replica is killed.
 func TestReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -247,6 +248,36 @@ func TestReplicas(t *testing.T) {
 			if id == "" || n != 1 {
 				t.Fatalf("event %q delivered %d times", id, n)
 			}
+		}
+	})
+
+	t.Run("DownloadsAddUpAcrossReplicas", func(t *testing.T) {
+		// Each replica counts its own downloads and adds them to the one
+		// counter when it flushes (every 5 s).
+		for i := range 6 {
+			r, _, err := do(t, "GET", rs.url(i)+"/v1/repositories/shared/charts/hooked/1.0.0/archive", rs.key, nil, "")
+			if err != nil || r.StatusCode != 200 {
+				t.Fatalf("download from replica %d: %v", i, err)
+			}
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			r, b, err := do(t, "GET", rs.url(0)+"/v1/repositories/shared/charts/hooked/1.0.0", rs.key, nil, "")
+			var got struct {
+				Data struct {
+					Downloads int64 `json:"downloads"`
+				} `json:"data"`
+			}
+			if err != nil || r.StatusCode != 200 || json.Unmarshal(b, &got) != nil {
+				t.Fatalf("get version: %v %s", err, b)
+			}
+			if got.Data.Downloads == 6 {
+				break
+			}
+			if got.Data.Downloads > 6 || time.Now().After(deadline) {
+				t.Fatalf("downloads = %d, want 6", got.Data.Downloads)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	})
 
