@@ -88,4 +88,32 @@ func TestMigrateToSchema4(t *testing.T) {
 	if chartctl.ErrorCode(err) != chartctl.EQUOTA {
 		t.Fatalf("upload over the migrated usage: %v", err)
 	}
+
+	// Usage rows lost (they never are): a chart write counts them again
+	// from the records, its own change once.
+	if _, err := db.pool.Exec(ctx, `DELETE FROM usage; DELETE FROM quotas`); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: "3.0.0",
+		Digest: "sha256:d", Size: 10}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.pool.Exec(ctx, `DELETE FROM usage WHERE scope = 'organization'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteRepository(ctx, "tools"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		scope, name string
+		want        chartctl.Usage
+	}{
+		{chartctl.QuotaRepository, "apps", chartctl.Usage{Bytes: 310, Versions: 3}},
+		{chartctl.QuotaOrganization, "acme", chartctl.Usage{Bytes: 310, Versions: 3}},
+	} {
+		_, u, err := db.Quota(ctx, c.scope, c.name)
+		if err != nil || u != c.want {
+			t.Errorf("recounted %s %s usage %+v, %v; want %+v", c.scope, c.name, u, err, c.want)
+		}
+	}
 }

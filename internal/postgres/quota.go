@@ -32,8 +32,9 @@ func repoScopes(ctx context.Context, tx pgx.Tx, id string) ([]scope, error) {
 
 // charge adds dBytes and dVersions to the usage of repository id and of
 // its organization, locking their usage rows FOR UPDATE first: growth past
-// a quota is EQUOTA and changes nothing. Chart writes call it last, so the
-// rows are held only until their commit.
+// a quota is EQUOTA and changes nothing. Chart writes call it after
+// changing the records (and last, so the rows are held only until their
+// commit).
 func charge(ctx context.Context, tx pgx.Tx, id string, dBytes, dVersions int64) error {
 	if dBytes == 0 && dVersions == 0 {
 		return nil
@@ -56,14 +57,23 @@ func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersi
 			LEFT JOIN quotas q ON q.scope = u.scope AND q.name = u.name
 			WHERE u.scope = $1 AND u.name = $2 FOR UPDATE OF u`, sc.kind, sc.name).Scan(&used, &count, &maxB, &maxV)
 		if errors.Is(err, pgx.ErrNoRows) {
-			// Written by a binary older than schema 4 between the
-			// migration and now: count it afresh.
+			// No usage row (every repository and organization gets one
+			// when created, and schema 4 counted the older ones): count
+			// it from the records, which already show this change, so
+			// take the change out again before it is checked and added.
 			if err := countUsage(ctx, tx, sc); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE usage SET bytes = bytes - $3, versions = versions - $4 WHERE scope = $1 AND name = $2`,
+				sc.kind, sc.name, dBytes, dVersions); err != nil {
 				return err
 			}
 			err = tx.QueryRow(ctx, `SELECT u.bytes, u.versions, q.max_bytes, q.max_versions FROM usage u
 				LEFT JOIN quotas q ON q.scope = u.scope AND q.name = u.name
 				WHERE u.scope = $1 AND u.name = $2 FOR UPDATE OF u`, sc.kind, sc.name).Scan(&used, &count, &maxB, &maxV)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // a deleted repository: nothing to keep
+			}
 		}
 		if err != nil {
 			return err
