@@ -23,6 +23,7 @@ import (
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
+	importcmd "github.com/chartctl/chartctl/internal/cmd/import"
 	logincmd "github.com/chartctl/chartctl/internal/cmd/login"
 	logoutcmd "github.com/chartctl/chartctl/internal/cmd/logout"
 	orgcmd "github.com/chartctl/chartctl/internal/cmd/org"
@@ -264,6 +265,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		repocmd.NewCmdRepo(f),
 		chartcmd.NewCmdChart(f),
 		searchcmd.NewCmdSearch(f, nil),
+		importcmd.NewCmdImport(f, nil),
 	)
 	add("account",
 		logincmd.NewCmdLogin(f, nil),

@@ -14,6 +14,8 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -276,4 +278,44 @@ func Archive(tb testing.TB, top string, files map[string]string) []byte {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// HelmBinary returns a real Helm client: the one named by CHARTCTL_HELM4,
+// else CHARTCTL_HELM3 (`make tools` installs both under .tools/, and
+// .ci/run sets the variables). Without one the test skips, unless
+// CHARTCTL_REQUIRE_E2E=1 demands it run.
+func HelmBinary(tb testing.TB) string {
+	tb.Helper()
+	for _, env := range []string{"CHARTCTL_HELM4", "CHARTCTL_HELM3"} {
+		if p := os.Getenv(env); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	if os.Getenv("CHARTCTL_REQUIRE_E2E") == "1" {
+		tb.Fatal("no helm binary: set CHARTCTL_HELM4 or CHARTCTL_HELM3 (make tools) since CHARTCTL_REQUIRE_E2E=1")
+	}
+	tb.Skip("no helm binary: set CHARTCTL_HELM4 / CHARTCTL_HELM3 (make tools)")
+	return ""
+}
+
+// RunHelm runs the Helm binary bin with args in dir, with its own config,
+// cache and data directories under a temporary home, and returns its
+// combined output; a failure fails the test.
+func RunHelm(tb testing.TB, bin, dir string, args ...string) string {
+	tb.Helper()
+	home := tb.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+	)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
