@@ -11,11 +11,17 @@ import (
 // whole /v1 group.
 func (s *Server) routes(e *echo.Echo) {
 	e.Pre(requestID)
+	if len(s.Config.CORSOrigins) > 0 {
+		e.Pre(corsV1(s.Config.CORSOrigins))
+	}
 	e.Use(s.logRequests, s.instrument, s.bodyDeadline)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)
 	e.GET("/metrics", s.handleMetrics)
+
+	// The API's own description, for OpenAPI tools: no credential.
+	e.GET("/v1/openapi.json", handleOpenAPI)
 
 	v1 := e.Group("/v1", s.authenticate)
 	v1.GET("/rate-limit", s.handleRateLimit)

@@ -57,6 +57,9 @@ type Config struct {
 	BodyTimeout time.Duration
 	// UploadTimeout bounds an upload's whole request.
 	UploadTimeout time.Duration
+	// CORSOrigins are the browser origins allowed to call /v1 (an OpenAPI
+	// tool, a portal); none by default. "*" allows any origin.
+	CORSOrigins []string
 	// MaxConnsPerIP caps concurrent connections from one client address
 	// (0: no cap; behind a load balancer every client shares one address).
 	MaxConnsPerIP int

@@ -139,6 +139,15 @@ func (r *Response) ErrorCode() string {
 // Do sends a request with a bearer token ("" for none) and reads the body.
 func (s *Server) Do(tb testing.TB, method, path, tok string, body io.Reader, header ...string) *Response {
 	tb.Helper()
+	var reqBody []byte
+	if body != nil && validating() {
+		// Kept to validate the request once the answer is in.
+		b, err := io.ReadAll(body)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		reqBody, body = b, bytes.NewReader(b)
+	}
 	req, err := http.NewRequest(method, s.URL+path, body)
 	if err != nil {
 		tb.Fatal(err)
@@ -157,6 +166,9 @@ func (s *Server) Do(tb testing.TB, method, path, tok string, body io.Reader, hea
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if validating() {
+		checkExchange(tb, req, reqBody, resp, b)
 	}
 	return &Response{Response: resp, Body: b}
 }

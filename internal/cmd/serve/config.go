@@ -30,6 +30,7 @@ type Config struct {
 	MaxAPIKeys      int
 	MaxConnsPerIP   int
 	TrustedProxies  string
+	CORSOrigins     []string
 	AdminEmail      string
 	LogFormat       string
 	LogLevel        string
@@ -68,6 +69,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
+	fs.StringSliceVar(&c.CORSOrigins, "cors-origins", c.CORSOrigins, "comma-separated browser origins allowed to call /v1, e.g. https://editor.swagger.io (default none)")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
@@ -115,6 +117,15 @@ func (c *Config) Validate() error {
 	}
 	if _, err := clientip.ParseTrusted(c.TrustedProxies); err != nil {
 		return fmt.Errorf("invalid --trusted-proxies: %w", err)
+	}
+	for _, o := range c.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return fmt.Errorf("invalid --cors-origins entry %q: use an origin such as https://editor.example.com (scheme and host, no path), or *", o)
+		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("invalid --log-format %q: use text or json", c.LogFormat)
