@@ -12,7 +12,7 @@ HELM4_VERSION ?= v4.3.1
 HELM3_VERSION ?= v3.22.0
 FUZZTIME  ?= 5s
 
-.PHONY: help build run test test-short fuzz lint completions bench tools release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint api-docs completions bench tools release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./...
+
+api-docs: ## regenerate docs/api-reference.md from server/openapi.yaml
+	$(GO) generate ./server
 
 completions: build ## regenerate completions/ from the binary
 	@mkdir -p completions
