@@ -49,6 +49,9 @@ func (s *Server) routes(e *echo.Echo) {
 
 	api.GET("/search", s.handleSearch)
 
+	api.GET("/admin/backup", s.handleBackup)
+	api.POST("/admin/verify", s.handleVerify)
+
 	api.GET("/organizations", s.handleListOrganizations)
 	api.POST("/organizations", s.handleCreateOrganization)
 

@@ -94,6 +94,10 @@ type Server struct {
 	AccessTokens httpx.AccessTokenVerifier
 	// Now is the clock; tests inject one.
 	Now func() time.Time
+	// BackupSnapshotHook, if set, is called inside each backup's read
+	// transaction once its snapshot is fixed (tests use it to capture the
+	// source at the snapshot point).
+	BackupSnapshotHook func()
 	// Extra, if set, is called with the router after the /v1 and Helm routes
 	// are registered, so other transports (OAuth, dashboard, metrics) can
 	// add theirs to the same server.

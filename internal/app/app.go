@@ -50,6 +50,7 @@ type App struct {
 	ObserveUpload func(created bool, err error)
 
 	locks digestLocks
+	hold  blobHold
 }
 
 // Options configures New.

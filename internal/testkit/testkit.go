@@ -48,7 +48,16 @@ type Option func(*server.Server)
 // the test ends.
 func StartServer(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	dir := tb.TempDir()
+	ts := OpenServer(tb, tb.TempDir(), opts...)
+	ts.Admin = ts.MustUser(tb, "admin@example.com", true)
+	ts.AdminKey = ts.MustKey(tb, ts.Admin, chartctl.AllScopes...)
+	return ts
+}
+
+// OpenServer starts a server over the data directory dir as it is (a
+// restored backup, say), creating no user; it stops when the test ends.
+func OpenServer(tb testing.TB, dir string, opts ...Option) *Server {
+	tb.Helper()
 	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
@@ -73,8 +82,6 @@ func StartServer(tb testing.TB, opts ...Option) *Server {
 		_ = srv.Close()
 		_ = db.Close()
 	})
-	ts.Admin = ts.MustUser(tb, "admin@example.com", true)
-	ts.AdminKey = ts.MustKey(tb, ts.Admin, chartctl.AllScopes...)
 	return ts
 }
 
