@@ -81,6 +81,8 @@ type Client struct {
 	Users *UsersService
 	// OAuthClients registers OAuth clients (server admins only).
 	OAuthClients *OAuthClientsService
+	// Admin takes backups and verifies the store (server admins only).
+	Admin *AdminService
 }
 
 // service is embedded by every service to reach the client.
@@ -251,6 +253,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.RateLimit = (*RateLimitService)(&c.common)
 	c.Users = (*UsersService)(&c.common)
 	c.OAuthClients = (*OAuthClientsService)(&c.common)
+	c.Admin = (*AdminService)(&c.common)
 	return c, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/build"
+	admincmd "github.com/chartctl/chartctl/internal/cmd/admin"
 	apikeycmd "github.com/chartctl/chartctl/internal/cmd/apikey"
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
@@ -278,6 +279,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 	)
 	add("server",
 		serve.NewCmdServe(ios.ErrOut, h.ServeRoutes, nil),
+		admincmd.NewCmdAdmin(f),
 		versioncmd.NewCmdVersion(f),
 		completioncmd.NewCmdCompletion(f),
 	)
