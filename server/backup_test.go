@@ -267,6 +267,8 @@ func hasKind(res *backup.Result, kind string) bool {
 
 func TestVerifyReportsOrphansAndDamage(t *testing.T) {
 	ts := testkit.StartServer(t)
+	// Keep the startup orphan sweep from removing the test's orphan.
+	defer ts.App().HoldBlobDeletes()()
 	ts.MustRepo(t, "r", "private")
 	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
 	uploadWithProv(t, ts, "r", archive, nil)
