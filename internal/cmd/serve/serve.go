@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -158,6 +159,9 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.MaxConnsPerIP = cfg.MaxConnsPerIP
 	trusted, _ := clientip.ParseTrusted(cfg.TrustedProxies)
 	srv.Config.TrustedProxies = clientip.Resolver{Trusted: trusted}
+	for _, o := range cfg.CORSOrigins {
+		srv.Config.CORSOrigins = append(srv.Config.CORSOrigins, strings.TrimSuffix(o, "/"))
+	}
 	if opts.Routes != nil {
 		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
