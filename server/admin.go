@@ -46,5 +46,6 @@ func (s *Server) handleVerify(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.app.AuditSuccess(c.Request().Context(), "backup.verify", "server", "")
 	return httpx.Data(c, res)
 }

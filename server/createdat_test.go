@@ -79,6 +79,19 @@ func TestUploadCreatedAt(t *testing.T) {
 		t.Fatalf("narrow admin key created_at: %d %s", r.StatusCode, r.Body)
 	}
 
+	// An admin whose key holds every scope but admin is refused: the admin
+	// scope, not the set of the original scopes, is what created_at needs.
+	noAdmin := ts.MustKey(t, ts.Admin, append(append([]chartctl.Scope{}, chartctl.OriginalScopes...), chartctl.ScopeKeysWrite)...)
+	r = uploadCreatedAt(t, ts, "stable", noAdmin, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "2.0.1"}), "2020-02-03T04:05:06Z")
+	if r.StatusCode != 403 || !strings.Contains(string(r.Body), "admin scope") {
+		t.Fatalf("admin key without the admin scope, created_at: %d %s", r.StatusCode, r.Body)
+	}
+	// Only the admin scope is needed beside the upload's own repo:write.
+	adminScoped := ts.MustKey(t, ts.Admin, chartctl.ScopeRepoWrite, chartctl.ScopeAdmin)
+	r = uploadCreatedAt(t, ts, "stable", adminScoped, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "2.0.2"}), "2020-02-03T04:05:06Z")
+	if r.StatusCode != 200 {
+		t.Fatalf("admin key with repo:write and admin, created_at: %d %s", r.StatusCode, r.Body)
+	}
 	r = uploadCreatedAt(t, ts, "stable", ts.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "3.0.0"}), "yesterday")
 	if r.StatusCode != 400 || !strings.Contains(string(r.Body), "RFC 3339") {
 		t.Fatalf("bad created_at: %d %s", r.StatusCode, r.Body)

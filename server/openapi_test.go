@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/blob"
+	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/oauth/oauthtest"
+	"github.com/chartctl/chartctl/internal/registry"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
 )
@@ -46,10 +50,20 @@ func documentedOperations(t *testing.T) map[string]bool {
 }
 
 // TestOpenAPIRouteCoverage walks the route table of a real server with
-// everything mounted (the /v1 API, the OAuth server, the dashboard) and
-// requires the OpenAPI document to describe exactly its /v1 routes.
+// everything mounted (the /v1 API, the OAuth server, the dashboard, the OCI
+// registry as `chartctl serve` mounts it) and requires the OpenAPI document
+// to describe exactly its /v1 routes.
 func TestOpenAPIRouteCoverage(t *testing.T) {
-	env := oauthtest.Start(t, oauthtest.Config{})
+	withRegistry := func(s *server.Server) {
+		s.Extra = func(e *echo.Echo) {
+			blobs := s.Blobs.(*blob.Store)
+			reg := registry.New(s.App(), s.Store.(*bolt.DB), blobs, filepath.Join(filepath.Dir(blobs.Root()), "uploads"))
+			reg.Auth, reg.Limits = s, s
+			reg.Register(e)
+			reg.RegisterAdmin(s.API())
+		}
+	}
+	env := oauthtest.Start(t, oauthtest.Config{}, withRegistry)
 	e, ok := env.Server.Server.Handler().(*echo.Echo)
 	if !ok {
 		t.Fatalf("the server's handler is %T, not *echo.Echo", env.Server.Server.Handler())

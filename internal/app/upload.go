@@ -127,20 +127,17 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// ScopeAdminName is the scope CONTRACT §14 names for keeping an imported
-// version's created time: a server admin's credential that carries every
-// scope (see RequireAdmin).
-const ScopeAdminName chartctl.Scope = "admin"
-
-// CheckCreatedAt refuses an upload that sets created_at unless p is a
-// server admin acting with every scope. The refusal names the admin scope.
+// CheckCreatedAt refuses an upload that sets created_at (CONTRACT §14:
+// an import keeping a version's original time) unless p is a server admin
+// whose credential carries the admin scope, chartctl.ScopeAdmin (see
+// RequireAdmin). The refusal names the admin scope.
 func CheckCreatedAt(p *chartctl.Principal, u *Upload) error {
 	if u.CreatedAt.IsZero() {
 		return nil
 	}
 	if RequireAdmin(p) != nil {
-		return &chartctl.Error{Code: chartctl.EFORBIDDEN, MissingScope: ScopeAdminName,
-			Message: "Only a credential with the admin scope (a server admin's key with every scope) may set created_at; upload without it to stamp the version with the current time."}
+		return &chartctl.Error{Code: chartctl.EFORBIDDEN, MissingScope: chartctl.ScopeAdmin,
+			Message: "Only a server admin's credential with the admin scope may set created_at; upload without it to stamp the version with the current time."}
 	}
 	return nil
 }
