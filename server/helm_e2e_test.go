@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -19,132 +18,66 @@ import (
 	"github.com/chartctl/chartctl/server"
 )
 
-// helmBinaries returns the real Helm clients named by CHARTCTL_HELM4 and
-// CHARTCTL_HELM3 (.ci/run installs both). Without them the test skips,
-// unless CHARTCTL_REQUIRE_E2E=1 demands they run.
-func helmBinaries(t *testing.T) map[string]string {
-	t.Helper()
-	bins := map[string]string{}
-	for name, env := range map[string]string{"helm4": "CHARTCTL_HELM4", "helm3": "CHARTCTL_HELM3"} {
-		if p := os.Getenv(env); p != "" {
-			if _, err := os.Stat(p); err == nil {
-				bins[name] = p
-				continue
-			}
-		}
-		if os.Getenv("CHARTCTL_REQUIRE_E2E") == "1" {
-			t.Fatalf("%s is not set to a helm binary (run make tools)", env)
-		}
-	}
-	if len(bins) == 0 {
-		t.Skip("no helm binary: set CHARTCTL_HELM4 / CHARTCTL_HELM3 (make tools)")
-	}
-	return bins
-}
-
-// helmEnv runs one Helm binary with its own config, cache and data dirs.
-type helmEnv struct {
-	t    *testing.T
-	bin  string
-	home string
-}
-
-func newHelm(t *testing.T, bin string) *helmEnv {
-	return &helmEnv{t: t, bin: bin, home: t.TempDir()}
-}
-
-func (h *helmEnv) run(args ...string) (string, error) {
-	h.t.Helper()
-	cmd := exec.Command(h.bin, args...)
-	cmd.Dir = h.home
-	cmd.Env = append(os.Environ(),
-		"HELM_CONFIG_HOME="+filepath.Join(h.home, "config"),
-		"HELM_CACHE_HOME="+filepath.Join(h.home, "cache"),
-		"HELM_DATA_HOME="+filepath.Join(h.home, "data"),
-		"HELM_PLUGINS="+filepath.Join(h.home, "plugins"),
-	)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func (h *helmEnv) must(args ...string) string {
-	h.t.Helper()
-	out, err := h.run(args...)
-	if err != nil {
-		h.t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-func (h *helmEnv) read(name string) []byte {
-	h.t.Helper()
-	b, err := os.ReadFile(filepath.Join(h.home, name))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return b
-}
-
 func TestHelmClients(t *testing.T) {
-	for name, bin := range helmBinaries(t) {
+	for name, base := range testkit.Helms(t) {
 		t.Run(name, func(t *testing.T) {
 			s := testkit.StartServer(t)
-			h := newHelm(t, bin)
+			h := base.Fresh(t)
 			s.MustRepo(t, "pub", "public")
 			s.MustRepo(t, "priv", "private")
 
-			h.must("create", "mychart")
-			h.must("package", "mychart")
-			v1 := h.read("mychart-0.1.0.tgz")
+			h.Must("create", "mychart")
+			h.Must("package", "mychart")
+			v1 := h.Read("mychart-0.1.0.tgz")
 			for _, repo := range []string{"pub", "priv"} {
 				if r := s.Upload(t, repo, s.AdminKey, v1, ""); r.StatusCode != 200 {
 					t.Fatalf("upload to %s: %d %s", repo, r.StatusCode, r.Body)
 				}
 			}
 
-			h.must("repo", "add", "pub", s.URL+"/helm/pub")
-			if out, err := h.run("repo", "add", "priv-anon", s.URL+"/helm/priv"); err == nil {
+			h.Must("repo", "add", "pub", s.URL+"/helm/pub")
+			if out, err := h.Run("repo", "add", "priv-anon", s.URL+"/helm/priv"); err == nil {
 				t.Fatalf("private repo added without credentials:\n%s", out)
 			}
-			if out, err := h.run("repo", "add", "priv-bad", s.URL+"/helm/priv", "--username", "x", "--password", "chartctl_wrong"); err == nil {
+			if out, err := h.Run("repo", "add", "priv-bad", s.URL+"/helm/priv", "--username", "x", "--password", "chartctl_wrong"); err == nil {
 				t.Fatalf("private repo added with a wrong password:\n%s", out)
 			}
-			h.must("repo", "add", "priv", s.URL+"/helm/priv", "--username", "x", "--password", s.AdminKey)
-			h.must("repo", "update")
+			h.Must("repo", "add", "priv", s.URL+"/helm/priv", "--username", "x", "--password", s.AdminKey)
+			h.Must("repo", "update")
 
-			out := h.must("search", "repo", "pub/", "--versions")
+			out := h.Must("search", "repo", "pub/", "--versions")
 			if !strings.Contains(out, "pub/mychart") || !strings.Contains(out, "0.1.0") {
 				t.Fatalf("search:\n%s", out)
 			}
 			for _, repo := range []string{"pub", "priv"} {
-				dir := filepath.Join(h.home, "pull-"+repo)
+				dir := filepath.Join(h.Home, "pull-"+repo)
 				if err := os.MkdirAll(dir, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				h.must("pull", repo+"/mychart", "--version", "0.1.0", "-d", dir)
+				h.Must("pull", repo+"/mychart", "--version", "0.1.0", "-d", dir)
 				got, err := os.ReadFile(filepath.Join(dir, "mychart-0.1.0.tgz"))
 				if err != nil || !bytes.Equal(got, v1) {
 					t.Fatalf("pull from %s not byte-identical (%v)", repo, err)
 				}
 			}
-			if out := h.must("template", "rel", "pub/mychart", "--version", "0.1.0"); !strings.Contains(out, "kind: Deployment") {
+			if out := h.Must("template", "rel", "pub/mychart", "--version", "0.1.0"); !strings.Contains(out, "kind: Deployment") {
 				t.Fatalf("template:\n%s", out)
 			}
 
 			// A new version is visible after repo update; a deleted one is gone.
-			h.must("package", "mychart", "--version", "0.2.0")
-			if r := s.Upload(t, "pub", s.AdminKey, h.read("mychart-0.2.0.tgz"), ""); r.StatusCode != 200 {
+			h.Must("package", "mychart", "--version", "0.2.0")
+			if r := s.Upload(t, "pub", s.AdminKey, h.Read("mychart-0.2.0.tgz"), ""); r.StatusCode != 200 {
 				t.Fatalf("upload 0.2.0: %d %s", r.StatusCode, r.Body)
 			}
 			if r := s.Do(t, "DELETE", "/v1/repositories/pub/charts/mychart/0.1.0", s.AdminKey, nil); r.StatusCode != 200 {
 				t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
 			}
-			h.must("repo", "update")
-			out = h.must("search", "repo", "pub/mychart", "--versions")
+			h.Must("repo", "update")
+			out = h.Must("search", "repo", "pub/mychart", "--versions")
 			if !strings.Contains(out, "0.2.0") || strings.Contains(out, "0.1.0\t") || strings.Count(out, "pub/mychart") != 1 {
 				t.Fatalf("search after update:\n%s", out)
 			}
-			if _, err := h.run("pull", "pub/mychart", "--version", "0.1.0", "-d", filepath.Join(h.home, "gone")); err == nil {
+			if _, err := h.Run("pull", "pub/mychart", "--version", "0.1.0", "-d", filepath.Join(h.Home, "gone")); err == nil {
 				t.Fatal("pulled a deleted version")
 			}
 		})

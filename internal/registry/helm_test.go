@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,91 +12,20 @@ import (
 	"github.com/chartctl/chartctl/internal/testkit"
 )
 
-// helmBinaries returns the real Helm clients named by CHARTCTL_HELM4 and
-// CHARTCTL_HELM3 (make tools installs both). Without them the test skips,
-// unless CHARTCTL_REQUIRE_E2E=1 demands they run.
-func helmBinaries(t *testing.T) map[string]string {
-	t.Helper()
-	bins := map[string]string{}
-	for name, env := range map[string]string{"helm4": "CHARTCTL_HELM4", "helm3": "CHARTCTL_HELM3"} {
-		if p := os.Getenv(env); p != "" {
-			if _, err := os.Stat(p); err == nil {
-				bins[name] = p
-				continue
-			}
-		}
-		if os.Getenv("CHARTCTL_REQUIRE_E2E") == "1" {
-			t.Fatalf("%s is not set to a helm binary (run make tools)", env)
-		}
-	}
-	if len(bins) == 0 {
-		t.Skip("no helm binary: set CHARTCTL_HELM4 / CHARTCTL_HELM3 (make tools)")
-	}
-	return bins
-}
-
-// helmEnv runs one Helm binary with its own config, cache and data dirs
-// (and so its own registry login).
-type helmEnv struct {
-	t    *testing.T
-	bin  string
-	home string
-}
-
-func newHelm(t *testing.T, bin string) *helmEnv {
-	return &helmEnv{t: t, bin: bin, home: t.TempDir()}
-}
-
-func (h *helmEnv) run(args ...string) (string, error) {
-	h.t.Helper()
-	cmd := exec.Command(h.bin, args...)
-	cmd.Dir = h.home
-	cmd.Env = append(os.Environ(),
-		"HELM_CONFIG_HOME="+filepath.Join(h.home, "config"),
-		"HELM_CACHE_HOME="+filepath.Join(h.home, "cache"),
-		"HELM_DATA_HOME="+filepath.Join(h.home, "data"),
-		"HELM_PLUGINS="+filepath.Join(h.home, "plugins"),
-		"HELM_REGISTRY_CONFIG="+filepath.Join(h.home, "registry.json"),
-	)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func (h *helmEnv) must(args ...string) string {
-	h.t.Helper()
-	out, err := h.run(args...)
-	if err != nil {
-		h.t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-func (h *helmEnv) write(name string, b []byte) string {
-	h.t.Helper()
-	p := filepath.Join(h.home, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		h.t.Fatal(err)
-	}
-	return p
-}
-
 // pull pulls an oci:// chart into a fresh directory and returns its bytes.
-func (h *helmEnv) pull(ref, version string, extra ...string) ([]byte, error) {
-	h.t.Helper()
-	dir, err := os.MkdirTemp(h.home, "pull-")
+func pull(t *testing.T, h *testkit.Helm, ref, version string, extra ...string) ([]byte, error) {
+	t.Helper()
+	dir, err := os.MkdirTemp(h.Home, "pull-")
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	args := append([]string{"pull", ref, "--version", version, "--plain-http", "-d", dir}, extra...)
-	if out, err := h.run(args...); err != nil {
+	if out, err := h.Run(args...); err != nil {
 		return nil, &helmError{out: out, err: err}
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
 	if len(files) != 1 {
-		h.t.Fatalf("pull %s: files %v", ref, files)
+		t.Fatalf("pull %s: files %v", ref, files)
 	}
 	return os.ReadFile(files[0])
 }
@@ -118,21 +46,21 @@ var digestRE = regexp.MustCompile(`Digest: (sha256:[0-9a-f]{64})`)
 // and index.yaml, an upload over /v1 or the ChartMuseum API pulls over OCI
 // byte for byte, and a delete on either side is gone on the other.
 func TestHelmOCI(t *testing.T) {
-	for name, bin := range helmBinaries(t) {
+	for name, base := range testkit.Helms(t) {
 		t.Run(name, func(t *testing.T) {
 			e := setup(t)
 			mustRepoIn(t, e, "pub", "public")
 			mustRepoIn(t, e, "priv", "private")
 			host := strings.TrimPrefix(e.URL, "http://")
-			h := newHelm(t, bin)
+			h := base.Fresh(t)
 			v1 := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.2.3+build.7"})
-			pkg := h.write("web-1.2.3+build.7.tgz", v1)
+			pkg := h.Write("web-1.2.3+build.7.tgz", v1)
 
-			if out, err := h.run("registry", "login", host, "--username", "ci", "--password", "chartctl_wrong", "--plain-http"); err == nil {
+			if out, err := h.Run("registry", "login", host, "--username", "ci", "--password", "chartctl_wrong", "--plain-http"); err == nil {
 				t.Fatalf("login with a wrong key succeeded:\n%s", out)
 			}
-			h.must("registry", "login", host, "--username", "ci", "--password", e.AdminKey, "--plain-http")
-			out := h.must("push", pkg, "oci://"+host+"/priv", "--plain-http")
+			h.Must("registry", "login", host, "--username", "ci", "--password", e.AdminKey, "--plain-http")
+			out := h.Must("push", pkg, "oci://"+host+"/priv", "--plain-http")
 			m := digestRE.FindStringSubmatch(out)
 			if m == nil {
 				t.Fatalf("push output has no digest:\n%s", out)
@@ -152,28 +80,28 @@ func TestHelmOCI(t *testing.T) {
 				t.Fatalf("classic download after OCI push differs (%d bytes)", len(r.Body))
 			}
 
-			got, err := h.pull("oci://"+host+"/priv/web", "1.2.3+build.7")
+			got, err := pull(t, h, "oci://"+host+"/priv/web", "1.2.3+build.7")
 			if err != nil || !bytes.Equal(got, v1) {
 				t.Fatalf("pull: %v (%d bytes, want %d)", err, len(got), len(v1))
 			}
-			if out := h.must("show", "chart", "oci://"+host+"/priv/web", "--version", "1.2.3+build.7", "--plain-http"); !strings.Contains(out, "name: web") {
+			if out := h.Must("show", "chart", "oci://"+host+"/priv/web", "--version", "1.2.3+build.7", "--plain-http"); !strings.Contains(out, "name: web") {
 				t.Fatalf("show chart:\n%s", out)
 			}
-			if out := h.must("template", "rel", "oci://"+host+"/priv/web", "--version", "1.2.3+build.7", "--plain-http"); !strings.Contains(out, "kind: Deployment") || !strings.Contains(out, "name: rel") {
+			if out := h.Must("template", "rel", "oci://"+host+"/priv/web", "--version", "1.2.3+build.7", "--plain-http"); !strings.Contains(out, "kind: Deployment") || !strings.Contains(out, "name: rel") {
 				t.Fatalf("template:\n%s", out)
 			}
 			// Helm 3's install reaches for a cluster even with
 			// --dry-run=client; its offline rendering is `helm template`.
 			if name == "helm4" {
-				if out := h.must("install", "rel", "oci://"+host+"/priv/web", "--version", "1.2.3+build.7", "--plain-http", "--dry-run=client"); !strings.Contains(out, "kind: Deployment") {
+				if out := h.Must("install", "rel", "oci://"+host+"/priv/web", "--version", "1.2.3+build.7", "--plain-http", "--dry-run=client"); !strings.Contains(out, "kind: Deployment") {
 					t.Fatalf("install --dry-run:\n%s", out)
 				}
 			}
 			// A chart pushed twice with the same bytes is the same version;
 			// other bytes at the same version are refused.
-			h.must("push", pkg, "oci://"+host+"/priv", "--plain-http")
+			h.Must("push", pkg, "oci://"+host+"/priv", "--plain-http")
 			other := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.2.3+build.7", Description: "changed"})
-			if out, err := h.run("push", h.write("other/web-1.2.3+build.7.tgz", other), "oci://"+host+"/priv", "--plain-http"); err == nil {
+			if out, err := h.Run("push", h.Write("other/web-1.2.3+build.7.tgz", other), "oci://"+host+"/priv", "--plain-http"); err == nil {
 				t.Fatalf("overwrite over OCI accepted:\n%s", out)
 			}
 
@@ -187,15 +115,15 @@ func TestHelmOCI(t *testing.T) {
 			if r := e.do(t, "POST", "/helm/api/pub/charts", e.AdminKey, cm, "Content-Type", "application/octet-stream"); r.StatusCode != 201 {
 				t.Fatalf("cm-push: %d %s", r.StatusCode, r.Body)
 			}
-			anon := newHelm(t, bin)
+			anon := base.Fresh(t)
 			for name, want := range map[string][]byte{"api": api, "cm": cm} {
 				version := map[string]string{"api": "0.1.0", "cm": "2.0.0"}[name]
-				got, err := anon.pull("oci://"+host+"/pub/"+name, version)
+				got, err := pull(t, anon, "oci://"+host+"/pub/"+name, version)
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("anonymous pull of %s: %v (%d bytes)", name, err, len(got))
 				}
 			}
-			if _, err := anon.pull("oci://"+host+"/priv/web", "1.2.3+build.7"); err == nil {
+			if _, err := pull(t, anon, "oci://"+host+"/priv/web", "1.2.3+build.7"); err == nil {
 				t.Fatal("anonymous pull of a private chart succeeded")
 			}
 			// The derived manifest is the same on every request.
@@ -215,7 +143,7 @@ func TestHelmOCI(t *testing.T) {
 			if r := e.Do(t, "DELETE", "/v1/repositories/pub/charts/api/0.1.0", e.AdminKey, nil); r.StatusCode != 200 && r.StatusCode != 204 {
 				t.Fatalf("/v1 delete: %d %s", r.StatusCode, r.Body)
 			}
-			if _, err := anon.pull("oci://"+host+"/pub/api", "0.1.0"); err == nil {
+			if _, err := pull(t, anon, "oci://"+host+"/pub/api", "0.1.0"); err == nil {
 				t.Fatal("pull after /v1 delete succeeded")
 			}
 			var tags struct{ Tags []string }

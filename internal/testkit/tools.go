@@ -66,7 +66,11 @@ func Helms(tb testing.TB) map[string]*Helm {
 		if p := os.Getenv(env); p != "" {
 			if _, err := os.Stat(p); err == nil {
 				out[name] = &Helm{tb: tb, Bin: p, Home: tb.TempDir()}
+				continue
 			}
+		}
+		if RequireE2E() {
+			tb.Fatalf("%s is not set to a helm binary (run make tools); CHARTCTL_REQUIRE_E2E=1 requires both clients", env)
 		}
 	}
 	if len(out) == 0 {
@@ -80,6 +84,35 @@ func (h *Helm) With(tb testing.TB) *Helm {
 	c := *h
 	c.tb = tb
 	return &c
+}
+
+// Fresh returns a Helm with h's binary and a new, empty home (its own
+// repositories and registry logins), reporting failures to tb.
+func (h *Helm) Fresh(tb testing.TB) *Helm {
+	return &Helm{tb: tb, Bin: h.Bin, Home: tb.TempDir()}
+}
+
+// Read returns the content of the file name in h's home.
+func (h *Helm) Read(name string) []byte {
+	h.tb.Helper()
+	b, err := os.ReadFile(filepath.Join(h.Home, name))
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	return b
+}
+
+// Write writes b to the file name in h's home and returns its path.
+func (h *Helm) Write(name string, b []byte) string {
+	h.tb.Helper()
+	p := filepath.Join(h.Home, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		h.tb.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		h.tb.Fatal(err)
+	}
+	return p
 }
 
 // Run runs helm with args and returns its combined output.
@@ -111,6 +144,7 @@ func (h *Helm) command(args ...string) *exec.Cmd {
 		"HELM_CACHE_HOME="+filepath.Join(h.Home, ".cache"),
 		"HELM_DATA_HOME="+filepath.Join(h.Home, ".data"),
 		"HELM_PLUGINS="+filepath.Join(h.Home, ".plugins"),
+		"HELM_REGISTRY_CONFIG="+filepath.Join(h.Home, ".config", "registry.json"),
 	)
 	return cmd
 }
