@@ -17,7 +17,7 @@ IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_REPO ?= ghcr.io/chartctl/chartctl
 PEBBLE_VERSION ?= v2.10.1
 
-.PHONY: help build run test test-short fuzz lint completions man bench bench-static tools image image-push packages pebble release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint api-docs completions man bench bench-static tools image image-push packages pebble release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -45,6 +45,9 @@ lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./...
+
+api-docs: ## regenerate docs/api-reference.md from server/openapi.yaml
+	$(GO) generate ./server
 
 completions: build ## regenerate completions/ from the binary
 	@mkdir -p completions

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // ChartsService lists, uploads, downloads and deletes chart versions
@@ -146,6 +147,10 @@ type UploadOptions struct {
 	// last call has sent equal to the archive's length. A retry sends the
 	// archive again, so the count then starts over from 0.
 	Progress func(sent, total int64)
+	// CreatedAt, when set, asks the server to keep this as the version's
+	// creation time (form field "created_at"); only a credential with the
+	// admin scope may send it (an import keeping the source's times).
+	CreatedAt time.Time
 }
 
 // Upload streams a chart archive (a .tgz) to repo as multipart/form-data
@@ -318,6 +323,11 @@ func (b *uploadBody) write(w io.Writer) error {
 	mw := multipart.NewWriter(w)
 	if err := mw.SetBoundary(b.boundary); err != nil {
 		return fmt.Errorf("chartctl: upload: %w", err)
+	}
+	if !b.opts.CreatedAt.IsZero() {
+		if err := mw.WriteField("created_at", b.opts.CreatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
+			return fmt.Errorf("chartctl: upload: %w", err)
+		}
 	}
 	part, err := mw.CreateFormFile("chart", b.opts.Filename)
 	if err != nil {

@@ -85,7 +85,8 @@ type Client struct {
 	Webhooks *WebhooksService
 	// Audit reads the audit log.
 	Audit *AuditService
-	// Admin runs server maintenance (server admins only).
+	// Admin runs server maintenance: backups, verification, garbage
+	// collection (server admins only).
 	Admin *AdminService
 }
 

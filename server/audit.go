@@ -43,6 +43,7 @@ var auditActions = map[string]string{
 	"DELETE /helm/api/:repo/charts/:name/:version":         "chart.delete",
 	"PUT /v1/repositories/:repo/quota":                     "quota.set",
 	"PUT /v1/organizations/:org/quota":                     "quota.set",
+	"POST /v1/admin/verify":                                "backup.verify",
 	// Added by the registry when the serve command mounts it.
 	"POST /v1/admin/gc":                         "registry.gc",
 	"PUT /v1/repositories/:repo/retention":      "retention.set",

@@ -101,7 +101,10 @@ func (s *Server) handleDownloadChart(c echo.Context) error {
 
 // handleUploadChart stores a chart archive sent as multipart field "chart".
 // The upload bucket of §7 is charged only once the caller may write to the
-// repository, so nobody spends (or reads) another tenant's budget.
+// repository, so nobody spends (or reads) another tenant's budget. The form
+// field "created_at" (§14) is for server admins only; an admin's upload
+// that sets it (an import) is not charged the upload bucket, so the bucket
+// is charged for admins once the form has been read.
 func (s *Server) handleUploadChart(c echo.Context) error {
 	p := httpx.PrincipalOf(c)
 	r, err := s.writableRepo(c, chartctl.RoleMaintainer)
@@ -112,8 +115,12 @@ func (s *Server) handleUploadChart(c echo.Context) error {
 		}
 		return err
 	}
-	if err := s.takeRate(c, p, ratelimit.Request{Bucket: bucketUpload, Key: r.Name}); err != nil {
-		return err
+	admin := app.RequireAdmin(p) == nil
+	uploadRate := ratelimit.Request{Bucket: bucketUpload, Key: r.Name}
+	if !admin {
+		if err := s.takeRate(c, p, uploadRate); err != nil {
+			return err
+		}
 	}
 	force, err := parseForce(c.QueryParam("force"))
 	if err != nil {
@@ -123,7 +130,20 @@ func (s *Server) handleUploadChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	stored, _, err := s.app.PutChart(c.Request().Context(), r, u, app.PutOptions{Force: force})
+	if err := app.CheckCreatedAt(p, u); err != nil {
+		return s.app.Reject(u, err)
+	}
+	if admin {
+		// The global bucket always; the upload bucket unless importing.
+		var extra []ratelimit.Request
+		if u.CreatedAt.IsZero() {
+			extra = append(extra, uploadRate)
+		}
+		if err := s.takeRate(c, p, extra...); err != nil {
+			return s.app.Reject(u, err)
+		}
+	}
+	stored, _, err := s.app.PutChart(c.Request().Context(), r, u, app.PutOptions{Force: force, CreatedAt: u.CreatedAt})
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,7 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"PUT /v1/repositories/:repo/retention", fixed("/v1/repositories/r1/retention"), jsonBody(`{"keep_latest":3}`), "retention.set"},
 		{"POST /v1/repositories/:repo/retention/run", fixed("/v1/repositories/r1/retention/run?dry_run=true"), nil, "retention.run"},
 		{"PUT /v1/organizations/:org/quota", fixed("/v1/organizations/o1/quota"), jsonBody(`{"max_versions":100}`), "quota.set"},
+		{"POST /v1/admin/verify", fixed("/v1/admin/verify"), nil, "backup.verify"},
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), nil, "user.delete"},
 		{"DELETE /v1/repositories/:repo", fixed("/v1/repositories/r1"), nil, "repository.delete"},
 	}

@@ -10,12 +10,18 @@ import (
 // scope it needs in its handler; authentication and rate limiting wrap the
 // whole /v1 group.
 func (s *Server) routes(e *echo.Echo) {
+	if len(s.Config.CORSOrigins) > 0 {
+		e.Pre(corsV1(s.Config.CORSOrigins))
+	}
 	e.Use(s.observe, s.audit)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/livez", s.handleLivez)
 	e.GET("/readyz", s.handleReadyz)
 	e.GET("/metrics", s.handleMetrics)
+
+	// The API's own description, for OpenAPI tools: no credential.
+	e.GET("/v1/openapi.json", handleOpenAPI)
 
 	v1 := e.Group("/v1", s.authenticate)
 	v1.GET("/rate-limit", s.handleRateLimit)
@@ -48,6 +54,9 @@ func (s *Server) routes(e *echo.Echo) {
 	api.HEAD("/repositories/:repo/charts/:name/:version/archive", s.handleDownloadChart)
 
 	api.GET("/search", s.handleSearch)
+
+	api.GET("/admin/backup", s.handleBackup)
+	api.POST("/admin/verify", s.handleVerify)
 
 	api.GET("/organizations", s.handleListOrganizations)
 	api.POST("/organizations", s.handleCreateOrganization)

@@ -57,6 +57,9 @@ type Config struct {
 	BodyTimeout time.Duration
 	// UploadTimeout bounds an upload's whole request.
 	UploadTimeout time.Duration
+	// CORSOrigins are the browser origins allowed to call /v1 (an OpenAPI
+	// tool, a portal); none by default. "*" allows any origin.
+	CORSOrigins []string
 	// MaxConnsPerIP caps concurrent connections from one client address
 	// (0: no cap; behind a load balancer every client shares one address).
 	MaxConnsPerIP int
@@ -106,6 +109,10 @@ type Server struct {
 	// one backend (internal/postgres), so that limits hold over all of
 	// them.
 	RateLimits ratelimit.Backend
+	// BackupSnapshotHook, if set, is called inside each backup's read
+	// transaction once its snapshot is fixed (tests use it to capture the
+	// source at the snapshot point).
+	BackupSnapshotHook func()
 	// Extra, if set, is called with the router after the /v1 and Helm routes
 	// are registered, so other transports (OAuth, dashboard, metrics) can
 	// add theirs to the same server.

@@ -77,6 +77,7 @@ type App struct {
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
 	versions  recordCache[versionKey, chartctl.ChartVersion]
+	hold      blobHold
 }
 
 // Options configures New.

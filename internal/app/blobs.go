@@ -105,6 +105,9 @@ const (
 // deleteOrphanOlderThan deletes the blob digest if no record refers to it
 // and it was committed before cutoff.
 func (a *App) deleteOrphanOlderThan(ctx context.Context, digest string, cutoff time.Time) orphanOutcome {
+	if a.held(digest) {
+		return orphanKept
+	}
 	unlock := a.locks.lock(digest)
 	defer unlock()
 	ref, err := a.Store.BlobReferenced(ctx, digest)
@@ -122,12 +125,69 @@ func (a *App) deleteOrphanOlderThan(ctx context.Context, digest string, cutoff t
 		a.Logger.Error("delete blob", "digest", digest, "err", err)
 		return orphanKept
 	}
+	if err := a.Pages.Forget(ctx, digest); err != nil {
+		a.Logger.Warn("forget chart page", "digest", digest, "err", err)
+	}
 	return orphanDeleted
 }
 
+// blobHold defers blob deletions while a backup streams blobs that its
+// snapshot still refers to.
+type blobHold struct {
+	mu       sync.Mutex
+	holders  int
+	deferred map[string]bool
+}
+
+// HoldBlobDeletes keeps every blob from being deleted until release is
+// called: a backup takes its snapshot after holding, so a chart deleted
+// meanwhile keeps its blob until the backup has copied it. Deletions asked
+// for in between are done at release.
+func (a *App) HoldBlobDeletes() (release func()) {
+	a.hold.mu.Lock()
+	a.hold.holders++
+	a.hold.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			a.hold.mu.Lock()
+			a.hold.holders--
+			var todo []string
+			if a.hold.holders == 0 {
+				for d := range a.hold.deferred {
+					todo = append(todo, d)
+				}
+				a.hold.deferred = nil
+			}
+			a.hold.mu.Unlock()
+			for _, d := range todo {
+				a.DeleteIfOrphan(context.Background(), d)
+			}
+		})
+	}
+}
+
+// held records digest for deletion at release when deletes are held.
+func (a *App) held(digest string) bool {
+	a.hold.mu.Lock()
+	defer a.hold.mu.Unlock()
+	if a.hold.holders == 0 {
+		return false
+	}
+	if a.hold.deferred == nil {
+		a.hold.deferred = map[string]bool{}
+	}
+	a.hold.deferred[digest] = true
+	return true
+}
+
 // DeleteIfOrphan deletes the blob digest if no record refers to it and
-// reports whether it did.
+// reports whether it did. While a backup holds deletes it only remembers
+// the digest.
 func (a *App) DeleteIfOrphan(ctx context.Context, digest string) bool {
+	if a.held(digest) {
+		return false
+	}
 	unlock := a.locks.lock(digest)
 	defer unlock()
 	ref, err := a.Store.BlobReferenced(ctx, digest)

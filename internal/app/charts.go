@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -40,6 +41,9 @@ type PutOptions struct {
 	// Force asks to replace a stored version with other content; it takes
 	// effect only when the server allows overwriting.
 	Force bool
+	// CreatedAt, when set, is the version's creation time instead of now
+	// (an import keeping the source's time; see CheckCreatedAt).
+	CreatedAt time.Time
 }
 
 // PutChart commits u as a chart version of r, whose write access the
@@ -55,7 +59,7 @@ type PutOptions struct {
 // PutChart always consumes u.
 func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, opts PutOptions) (stored *chartctl.ChartVersion, created bool, err error) {
 	overwrite := opts.Force && a.Config.AllowOverwrite
-	stored, created, err = a.commit(ctx, r, u, overwrite)
+	stored, created, err = a.commit(ctx, r, u, overwrite, opts.CreatedAt)
 	a.observeUpload(created, err)
 	if chartctl.ErrorCode(err) == chartctl.ECONFLICT && opts.Force && !a.Config.AllowOverwrite {
 		return nil, false, chartctl.Errorf(chartctl.ECONFLICT, "%s This server does not allow overwriting (start it with --allow-overwrite).", chartctl.ErrorMessage(err))
@@ -70,7 +74,7 @@ func (a *App) Reject(u *Upload, err error) error {
 	return err
 }
 
-func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, overwrite bool) (*chartctl.ChartVersion, bool, error) {
+func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, overwrite bool, createdAt time.Time) (*chartctl.ChartVersion, bool, error) {
 	defer u.Abort()
 	digests := []string{u.blob.Digest()}
 	if u.prov != nil {
@@ -83,6 +87,9 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		Repository: repo.Name, RepositoryID: repo.ID, Name: u.Chart.Name, Version: u.Chart.Version,
 		AppVersion: u.Chart.AppVersion, Description: u.Chart.Description, Keywords: u.Chart.Keywords,
 		ContentDigest: u.Chart.ContentDigest, Size: u.blob.Size(), CreatedAt: a.Now().UTC(), Metadata: u.Chart.MetadataJSON,
+	}
+	if !createdAt.IsZero() {
+		cv.CreatedAt = createdAt.UTC()
 	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
 		unlock := a.locks.lockAll(digests)

@@ -59,6 +59,18 @@ func (a *App) Committed() {
 // denied) or failed. Errors are logged, not returned: the request's own
 // answer matters more.
 func (a *App) AuditFailure(ctx context.Context, action, target, org string, outcome chartctl.Outcome) {
+	a.appendAudit(ctx, action, target, org, outcome)
+}
+
+// AuditSuccess records a successful act that writes no record of its own
+// through the store (a verification run, a registry garbage collection),
+// so it is in the audit log like every other successful write. Errors are
+// logged, not returned.
+func (a *App) AuditSuccess(ctx context.Context, action, target, org string) {
+	a.appendAudit(ctx, action, target, org, chartctl.OutcomeSuccess)
+}
+
+func (a *App) appendAudit(ctx context.Context, action, target, org string, outcome chartctl.Outcome) {
 	e := &chartctl.AuditEntry{Time: a.Now().UTC(), Actor: chartctl.ActorFrom(ctx), Action: action, Target: target, Outcome: outcome, Organization: org}
 	if err := a.Store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
 		a.Logger.Error("append audit entry", "action", action, "err", err)

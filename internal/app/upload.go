@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -25,8 +26,11 @@ var errTooLarge = errors.New("archive exceeds the maximum size")
 type Upload struct {
 	// Chart is what the archive holds.
 	Chart *chart.Chart
-	blob  chartctl.BlobWriter
-	prov  chartctl.BlobWriter
+	// CreatedAt is the time the form field "created_at" asked to keep
+	// (zero when absent). Only a server admin may set it (CheckCreatedAt).
+	CreatedAt time.Time
+	blob      chartctl.BlobWriter
+	prov      chartctl.BlobWriter
 }
 
 // Abort discards the upload's uncommitted blobs. It is safe after PutChart.
@@ -84,8 +88,10 @@ func (a *App) receiveMultipart(w http.ResponseWriter, req *http.Request) (*Uploa
 				return nil, chartctl.Invalid("prov", "Send one provenance file per upload.")
 			}
 			err = a.receiveProv(req.Context(), u, part)
+		case "created_at":
+			u.CreatedAt, err = readCreatedAt(part)
 		default:
-			err = chartctl.Invalid(part.FormName(), "Unknown form field %q: send the archive in \"chart\" and an optional provenance file in \"prov\".", part.FormName())
+			err = chartctl.Invalid(part.FormName(), "Unknown form field %q: send the archive in \"chart\", an optional provenance file in \"prov\" and an optional \"created_at\".", part.FormName())
 		}
 		part.Close()
 		if err != nil {
@@ -98,6 +104,42 @@ func (a *App) receiveMultipart(w http.ResponseWriter, req *http.Request) (*Uploa
 		return nil, chartctl.Invalid("chart", "Missing form field \"chart\" holding the chart archive (.tgz).")
 	}
 	return u, nil
+}
+
+// readCreatedAt parses the form field "created_at": an RFC 3339 time.
+func readCreatedAt(r io.Reader) (time.Time, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 65))
+	if err != nil {
+		return time.Time{}, chartctl.Invalid("created_at", "Could not read the created_at field.")
+	}
+	v := strings.TrimSpace(string(b))
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || len(b) > 64 {
+		return time.Time{}, chartctl.Invalid("created_at", "created_at must be an RFC 3339 time such as 2024-05-01T12:00:00Z, not %q.", truncate(v, 40))
+	}
+	return t.UTC(), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// CheckCreatedAt refuses an upload that sets created_at (CONTRACT §14:
+// an import keeping a version's original time) unless p is a server admin
+// whose credential carries the admin scope, chartctl.ScopeAdmin (see
+// RequireAdmin). The refusal names the admin scope.
+func CheckCreatedAt(p *chartctl.Principal, u *Upload) error {
+	if u.CreatedAt.IsZero() {
+		return nil
+	}
+	if RequireAdmin(p) != nil {
+		return &chartctl.Error{Code: chartctl.EFORBIDDEN, MissingScope: chartctl.ScopeAdmin,
+			Message: "Only a server admin's credential with the admin scope may set created_at; upload without it to stamp the version with the current time."}
+	}
+	return nil
 }
 
 // ReceiveRaw reads a chart archive sent as the whole request body.

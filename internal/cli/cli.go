@@ -25,6 +25,7 @@ import (
 	authcmd "github.com/chartctl/chartctl/internal/cmd/auth"
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
+	importcmd "github.com/chartctl/chartctl/internal/cmd/import"
 	logincmd "github.com/chartctl/chartctl/internal/cmd/login"
 	logoutcmd "github.com/chartctl/chartctl/internal/cmd/logout"
 	mancmd "github.com/chartctl/chartctl/internal/cmd/man"
@@ -270,6 +271,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		chartcmd.NewCmdChart(f),
 		searchcmd.NewCmdSearch(f, nil),
 		webhookcmd.NewCmdWebhook(f),
+		importcmd.NewCmdImport(f, nil),
 	)
 	add("account",
 		logincmd.NewCmdLogin(f, nil),

@@ -215,5 +215,12 @@ func (r *Registry) handleAdminGC(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The server's audit middleware records a refused or failed run; a
+	// successful one is recorded here, as the store writes no entry for it.
+	target := "registry"
+	if dry {
+		target = "registry (dry run)"
+	}
+	r.App.AuditSuccess(c.Request().Context(), "registry.gc", target, "")
 	return httpx.Data(c, client.GCReport{DryRun: rep.DryRun, Sessions: rep.Sessions, Links: rep.Links, Blobs: rep.Blobs, Bytes: rep.Bytes})
 }

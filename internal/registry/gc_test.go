@@ -106,4 +106,18 @@ func TestAdminGC(t *testing.T) {
 	if err != nil || rep.DryRun || len(rep.Blobs) != 1 || rep.Bytes != 4 {
 		t.Fatalf("collection: %+v %v", rep, err)
 	}
+	// Every run is in the audit log: the dry run and the collection by the
+	// admin, the refused one as denied.
+	entries, _, err := e.Store.AuditLog(ctx, chartctl.AuditFilter{Action: "registry.gc", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range entries {
+		got = append(got, fmt.Sprintf("%s %s %s", a.Outcome, a.Actor.Email, a.Target))
+	}
+	want := "[success admin@example.com registry denied user@example.com /v1/admin/gc success admin@example.com registry (dry run)]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("audit log of registry.gc (newest first):\n got %v\nwant %s", got, want)
+	}
 }

@@ -1,12 +1,15 @@
 // Package admin groups the `chartctl admin` commands: server maintenance
-// for server admins.
+// for operators and server admins (backup, restore, verify, gc, migrate).
 package admin
 
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/cmd/admin/backup"
 	"github.com/chartctl/chartctl/internal/cmd/admin/gc"
 	"github.com/chartctl/chartctl/internal/cmd/admin/migrate"
+	"github.com/chartctl/chartctl/internal/cmd/admin/restore"
+	"github.com/chartctl/chartctl/internal/cmd/admin/verify"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
 
@@ -14,12 +17,17 @@ import (
 func NewCmdAdmin(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "admin <command>",
-		Short: "Server maintenance (server admins)",
-		Long: `Server maintenance. These commands need a server admin's credential
-carrying every scope, except migrate, which works on the storage directly.`,
-		Example: `  chartctl admin gc --dry-run`,
+		Short: "Back up, restore, verify, migrate and clean up a server's data",
+		Long: `Operator commands. backup, verify (without --file) and gc ask a running
+server and need a server admin's credential with the admin scope; restore
+works offline on a data directory, and migrate copies a stopped single
+node's data directory to PostgreSQL and an S3-compatible store.`,
+		Example: `  chartctl admin backup chartctl.tar
+  chartctl admin verify --file chartctl.tar
+  chartctl admin restore chartctl.tar --data /var/lib/chartctl-new
+  chartctl admin gc --dry-run`,
 	}
-	cmd.AddCommand(gc.NewCmdGC(f, nil))
-	cmd.AddCommand(migrate.NewCmdMigrate(f, nil))
+	cmd.AddCommand(backup.NewCmdBackup(f, nil), restore.NewCmdRestore(f, nil), verify.NewCmdVerify(f, nil), gc.NewCmdGC(f, nil),
+		migrate.NewCmdMigrate(f, nil))
 	return cmd
 }

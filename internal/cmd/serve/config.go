@@ -40,6 +40,7 @@ type Config struct {
 	IdleTimeout     time.Duration
 	GCGrace         time.Duration
 	TrustedProxies  string
+	CORSOrigins     []string
 	AdminEmail      string
 	// AdminPasswordFile, if set, holds the first admin's password.
 	AdminPasswordFile string
@@ -104,6 +105,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "cut a registry blob transfer after this long without a byte")
 	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
+	fs.StringSliceVar(&c.CORSOrigins, "cors-origins", c.CORSOrigins, "comma-separated browser origins allowed to call /v1, e.g. https://editor.swagger.io (default none)")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
 	fs.StringVar(&c.AdminPasswordFile, "admin-password-file", c.AdminPasswordFile, "file holding the first admin's password (or set CHARTCTL_ADMIN_PASSWORD); then no API key and no initial-admin.json are made")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
@@ -150,6 +152,15 @@ func (c *Config) Validate() error {
 	}
 	if _, err := clientip.ParseTrusted(c.TrustedProxies); err != nil {
 		return fmt.Errorf("invalid --trusted-proxies: %w", err)
+	}
+	for _, o := range c.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return fmt.Errorf("invalid --cors-origins entry %q: use an origin such as https://editor.example.com (scheme and host, no path), or *", o)
+		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("invalid --log-format %q: use text or json", c.LogFormat)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -162,6 +163,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if pg, ok := db.(*postgres.DB); ok {
 		// Replicas count against the same windows.
 		srv.RateLimits = pg.RateLimits(nil)
+	}
+	for _, o := range cfg.CORSOrigins {
+		srv.Config.CORSOrigins = append(srv.Config.CORSOrigins, strings.TrimSuffix(o, "/"))
 	}
 	if opts.Routes != nil {
 		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}

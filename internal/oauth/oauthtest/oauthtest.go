@@ -65,7 +65,11 @@ func Start(tb testing.TB, cfg Config, opts ...testkit.Option) *Env {
 	env := &Env{Clock: &Clock{t: time.Now().UTC()}}
 	cfg.Now = env.Clock.Now
 	mount := func(srv *server.Server) {
+		prev := srv.Extra // an option's own mount (the OCI registry, say) stays
 		srv.Extra = func(e *echo.Echo) {
+			if prev != nil {
+				prev(e)
+			}
 			store, ok := srv.Store.(oauth.Store)
 			if !ok {
 				tb.Fatalf("the test server's store %T does not keep OAuth records", srv.Store)

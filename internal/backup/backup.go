@@ -1,0 +1,226 @@
+// Package backup writes, reads, verifies and restores chartctl backups
+// (CONTRACT §14): one tar archive, media type
+// application/vnd.chartctl.backup.v1.tar, holding
+//
+//	chartctl-backup/format.json         {"format", "version", "created_at"}
+//	chartctl-backup/records.jsonl       the logical dump, one record a line
+//	chartctl-backup/blobs/sha256/<hex>  every blob a record refers to
+//	chartctl-backup/manifest.json       counts, every blob's digest and size,
+//	                                    the records' sha256, and the sha256
+//	                                    of every archive byte before it
+//
+// The dump is engine-neutral (internal/chartctl.DumpRecord, written in
+// this format's own field names), so a backup of one engine restores into
+// another. Every byte of an archive is covered by a digest: blobs by
+// their names, records and everything else by the manifest, and the end of
+// the archive must be the zero blocks tar writes.
+package backup
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// MediaType is the backup archive's media type.
+const MediaType = "application/vnd.chartctl.backup.v1.tar"
+
+// FormatVersion is the version of the archive format this package writes.
+const FormatVersion = 1
+
+const (
+	dir          = "chartctl-backup/"
+	formatName   = dir + "format.json"
+	recordsName  = dir + "records.jsonl"
+	blobsDir     = dir + "blobs/sha256/"
+	manifestName = dir + "manifest.json"
+	formatID     = "chartctl-backup"
+)
+
+type formatFile struct {
+	Format    string    `json:"format"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// BlobEntry is one blob in the manifest.
+type BlobEntry struct {
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+}
+
+type manifest struct {
+	Records       map[string]int `json:"records"`
+	RecordsSHA256 string         `json:"records_sha256"`
+	Blobs         []BlobEntry    `json:"blobs"`
+	// PrefixSHA256 covers every archive byte before the manifest's header.
+	PrefixSHA256 string `json:"prefix_sha256"`
+}
+
+// Summary is what a backup holds.
+type Summary struct {
+	CreatedAt     time.Time      `json:"created_at"`
+	Records       map[string]int `json:"records"`
+	Repositories  int            `json:"repositories"`
+	ChartVersions int            `json:"chart_versions"`
+	Blobs         int            `json:"blobs"`
+	Bytes         int64          `json:"bytes"`
+}
+
+// Source is what Write reads.
+type Source struct {
+	Store chartctl.Exporter
+	Blobs chartctl.BlobStore
+	// Snapshot, if set, is called once the store's read transaction has
+	// begun: the backup's content is fixed from then on.
+	Snapshot func()
+	// Progress, if set, is told the bytes of blobs written so far and the
+	// total to write.
+	Progress func(done, total int64)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Write writes a backup of src to w. The records come from one read
+// transaction of the store; the caller keeps the blobs they refer to from
+// being deleted until Write returns (app.HoldBlobDeletes).
+func Write(ctx context.Context, w io.Writer, src Source) (*Summary, error) {
+	now := time.Now
+	if src.Now != nil {
+		now = src.Now
+	}
+	sum := &Summary{CreatedAt: now().UTC().Truncate(time.Second), Records: map[string]int{}}
+	var records bytes.Buffer
+	var digests []string
+	seen := map[string]bool{}
+	addBlob := func(d string) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			digests = append(digests, d)
+		}
+	}
+	err := src.Store.Export(ctx, src.Snapshot, func(r chartctl.DumpRecord) error {
+		b, err := encodeRecord(r)
+		if err != nil {
+			return err
+		}
+		records.Write(b)
+		var l line
+		_ = json.Unmarshal(b, &l)
+		sum.Records[l.Kind]++
+		if cv := r.ChartVersion; cv != nil {
+			addBlob(cv.Digest)
+			addBlob(cv.ProvDigest)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the store: %w", err)
+	}
+	sum.Repositories, sum.ChartVersions = sum.Records[KindRepository], sum.Records[KindChartVersion]
+	sort.Strings(digests)
+
+	hw := &hashWriter{w: w, h: sha256.New()}
+	tw := tar.NewWriter(hw)
+	put := func(name string, b []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: sum.CreatedAt, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
+	}
+	fb, _ := json.Marshal(formatFile{Format: formatID, Version: FormatVersion, CreatedAt: sum.CreatedAt})
+	if err := put(formatName, fb); err != nil {
+		return nil, err
+	}
+	if err := put(recordsName, records.Bytes()); err != nil {
+		return nil, err
+	}
+	// Sizes first, for progress and the manifest.
+	var entries []BlobEntry
+	var total int64
+	for _, d := range digests {
+		b, err := src.Blobs.Open(ctx, d)
+		if err != nil {
+			return nil, fmt.Errorf("blob %s, which a chart version refers to, cannot be read: %w (run chartctl admin verify)", d, err)
+		}
+		entries = append(entries, BlobEntry{Digest: d, Size: b.Size()})
+		total += b.Size()
+		b.Close()
+	}
+	var done int64
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := writeBlob(ctx, tw, src.Blobs, e, sum.CreatedAt); err != nil {
+			return nil, err
+		}
+		done += e.Size
+		sum.Blobs++
+		sum.Bytes += e.Size
+		if src.Progress != nil {
+			src.Progress(done, total)
+		}
+	}
+	// Pad the last entry so the prefix digest covers whole blocks.
+	if err := tw.Flush(); err != nil {
+		return nil, err
+	}
+	rs := sha256.Sum256(records.Bytes())
+	m := manifest{Records: sum.Records, RecordsSHA256: hex.EncodeToString(rs[:]), Blobs: entries, PrefixSHA256: hex.EncodeToString(hw.h.Sum(nil))}
+	if m.Blobs == nil {
+		m.Blobs = []BlobEntry{}
+	}
+	mb, _ := json.Marshal(m)
+	if err := put(manifestName, mb); err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+func writeBlob(ctx context.Context, tw *tar.Writer, blobs chartctl.BlobStore, e BlobEntry, at time.Time) error {
+	b, err := blobs.Open(ctx, e.Digest)
+	if err != nil {
+		return fmt.Errorf("read blob %s: %w", e.Digest, err)
+	}
+	defer b.Close()
+	hexd := strings.TrimPrefix(e.Digest, "sha256:")
+	if err := tw.WriteHeader(&tar.Header{Name: blobsDir + hexd, Mode: 0o644, Size: e.Size, ModTime: at, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR}); err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tw, h), b)
+	if err != nil {
+		return fmt.Errorf("copy blob %s: %w", e.Digest, err)
+	}
+	if n != e.Size || hex.EncodeToString(h.Sum(nil)) != hexd {
+		return fmt.Errorf("blob %s is damaged in the store (its content no longer has that digest); the backup was stopped: run chartctl admin verify", e.Digest)
+	}
+	return nil
+}
+
+type hashWriter struct {
+	w io.Writer
+	h hash.Hash
+}
+
+func (h *hashWriter) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	h.h.Write(p[:n])
+	return n, err
+}

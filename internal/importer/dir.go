@@ -1,0 +1,122 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartctl/chartctl/internal/chart"
+)
+
+// DirSource is a ChartMuseum storage directory: chart archives (*.tgz),
+// each with an optional provenance file beside it (*.tgz.prov), and
+// ChartMuseum's index-cache.yaml, whose created times are kept when it is
+// there (else an archive's modification time is its created time).
+type DirSource struct {
+	Dir string
+}
+
+// String returns the directory.
+func (s *DirSource) String() string { return s.Dir }
+
+// Versions reads each archive's Chart.yaml to learn its name and version.
+func (s *DirSource) Versions(ctx context.Context) ([]*Version, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.Dir, err)
+	}
+	created := s.indexCache()
+	var out []*Version
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && (strings.HasSuffix(e.Name(), ".tgz") || strings.HasSuffix(e.Name(), ".tar.gz")) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s holds no chart archives (*.tgz)", s.Dir)
+	}
+	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p := filepath.Join(s.Dir, n)
+		v := &Version{Location: p}
+		v.open = func(context.Context) (io.ReadCloser, error) { return os.Open(p) }
+		ch, fi, err := readChart(p)
+		if err != nil {
+			// Listed under its file name so the report says which file.
+			v.Name, v.Version = strings.TrimSuffix(strings.TrimSuffix(n, ".tgz"), ".tar.gz"), "?"
+			v.open = func(context.Context) (io.ReadCloser, error) { return nil, err }
+			out = append(out, v)
+			continue
+		}
+		v.Name, v.Version = ch.Name, ch.Version
+		v.Created = fi.ModTime().UTC()
+		if t, ok := created[key(ch.Name, ch.Version)]; ok {
+			v.Created = t
+		}
+		prov := p + ".prov"
+		v.openProv = func(context.Context) (io.ReadCloser, error) {
+			f, err := os.Open(prov)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, errNotFound
+			}
+			return f, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func readChart(p string) (*chart.Chart, fs.FileInfo, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := chart.Read(f, chart.DefaultLimits())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s is not a valid chart archive: %w", filepath.Base(p), err)
+	}
+	return ch, fi, nil
+}
+
+// indexCache reads the created times from ChartMuseum's index-cache.yaml;
+// a missing or unreadable file gives none.
+func (s *DirSource) indexCache() map[string]time.Time {
+	out := map[string]time.Time{}
+	b, err := os.ReadFile(filepath.Join(s.Dir, "index-cache.yaml"))
+	if err != nil {
+		return out
+	}
+	var idx helmIndex
+	if yaml.Unmarshal(b, &idx) != nil {
+		return out
+	}
+	for name, es := range idx.Entries {
+		for _, e := range es {
+			if e.Name == "" {
+				e.Name = name
+			}
+			if t := parseCreated(e.Created); !t.IsZero() {
+				out[key(e.Name, e.Version)] = t
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,27 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// corsV1 lets the listed browser origins call /v1 (§14 --cors-origins),
+// preflight requests included; every other path, and every other origin,
+// gets no CORS headers, so browsers keep refusing them. It runs before
+// routing (and before authentication) because a preflight carries no
+// credential.
+func corsV1(origins []string) echo.MiddlewareFunc {
+	return middleware.CORSWithConfig(middleware.CORSConfig{
+		Skipper: func(c echo.Context) bool {
+			return !strings.HasPrefix(c.Request().URL.Path, "/v1/")
+		},
+		AllowOrigins: origins,
+		AllowMethods: []string{"GET", "HEAD", "POST", "PATCH", "DELETE"},
+		AllowHeaders: []string{"Authorization", "Content-Type", "If-None-Match", "X-Request-Id"},
+		ExposeHeaders: []string{"X-Request-Id", "ETag", "Retry-After", "WWW-Authenticate",
+			"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Used", "X-RateLimit-Reset", "X-RateLimit-Resource"},
+		MaxAge: 600,
+	})
+}
