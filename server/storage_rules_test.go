@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
@@ -127,7 +128,8 @@ func TestReuploadTwoHelmPackageRuns(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "app")
 	for name, content := range map[string]string{
-		"Chart.yaml":                "apiVersion: v2\nname: app\nversion: 1.0.0\ndescription: An app\n",
+		// Comments and key order that `helm package` does not keep.
+		"Chart.yaml":                "# The app.\nname: app\napiVersion: v2\nversion: 1.0.0\ndescription: An app\n",
 		"values.yaml":               "replicaCount: 1\n",
 		"templates/deployment.yaml": "kind: Deployment\n",
 	} {
@@ -161,6 +163,19 @@ func TestReuploadTwoHelmPackageRuns(t *testing.T) {
 	again := uploaded(t, s.Upload(t, "r", s.AdminKey, second, ""))
 	if again.Digest != stored.Digest {
 		t.Fatalf("second helm package run: digest %s, want the stored %s", again.Digest, stored.Digest)
+	}
+	// chartctl's own packaging of the directory (chart push ./app) keeps
+	// Chart.yaml as written; Helm writes it anew. Same chart: idempotent.
+	archive, err := chart.Package(dir, t.TempDir(), chart.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viaCLI := uploaded(t, s.Upload(t, "r", s.AdminKey, ours, "")); viaCLI.Digest != stored.Digest {
+		t.Fatalf("chartctl's packaging of the same directory: digest %s, want the stored %s", viaCLI.Digest, stored.Digest)
 	}
 	var versions envelope[[]client.Chart]
 	s.Do(t, http.MethodGet, "/v1/repositories/r/charts/app", s.AdminKey, nil).JSON(t, &versions)

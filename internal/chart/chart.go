@@ -101,8 +101,11 @@ type Chart struct {
 	// ContentDigest is "sha256:<hex>" of the chart's content: every
 	// regular file's path (relative to the chart directory) and bytes,
 	// independent of the order of entries, of the gzip and tar encoding
-	// and of times, modes and owners. Two `helm package` runs of one
-	// directory give different archive bytes and the same ContentDigest.
+	// and of times, modes and owners; Chart.yaml counts as its metadata
+	// in canonical JSON (MetadataJSON), since `helm package` rewrites the
+	// file from it. Two `helm package` runs of one directory, and a
+	// `chartctl chart push` of it, give different archive bytes and the
+	// same ContentDigest.
 	// It is the SHA-256 of the files' 64-byte records, sorted bytewise and
 	// concatenated, each record being SHA-256(path) followed by
 	// SHA-256(bytes).
@@ -433,9 +436,13 @@ func (rd *reader) entry(tr *tar.Reader, hd *tar.Header) error {
 			return rd.streamError(err)
 		}
 		*keep = buf
-		fd, sum := newFileDigest(rel), sha256.Sum256(buf)
-		copy(fd[sha256.Size:], sum[:])
-		rd.digests = append(rd.digests, fd)
+		// Chart.yaml counts by what it says, not how it is written (see
+		// ContentDigest); requirements.yaml by its bytes.
+		if rel != "Chart.yaml" {
+			fd, sum := newFileDigest(rel), sha256.Sum256(buf)
+			copy(fd[sha256.Size:], sum[:])
+			rd.digests = append(rd.digests, fd)
+		}
 		if rd.visit != nil {
 			if err := rd.visit(rel, hd.Size, bytes.NewReader(buf)); err != nil {
 				return err
@@ -624,6 +631,13 @@ func (rd *reader) metadata() (*Chart, error) {
 		// decoded from JSON, so this cannot fail; report it as a bug.
 		return nil, fmt.Errorf("encode chart metadata: %w", err)
 	}
+	// `helm package` writes Chart.yaml anew from its metadata (keys
+	// sorted, comments dropped), so the same chart directory packaged by
+	// Helm and by chartctl differs in Chart.yaml's bytes only: it enters
+	// the content digest as its metadata in canonical JSON.
+	fd, sum := newFileDigest("Chart.yaml"), sha256.Sum256(js)
+	copy(fd[sha256.Size:], sum[:])
+	rd.digests = append(rd.digests, fd)
 	return &Chart{
 		Name:          md.Name,
 		Version:       md.Version,

@@ -52,6 +52,19 @@ func TestContentDigest(t *testing.T) {
 	if contentDigestOf(t, mustArchive(t, changed...)) == base {
 		t.Fatal("a changed file kept the content digest")
 	}
+	// `helm package` rewrites Chart.yaml from its metadata: comments and
+	// key order go, the chart stays the same.
+	rewritten := validEntries("web", "1.0.0")
+	rewritten[0] = file("web/Chart.yaml", "# The web chart.\n"+chartYAML("web", "1.0.0"))
+	if got := contentDigestOf(t, mustArchive(t, rewritten...)); got != base {
+		t.Fatalf("Chart.yaml written otherwise, same metadata: %s, want %s", got, base)
+	}
+	described := validEntries("web", "1.0.0")
+	described[0] = file("web/Chart.yaml", chartYAML("web", "1.0.0")+"description: changed\n")
+	if contentDigestOf(t, mustArchive(t, described...)) == base {
+		t.Fatal("changed metadata kept the content digest")
+	}
+
 	renamed := validEntries("web", "1.0.0")
 	renamed[1] = file("web/values2.yaml", "replicaCount: 1\n")
 	if contentDigestOf(t, mustArchive(t, renamed...)) == base {
