@@ -7,7 +7,6 @@ import (
 
 	"github.com/chartctl/chartctl/internal/cmd/user/delete"
 	"github.com/chartctl/chartctl/internal/cmd/user/disable"
-	"github.com/chartctl/chartctl/internal/cmd/user/enable"
 	"github.com/chartctl/chartctl/internal/cmd/user/list"
 	"github.com/chartctl/chartctl/internal/cmd/user/resetpassword"
 	"github.com/chartctl/chartctl/internal/cmdutil"
@@ -31,7 +30,7 @@ it, or "chartctl login --scopes repo:read,repo:write,team:read,team:write,org:re
 	cmd.AddCommand(
 		list.NewCmdList(f, nil),
 		disable.NewCmdDisable(f, nil),
-		enable.NewCmdEnable(f, nil),
+		disable.NewCmdEnable(f, nil),
 		delete.NewCmdDelete(f, nil),
 		resetpassword.NewCmdResetPassword(f, nil),
 	)
