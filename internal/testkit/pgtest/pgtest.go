@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/chartctl/chartctl/internal/testkit/proc"
 )
 
 // Server is a running PostgreSQL cluster on a loopback port.
@@ -41,9 +43,8 @@ type Server struct {
 	port int
 	cred *syscall.Credential
 
+	proc      proc.Process
 	mu        sync.Mutex
-	cmd       *exec.Cmd
-	exited    chan struct{}
 	n         int
 	templates map[string]error
 }
@@ -203,49 +204,19 @@ func (s *Server) launch() error {
 }
 
 func (s *Server) launchOn() error {
-	logf, err := os.Create(filepath.Join(s.sock, "postgres.log"))
-	if err != nil {
-		return err
-	}
 	cmd := s.command("postgres", "-D", s.dir, "-p", strconv.Itoa(s.port), "-k", s.sock,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=32MB")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return fmt.Errorf("start postgres: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logf.Close()
-		close(exited)
-	}()
-	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
-	s.mu.Unlock()
-	// Wait (bounded) until it answers; a server that exits has failed.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		select {
-		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(s.sock, "postgres.log"))
-			return fmt.Errorf("postgres exited: %s", log)
-		default:
-		}
+	// SIGINT is PostgreSQL's fast shutdown.
+	return s.proc.Start(cmd, filepath.Join(s.sock, "postgres.log"), 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
 		conn, err := pgx.Connect(ctx, s.URL("postgres"))
-		cancel()
-		if err == nil {
-			_ = conn.Close(context.Background())
-			return nil
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return fmt.Errorf("postgres did not accept connections: %w", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return conn.Close(context.Background())
+	}, syscall.SIGINT)
 }
 
 func freePort() (int, error) {
@@ -343,21 +314,8 @@ func (s *Server) Restart(tb testing.TB) {
 }
 
 func (s *Server) stop() {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	// SIGINT is PostgreSQL's fast shutdown.
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
+	// SIGINT is PostgreSQL's fast shutdown: sessions are ended.
+	s.proc.Stop(syscall.SIGINT, 30*time.Second)
 }
 
 // Terminate ends every session of database db, as a network failure or

@@ -30,6 +30,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/chartctl/chartctl/internal/testkit/proc"
 )
 
 // The credentials of the test server.
@@ -45,10 +47,9 @@ type Server struct {
 	root string
 	addr string
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-	n      int
+	proc proc.Process
+	mu   sync.Mutex
+	n    int
 }
 
 var (
@@ -179,45 +180,15 @@ func start() (*Server, error) {
 
 // launch starts versitygw on s.addr and waits until it answers.
 func (s *Server) launch() error {
-	logf, err := os.Create(filepath.Join(s.root, "versitygw.log"))
-	if err != nil {
-		return err
-	}
 	cmd := exec.Command(s.bin, "--access", AccessKey, "--secret", SecretKey, "--region", Region,
 		"--port", s.addr, "--quiet", "posix", "--sidecar", filepath.Join(s.root, "meta"), filepath.Join(s.root, "data"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return fmt.Errorf("start versitygw: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logf.Close()
-		close(exited)
-	}()
-	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
-	s.mu.Unlock()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(s.root, "versitygw.log"))
-			return fmt.Errorf("versitygw exited: %s", log)
-		default:
-		}
+	return s.proc.Start(cmd, filepath.Join(s.root, "versitygw.log"), 30*time.Second, func() error {
 		resp, err := http.Get(s.Endpoint())
-		if err == nil {
-			_ = resp.Body.Close()
-			return nil
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return fmt.Errorf("versitygw did not answer: %w", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return resp.Body.Close()
+	}, syscall.SIGTERM)
 }
 
 // Endpoint returns the server's URL.
@@ -273,18 +244,5 @@ func (s *Server) Restart(tb testing.TB) {
 }
 
 func (s *Server) stop() {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
+	s.proc.Stop(syscall.SIGTERM, 10*time.Second)
 }
