@@ -12,6 +12,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // maxProvSize bounds a provenance file; real ones are a few KiB.
@@ -239,7 +240,7 @@ func (a *App) ReceiveProv(ctx context.Context, u *Upload, r io.Reader) error {
 }
 
 func (a *App) tooLarge() error {
-	return chartctl.Errorf(chartctl.ETOOLARGE, "The chart archive is larger than the maximum of %s.", HumanBytes(a.Config.MaxChartSize))
+	return chartctl.Errorf(chartctl.ETOOLARGE, "The chart archive is larger than the maximum of %s.", text.HumanBytes(a.Config.MaxChartSize))
 }
 
 // bodyError turns a failure to read the request body into a client error:
@@ -292,17 +293,3 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// HumanBytes formats n bytes with binary units ("10 MiB").
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	v := strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(div)), ".0")
-	return v + " " + string("KMGTPE"[exp]) + "iB"
-}

@@ -1,9 +1,13 @@
-// Package text lays out server-provided text for a terminal: display
-// widths, truncation and tables. Every cell goes through termtext.Line, so
-// server text cannot drive the terminal.
+// Package text lays out text for people: display widths, truncation and
+// tables for a terminal (every cell goes through termtext.Line, so server
+// text cannot drive the terminal), and sizes in bytes for every surface
+// (API messages, the CLI, the web pages).
 package text
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/mattn/go-runewidth"
 )
 
@@ -25,4 +29,20 @@ func Truncate(width int, s string) string {
 		return runewidth.Truncate(s, width, "")
 	}
 	return runewidth.Truncate(s, width, "...")
+}
+
+// HumanBytes formats n bytes with binary units, one decimal where it
+// counts: "512 B", "1.5 KiB", "10 MiB".
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	v := strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(div)), ".0")
+	return v + " " + string("KMGTPE"[exp]) + "iB"
 }

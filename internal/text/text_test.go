@@ -92,3 +92,11 @@ func TestTableTTYKeepWhole(t *testing.T) {
 		t.Errorf("the other column was not truncated to fit 40 columns: %q", got)
 	}
 }
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 10 << 20: "10 MiB", 5 << 30: "5 GiB"} {
+		if got := HumanBytes(n); got != want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/chartrender"
 	"github.com/chartctl/chartctl/internal/chartsearch"
 )
@@ -617,9 +618,9 @@ func (d *Dashboard) handleDownload(c echo.Context) error {
 // usageText says how much of its quota a repository uses: "1.2 MiB of
 // 10 MiB, 3 of 50 versions".
 func usageText(q chartctl.Quota, u chartctl.Usage) string {
-	bytes := app.HumanBytes(u.Bytes)
+	bytes := text.HumanBytes(u.Bytes)
 	if q.MaxBytes != nil {
-		bytes += " of " + app.HumanBytes(*q.MaxBytes)
+		bytes += " of " + text.HumanBytes(*q.MaxBytes)
 	}
 	versions := fmt.Sprintf("%d versions", u.Versions)
 	if q.MaxVersions != nil {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/chartrender"
 	"github.com/chartctl/chartctl/internal/clientip"
@@ -183,7 +184,7 @@ func parsePages() map[string]*template.Template {
 		},
 		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"join": strings.Join,
-		"size": app.HumanBytes,
+		"size": text.HumanBytes,
 		"add":  func(a, b int) int { return a + b },
 	}
 	out := map[string]*template.Template{}

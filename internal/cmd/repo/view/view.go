@@ -12,6 +12,7 @@ import (
 	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // ViewOptions are the inputs of `repo view`.
@@ -88,9 +89,9 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 // quotaLine describes usage against the quota: "1.2 MiB of 10 MiB, 3
 // versions (no limit)".
 func quotaLine(q *client.Quota) string {
-	bytes := humanBytes(q.UsedBytes)
+	bytes := text.HumanBytes(q.UsedBytes)
 	if q.MaxBytes != nil {
-		bytes += " of " + humanBytes(*q.MaxBytes)
+		bytes += " of " + text.HumanBytes(*q.MaxBytes)
 	}
 	versions := fmt.Sprintf("%d versions", q.UsedVersions)
 	if q.MaxVersions != nil {
@@ -102,16 +103,3 @@ func quotaLine(q *client.Quota) string {
 	return bytes + ", " + versions
 }
 
-// humanBytes formats n bytes with binary units ("10 MiB").
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(div)), ".0") + " " + string("KMGTPE"[exp]) + "iB"
-}
