@@ -292,4 +292,3 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	l.n -= int64(n)
 	return n, err
 }
-

@@ -18,9 +18,9 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
-	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/chartrender"
 	"github.com/chartctl/chartctl/internal/chartsearch"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // This file holds the pages anyone may browse: home and search, the

@@ -29,11 +29,11 @@ import (
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
-	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/chartrender"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/token"
 )
 

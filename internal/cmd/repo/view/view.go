@@ -102,4 +102,3 @@ func quotaLine(q *client.Quota) string {
 	}
 	return bytes + ", " + versions
 }
-
