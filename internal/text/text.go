@@ -46,3 +46,21 @@ func HumanBytes(n int64) string {
 	v := strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(div)), ".0")
 	return v + " " + string("KMGTPE"[exp]) + "iB"
 }
+
+// Usage describes storage used against a quota, in words: "1.2 MiB of
+// 10 MiB, 3 of 50 versions"; a nil limit is unlimited ("5 KiB, 1 version").
+func Usage(usedBytes int64, maxBytes *int64, usedVersions int64, maxVersions *int64) string {
+	bytes := HumanBytes(usedBytes)
+	if maxBytes != nil {
+		bytes += " of " + HumanBytes(*maxBytes)
+	}
+	unit := "versions"
+	if usedVersions == 1 && maxVersions == nil {
+		unit = "version"
+	}
+	versions := fmt.Sprintf("%d %s", usedVersions, unit)
+	if maxVersions != nil {
+		versions = fmt.Sprintf("%d of %d %s", usedVersions, *maxVersions, unit)
+	}
+	return bytes + ", " + versions
+}

@@ -100,3 +100,18 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestUsage(t *testing.T) {
+	ten, fifty := int64(10<<20), int64(50)
+	for _, c := range []struct {
+		got, want string
+	}{
+		{Usage(5<<10, nil, 1, nil), "5 KiB, 1 version"},
+		{Usage(1536, nil, 2, nil), "1.5 KiB, 2 versions"},
+		{Usage(1<<20, &ten, 3, &fifty), "1 MiB of 10 MiB, 3 of 50 versions"},
+	} {
+		if c.got != c.want {
+			t.Errorf("Usage = %q, want %q", c.got, c.want)
+		}
+	}
+}

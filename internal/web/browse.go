@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -306,7 +305,7 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
 	rp.Install = d.installLines(c, r, "", "")
 	if q, u, err := d.opts.Store.Quota(ctx, chartctl.QuotaRepository, r.Name); err == nil {
-		rp.Usage = usageText(q, u)
+		rp.Usage = text.Usage(u.Bytes, q.MaxBytes, u.Versions, q.MaxVersions)
 	}
 	rp.CanWebhooks = p.RepoRole(r).AtLeast(chartctl.RoleMaintainer)
 	for _, cv := range latest {
@@ -613,18 +612,4 @@ func (d *Dashboard) handleDownload(c echo.Context) error {
 	h.Set("ETag", `"`+digest+`"`)
 	http.ServeContent(c.Response(), c.Request(), "", cv.CreatedAt, b)
 	return nil
-}
-
-// usageText says how much of its quota a repository uses: "1.2 MiB of
-// 10 MiB, 3 of 50 versions".
-func usageText(q chartctl.Quota, u chartctl.Usage) string {
-	bytes := text.HumanBytes(u.Bytes)
-	if q.MaxBytes != nil {
-		bytes += " of " + text.HumanBytes(*q.MaxBytes)
-	}
-	versions := fmt.Sprintf("%d versions", u.Versions)
-	if q.MaxVersions != nil {
-		versions = fmt.Sprintf("%d of %d versions", u.Versions, *q.MaxVersions)
-	}
-	return bytes + ", " + versions
 }

@@ -89,16 +89,9 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 // quotaLine describes usage against the quota: "1.2 MiB of 10 MiB, 3
 // versions (no limit)".
 func quotaLine(q *client.Quota) string {
-	bytes := text.HumanBytes(q.UsedBytes)
-	if q.MaxBytes != nil {
-		bytes += " of " + text.HumanBytes(*q.MaxBytes)
-	}
-	versions := fmt.Sprintf("%d versions", q.UsedVersions)
-	if q.MaxVersions != nil {
-		versions = fmt.Sprintf("%d of %d versions", q.UsedVersions, *q.MaxVersions)
-	}
+	line := text.Usage(q.UsedBytes, q.MaxBytes, q.UsedVersions, q.MaxVersions)
 	if q.MaxBytes == nil && q.MaxVersions == nil {
-		return bytes + ", " + versions + " (no quota)"
+		return line + " (no quota)"
 	}
-	return bytes + ", " + versions
+	return line
 }
