@@ -3,7 +3,9 @@ package harness
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -142,6 +144,16 @@ func provFile(c corpus.Chart) []byte {
 	}
 	b.WriteString("=Xq1v\n-----END PGP SIGNATURE-----\n")
 	return []byte(b.String())
+}
+
+// ociManifestAccept is the Accept header Helm sends for a chart's
+// manifest.
+const ociManifestAccept = "application/vnd.oci.image.manifest.v1+json"
+
+// sha256Digest is the OCI digest of b.
+func sha256Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // uploadWithProv uploads c with its provenance file through /v1.
@@ -284,6 +296,11 @@ func RunSideBySide(ctx context.Context, cfg SideConfig) (*SideResults, error) {
 	www := filepath.Join(dir, "www")
 	pub := "/helm/bench/"
 	tgz := "charts/" + first.Filename()
+	// The same chart pulled over OCI, as `helm pull oci://` does: the
+	// manifest by tag (its version), then the chart layer by digest.
+	ociName := "/v2/bench/" + first.Name
+	ociManifest := ociName + "/manifests/" + strings.ReplaceAll(first.Version, "+", "_")
+	ociBlob := ociName + "/blobs/" + sha256Digest(first.Archive)
 	files := []struct {
 		path   string
 		header []string
@@ -293,6 +310,8 @@ func RunSideBySide(ctx context.Context, cfg SideConfig) (*SideResults, error) {
 		{pub + "index.yaml.gz", []string{"Accept-Encoding: gzip"}, true},
 		{pub + tgz, nil, false},
 		{pub + tgz + ".prov", nil, false},
+		{ociManifest, []string{"Accept: " + ociManifestAccept}, false},
+		{ociBlob, nil, false},
 	}
 	served := map[string][]byte{}
 	for _, f := range files {
@@ -343,6 +362,8 @@ func RunSideBySide(ctx context.Context, cfg SideConfig) (*SideResults, error) {
 		pub + "index.yaml":  {body: served[pub+"index.yaml"], gz: served[pub+"index.yaml.gz"], etag: etag},
 		pub + tgz:           {body: served[pub+tgz], etag: `"floor-tgz"`},
 		pub + tgz + ".prov": {body: served[pub+tgz+".prov"], etag: `"floor-prov"`},
+		ociManifest:         {body: served[ociManifest], etag: `"floor-manifest"`},
+		ociBlob:             {body: served[ociBlob], etag: `"floor-blob"`},
 	}}
 	fbase, err := floor.start()
 	if err != nil {
@@ -357,6 +378,8 @@ func RunSideBySide(ctx context.Context, cfg SideConfig) (*SideResults, error) {
 		{Key: "index-304", Label: "`index.yaml`, `If-None-Match` → 304", Path: pub + "index.yaml", Header: []string{gz, "If-None-Match: " + etag}, NginxHeader: []string{gz, "If-None-Match: " + nginxETag}, Static: true, Status: 304, Target: 0.8},
 		{Key: "tgz", Label: "`charts/" + first.Filename() + "`", Path: pub + tgz, Static: true, Status: 200, Target: 0.8},
 		{Key: "prov", Label: "`charts/" + first.Filename() + ".prov`", Path: pub + tgz + ".prov", Static: true, Status: 200, Target: 0.8},
+		{Key: "oci-manifest", Label: "OCI manifest `" + strings.TrimPrefix(ociManifest, "/v2/") + "`", Path: ociManifest, Header: []string{"Accept: " + ociManifestAccept}, Static: true, Status: 200, Target: 0.8},
+		{Key: "oci-blob", Label: "OCI blob (the chart layer) `" + strings.TrimPrefix(ociName, "/v2/") + "/blobs/sha256:…`", Path: ociBlob, Static: true, Status: 200, Target: 0.8},
 		{Key: "private-index", Label: "private `index.yaml`, gzip, API key (Basic)", Path: "/helm/private/index.yaml", Header: []string{gz, basic}, Versus: "index-gzip", Status: 200, Target: 0.7},
 		{Key: "private-tgz", Label: "private `charts/*.tgz`, API key (Basic)", Path: "/helm/private/" + tgz, Header: []string{basic}, Versus: "tgz", Status: 200, Target: 0.7},
 		{Key: "v1-archive", Label: "`/v1/…/archive`, API key (Bearer)", Path: "/v1/repositories/bench/charts/" + first.Name + "/" + first.Version + "/archive", Header: []string{bearer}, Versus: "tgz", Status: 200, Target: 0.7},
