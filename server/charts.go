@@ -96,7 +96,7 @@ func (s *Server) handleDownloadChart(c echo.Context) error {
 	if c.Request().Method == http.MethodGet {
 		s.app.CountDownload(cv.Repository, cv.Name, cv.Version)
 	}
-	return httpx.ServeBlob(c, s.Blobs, cv.Digest, chart.ArchiveFileName(cv.Name, cv.Version), "application/gzip")
+	return httpx.ServeBlob(c, s.app, cv.Digest, chart.ArchiveFileName(cv.Name, cv.Version), "application/gzip")
 }
 
 // handleUploadChart stores a chart archive sent as multipart field "chart".

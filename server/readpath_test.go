@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/blobtest"
+	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
 )
@@ -128,8 +131,51 @@ func TestIndexHeadersPerRepresentation(t *testing.T) {
 
 // Chart archives and provenance files keep ranges, HEAD, conditional
 // requests and their headers now that they are sent with sendfile.
+//
+// Every case runs twice: with the blobs served from memory (the
+// application layer's cache of small blobs, the default) and from their
+// files (the cache off; sendfile for the larger ones). Both send the same
+// headers.
 func TestDownloadRangesAndConditionals(t *testing.T) {
-	s := testkit.StartServer(t)
+	var seen [2]map[string]http.Header
+	for i, size := range []int64{server.DefaultBlobCacheSize, 0} {
+		name := map[int64]string{0: "from files"}[size]
+		if name == "" {
+			name = "from memory"
+		}
+		t.Run(name, func(t *testing.T) {
+			seen[i] = downloadRangesAndConditionals(t, size)
+		})
+	}
+	for path, h := range seen[0] {
+		for _, k := range []string{"Date", "X-Request-Id"} {
+			h.Del(k)
+			seen[1][path].Del(k)
+		}
+		if !equalHeaders(h, seen[1][path]) {
+			t.Errorf("%s: from memory\n%v\nfrom files\n%v", path, h, seen[1][path])
+		}
+	}
+}
+
+func equalHeaders(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if strings.Join(v, "\x00") != strings.Join(b[k], "\x00") {
+			return false
+		}
+	}
+	return true
+}
+
+// downloadRangesAndConditionals checks the downloads of a server whose
+// blob cache has the given size, and returns the headers of each whole
+// GET and HEAD.
+func downloadRangesAndConditionals(t *testing.T, cacheSize int64) map[string]http.Header {
+	seen := map[string]http.Header{}
+	s := testkit.StartServer(t, func(srv *server.Server) { srv.Config.BlobCacheSize = cacheSize })
 	s.MustRepo(t, "pub", "public")
 	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
 	prov := []byte(strings.Repeat("-----BEGIN PGP SIGNED MESSAGE-----\n", 20))
@@ -166,6 +212,7 @@ func TestDownloadRangesAndConditionals(t *testing.T) {
 		if r.StatusCode != 200 || !bytes.Equal(b, c.want) {
 			t.Fatalf("%s: %d, %d bytes", c.path, r.StatusCode, len(b))
 		}
+		seen["GET "+c.path] = r.Header
 		wantHeader(t, c.path, r.Header, "Content-Length", strconv.Itoa(len(c.want)))
 		wantHeader(t, c.path, r.Header, "Content-Type", c.ctype)
 		wantHeader(t, c.path, r.Header, "Accept-Ranges", "bytes")
@@ -193,6 +240,7 @@ func TestDownloadRangesAndConditionals(t *testing.T) {
 		if r.StatusCode != 200 || len(b) != 0 {
 			t.Fatalf("%s HEAD: %d, %d bytes", c.path, r.StatusCode, len(b))
 		}
+		seen["HEAD "+c.path] = r.Header
 		wantHeader(t, c.path+" HEAD", r.Header, "Content-Length", strconv.Itoa(len(c.want)))
 		wantHeader(t, c.path+" HEAD", r.Header, "ETag", etag)
 
@@ -217,6 +265,15 @@ func TestDownloadRangesAndConditionals(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// The three blobs were served from memory, or never kept.
+	st := s.App().BlobCacheStats()
+	if wantBlobs := map[bool]int{true: 3, false: 0}[cacheSize > 0]; st.Blobs != wantBlobs {
+		t.Errorf("blob cache of size %d holds %d blobs, want %d (%+v)", cacheSize, st.Blobs, wantBlobs, st)
+	}
+	if cacheSize > 0 && st.Hits == 0 {
+		t.Errorf("no download was served from memory: %+v", st)
+	}
+	return seen
 }
 
 // Records kept for the read path never hide a change made through the
@@ -239,6 +296,12 @@ func TestReadsSeeChangesAtOnce(t *testing.T) {
 	if r, b := raw(t, s, "GET", "/helm/pub/charts/app-1.0.0.tgz"); r.StatusCode != 200 || !bytes.Equal(b, second) {
 		t.Fatalf("download after overwrite: %d, same bytes as before: %v", r.StatusCode, bytes.Equal(b, first))
 	}
+	// The replaced archive, served from memory before, is gone from there
+	// with its blob.
+	ctx := context.Background()
+	if _, err := s.App().OpenBlob(ctx, blobtest.Digest(first)); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("blob of the replaced archive: %v, want ENOTFOUND", err)
+	}
 	if _, b := raw(t, s, "GET", "/helm/pub/index.yaml"); !strings.Contains(string(b), "the second build") {
 		t.Fatalf("index after overwrite:\n%s", b)
 	}
@@ -248,6 +311,12 @@ func TestReadsSeeChangesAtOnce(t *testing.T) {
 	if r, _ := raw(t, s, "GET", "/helm/pub/charts/app-1.0.0.tgz"); r.StatusCode != 404 {
 		t.Fatalf("download after delete: %d", r.StatusCode)
 	}
+	if _, err := s.App().OpenBlob(ctx, blobtest.Digest(second)); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("blob of the deleted chart: %v, want ENOTFOUND", err)
+	}
+	if st := s.App().BlobCacheStats(); st.Blobs != 0 {
+		t.Fatalf("blobs of deleted charts kept in memory: %+v", st)
+	}
 	if r := s.Do(t, "DELETE", "/v1/repositories/pub", s.AdminKey, nil); r.StatusCode != 200 {
 		t.Fatalf("delete repository: %d %s", r.StatusCode, r.Body)
 	}
@@ -255,5 +324,86 @@ func TestReadsSeeChangesAtOnce(t *testing.T) {
 	s.MustRepo(t, "pub", "private")
 	if r, _ := raw(t, s, "GET", "/helm/pub/index.yaml"); r.StatusCode != 401 {
 		t.Fatalf("index of the recreated private repository: %d", r.StatusCode)
+	}
+}
+
+// The repository list is kept between requests, yet every change shows in
+// the very next one: a creation, a change of visibility, a deletion.
+func TestRepositoryListSeesChangesAtOnce(t *testing.T) {
+	s := testkit.StartServer(t)
+	bob := s.MustUser(t, "bob@example.com", false)
+	bobKey := s.MustKey(t, bob, chartctl.AllScopes...)
+	list := func(key string) string {
+		t.Helper()
+		r := s.Do(t, "GET", "/v1/repositories?limit=100", key, nil)
+		if r.StatusCode != 200 {
+			t.Fatalf("list: %d %s", r.StatusCode, r.Body)
+		}
+		var page struct {
+			Data []struct{ Name, Visibility string }
+		}
+		r.JSON(t, &page)
+		var names []string
+		for _, d := range page.Data {
+			names = append(names, d.Name+":"+d.Visibility)
+		}
+		return strings.Join(names, " ")
+	}
+	if got := list(bobKey); got != "" {
+		t.Fatalf("empty server lists %q", got)
+	}
+	s.MustRepo(t, "alpha", "private")
+	if got := list(s.AdminKey); got != "alpha:private" {
+		t.Fatalf("after create: %q", got)
+	}
+	if got := list(bobKey); got != "" {
+		t.Fatalf("another user sees %q", got)
+	}
+	if r := s.DoJSON(t, "PATCH", "/v1/repositories/alpha", s.AdminKey, map[string]string{"visibility": "public"}); r.StatusCode != 200 {
+		t.Fatalf("update: %d %s", r.StatusCode, r.Body)
+	}
+	if got := list(bobKey); got != "alpha:public" {
+		t.Fatalf("after making it public: %q", got)
+	}
+	s.MustRepo(t, "beta", "public")
+	if got := list(bobKey); got != "alpha:public beta:public" {
+		t.Fatalf("after a second create: %q", got)
+	}
+	if r := s.Do(t, "DELETE", "/v1/repositories/alpha", s.AdminKey, nil); r.StatusCode != 200 {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+	}
+	if got := list(bobKey); got != "beta:public" {
+		t.Fatalf("after delete: %q", got)
+	}
+}
+
+// Downloads keep no more blob bytes in memory than the budget, and every
+// download is whole whether its blob was kept, evicted or never kept.
+func TestBlobCacheKeepsItsBudget(t *testing.T) {
+	var archives [][]byte
+	for i := range 8 {
+		archives = append(archives, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0." + strconv.Itoa(i)}))
+	}
+	budget := int64(len(archives[0]) * 3)
+	s := testkit.StartServer(t, func(srv *server.Server) { srv.Config.BlobCacheSize = budget })
+	s.MustRepo(t, "pub", "public")
+	for _, a := range archives {
+		if r := s.Upload(t, "pub", s.AdminKey, a, ""); r.StatusCode != 200 {
+			t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	for round := range 3 {
+		for i, a := range archives {
+			r, b := raw(t, s, "GET", "/helm/pub/charts/app-1.0."+strconv.Itoa(i)+".tgz")
+			if r.StatusCode != 200 || !bytes.Equal(b, a) {
+				t.Fatalf("round %d, download %d: %d, %d bytes", round, i, r.StatusCode, len(b))
+			}
+			if st := s.App().BlobCacheStats(); st.Bytes > budget || st.Blobs > 3 {
+				t.Fatalf("over budget %d: %+v", budget, st)
+			}
+		}
+	}
+	if st := s.App().BlobCacheStats(); st.Blobs == 0 {
+		t.Fatalf("nothing kept: %+v", st)
 	}
 }

@@ -20,7 +20,7 @@ func (s *Server) handleListRepositories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	all, err := s.Store.Repositories(c.Request().Context())
+	all, err := s.app.Repositories(c.Request().Context())
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,14 @@ type Config struct {
 	// DefaultRepositoryQuota, if positive, is the max_bytes quota of new
 	// repositories (--default-repository-quota).
 	DefaultRepositoryQuota int64
+	// BlobCacheSize is the memory, in bytes, kept for the small blobs
+	// (chart archives, provenance files, OCI blobs up to 256 KiB) that
+	// downloads are served from (--blob-cache-size); 0 keeps none.
+	BlobCacheSize int64
 }
+
+// DefaultBlobCacheSize is the default of Config.BlobCacheSize.
+const DefaultBlobCacheSize = 64 << 20
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
@@ -88,6 +95,7 @@ func DefaultConfig() Config {
 		KeyCreateLimit:  ratelimit.Limit{N: 50, Window: time.Hour},
 		BodyTimeout:     30 * time.Second,
 		UploadTimeout:   5 * time.Minute,
+		BlobCacheSize:   DefaultBlobCacheSize,
 	}
 }
 
@@ -170,7 +178,8 @@ func (s *Server) init() {
 	s.metrics = s.newMetrics()
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
-			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota},
+			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
+			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize)},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,
@@ -201,6 +210,15 @@ func (s *Server) init() {
 	s.echo.RouteNotFound("/*", s.handleNoRoute)
 	s.echo.RouteNotFound("/v1/*", s.handleNoRoute)
 	s.ready.Store(true)
+}
+
+// blobCacheBudget is app.Config.BlobCacheSize for Config.BlobCacheSize,
+// where 0 means no cache.
+func blobCacheBudget(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // App returns the application layer the server's transports stand on, so

@@ -19,6 +19,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartpage"
@@ -44,6 +45,13 @@ type Config struct {
 	// DefaultRepositoryQuota, if positive, is the max_bytes quota a new
 	// repository starts with.
 	DefaultRepositoryQuota int64
+	// BlobCacheSize is the memory budget, in bytes, of the small blobs
+	// downloads are served from (OpenBlob): 0 means
+	// blobcache.DefaultBudget, negative keeps no blob in memory.
+	BlobCacheSize int64
+	// BlobCacheMaxBlob is the largest blob kept in memory: 0 means
+	// blobcache.DefaultMaxBlob.
+	BlobCacheMaxBlob int64
 }
 
 // DefaultBlobGrace is the orphan sweep's grace period when Config sets
@@ -80,6 +88,8 @@ type App struct {
 	// the holder of the leases it takes (chartctl.LeaseStore).
 	Replica string
 
+	blobCache *blobcache.Cache
+	repoList  listCache
 	locks     digestLocks
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
@@ -108,6 +118,14 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	}
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload,
 		Replica: replicaName()}
+	budget, maxBlob := opts.Config.BlobCacheSize, opts.Config.BlobCacheMaxBlob
+	if budget == 0 {
+		budget = blobcache.DefaultBudget
+	}
+	if maxBlob == 0 {
+		maxBlob = blobcache.DefaultMaxBlob
+	}
+	a.blobCache = blobcache.New(budget, maxBlob)
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)

@@ -5,7 +5,24 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/chartctl/chartctl/internal/blobcache"
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
+
+// OpenBlob opens the stored blob with digest for a download, by any
+// protocol. Small blobs are served from memory once read (see
+// Config.BlobCacheSize): blobs never change under their digest, and the
+// cache forgets a blob when App deletes it. Returns ENOTFOUND.
+//
+// A blob held in memory is a *blobcache.Reader, whose Blob carries the
+// bytes and the formatted ETag and Content-Length header values.
+func (a *App) OpenBlob(ctx context.Context, digest string) (chartctl.Blob, error) {
+	return a.blobCache.Open(ctx, a.Blobs, digest)
+}
+
+// BlobCacheStats describes the blobs held in memory for downloads.
+func (a *App) BlobCacheStats() blobcache.Stats { return a.blobCache.Stats() }
 
 // digestLocks serializes, per blob digest, an upload's commit of blob and
 // record against the deletion of an orphaned blob with the same digest.
@@ -121,7 +138,9 @@ func (a *App) deleteOrphanOlderThan(ctx context.Context, digest string, cutoff t
 	if !mod.Before(cutoff) {
 		return orphanTooYoung
 	}
-	if err := a.Blobs.Delete(ctx, digest); err != nil {
+	err = a.Blobs.Delete(ctx, digest)
+	a.blobCache.Forget(digest)
+	if err != nil {
 		a.Logger.Error("delete blob", "digest", digest, "err", err)
 		return orphanKept
 	}
@@ -194,7 +213,11 @@ func (a *App) DeleteIfOrphan(ctx context.Context, digest string) bool {
 	if err != nil || ref {
 		return false
 	}
-	if err := a.Blobs.Delete(ctx, digest); err != nil {
+	err = a.Blobs.Delete(ctx, digest)
+	// Forgotten whatever happened: a failed delete may have removed the
+	// file all the same.
+	a.blobCache.Forget(digest)
+	if err != nil {
 		a.Logger.Error("delete blob", "digest", digest, "err", err)
 		return false
 	}

@@ -97,4 +97,73 @@ func (a *App) repository(ctx context.Context, name string) (*chartctl.Repository
 func (a *App) ForgetRepository(name string) {
 	a.repos.forget(name)
 	a.versions.forgetAll()
+	a.repoList.forget()
+}
+
+// listCache keeps the list of every repository for at most recordTTL,
+// as recordCache keeps single records: the authenticated repository list
+// is read far more often than repositories change. Every change App makes
+// to a repository drops it (ForgetRepository, CreateRepository), so one
+// made on this replica shows at once; one made on another replica shows
+// within recordTTL (deletions and updates at once when their notification
+// arrives: InvalidateIndex).
+type listCache struct {
+	mu      sync.Mutex
+	gen     uint64
+	repos   []*chartctl.Repository
+	expires time.Time
+}
+
+// get returns the cached list, reading it with load when it is older than
+// recordTTL or was dropped.
+func (lc *listCache) get(load func() ([]*chartctl.Repository, error)) ([]*chartctl.Repository, error) {
+	now := time.Now()
+	lc.mu.Lock()
+	repos, gen := lc.repos, lc.gen
+	fresh := repos != nil && now.Before(lc.expires)
+	lc.mu.Unlock()
+	if fresh {
+		return repos, nil
+	}
+	repos, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if repos == nil {
+		repos = []*chartctl.Repository{}
+	}
+	lc.mu.Lock()
+	if lc.gen == gen {
+		lc.repos, lc.expires = repos, now.Add(recordTTL)
+	}
+	lc.mu.Unlock()
+	return repos, nil
+}
+
+// forget drops the list.
+func (lc *listCache) forget() {
+	lc.mu.Lock()
+	lc.gen++
+	lc.repos = nil
+	lc.mu.Unlock()
+}
+
+// Repositories returns every repository, by name, whatever its visibility
+// (the caller filters what its principal may see). The list may be up to
+// a second old (recordTTL) unless a repository changed through App. The
+// slice and the records are shared by every caller: do not modify them.
+func (a *App) Repositories(ctx context.Context) ([]*chartctl.Repository, error) {
+	return a.repoList.get(func() ([]*chartctl.Repository, error) { return a.Store.Repositories(ctx) })
+}
+
+// Repository returns the repository named name whatever its visibility,
+// for protocols that decide access themselves (the OCI registry). Returns
+// ENOTFOUND. The record may be up to a second old (recordTTL) unless it
+// changed through App.
+func (a *App) Repository(ctx context.Context, name string) (*chartctl.Repository, error) {
+	r, err := a.repository(ctx, name)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, RepoNotFound(name)
+	}
+	return r, err
 }

@@ -206,6 +206,7 @@ func (a *App) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if err := a.Store.CreateRepository(rctx, r); err != nil {
 		return err
 	}
+	a.repoList.forget()
 	a.Committed()
 	if n := a.Config.DefaultRepositoryQuota; n > 0 {
 		if err := a.Store.SetQuota(ctx, chartctl.QuotaRepository, r.Name, chartctl.Quota{MaxBytes: &n}); err != nil {

@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -16,12 +15,25 @@ const (
 	MaxVersionLength = 128
 )
 
-// nameRE is the rule `helm create` applies to chart names
-// (^[a-zA-Z0-9._-]+$), with a first character that is a letter or digit:
-// Helm's loader only rejects ".", ".." and names with a path separator, but
-// a chart name also becomes a URL path segment, a file name and a CLI
-// argument here, where a leading dot or dash is a hazard.
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
+// validNameChars reports whether name follows the rule `helm create`
+// applies to chart names (^[a-zA-Z0-9._-]+$), with a first character that
+// is a letter or digit: Helm's loader only rejects ".", ".." and names with
+// a path separator, but a chart name also becomes a URL path segment, a
+// file name and a CLI argument here, where a leading dot or dash is a
+// hazard. (A loop rather than a regular expression: every chart download
+// checks a name.)
+func validNameChars(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case (c == '.' || c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
 
 // ValidateName checks a chart name arriving in a request (a URL path, a
 // query parameter). It returns EINVALID naming "name".
@@ -50,7 +62,7 @@ func nameProblem(name string) string {
 		return "a name is required"
 	case len(name) > MaxNameLength:
 		return "longer than 250 characters"
-	case !nameRE.MatchString(name):
+	case !validNameChars(name):
 		return "use letters, digits, '-', '_' and '.', starting with a letter or digit"
 	}
 	return ""

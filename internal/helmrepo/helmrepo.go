@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -39,6 +40,39 @@ type Handler struct {
 	Logger *slog.Logger
 	// UploadBucket is the name of the per-repository upload bucket.
 	UploadBucket string
+
+	files fileNames
+}
+
+// fileNames remembers how archive file names read as chart names and
+// versions (chart.ArchiveFileCandidates, a SemVer parse per dash), as
+// every download of a chart asks again. The reading of a name never
+// changes; the map starts over when it is full.
+type fileNames struct {
+	mu sync.RWMutex
+	m  map[string][]chart.NameVersion
+}
+
+// maxFileNames bounds the names remembered.
+const maxFileNames = 8192
+
+// candidates returns chart.ArchiveFileCandidates(file). The slice is
+// shared: do not modify it.
+func (f *fileNames) candidates(file string) []chart.NameVersion {
+	f.mu.RLock()
+	nv, ok := f.m[file]
+	f.mu.RUnlock()
+	if ok {
+		return nv
+	}
+	nv = chart.ArchiveFileCandidates(file)
+	f.mu.Lock()
+	if f.m == nil || len(f.m) >= maxFileNames {
+		f.m = map[string][]chart.NameVersion{}
+	}
+	f.m[file] = nv
+	f.mu.Unlock()
+	return nv
 }
 
 // Register adds the protocol's routes to e under ContextPath.
@@ -74,10 +108,12 @@ func (h *Handler) repo(c echo.Context) (*chartctl.Repository, *chartctl.Principa
 	}
 	ctx := c.Request().Context()
 	name := c.Param("repo")
-	r, err := h.App.VisibleRepo(ctx, nil, name)
-	if err == nil {
+	// A repository anyone may read needs no more checks; any other goes
+	// through the credential's.
+	r, err := h.App.Repository(ctx, name)
+	if err == nil && anonymous.CanSeeRepo(r) {
 		return r, p, nil
-	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+	} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return nil, nil, err
 	}
 	if p == nil {
@@ -86,6 +122,9 @@ func (h *Handler) repo(c echo.Context) (*chartctl.Repository, *chartctl.Principa
 	r, err = h.App.ReadableRepo(ctx, p, name)
 	return r, p, err
 }
+
+// anonymous is the caller without a credential.
+var anonymous *chartctl.Principal
 
 // Header values every index.yaml response shares (assigned, never
 // modified; capacity equal to length, so an Add elsewhere copies).
@@ -199,7 +238,7 @@ func (h *Handler) handleDownload(c echo.Context) error {
 	// "app-2-1.0.0.tgz" reads as app 2-1.0.0 or app-2 1.0.0: serve the
 	// first reading that exists.
 	var cv *chartctl.ChartVersion
-	for _, nv := range chart.ArchiveFileCandidates(strings.TrimSuffix(file, ".prov")) {
+	for _, nv := range h.files.candidates(strings.TrimSuffix(file, ".prov")) {
 		found, err := h.App.ChartVersion(c.Request().Context(), r, nv.Name, nv.Version)
 		if err == nil {
 			cv = found
@@ -215,10 +254,10 @@ func (h *Handler) handleDownload(c echo.Context) error {
 		if cv.ProvDigest == "" {
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s %s has no provenance file.", cv.Name, cv.Version)
 		}
-		return httpx.ServeBlob(c, h.App.Blobs, cv.ProvDigest, file, "application/pgp-signature")
+		return httpx.ServeBlob(c, h.App, cv.ProvDigest, file, "application/pgp-signature")
 	}
 	if c.Request().Method == http.MethodGet {
 		h.App.CountDownload(r.Name, cv.Name, cv.Version)
 	}
-	return httpx.ServeBlob(c, h.App.Blobs, cv.Digest, file, "application/gzip")
+	return httpx.ServeBlob(c, h.App, cv.Digest, file, "application/gzip")
 }

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -20,30 +22,97 @@ type osFile interface {
 	OSFile() *os.File
 }
 
+// resident returns the blob in memory content reads (the application
+// layer's cache of small blobs), if it is one.
+func resident(content io.ReadSeeker) (*blobcache.Blob, bool) {
+	if r, ok := content.(*blobcache.Reader); ok {
+		return r.Blob(), true
+	}
+	return nil, false
+}
+
+// BlobOpener opens stored blobs for downloads (the application layer,
+// which serves small ones from memory).
+type BlobOpener interface {
+	OpenBlob(ctx context.Context, digest string) (chartctl.Blob, error)
+}
+
+// Header values every blob download shares (assigned, never modified;
+// capacity equal to length, so an Add elsewhere copies).
+var (
+	hdrPrivateRevalidate = []string{"private, max-age=0, must-revalidate"}[:1:1]
+	hdrAcceptRanges      = []string{"bytes"}[:1:1]
+	hdrGzipType          = []string{"application/gzip"}[:1:1]
+	hdrProvType          = []string{"application/pgp-signature"}[:1:1]
+)
+
 // ServeBlob serves a stored blob as a download named filename, with
 // ranges, conditional requests and the digest as a strong ETag.
-func ServeBlob(c echo.Context, blobs chartctl.BlobStore, digest, filename, contentType string) error {
-	b, err := blobs.Open(c.Request().Context(), digest)
+func ServeBlob(c echo.Context, blobs BlobOpener, digest, filename, contentType string) error {
+	b, err := blobs.OpenBlob(c.Request().Context(), digest)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	h := c.Response().Header()
-	h["Content-Type"] = []string{contentType}
-	h["Etag"] = []string{strconv.Quote(digest)}
+	h["Content-Type"] = headerValue(contentType)
+	if rb, ok := resident(b); ok {
+		h["Etag"] = rb.ETagHeader()
+	} else {
+		h["Etag"] = []string{strconv.Quote(digest)}
+	}
 	h["Cache-Control"] = hdrPrivateRevalidate
 	h["Content-Disposition"] = []string{`attachment; filename="` + filename + `"`}
-	var content io.ReadSeeker = b
-	if f, ok := b.(osFile); ok {
-		content = f.OSFile()
-	}
-	http.ServeContent(sendfileWriter{c.Response()}, c.Request(), "", time.Time{}, content)
+	ServeContent(c, b)
 	return nil
 }
 
-// hdrPrivateRevalidate is the Cache-Control of every blob download,
-// shared by all of them (assigned, never modified).
-var hdrPrivateRevalidate = []string{"private, max-age=0, must-revalidate"}[:1:1]
+// headerValue returns a header value of one element, shared for the
+// content types of chart downloads.
+func headerValue(v string) []string {
+	switch v {
+	case "application/gzip":
+		return hdrGzipType
+	case "application/pgp-signature":
+		return hdrProvType
+	}
+	return []string{v}
+}
+
+// ServeContent answers a GET or HEAD with content, a blob whose
+// Content-Type and ETag the caller has set: Range requests (206, 416) and
+// conditional ones (If-None-Match, If-Match on the ETag) are answered by
+// http.ServeContent, a file's body going by sendfile. A blob held in
+// memory asked for whole and without conditions, which is what a chart
+// download is, takes the shorter path: the headers http.ServeContent
+// would send (Accept-Ranges, Content-Length), then its bytes in one write.
+func ServeContent(c echo.Context, content io.ReadSeeker) {
+	req, resp := c.Request(), c.Response()
+	if rb, ok := resident(content); ok && wholeUnconditional(req.Header) {
+		h := resp.Header()
+		h["Accept-Ranges"] = hdrAcceptRanges
+		h["Content-Length"] = rb.LengthHeader()
+		resp.WriteHeader(http.StatusOK)
+		if req.Method != http.MethodHead {
+			_, _ = resp.Write(rb.Bytes())
+		}
+		return
+	}
+	if f, ok := content.(osFile); ok {
+		content = f.OSFile()
+	}
+	http.ServeContent(sendfileWriter{resp}, req, "", time.Time{}, content)
+}
+
+// wholeUnconditional reports whether a request asks for the whole
+// representation without preconditions that http.ServeContent would
+// evaluate for content served without a modification time: no Range, no
+// If-Match, no If-None-Match. (If-Modified-Since and If-Unmodified-Since
+// are ignored without a modification time, and If-Range only qualifies a
+// Range.)
+func wholeUnconditional(h http.Header) bool {
+	return h.Get("Range") == "" && h.Get("If-None-Match") == "" && h.Get("If-Match") == ""
+}
 
 // sendfileWriter is echo's response with io.ReaderFrom: http.ServeContent
 // copies the body with io.CopyN, which hands a file to the connection's

@@ -122,7 +122,7 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 		w.Header().Set("WWW-Authenticate", r.challenge(req, scope))
 		return newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg)
 	}
-	repo, err := r.App.Store.Repository(req.Context(), repoOf(name))
+	repo, err := r.App.Repository(req.Context(), repoOf(name))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND || (err == nil && !p.CanSeeRepo(repo)) {
 		if p == nil {
 			return nil, nil, needLogin("Authentication required.")
@@ -156,7 +156,7 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 // canPull reports whether p may pull from name (for mounts and the
 // catalog), without answering anything.
 func (r *Registry) canPull(ctx context.Context, p *chartctl.Principal, name string) bool {
-	repo, err := r.App.Store.Repository(ctx, repoOf(name))
+	repo, err := r.App.Repository(ctx, repoOf(name))
 	if err != nil || !p.CanSeeRepo(repo) {
 		return false
 	}

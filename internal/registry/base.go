@@ -13,7 +13,7 @@ import (
 // handleBase answers GET /v2/: 200 for a caller with a credential (or the
 // anonymous token), 401 with the token challenge otherwise, so clients
 // learn where to log in.
-func (r *Registry) handleBase(c echo.Context, _ []string) error {
+func (r *Registry) handleBase(c echo.Context, _ pathMatch) error {
 	w, req := c.Response(), c.Request()
 	p, err := r.principal(c)
 	if err != nil {
@@ -40,7 +40,7 @@ type tokenResponse struct {
 // credential it returns the anonymous token, which pulls public
 // repositories only. The scope parameter is not needed: every request is
 // authorized on its own.
-func (r *Registry) handleToken(c echo.Context, _ []string) error {
+func (r *Registry) handleToken(c echo.Context, _ pathMatch) error {
 	w, req := c.Response(), c.Request()
 	tok := anonymousToken
 	if hasCredential(req) {

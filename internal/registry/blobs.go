@@ -2,21 +2,22 @@ package registry
 
 import (
 	"bytes"
-	"github.com/labstack/echo/v4"
 	"io"
 	"net/http"
-	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
 
+	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // handleBlob answers GET, HEAD and DELETE on /v2/<name>/blobs/<digest>. A
 // blob is readable only in the names that hold it (pushed or mounted
 // there, or a chart version's archive, provenance file or config there).
-func (r *Registry) handleBlob(c echo.Context, m []string) error {
-	w, req := c.Response(), c.Request()
+func (r *Registry) handleBlob(c echo.Context, m pathMatch) error {
+	req := c.Request()
 	name, ref := m[1], m[2]
 	act := actionPull
 	if req.Method == http.MethodDelete {
@@ -34,57 +35,85 @@ func (r *Registry) handleBlob(c echo.Context, m []string) error {
 		return r.deleteBlob(c, p, name, d)
 	}
 	ctx := req.Context()
+	ds := d.String()
+	// A blob of one of the chart's versions is found in memory: the
+	// version that held it last time, whose record the application layer
+	// keeps. Other blobs by the name's links, then among all the chart's
+	// versions.
+	cb, err := r.hintedChartBlob(ctx, name, ds)
+	if err != nil {
+		return err
+	}
+	if cb == nil {
+		if _, err := r.OCI.BlobLink(ctx, name, ds); err == nil {
+			if req.Method == http.MethodGet {
+				// A chart's layer pushed over OCI is also linked: a pull of it is
+				// a download of the archive.
+				if cb, err := r.chartBlob(ctx, name, ds); err == nil && cb != nil && cb.chart.Digest == ds {
+					r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
+				}
+			}
+			return r.serveBlob(c, ds, nil)
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
+		}
+		if cb, err = r.chartBlob(ctx, name, ds); err != nil {
+			return err
+		}
+		if cb == nil {
+			return errBlobUnknown(ds)
+		}
+	}
+	if req.Method == http.MethodGet && cb.chart.Digest == ds {
+		// A pull of the chart layer is a download of the archive.
+		r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
+	}
+	return r.serveBlob(c, ds, cb.data)
+}
+
+// Header values of every blob answer (assigned, never modified; capacity
+// equal to length, so an Add elsewhere copies).
+var (
+	hdrOctetStream = []string{"application/octet-stream"}[:1:1]
+	hdrImmutable   = []string{"max-age=31536000"}[:1:1]
+)
+
+// serveBlob answers a GET or HEAD of blob ds: data when it is given (a
+// derived config), else the stored blob through the application layer,
+// which holds small ones in memory. Ranges and If-None-Match on the ETag
+// are answered (httpx.ServeContent); a stored blob read from disk is
+// bounded by the idle timeout.
+func (r *Registry) serveBlob(c echo.Context, ds string, data []byte) error {
+	w := c.Response()
 	var content io.ReadSeeker
-	if _, err := r.OCI.BlobLink(ctx, name, d.String()); err == nil {
-		b, err := r.Blobs.Open(ctx, d.String())
+	etag := []string(nil)
+	if data != nil {
+		content = bytes.NewReader(data)
+	} else {
+		b, err := r.App.OpenBlob(c.Request().Context(), ds)
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return errBlobUnknown(d.String())
+			return errBlobUnknown(ds)
 		} else if err != nil {
 			return err
 		}
 		defer b.Close()
-		content = b
-		if req.Method == http.MethodGet {
-			// A chart's layer pushed over OCI is also linked: a pull of it is
-			// a download of the archive.
-			if cb, err := r.chartBlob(ctx, name, d.String()); err == nil && cb != nil && cb.chart.Digest == d.String() {
-				r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
-			}
-		}
-	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-		return err
-	} else {
-		cb, err := r.chartBlob(ctx, name, d.String())
-		if err != nil {
-			return err
-		}
-		if cb == nil {
-			return errBlobUnknown(d.String())
-		}
-		if req.Method == http.MethodGet && cb.chart.Digest == d.String() {
-			// A pull of the chart layer is a download of the archive.
-			r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
-		}
-		if cb.data != nil {
-			content = bytes.NewReader(cb.data)
+		if mem, ok := b.(*blobcache.Reader); ok {
+			// In memory: nothing to wait for but the client, whom the
+			// server's write timeout bounds.
+			content, etag = mem, mem.Blob().ETagHeader()
 		} else {
-			b, err := r.Blobs.Open(ctx, d.String())
-			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-				return errBlobUnknown(d.String())
-			} else if err != nil {
-				return err
-			}
-			defer b.Close()
-			content = b
+			content = r.idleSeeker(w, b)
 		}
 	}
+	if etag == nil {
+		etag = []string{`"` + ds + `"`}
+	}
 	h := w.Header()
-	h.Set("Docker-Content-Digest", d.String())
-	h.Set("ETag", `"`+d.String()+`"`)
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Cache-Control", "max-age=31536000")
-	// ServeContent answers Range (206, 416) and If-None-Match on the ETag.
-	http.ServeContent(w, req, "", time.Time{}, r.idleSeeker(w, content))
+	h["Docker-Content-Digest"] = []string{ds}
+	h["Etag"] = etag
+	h["Content-Type"] = hdrOctetStream
+	h["Cache-Control"] = hdrImmutable
+	httpx.ServeContent(c, content)
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 // handleCatalog answers GET /v2/_catalog: the names holding content that
 // the caller may pull, in lexical order, paginated with n and last (and a
 // Link header to the next page) as the tags list is.
-func (r *Registry) handleCatalog(c echo.Context, _ []string) error {
+func (r *Registry) handleCatalog(c echo.Context, _ pathMatch) error {
 	w, req := c.Response(), c.Request()
 	p, err := r.principal(c)
 	if err != nil {

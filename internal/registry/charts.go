@@ -174,6 +174,13 @@ func (r *Registry) deleteChart(ctx context.Context, repo *chartctl.Repository, r
 	return err
 }
 
+// chartVersion returns one chart version of repository repo through the
+// application layer, which keeps the records it read recently (and forgets
+// them when they change through it). Returns ENOTFOUND.
+func (r *Registry) chartVersion(ctx context.Context, repo, chartName, version string) (*chartctl.ChartVersion, error) {
+	return r.App.ChartVersion(ctx, &chartctl.Repository{Name: repo}, chartName, version)
+}
+
 // chartVersions returns the versions of the chart an OCI name stands for
 // (none when the name is not <repository>/<chart>).
 func (r *Registry) chartVersions(ctx context.Context, name string) ([]*chartctl.ChartVersion, error) {
@@ -266,7 +273,7 @@ func (r *Registry) chartManifestByTag(ctx context.Context, name, tag string) (*c
 	if !ok || chart.ValidateName(chartName) != nil || chart.ValidateVersion(version) != nil {
 		return nil, nil
 	}
-	cv, err := r.App.Store.ChartVersion(ctx, repo, chartName, version)
+	cv, err := r.chartVersion(ctx, repo, chartName, version)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil
 	} else if err != nil {
@@ -322,21 +329,8 @@ type chartBlobRef struct {
 // configs (computed). It returns nil when d is none of them. A pushed
 // chart's config is a blob linked to the name, found before this.
 func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
-	repo, chartName, ok := chartPath(name)
-	if !ok || chart.ValidateName(chartName) != nil {
-		return nil, nil
-	}
-	// The version that had the blob last time, checked against the store
-	// (it may have been deleted or replaced since).
-	if version, ok := r.hints.get(name + "\x00" + d); ok {
-		cv, err := r.App.Store.ChartVersion(ctx, repo, chartName, version)
-		if err == nil {
-			if ref := matchChartBlob(cv, d); ref != nil {
-				return ref, nil
-			}
-		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-			return nil, err
-		}
+	if ref, err := r.hintedChartBlob(ctx, name, d); ref != nil || err != nil {
+		return ref, err
 	}
 	cvs, err := r.chartVersions(ctx, name)
 	if err != nil {
@@ -346,7 +340,7 @@ func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef
 	for _, cv := range cvs {
 		for _, b := range []string{cv.Digest, cv.ProvDigest, configDigest(cv)} {
 			if b != "" {
-				r.hints.put(name+"\x00"+b, cv.Version)
+				r.hints.put(hintKey{name, b}, cv.Version)
 			}
 		}
 		if found == nil {
@@ -354,6 +348,27 @@ func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef
 		}
 	}
 	return found, nil
+}
+
+// hintedChartBlob returns the blob d of the chart version of name that
+// held it last time chartBlob looked, if that version (its record as the
+// application layer keeps it) still has it; nil otherwise.
+func (r *Registry) hintedChartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
+	version, ok := r.hints.get(hintKey{name, d})
+	if !ok {
+		return nil, nil
+	}
+	repo, chartName, ok := chartPath(name)
+	if !ok || chart.ValidateName(chartName) != nil {
+		return nil, nil
+	}
+	cv, err := r.chartVersion(ctx, repo, chartName, version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return matchChartBlob(cv, d), nil
 }
 
 // matchChartBlob returns cv's blob d, nil when cv has no blob d.
@@ -431,27 +446,29 @@ func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// hintCache remembers which chart version holds a blob of a name
-// ("name NUL digest" → version), so serving a chart's blob reads one
-// record instead of all the chart's versions. A hint is only a guess:
-// it is checked against the store.
+// hintCache remembers which chart version holds a blob of a name, so
+// serving a chart's blob reads one record instead of all the chart's
+// versions. A hint is only a guess: it is checked against the record.
 type hintCache struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[hintKey]string
 }
 
-func (c *hintCache) get(key string) (string, bool) {
+// hintKey is an OCI name and a blob digest.
+type hintKey struct{ name, digest string }
+
+func (c *hintCache) get(key hintKey) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[key]
 	return v, ok
 }
 
-func (c *hintCache) put(key, version string) {
+func (c *hintCache) put(key hintKey, version string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxDerived*3 {
-		c.m = map[string]string{}
+		c.m = map[hintKey]string{}
 	}
 	c.m[key] = version
 }

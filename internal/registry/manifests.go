@@ -40,7 +40,7 @@ type manifestDoc struct {
 
 // handleManifest answers GET, HEAD, PUT and DELETE on
 // /v2/<name>/manifests/<reference>, the reference being a tag or a digest.
-func (r *Registry) handleManifest(c echo.Context, m []string) error {
+func (r *Registry) handleManifest(c echo.Context, m pathMatch) error {
 	w, req := c.Response(), c.Request()
 	name, ref := m[1], m[2]
 	switch req.Method {

@@ -13,7 +13,7 @@ import (
 // of the manifests of name whose subject is digest, filtered by
 // ?artifactType= (then OCI-Filters-Applied says so). The subject need not
 // exist; an unknown one has no referrers.
-func (r *Registry) handleReferrers(c echo.Context, m []string) error {
+func (r *Registry) handleReferrers(c echo.Context, m pathMatch) error {
 	w, req := c.Response(), c.Request()
 	name := m[1]
 	if _, _, err := r.authorize(c, name, actionPull); err != nil {

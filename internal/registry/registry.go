@@ -22,7 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -141,51 +141,133 @@ func (r *Registry) Register(e *echo.Echo) {
 	e.Any("/v2/*", r.handle)
 }
 
-// route is one resource of the API, matched on the path after /v2/.
+// route is one resource of the API.
 type route struct {
-	re      *regexp.Regexp
-	methods string
-	handle  func(r *Registry, c echo.Context, m []string) error
+	// methods lists the methods the resource answers, for 405's Allow.
+	methods []string
+	handle  func(r *Registry, c echo.Context, m pathMatch) error
 }
 
-// routes, tried in order: uploads before blobs, since a name may end in
-// "blobs".
-var routes = []route{
-	{regexp.MustCompile(`^$`), "GET HEAD", (*Registry).handleBase},
-	{regexp.MustCompile(`^token$`), "GET", (*Registry).handleToken},
-	{regexp.MustCompile(`^_catalog$`), "GET", (*Registry).handleCatalog},
-	{regexp.MustCompile(`^(.+)/manifests/([^/]+)$`), "GET HEAD PUT DELETE", (*Registry).handleManifest},
-	{regexp.MustCompile(`^(.+)/blobs/uploads/?$`), "POST", (*Registry).handleStartUpload},
-	{regexp.MustCompile(`^(.+)/blobs/uploads/([^/]+)$`), "GET PATCH PUT DELETE", (*Registry).handleUpload},
-	{regexp.MustCompile(`^(.+)/blobs/([^/]+)$`), "GET HEAD DELETE", (*Registry).handleBlob},
-	{regexp.MustCompile(`^(.+)/tags/list$`), "GET", (*Registry).handleTags},
-	{regexp.MustCompile(`^(.+)/referrers/([^/]+)$`), "GET", (*Registry).handleReferrers},
+// pathMatch is what the path after /v2/ names: m[1] the repository name
+// and m[2] the reference (a tag, digest or upload session) where the
+// route has them.
+type pathMatch [3]string
+
+// The resources of the API.
+var (
+	routeBase        = &route{[]string{"GET", "HEAD"}, (*Registry).handleBase}
+	routeToken       = &route{[]string{"GET"}, (*Registry).handleToken}
+	routeCatalog     = &route{[]string{"GET"}, (*Registry).handleCatalog}
+	routeManifest    = &route{[]string{"GET", "HEAD", "PUT", "DELETE"}, (*Registry).handleManifest}
+	routeStartUpload = &route{[]string{"POST"}, (*Registry).handleStartUpload}
+	routeUpload      = &route{[]string{"GET", "PATCH", "PUT", "DELETE"}, (*Registry).handleUpload}
+	routeBlob        = &route{[]string{"GET", "HEAD", "DELETE"}, (*Registry).handleBlob}
+	routeTags        = &route{[]string{"GET"}, (*Registry).handleTags}
+	routeReferrers   = &route{[]string{"GET"}, (*Registry).handleReferrers}
+)
+
+// matchPath finds the resource of path, the request path after "/v2/":
+//
+//	""                              base
+//	token, _catalog
+//	NAME/manifests/REF
+//	NAME/blobs/uploads, NAME/blobs/uploads/    start an upload
+//	NAME/blobs/uploads/ID
+//	NAME/blobs/DIGEST
+//	NAME/tags/list
+//	NAME/referrers/DIGEST
+//
+// NAME is one or more segments (it may itself contain "blobs" or
+// "manifests"); it is told from the resource by the last segments alone,
+// so uploads win over a blob named "uploads", as the specification's
+// routes do. It reads the path once from its end and allocates nothing.
+func matchPath(path string) (*route, pathMatch) {
+	switch path {
+	case "":
+		return routeBase, pathMatch{}
+	case "token":
+		return routeToken, pathMatch{}
+	case "_catalog":
+		return routeCatalog, pathMatch{}
+	}
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return nil, pathMatch{}
+	}
+	last, rest := path[i+1:], path[:i]
+	if last == "" {
+		// Only NAME/blobs/uploads/ ends with a slash.
+		if name, ok := strings.CutSuffix(rest, "/blobs/uploads"); ok && validPathName(name) {
+			return routeStartUpload, pathMatch{path, name}
+		}
+		return nil, pathMatch{}
+	}
+	j := strings.LastIndexByte(rest, '/')
+	if j < 0 {
+		return nil, pathMatch{}
+	}
+	kind, name := rest[j+1:], rest[:j]
+	if kind == "uploads" {
+		// NAME/blobs/uploads/ID
+		k := strings.LastIndexByte(name, '/')
+		if k < 0 || name[k+1:] != "blobs" || !validPathName(name[:k]) {
+			return nil, pathMatch{}
+		}
+		return routeUpload, pathMatch{path, name[:k], last}
+	}
+	if !validPathName(name) {
+		return nil, pathMatch{}
+	}
+	switch kind {
+	case "manifests":
+		return routeManifest, pathMatch{path, name, last}
+	case "blobs":
+		if last == "uploads" {
+			return routeStartUpload, pathMatch{path, name}
+		}
+		return routeBlob, pathMatch{path, name, last}
+	case "tags":
+		if last == "list" {
+			return routeTags, pathMatch{path, name}
+		}
+	case "referrers":
+		return routeReferrers, pathMatch{path, name, last}
+	}
+	return nil, pathMatch{}
 }
+
+// validPathName reports whether a name taken from the path can be one:
+// not empty, and on one line. (Whether it is a valid OCI name is the
+// handlers' question, answered with NAME_INVALID.)
+func validPathName(name string) bool {
+	return name != "" && strings.IndexByte(name, '\n') < 0
+}
+
+// hdrAPIVersion is the Docker-Distribution-API-Version of every answer
+// (assigned, never modified; capacity equal to length, so an Add copies).
+var hdrAPIVersion = []string{"registry/2.0"}[:1:1]
 
 // handle answers a request under /v2. Errors are answered here, in the
 // OCI error body, never by the server's /v1 envelope.
 func (r *Registry) handle(c echo.Context) error {
 	r.init()
 	w, req := c.Response(), c.Request()
-	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
+	w.Header()["Docker-Distribution-Api-Version"] = hdrAPIVersion
 	path := strings.TrimPrefix(req.URL.Path, "/v2")
 	path = strings.TrimPrefix(path, "/")
-	for _, rt := range routes {
-		m := rt.re.FindStringSubmatch(path)
-		if m == nil {
-			continue
-		}
-		if !strings.Contains(" "+rt.methods+" ", " "+req.Method+" ") {
-			w.Header().Set("Allow", strings.ReplaceAll(rt.methods, " ", ", "))
-			r.writeError(c, errUnsupported("The method %s is not allowed here.", req.Method).withStatus(http.StatusMethodNotAllowed))
-			return nil
-		}
-		if err := rt.handle(r, c, m); err != nil {
-			r.writeError(c, err)
-		}
+	rt, m := matchPath(path)
+	if rt == nil {
+		r.writeError(c, &Error{Status: http.StatusNotFound, Code: CodeNameUnknown, Message: "No such registry endpoint."})
 		return nil
 	}
-	r.writeError(c, &Error{Status: http.StatusNotFound, Code: CodeNameUnknown, Message: "No such registry endpoint."})
+	if !slices.Contains(rt.methods, req.Method) {
+		w.Header().Set("Allow", strings.Join(rt.methods, ", "))
+		r.writeError(c, errUnsupported("The method %s is not allowed here.", req.Method).withStatus(http.StatusMethodNotAllowed))
+		return nil
+	}
+	if err := rt.handle(r, c, m); err != nil {
+		r.writeError(c, err)
+	}
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 // handleTags answers GET /v2/<name>/tags/list: the name's tags in lexical
 // order (a chart's versions among them, '+' written '_'), paginated with n
 // and last, with a Link header to the next page.
-func (r *Registry) handleTags(c echo.Context, m []string) error {
+func (r *Registry) handleTags(c echo.Context, m pathMatch) error {
 	w, req := c.Response(), c.Request()
 	name := m[1]
 	if _, _, err := r.authorize(c, name, actionPull); err != nil {

@@ -27,7 +27,7 @@ import (
 // links the blob to the name; nothing is visible before that.
 
 // handleStartUpload answers POST /v2/<name>/blobs/uploads/.
-func (r *Registry) handleStartUpload(c echo.Context, m []string) error {
+func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 	w, req := c.Response(), c.Request()
 	name := m[1]
 	p, _, err := r.authorize(c, name, actionPush)
@@ -132,7 +132,7 @@ func (r *Registry) mount(ctx context.Context, p *chartctl.Principal, name, from 
 
 // handleUpload answers GET (status), PATCH (a chunk), PUT (the last chunk,
 // if any, and completion) and DELETE (cancel) on an upload session.
-func (r *Registry) handleUpload(c echo.Context, m []string) error {
+func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	w, req := c.Response(), c.Request()
 	name, id := m[1], m[2]
 	p, _, err := r.authorize(c, name, actionPush)

@@ -15,6 +15,7 @@ import (
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
+	"github.com/chartctl/chartctl/server"
 )
 
 // Config is the server's configuration (CONTRACT §9): one struct with
@@ -60,6 +61,9 @@ type Config struct {
 	WebhookTimeout       time.Duration
 	AuditRetention       Days
 	DefaultRepoQuota     ByteSize
+	// BlobCacheSize is the memory kept for small blobs served to
+	// downloads (0: none).
+	BlobCacheSize ByteSize
 }
 
 // DefaultConfig returns the documented defaults.
@@ -83,6 +87,7 @@ func DefaultConfig() Config {
 		WebhookRetryBase: 5 * time.Second,
 		WebhookTimeout:   10 * time.Second,
 		AuditRetention:   365,
+		BlobCacheSize:    server.DefaultBlobCacheSize,
 	}
 }
 
@@ -116,6 +121,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", c.WebhookRetryBase, "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
 	fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")
+	fs.Var(&c.BlobCacheSize, "blob-cache-size", "memory kept for the small chart archives, provenance files and OCI blobs (up to 256KiB each) downloads are served from, e.g. 64MiB (0 disables)")
 	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (default: unlimited)")
 
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")

@@ -144,6 +144,7 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
+	srv.Config.BlobCacheSize = int64(cfg.BlobCacheSize)
 	srv.Logger = logger
 	srv.Config.BaseURL = cfg.BaseURL
 	srv.Config.MaxChartSize = int64(cfg.MaxChartSize)

@@ -1,0 +1,222 @@
+package blobcache_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/blob"
+	"github.com/chartctl/chartctl/internal/blobcache"
+	"github.com/chartctl/chartctl/internal/blobtest"
+	"github.com/chartctl/chartctl/internal/chartctl"
+)
+
+// put stores data in s and returns its digest.
+func put(t *testing.T, s chartctl.BlobStore, data []byte) string {
+	t.Helper()
+	w, err := s.Create(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func newStore(t *testing.T) *blob.Store {
+	t.Helper()
+	s, err := blob.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// read opens digest through c and returns its content and whether it came
+// from memory.
+func read(t *testing.T, c *blobcache.Cache, s chartctl.BlobStore, digest string) ([]byte, bool) {
+	t.Helper()
+	b, err := c.Open(context.Background(), s, digest)
+	if err != nil {
+		t.Fatalf("open %s: %v", digest, err)
+	}
+	defer b.Close()
+	data, err := io.ReadAll(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(data)) != b.Size() {
+		t.Fatalf("read %d bytes of a blob of size %d", len(data), b.Size())
+	}
+	_, mem := b.(*blobcache.Reader)
+	return data, mem
+}
+
+func TestServesFromMemoryAfterFirstRead(t *testing.T) {
+	s := newStore(t)
+	c := blobcache.New(1<<20, 1<<10)
+	data := []byte("chart archive bytes")
+	d := put(t, s, data)
+
+	got, _ := read(t, c, s, d)
+	if !bytes.Equal(got, data) {
+		t.Fatalf("first read: %q", got)
+	}
+	// The file is gone from the store's directory, yet the blob is served:
+	// it came from memory.
+	if err := s.Delete(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	got, mem := read(t, c, s, d)
+	if !bytes.Equal(got, data) || !mem {
+		t.Fatalf("second read: %q, from memory %v", got, mem)
+	}
+	st := c.Stats()
+	if st.Blobs != 1 || st.Bytes != int64(len(data)) || st.Hits != 1 || st.Misses != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	b, _ := c.Open(context.Background(), s, d)
+	r := b.(*blobcache.Reader).Blob()
+	if r.ETagHeader()[0] != `"`+d+`"` || r.LengthHeader()[0] != "19" || r.Digest() != d {
+		t.Fatalf("headers %q %q", r.ETagHeader(), r.LengthHeader())
+	}
+}
+
+func TestForgetStopsServing(t *testing.T) {
+	s := newStore(t)
+	c := blobcache.New(1<<20, 1<<10)
+	d := put(t, s, []byte("to be deleted"))
+	read(t, c, s, d)
+	if err := s.Delete(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	c.Forget(d)
+	if _, err := c.Open(context.Background(), s, d); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("deleted and forgotten blob: %v, want ENOTFOUND", err)
+	}
+	if st := c.Stats(); st.Blobs != 0 || st.Bytes != 0 {
+		t.Fatalf("stats after forget %+v", st)
+	}
+}
+
+func TestMissingBlobIsNotRemembered(t *testing.T) {
+	s := newStore(t)
+	c := blobcache.New(1<<20, 1<<10)
+	data := []byte("arrives later")
+	d := blobtest.Digest(data)
+	if _, err := c.Open(context.Background(), s, d); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("missing blob: %v", err)
+	}
+	put(t, s, data)
+	if got, _ := read(t, c, s, d); !bytes.Equal(got, data) {
+		t.Fatalf("after commit: %q", got)
+	}
+}
+
+func TestLargeBlobsStayInTheStore(t *testing.T) {
+	s := newStore(t)
+	c := blobcache.New(1<<20, 100)
+	big := bytes.Repeat([]byte("x"), 101)
+	d := put(t, s, big)
+	for range 2 {
+		got, mem := read(t, c, s, d)
+		if !bytes.Equal(got, big) || mem {
+			t.Fatalf("large blob: %d bytes, from memory %v", len(got), mem)
+		}
+	}
+	if st := c.Stats(); st.Blobs != 0 {
+		t.Fatalf("a blob over the limit was kept: %+v", st)
+	}
+}
+
+// The bytes kept never exceed the budget; the least recently served blob
+// goes first.
+func TestEvictionKeepsTheBudget(t *testing.T) {
+	s := newStore(t)
+	const size = 100
+	c := blobcache.New(3*size, size)
+	var ds []string
+	for i := range 5 {
+		ds = append(ds, put(t, s, bytes.Repeat([]byte{'a' + byte(i)}, size)))
+	}
+	read(t, c, s, ds[0])
+	read(t, c, s, ds[1])
+	read(t, c, s, ds[2])
+	read(t, c, s, ds[0]) // 0 is now the most recently served: 1 goes next
+	read(t, c, s, ds[3])
+	if st := c.Stats(); st.Blobs != 3 || st.Bytes != 3*size {
+		t.Fatalf("stats %+v, want 3 blobs, %d bytes", st, 3*size)
+	}
+	kept := func(d string) bool {
+		// A blob deleted from the store is still readable only from memory.
+		b, err := c.Open(context.Background(), s, d)
+		if err != nil {
+			return false
+		}
+		b.Close()
+		return true
+	}
+	for _, d := range ds[:4] {
+		if err := s.Delete(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kept(ds[1]) {
+		t.Error("the least recently served blob was kept")
+	}
+	for _, i := range []int{0, 2, 3} {
+		if !kept(ds[i]) {
+			t.Errorf("blob %d was evicted", i)
+		}
+	}
+	// Many blobs later the budget still holds.
+	for i := range 50 {
+		d := put(t, s, []byte(strings.Repeat("z", 1+i%size)+string(rune('A'+i%26))))
+		read(t, c, s, d)
+		if st := c.Stats(); st.Bytes > 3*size {
+			t.Fatalf("over budget: %+v", st)
+		}
+	}
+}
+
+// Readers of one cached blob are independent: each reads and seeks on its
+// own.
+func TestReadersAreIndependent(t *testing.T) {
+	s := newStore(t)
+	c := blobcache.New(1<<20, 1<<10)
+	d := put(t, s, []byte("0123456789"))
+	read(t, c, s, d)
+	a, _ := c.Open(context.Background(), s, d)
+	b, _ := c.Open(context.Background(), s, d)
+	if _, err := a.Seek(5, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	ra, _ := io.ReadAll(a)
+	rb, _ := io.ReadAll(b)
+	if string(ra) != "56789" || string(rb) != "0123456789" {
+		t.Fatalf("readers %q %q", ra, rb)
+	}
+}
+
+func TestNilCacheReadsTheStore(t *testing.T) {
+	s := newStore(t)
+	var c *blobcache.Cache = blobcache.New(0, 100)
+	if c != nil {
+		t.Fatal("a zero budget made a cache")
+	}
+	d := put(t, s, []byte("plain"))
+	if got, mem := read(t, c, s, d); string(got) != "plain" || mem {
+		t.Fatalf("%q, from memory %v", got, mem)
+	}
+	c.Forget(d)
+	if st := c.Stats(); st != (blobcache.Stats{}) {
+		t.Fatalf("stats of nil cache %+v", st)
+	}
+}

@@ -1,0 +1,79 @@
+package registry_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/server"
+)
+
+// A chart's layer and provenance file pulled over OCI, from memory (the
+// application layer's cache of small blobs) and from files: whole, in
+// ranges, HEAD and If-None-Match alike; once the chart version is deleted
+// its blobs are no longer served.
+func TestBlobDownloads(t *testing.T) {
+	for _, size := range []int64{server.DefaultBlobCacheSize, 0} {
+		t.Run("cache="+strconv.FormatInt(size, 10), func(t *testing.T) {
+			e := setupServer(t, func(s *server.Server) { s.Config.BlobCacheSize = size })
+			mustRepoIn(t, e, "pub", "public")
+			archive := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})
+			if r := e.Upload(t, "pub", e.AdminKey, archive, ""); r.StatusCode != 200 {
+				t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+			}
+			m := e.do(t, "GET", "/v2/pub/web/manifests/1.0.0", "", nil)
+			if m.StatusCode != 200 {
+				t.Fatalf("manifest: %d %s", m.StatusCode, m.Body)
+			}
+			var man struct {
+				Config struct{ Digest string }
+				Layers []struct{ Digest string }
+			}
+			if err := json.Unmarshal(m.Body, &man); err != nil {
+				t.Fatal(err)
+			}
+			path := "/v2/pub/web/blobs/" + man.Layers[0].Digest
+			for round := range 2 { // the second round from memory, when kept
+				r := e.do(t, "GET", path, "", nil)
+				if r.StatusCode != 200 || !bytes.Equal(r.Body, archive) {
+					t.Fatalf("round %d: %d, %d bytes", round, r.StatusCode, len(r.Body))
+				}
+				for k, want := range map[string]string{
+					"Docker-Content-Digest": man.Layers[0].Digest, "ETag": `"` + man.Layers[0].Digest + `"`,
+					"Content-Length": strconv.Itoa(len(archive)), "Content-Type": "application/octet-stream", "Accept-Ranges": "bytes",
+				} {
+					if got := r.Header.Values(k); len(got) != 1 || got[0] != want {
+						t.Errorf("round %d: %s = %q, want %q", round, k, got, want)
+					}
+				}
+				r = e.do(t, "GET", path, "", nil, "Range", "bytes=3-9")
+				if r.StatusCode != 206 || !bytes.Equal(r.Body, archive[3:10]) || r.Header.Get("Content-Range") != "bytes 3-9/"+strconv.Itoa(len(archive)) {
+					t.Fatalf("round %d range: %d %q %q", round, r.StatusCode, r.Body, r.Header.Get("Content-Range"))
+				}
+				if r = e.do(t, "HEAD", path, "", nil); r.StatusCode != 200 || len(r.Body) != 0 || r.Header.Get("Content-Length") != strconv.Itoa(len(archive)) {
+					t.Fatalf("round %d HEAD: %d %v", round, r.StatusCode, r.Header)
+				}
+				if r = e.do(t, "GET", path, "", nil, "If-None-Match", `"`+man.Layers[0].Digest+`"`); r.StatusCode != 304 {
+					t.Fatalf("round %d If-None-Match: %d", round, r.StatusCode)
+				}
+				if r = e.do(t, "GET", "/v2/pub/web/blobs/"+man.Config.Digest, "", nil); r.StatusCode != 200 || r.Header.Get("Docker-Content-Digest") != man.Config.Digest {
+					t.Fatalf("round %d config: %d", round, r.StatusCode)
+				}
+			}
+			if st := e.App().BlobCacheStats(); (size > 0) != (st.Hits > 0) {
+				t.Errorf("cache of %d bytes: %+v", size, st)
+			}
+			if r := e.do(t, "DELETE", "/v1/repositories/pub/charts/web/1.0.0", "", nil); r.StatusCode != 401 {
+				t.Fatalf("anonymous delete: %d", r.StatusCode)
+			}
+			if r := e.Do(t, "DELETE", "/v1/repositories/pub/charts/web/1.0.0", e.AdminKey, nil); r.StatusCode != 200 {
+				t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+			}
+			if r := e.do(t, "GET", path, "", nil); r.StatusCode != 404 || ociCode(r) != "BLOB_UNKNOWN" {
+				t.Fatalf("blob of the deleted chart: %d %s", r.StatusCode, r.Body)
+			}
+		})
+	}
+}
