@@ -3,7 +3,6 @@ package chartctl
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -171,25 +170,67 @@ type AlgorithmBlobStore interface {
 	CreateAlgorithm(ctx context.Context, algorithm string) (BlobWriter, error)
 }
 
-var (
-	ociPathRE = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$`)
-	ociTagRE  = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
-)
-
 // ValidOCIName reports whether name is a valid OCI repository name
 // (components of [a-z0-9] joined by '.', '_', '__' or dashes, separated by
-// '/', 255 characters at most).
+// '/', 255 characters at most): the distribution specification's
+// [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(\/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*,
+// checked in one pass (every registry request checks a name).
 func ValidOCIName(name string) bool {
 	if name == "" || len(name) > 255 {
 		return false
 	}
-	for _, c := range strings.Split(name, "/") {
-		if !ociPathRE.MatchString(c) {
+	for {
+		c, rest, more := strings.Cut(name, "/")
+		if !validOCIComponent(c) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		name = rest
+	}
+}
+
+// validOCIComponent reports whether c matches [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*.
+func validOCIComponent(c string) bool {
+	i := 0
+	for {
+		start := i
+		for i < len(c) && isLowerAlnum(c[i]) {
+			i++
+		}
+		if i == start {
+			return false // empty, or a separator first or doubled
+		}
+		if i == len(c) {
+			return true
+		}
+		start = i
+		for i < len(c) && !isLowerAlnum(c[i]) {
+			i++
+		}
+		if sep := c[start:i]; sep != "." && sep != "_" && sep != "__" && strings.Trim(sep, "-") != "" {
+			return false
+		}
+	}
+}
+
+func isLowerAlnum(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
+
+// ValidOCITag reports whether tag is a valid OCI tag:
+// [a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}.
+func ValidOCITag(tag string) bool {
+	if tag == "" || len(tag) > 128 {
+		return false
+	}
+	for i := 0; i < len(tag); i++ {
+		b := tag[i]
+		switch {
+		case isLowerAlnum(b), b >= 'A' && b <= 'Z', b == '_':
+		case (b == '.' || b == '-') && i > 0:
+		default:
 			return false
 		}
 	}
 	return true
 }
-
-// ValidOCITag reports whether tag is a valid OCI tag.
-func ValidOCITag(tag string) bool { return ociTagRE.MatchString(tag) }

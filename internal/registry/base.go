@@ -81,8 +81,9 @@ func writeJSON(w http.ResponseWriter, req *http.Request, status int, ct string, 
 
 // writeBody answers b with content type ct (no body for HEAD).
 func writeBody(w http.ResponseWriter, req *http.Request, status int, ct string, b []byte) {
-	w.Header().Set("Content-Type", ct)
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	h := w.Header()
+	h["Content-Type"] = []string{ct}
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(status)
 	if req.Method != http.MethodHead {
 		_, _ = w.Write(b)

@@ -198,7 +198,7 @@ func (r *Registry) chartVersions(ctx context.Context, name string) ([]*chartctl.
 // chartManifest returns the manifest of a chart version: the one pushed
 // over OCI if any, else the derived one.
 func (r *Registry) chartManifest(ctx context.Context, name string, cv *chartctl.ChartVersion) (*chartctl.OCIManifest, []byte, error) {
-	stored, err := r.OCI.ChartManifest(ctx, cv.Repository, cv.Name, cv.Version)
+	stored, err := r.storedChartManifest(ctx, cv.Repository, cv.Name, cv.Version)
 	if err == nil {
 		return stored, nil, nil
 	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/opencontainers/go-digest"
+
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
 )
@@ -75,5 +77,47 @@ func TestBlobDownloads(t *testing.T) {
 				t.Fatalf("blob of the deleted chart: %d %s", r.StatusCode, r.Body)
 			}
 		})
+	}
+}
+
+// A chart uploaded over /v1 has no stored tag or manifest, which a pull by
+// tag remembers; a push over OCI of the same version is pulled by the very
+// next request all the same, and a tag pushed to another name at once.
+func TestPullSeesAPushAtOnce(t *testing.T) {
+	e := setupServer(t, func(s *server.Server) { s.Config.AllowOverwrite = true })
+	mustRepoIn(t, e, "pub", "public")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})
+	if r := e.Upload(t, "pub", e.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	derived := e.do(t, "GET", "/v2/pub/web/manifests/1.0.0", "", nil)
+	if derived.StatusCode != 200 {
+		t.Fatalf("derived manifest: %d %s", derived.StatusCode, derived.Body)
+	}
+	if r := e.do(t, "GET", "/v2/pub/other/manifests/v1", "", nil); r.StatusCode != 404 {
+		t.Fatalf("a tag never pushed: %d", r.StatusCode)
+	}
+
+	// The same chart pushed over OCI with a provenance layer: its manifest
+	// is stored and is the one pulled from now on.
+	prov := []byte("-----BEGIN PGP SIGNED MESSAGE-----\nprovenance\n")
+	m := chartManifest(t, e, "pub/web", archive, prov)
+	if r := e.do(t, "PUT", "/v2/pub/web/manifests/1.0.0", e.AdminKey, m, "Content-Type", "application/vnd.oci.image.manifest.v1+json"); r.StatusCode != 201 {
+		t.Fatalf("push: %d %s", r.StatusCode, r.Body)
+	}
+	pulled := e.do(t, "GET", "/v2/pub/web/manifests/1.0.0", "", nil)
+	if pulled.StatusCode != 200 || !bytes.Equal(pulled.Body, m) {
+		t.Fatalf("pull after push: %d, the derived manifest again: %v", pulled.StatusCode, bytes.Equal(pulled.Body, derived.Body))
+	}
+
+	// Any manifest tagged in a name not tagged before.
+	config := []byte(`{}`)
+	e.pushBlobHTTP(t, "pub/other", e.AdminKey, config)
+	img := []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"` + digest.FromBytes(config).String() + `","size":2},"layers":[]}`)
+	if r := e.do(t, "PUT", "/v2/pub/other/manifests/v1", e.AdminKey, img, "Content-Type", "application/vnd.oci.image.manifest.v1+json"); r.StatusCode != 201 {
+		t.Fatalf("push image: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.do(t, "GET", "/v2/pub/other/manifests/v1", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, img) {
+		t.Fatalf("pull of the new tag: %d %s", r.StatusCode, r.Body)
 	}
 }

@@ -57,8 +57,8 @@ func (r *Registry) handleManifest(c echo.Context, m pathMatch) error {
 		return err
 	}
 	h := w.Header()
-	h.Set("Docker-Content-Digest", man.Digest)
-	h.Set("ETag", `"`+man.Digest+`"`)
+	h["Docker-Content-Digest"] = []string{man.Digest}
+	h["Etag"] = []string{`"` + man.Digest + `"`}
 	if match := req.Header.Get("If-None-Match"); match != "" && strings.Contains(match, man.Digest) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
@@ -91,7 +91,7 @@ func (r *Registry) resolveManifest(ctx context.Context, name, ref string) (*char
 	if !chartctl.ValidOCITag(ref) {
 		return nil, errManifestUnknown(ref)
 	}
-	d, err := r.OCI.Tag(ctx, name, ref)
+	d, err := r.tag(ctx, name, ref)
 	if err == nil {
 		man, err := r.OCI.Manifest(ctx, name, d)
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
@@ -177,6 +177,8 @@ func (r *Registry) putManifest(c echo.Context, name, ref string) error {
 // MANIFEST_BLOB_UNKNOWN.
 func (r *Registry) storeManifest(ctx context.Context, man *chartctl.OCIManifest, tag string) error {
 	err := r.OCI.PutManifest(ctx, man, tag)
+	// Whatever happened, a tag or manifest may now be there.
+	r.absent.forget()
 	var ue *chartctl.UnknownReferenceError
 	if errors.As(err, &ue) {
 		kind := "blob"

@@ -108,6 +108,7 @@ type Registry struct {
 	sessions keyedLocks
 	derived  derivedCache
 	hints    hintCache
+	absent   absentCache
 }
 
 // New returns a Registry over the application layer a, the OCI metadata
