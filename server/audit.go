@@ -52,43 +52,43 @@ var auditActions = map[string]string{
 
 const actorKey = "chartctl.actor"
 
-// audit serves the audit log for writes; reads pass straight through, so
-// the download and index paths pay nothing. For a write it puts a
-// chartctl.Actor (client address, request id; authentication fills in the
-// user) in the request's context, which the application layer copies into
-// the audit entries of the change, and it records a refused (401, 403:
-// denied) or failed write to a route of auditActions on its own.
-func (s *Server) audit(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		m := c.Request().Method
-		if m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions {
-			return next(c)
-		}
-		a := &chartctl.Actor{ClientIP: s.Config.TrustedProxies.ClientIP(c.Request()).String(),
-			RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
-		c.Set(actorKey, a)
-		c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), a)))
-		err := next(c)
-		action, ok := auditActions[m+" "+c.Path()]
-		if !ok {
-			return err
-		}
-		outcome := chartctl.OutcomeFailed
-		switch {
-		case err != nil:
-			switch chartctl.ErrorCode(err) {
-			case chartctl.EUNAUTHORIZED, chartctl.EFORBIDDEN:
-				outcome = chartctl.OutcomeDenied
-			}
-		case c.Response().Status == http.StatusUnauthorized || c.Response().Status == http.StatusForbidden:
-			// A protocol that writes its own error bodies (ChartMuseum's).
-			outcome = chartctl.OutcomeDenied
-		case c.Response().Status < 400:
-			return nil
-		}
-		s.app.AuditFailure(c.Request().Context(), action, c.Request().URL.Path, "", outcome)
+// audit runs next for the request, serving the audit log for writes;
+// reads pass straight through, so the download and index paths pay
+// nothing. For a write it puts a chartctl.Actor (client address, request
+// id; authentication fills in the user) in the request's context, which
+// the application layer copies into the audit entries of the change, and
+// it records a refused (401, 403: denied) or failed write to a route of
+// auditActions on its own. observe calls it (one middleware, not two: echo
+// wraps every middleware anew on every request).
+func (s *Server) audit(c echo.Context, next echo.HandlerFunc) error {
+	m := c.Request().Method
+	if m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions {
+		return next(c)
+	}
+	a := &chartctl.Actor{ClientIP: s.Config.TrustedProxies.ClientIP(c.Request()).String(),
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
+	c.Set(actorKey, a)
+	c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), a)))
+	err := next(c)
+	action, ok := auditActions[m+" "+c.Path()]
+	if !ok {
 		return err
 	}
+	outcome := chartctl.OutcomeFailed
+	switch {
+	case err != nil:
+		switch chartctl.ErrorCode(err) {
+		case chartctl.EUNAUTHORIZED, chartctl.EFORBIDDEN:
+			outcome = chartctl.OutcomeDenied
+		}
+	case c.Response().Status == http.StatusUnauthorized || c.Response().Status == http.StatusForbidden:
+		// A protocol that writes its own error bodies (ChartMuseum's).
+		outcome = chartctl.OutcomeDenied
+	case c.Response().Status < 400:
+		return nil
+	}
+	s.app.AuditFailure(c.Request().Context(), action, c.Request().URL.Path, "", outcome)
+	return err
 }
 
 // setActor records the authenticated caller in the request's actor.

@@ -39,11 +39,12 @@ var uploadRoutes = map[string]bool{
 }
 
 // observe is the middleware every request passes through, outermost: it
-// sets X-Request-Id, bounds the body's arrival, turns a panic or an error
-// into the response, and then counts the request in the metrics and logs
-// it. It is one middleware rather than four because echo wraps each
-// middleware around the handler anew on every request, and every wrapping
-// is an allocation on the hottest path there is.
+// sets X-Request-Id, bounds the body's arrival, keeps the audit log of
+// writes (audit), turns a panic or an error into the response, and then
+// counts the request in the metrics and logs it. It is one middleware
+// rather than five because echo wraps each middleware around the handler
+// anew on every request, and every wrapping is an allocation on the
+// hottest path there is.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		start := s.Now()
@@ -64,7 +65,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			s.metrics.observe(s.routeLabel(c.Path()), methodLabel(c.Request().Method), c.Response().Status, elapsed)
 			s.logRequest(c, rid, elapsed)
 		}()
-		return next(c)
+		return s.audit(c, next)
 	}
 }
 

@@ -13,7 +13,7 @@ func (s *Server) routes(e *echo.Echo) {
 	if len(s.Config.CORSOrigins) > 0 {
 		e.Pre(corsV1(s.Config.CORSOrigins))
 	}
-	e.Use(s.observe, s.audit)
+	e.Use(s.observe)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/livez", s.handleLivez)

@@ -72,20 +72,22 @@ func New(budget, maxBlob int64) *Cache {
 // sends, formatted once. Its fields are shared by every request serving
 // it: nothing may modify them.
 type Blob struct {
-	digest string
-	data   []byte
-	etag   []string
-	length []string
+	digest    string
+	data      []byte
+	digestHdr []string
+	etag      []string
+	length    []string
 }
 
 func newBlob(digest string, data []byte) *Blob {
 	// Capacity equal to length: an Add to a response header holding one
 	// of these copies instead of writing into it.
 	return &Blob{
-		digest: digest,
-		data:   data,
-		etag:   []string{`"` + digest + `"`}[:1:1],
-		length: []string{strconv.Itoa(len(data))}[:1:1],
+		digest:    digest,
+		data:      data,
+		digestHdr: []string{digest}[:1:1],
+		etag:      []string{`"` + digest + `"`}[:1:1],
+		length:    []string{strconv.Itoa(len(data))}[:1:1],
 	}
 }
 
@@ -94,6 +96,10 @@ func (b *Blob) Digest() string { return b.digest }
 
 // Bytes returns the blob's content. The slice is shared: do not modify it.
 func (b *Blob) Bytes() []byte { return b.data }
+
+// DigestHeader returns the value of a header naming the blob's digest
+// (the registry's Docker-Content-Digest). Shared: do not modify it.
+func (b *Blob) DigestHeader() []string { return b.digestHdr }
 
 // ETagHeader returns the value of an ETag header for the blob: its digest,
 // quoted (a strong validator). Shared: do not modify it.

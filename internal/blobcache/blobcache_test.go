@@ -84,7 +84,7 @@ func TestServesFromMemoryAfterFirstRead(t *testing.T) {
 	}
 	b, _ := c.Open(context.Background(), s, d)
 	r := b.(*blobcache.Reader).Blob()
-	if r.ETagHeader()[0] != `"`+d+`"` || r.LengthHeader()[0] != "19" || r.Digest() != d {
+	if r.ETagHeader()[0] != `"`+d+`"` || r.LengthHeader()[0] != "19" || r.Digest() != d || r.DigestHeader()[0] != d {
 		t.Fatalf("headers %q %q", r.ETagHeader(), r.LengthHeader())
 	}
 }

@@ -111,14 +111,14 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 	if err != nil {
 		return nil, nil, err
 	}
-	scope := "repository:" + name + ":pull"
-	if act != actionPull {
-		scope = "repository:" + name + ":pull,push"
-		if act == actionDelete {
-			scope = "repository:" + name + ":delete"
-		}
-	}
 	needLogin := func(msg string) error {
+		scope := "repository:" + name + ":pull"
+		if act != actionPull {
+			scope = "repository:" + name + ":pull,push"
+			if act == actionDelete {
+				scope = "repository:" + name + ":delete"
+			}
+		}
 		w.Header().Set("WWW-Authenticate", r.challenge(req, scope))
 		return newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg)
 	}

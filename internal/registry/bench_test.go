@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"testing"
 
@@ -169,4 +170,63 @@ func BenchmarkLargeBlob(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}
+
+// discardWriter is a ResponseWriter that keeps nothing but the status, so
+// a benchmark counts the server's allocations, not a recorder's.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header { return w.h }
+func (w *discardWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *discardWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return len(p), nil
+}
+
+// BenchmarkOCIRead is an anonymous pull of a public chart (uploaded over
+// /v1, so its manifest is derived) through the whole router, in process:
+// the manifest by tag and the chart layer, as `helm pull oci://` asks for
+// them. It reports allocations per request.
+func BenchmarkOCIRead(b *testing.B) {
+	e := setup(b)
+	mustRepoIn(b, e, "bench", "public")
+	a := testkit.MakeChart(b, testkit.Chart{Name: "web", Version: "1.0.0"})
+	if r := e.Upload(b, "bench", e.AdminKey, a, ""); r.StatusCode != 200 {
+		b.Fatalf("upload: %d", r.StatusCode)
+	}
+	sum := sha256.Sum256(a)
+	h := e.Handler()
+	for _, c := range []struct{ name, path string }{
+		{"manifest", "/v2/bench/web/manifests/1.0.0"},
+		{"blob", "/v2/bench/web/blobs/sha256:" + hex.EncodeToString(sum[:])},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, c.path, nil)
+			w := &discardWriter{h: http.Header{}}
+			h.ServeHTTP(w, req)
+			if w.status != http.StatusOK {
+				b.Fatalf("%s: %d", c.path, w.status)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				clear(w.h)
+				w.status = 0
+				h.ServeHTTP(w, req)
+			}
+			b.StopTimer()
+			if w.status != http.StatusOK {
+				b.Fatalf("%s: %d", c.path, w.status)
+			}
+		})
+	}
 }

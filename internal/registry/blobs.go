@@ -86,7 +86,7 @@ var (
 func (r *Registry) serveBlob(c echo.Context, ds string, data []byte) error {
 	w := c.Response()
 	var content io.ReadSeeker
-	etag := []string(nil)
+	var etag, digestHdr []string
 	if data != nil {
 		content = bytes.NewReader(data)
 	} else {
@@ -100,16 +100,16 @@ func (r *Registry) serveBlob(c echo.Context, ds string, data []byte) error {
 		if mem, ok := b.(*blobcache.Reader); ok {
 			// In memory: nothing to wait for but the client, whom the
 			// server's write timeout bounds.
-			content, etag = mem, mem.Blob().ETagHeader()
+			content, etag, digestHdr = mem, mem.Blob().ETagHeader(), mem.Blob().DigestHeader()
 		} else {
 			content = r.idleSeeker(w, b)
 		}
 	}
 	if etag == nil {
-		etag = []string{`"` + ds + `"`}
+		etag, digestHdr = []string{`"` + ds + `"`}, []string{ds}
 	}
 	h := w.Header()
-	h["Docker-Content-Digest"] = []string{ds}
+	h["Docker-Content-Digest"] = digestHdr
 	h["Etag"] = etag
 	h["Content-Type"] = hdrOctetStream
 	h["Cache-Control"] = hdrImmutable

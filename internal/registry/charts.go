@@ -176,7 +176,8 @@ func (r *Registry) deleteChart(ctx context.Context, repo *chartctl.Repository, r
 
 // chartVersion returns one chart version of repository repo through the
 // application layer, which keeps the records it read recently (and forgets
-// them when they change through it). Returns ENOTFOUND.
+// them when they change through it). Returns ENOTFOUND, also for an
+// invalid chart name or version.
 func (r *Registry) chartVersion(ctx context.Context, repo, chartName, version string) (*chartctl.ChartVersion, error) {
 	return r.App.ChartVersion(ctx, &chartctl.Repository{Name: repo}, chartName, version)
 }
@@ -269,11 +270,12 @@ func (r *Registry) buildManifest(ctx context.Context, name string, cv *chartctl.
 // names, nil when there is none.
 func (r *Registry) chartManifestByTag(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
 	repo, chartName, ok := chartPath(name)
-	version := tagVersion(tag)
-	if !ok || chart.ValidateName(chartName) != nil || chart.ValidateVersion(version) != nil {
+	if !ok {
 		return nil, nil
 	}
-	cv, err := r.chartVersion(ctx, repo, chartName, version)
+	// An invalid chart name or version is not found (the application
+	// layer checks them before reading the store).
+	cv, err := r.chartVersion(ctx, repo, chartName, tagVersion(tag))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil
 	} else if err != nil {
@@ -359,7 +361,7 @@ func (r *Registry) hintedChartBlob(ctx context.Context, name, d string) (*chartB
 		return nil, nil
 	}
 	repo, chartName, ok := chartPath(name)
-	if !ok || chart.ValidateName(chartName) != nil {
+	if !ok {
 		return nil, nil
 	}
 	cv, err := r.chartVersion(ctx, repo, chartName, version)

@@ -8,7 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
@@ -56,15 +58,54 @@ func (r *Registry) handleManifest(c echo.Context, m pathMatch) error {
 	if err != nil {
 		return err
 	}
+	mh := r.headers.get(man)
 	h := w.Header()
-	h["Docker-Content-Digest"] = []string{man.Digest}
-	h["Etag"] = []string{`"` + man.Digest + `"`}
+	h["Docker-Content-Digest"] = mh.digest
+	h["Etag"] = mh.etag
 	if match := req.Header.Get("If-None-Match"); match != "" && strings.Contains(match, man.Digest) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	writeBody(w, req, http.StatusOK, man.MediaType, man.Content)
+	h["Content-Type"] = mh.contentType
+	h["Content-Length"] = mh.length
+	w.WriteHeader(http.StatusOK)
+	if req.Method != http.MethodHead {
+		_, _ = w.Write(man.Content)
+	}
 	return nil
+}
+
+// manifestHeader holds the header values of a manifest's answer,
+// formatted once: a manifest's digest fixes its content, so they never
+// change. They are shared by every answer: nothing may modify them
+// (capacity equal to length, so an Add elsewhere copies).
+type manifestHeader struct {
+	digest, etag, contentType, length []string
+}
+
+// headerCache keeps the header values of the manifests served, by digest
+// and media type (the same bytes may be stored under two media types). It
+// starts over when full.
+type headerCache struct {
+	mu sync.Mutex
+	m  map[[2]string]*manifestHeader
+}
+
+// get returns the header values of man's answer.
+func (hc *headerCache) get(man *chartctl.OCIManifest) *manifestHeader {
+	k := [2]string{man.Digest, man.MediaType}
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if mh := hc.m[k]; mh != nil {
+		return mh
+	}
+	one := func(v string) []string { return []string{v}[:1:1] }
+	mh := &manifestHeader{digest: one(man.Digest), etag: one(`"` + man.Digest + `"`), contentType: one(man.MediaType), length: one(strconv.Itoa(len(man.Content)))}
+	if hc.m == nil || len(hc.m) >= maxDerived {
+		hc.m = map[[2]string]*manifestHeader{}
+	}
+	hc.m[k] = mh
+	return mh
 }
 
 // resolveManifest finds the manifest ref (a tag or a digest) of name:

@@ -109,6 +109,7 @@ type Registry struct {
 	derived  derivedCache
 	hints    hintCache
 	absent   absentCache
+	headers  headerCache
 }
 
 // New returns a Registry over the application layer a, the OCI metadata
