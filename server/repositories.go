@@ -24,7 +24,7 @@ func (s *Server) handleListRepositories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpx.ListPage(c, httpx.Filter(all, httpx.PrincipalOf(c).CanSeeRepo), pg, toRepository)
+	return s.writeRepositoryList(c, all, pg)
 }
 
 // handleCreateRepository creates a personal or organization repository.

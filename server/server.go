@@ -141,6 +141,7 @@ type Server struct {
 	throttle ratelimit.Failures
 	touch    *touchBatcher
 	creds    *credentialCache
+	repoJSON repoListJSON
 	metrics  *metrics
 	// routeSet holds the registered route patterns, the only route labels
 	// the metrics use; built on first use, after every route exists.

@@ -83,6 +83,33 @@ func List(c echo.Context, v any, meta client.Meta) error {
 	}{v, meta})
 }
 
+// ListEncoded writes the success envelope List writes for a list whose
+// elements are already encoded: items are each the json.Marshal encoding
+// of one element, written as they are. The response is the same, byte for
+// byte, as List's of the elements.
+func ListEncoded(c echo.Context, items [][]byte, meta client.Meta) error {
+	m, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	n := len(`{"data":[],"meta":}`) + len(m) + 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"data":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, `],"meta":`...)
+	b = append(b, m...)
+	b = append(b, "}\n"...)
+	return c.Blob(http.StatusOK, JSONContentType, b)
+}
+
 // WriteJSON writes v as the JSON response body with status.
 func WriteJSON(c echo.Context, status int, v any) error {
 	b, err := json.Marshal(v)
