@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/opencontainers/go-digest"
 )
 
 // specRoutes are the routes of the distribution specification as regular
@@ -88,4 +90,45 @@ func BenchmarkMatchPath(b *testing.B) {
 	for range b.N {
 		matchPath("bench/nginx-operator/blobs/sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 	}
+}
+
+// The shortcut of parseDigest accepts exactly the digests go-digest
+// parses with a supported algorithm, and the rest go the long way.
+func TestWellFormedDigestAgreesWithGoDigest(t *testing.T) {
+	hex64 := strings.Repeat("0123456789abcdef", 4)
+	cases := []string{
+		"sha256:" + hex64, "sha512:" + hex64 + hex64, "sha256:" + hex64[:63], "sha256:" + hex64 + "0", "sha256:" + strings.ToUpper(hex64),
+		"sha384:" + hex64 + hex64[:32], "sha256:", "sha256", "", ":" + hex64, "SHA256:" + hex64, "sha256:" + hex64[:63] + "g", "sha512:" + hex64,
+		"sha256+b64u:LCa0a2j_xo_5m0U8HTBBNBNCLXBkg7-g-YpeiGJm564", "md5:d41d8cd98f00b204e9800998ecf8427e",
+	}
+	alphabet := "0af9g:sha256"
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 2000 {
+		b := []byte("sha256:" + hex64)
+		for range 1 + rng.IntN(2) {
+			b[rng.IntN(len(b))] = alphabet[rng.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		_, slowErr := parseDigestSlow(s)
+		if wellFormedDigest(s) && slowErr != nil {
+			t.Errorf("%q: the shortcut accepts what go-digest refuses: %v", s, slowErr)
+		}
+		if !wellFormedDigest(s) && slowErr == nil {
+			t.Errorf("%q: go-digest accepts what the shortcut refuses", s)
+		}
+	}
+}
+
+// parseDigestSlow is parseDigest without its shortcut.
+func parseDigestSlow(s string) (string, error) {
+	d, err := digest.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	if d.Algorithm() != digest.SHA256 && d.Algorithm() != digest.SHA512 {
+		return "", errDigestInvalid("unsupported")
+	}
+	return d.String(), nil
 }
