@@ -46,8 +46,10 @@ var (
 	hdrProvType          = []string{"application/pgp-signature"}[:1:1]
 )
 
-// ServeBlob serves a stored blob as a download named filename, with
-// ranges, conditional requests and the digest as a strong ETag.
+// ServeBlob serves the stored blob digest, opened through blobs (from
+// memory when the application layer keeps it), as a download named
+// filename, with ranges, conditional requests and the digest as a strong
+// ETag.
 func ServeBlob(c echo.Context, blobs BlobOpener, digest, filename, contentType string) error {
 	b, err := blobs.OpenBlob(c.Request().Context(), digest)
 	if err != nil {
