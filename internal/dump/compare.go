@@ -13,8 +13,9 @@ import (
 
 // Diff compares two dumps record by record, in no particular order
 // within a kind, and describes up to max differences ("" when none).
-// It ignores what Load does not keep (audit entry IDs, blob link times)
-// and what engines keep differently (times past the microsecond, empty
+// It ignores what Load does not keep (audit entry IDs, blob link times),
+// what is derived from other records (a team's member count) and what
+// engines keep differently (times past the microsecond, empty
 // lists against none, the formatting of chart metadata), so a dump and
 // the dump of where it was loaded compare equal.
 func Diff(want, got []chartctl.DumpRecord, max int) string {
@@ -101,6 +102,8 @@ func canonical(r chartctl.DumpRecord) string {
 		c.AuditEntry.ID = ""
 	case c.OCIBlobLink != nil:
 		c.OCIBlobLink.LinkedAt = time.Time{}
+	case c.Team != nil:
+		c.Team.MemberCount = 0 // derived from the members
 	case c.ChartVersion != nil:
 		c.ChartVersion.RepositoryID = ""
 		var m bytes.Buffer

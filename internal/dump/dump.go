@@ -11,15 +11,18 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// Target is a store a dump is loaded into: every engine is one.
+// Target is a store a dump is loaded into, and read back from: every
+// engine is one.
 type Target interface {
 	chartctl.Store
 	chartctl.OAuthStore
 	chartctl.OCIStore
+	chartctl.Exporter
 }
 
 // Counts is how many records of each kind (chartctl.DumpKinds) were
@@ -276,30 +279,36 @@ type Blob struct {
 	Size int64
 }
 
-// Blobs returns the blobs records refer to (chart archives, provenance
-// files, the OCI registry's linked blobs), sorted by digest.
+// BlobsOf returns the blobs one record refers to: a chart version's
+// archive and provenance file, an OCI blob link's blob.
+func BlobsOf(r chartctl.DumpRecord) []Blob {
+	switch {
+	case r.ChartVersion != nil:
+		cv := r.ChartVersion
+		out := []Blob{{Digest: cv.Digest, Size: cv.Size}}
+		if cv.ProvDigest != "" {
+			size := cv.ProvSize
+			if size <= 0 {
+				size = -1
+			}
+			out = append(out, Blob{Digest: cv.ProvDigest, Size: size})
+		}
+		return out
+	case r.OCIBlobLink != nil:
+		return []Blob{{Digest: r.OCIBlobLink.Digest, Size: r.OCIBlobLink.Size}}
+	}
+	return nil
+}
+
+// Blobs returns the blobs records refer to (BlobsOf each), each once,
+// sorted by digest.
 func Blobs(records []chartctl.DumpRecord) []Blob {
 	sizes := map[string]int64{}
-	add := func(d string, size int64) {
-		if d == "" {
-			return
-		}
-		if old, ok := sizes[d]; !ok || old < 0 {
-			sizes[d] = size
-		}
-	}
 	for _, r := range records {
-		switch {
-		case r.ChartVersion != nil:
-			cv := r.ChartVersion
-			add(cv.Digest, cv.Size)
-			if cv.ProvSize > 0 {
-				add(cv.ProvDigest, cv.ProvSize)
-			} else {
-				add(cv.ProvDigest, -1)
+		for _, b := range BlobsOf(r) {
+			if old, ok := sizes[b.Digest]; b.Digest != "" && (!ok || old < 0) {
+				sizes[b.Digest] = b.Size
 			}
-		case r.OCIBlobLink != nil:
-			add(r.OCIBlobLink.Digest, r.OCIBlobLink.Size)
 		}
 	}
 	out := make([]Blob, 0, len(sizes))
@@ -308,4 +317,28 @@ func Blobs(records []chartctl.DumpRecord) []Blob {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Digest < out[j].Digest })
 	return out
+}
+
+// Plural names many records of kind for a person: "chart versions",
+// "retention policies".
+func Plural(kind string) string {
+	switch kind {
+	case chartctl.DumpRepository:
+		return "repositories"
+	case chartctl.DumpRetention:
+		return "retention policies"
+	case chartctl.DumpAuditEntry:
+		return "audit entries"
+	case chartctl.DumpAPIKey:
+		return "API keys"
+	case chartctl.DumpOAuthClient:
+		return "OAuth clients"
+	case chartctl.DumpOCIBlobLink:
+		return "OCI blob links"
+	case chartctl.DumpOCIManifest:
+		return "OCI manifests"
+	case chartctl.DumpOCITag:
+		return "OCI tags"
+	}
+	return strings.ReplaceAll(kind, "_", " ") + "s"
 }
