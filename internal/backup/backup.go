@@ -230,7 +230,9 @@ func writeBlob(ctx context.Context, tw *tar.Writer, blobs chartctl.BlobStore, e 
 		return fmt.Errorf("read blob %s: %w", e.Digest, err)
 	}
 	defer b.Close()
-	if err := tw.WriteHeader(&tar.Header{Name: blobName(e.Digest), Mode: 0o644, Size: e.Size, ModTime: at, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR}); err != nil {
+	// USTAR where the name fits (every sha256 name), else PAX: a sha512
+	// name is longer than USTAR's 100 bytes.
+	if err := tw.WriteHeader(&tar.Header{Name: blobName(e.Digest), Mode: 0o644, Size: e.Size, ModTime: at, Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
 	n, err := io.Copy(io.MultiWriter(tw, h), b)

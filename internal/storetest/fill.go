@@ -61,7 +61,7 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 	}
 	d, size := blob("tool archive")
 	_, _, _, err := s.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "pub", Name: "tool", Version: "0.1.0", Digest: d,
-		Size: size, CreatedAt: at(25), Metadata: []byte(`{"name":"tool","version":"0.1.0"}`)}, false)
+		Size: size, CreatedAt: at(25), Metadata: []byte(`{"name":"tool","version":"0.1.0"}`), IndexEntry: []byte("  - name: tool\n")}, false)
 	must(tb, err)
 	must(tb, s.AddDownloads(ctx, []chartctl.DownloadCount{
 		{Repository: "apps", Name: "web", Version: "1.0.0", Count: 7, Last: at(45)},
@@ -89,15 +89,18 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 	// signature referring to it, and the OCI manifest of a chart version.
 	cfg, cfgSize := blob(`{"architecture":"amd64"}`)
 	layer, layerSize := blob("layer bytes")
+	// OCI blobs may be addressed by sha512.
+	big := Digest512("sha512 layer bytes")
+	blobs[big] = []byte("sha512 layer bytes")
 	for _, l := range []struct {
 		d string
 		n int64
-	}{{cfg, cfgSize}, {layer, layerSize}} {
+	}{{cfg, cfgSize}, {layer, layerSize}, {big, int64(len(blobs[big]))}} {
 		must(tb, s.LinkBlob(ctx, "apps/image", l.d, l.n))
 	}
 	image := &chartctl.OCIManifest{Name: "apps/image", Digest: Digest("image manifest"), MediaType: "application/vnd.oci.image.manifest.v1+json",
 		ArtifactType: "application/vnd.oci.image.config.v1+json", Annotations: map[string]string{"org.opencontainers.image.title": "image"},
-		Blobs: []string{cfg, layer}, Content: []byte(`{"schemaVersion":2,"image":true}`), CreatedAt: at(33)}
+		Blobs: []string{cfg, layer, big}, Content: []byte(`{"schemaVersion":2,"image":true}`), CreatedAt: at(33)}
 	index := &chartctl.OCIManifest{Name: "apps/image", Digest: Digest("index manifest"), MediaType: "application/vnd.oci.image.index.v1+json",
 		Manifests: []string{image.Digest}, Content: []byte(`{"schemaVersion":2,"index":true}`), CreatedAt: at(34)}
 	sig := &chartctl.OCIManifest{Name: "apps/image", Digest: Digest("signature manifest"), MediaType: "application/vnd.oci.image.manifest.v1+json",
