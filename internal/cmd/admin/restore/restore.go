@@ -264,6 +264,9 @@ func restoreRun(ctx context.Context, opts *RestoreOptions) (err error) {
 }
 
 func report(opts *RestoreOptions, s *Summary) error {
+	if s.SealedSecrets > 0 && s.SecretsKey == "" {
+		fmt.Fprintf(opts.IO.ErrOut, "! %d webhook secrets are sealed with the source server's secrets key: start the server with that key (--secrets-key-file, or copy it to DATA/secrets.key), or those webhooks cannot sign deliveries until their secrets are rotated\n", s.SealedSecrets)
+	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, s)
 	}
@@ -289,11 +292,8 @@ func report(opts *RestoreOptions, s *Summary) error {
 		}
 	}
 	fmt.Fprintf(out, "  records: %s\n", strings.Join(parts, ", "))
-	switch {
-	case s.SealedSecrets > 0 && s.SecretsKey != "":
+	if s.SealedSecrets > 0 && s.SecretsKey != "" {
 		fmt.Fprintf(out, "  the secrets key opens the %d webhook secrets (%s)\n", s.SealedSecrets, s.SecretsKey)
-	case s.SealedSecrets > 0:
-		fmt.Fprintf(opts.IO.ErrOut, "! %d webhook secrets are sealed with the source server's secrets key: start the server with that key (--secrets-key-file, or copy it to DATA/secrets.key), or those webhooks cannot sign deliveries until their secrets are rotated\n", s.SealedSecrets)
 	}
 	_, err := fmt.Fprintf(out, "Start the server with %s\n", start)
 	return err
