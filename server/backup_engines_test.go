@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"regexp"
@@ -140,7 +141,7 @@ func TestBackupRestoresAcrossEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := backup.Restore(ctx, bytes.NewReader(b.Body), backup.Target{Store: pg, Blobs: other}); err == nil || chartctl.ErrorCode(err) != chartctl.ECONFLICT {
+	if _, _, err := backup.Restore(ctx, bytes.NewReader(b.Body), backup.Target{Store: pg, Blobs: other}); !errors.Is(err, backup.ErrNotEmpty) {
 		t.Fatalf("restore into a database with data: %v", err)
 	}
 	if n := countBlobs(t, other); n != 0 {

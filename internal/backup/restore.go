@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,10 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/dump"
 )
+
+// ErrNotEmpty is returned (wrapped) by Restore when the target store
+// holds records.
+var ErrNotEmpty = errors.New("the target store is not empty")
 
 // Target is where Restore writes.
 type Target struct {
@@ -122,7 +127,7 @@ func requireEmpty(ctx context.Context, st dump.Target) error {
 		return fmt.Errorf("check that the target is empty: %w", err)
 	}
 	if !empty {
-		return chartctl.Errorf(chartctl.ECONFLICT, "The target store is not empty (it holds at least one %s): restore only into an empty store.", strings.ReplaceAll(kind, "_", " "))
+		return fmt.Errorf("%w: it holds at least one %s; restore only into an empty store", ErrNotEmpty, dump.Singular(kind))
 	}
 	return nil
 }

@@ -319,26 +319,41 @@ func Blobs(records []chartctl.DumpRecord) []Blob {
 	return out
 }
 
+// Singular names one record of kind for a person: "chart version",
+// "API key".
+func Singular(kind string) string {
+	switch kind {
+	case chartctl.DumpAPIKey:
+		return "API key"
+	case chartctl.DumpOAuthClient:
+		return "OAuth client"
+	case chartctl.DumpOCIBlobLink:
+		return "OCI blob link"
+	case chartctl.DumpOCIManifest:
+		return "OCI manifest"
+	case chartctl.DumpOCITag:
+		return "OCI tag"
+	}
+	return strings.ReplaceAll(kind, "_", " ")
+}
+
 // Plural names many records of kind for a person: "chart versions",
 // "retention policies".
 func Plural(kind string) string {
-	switch kind {
-	case chartctl.DumpRepository:
-		return "repositories"
-	case chartctl.DumpRetention:
-		return "retention policies"
-	case chartctl.DumpAuditEntry:
-		return "audit entries"
-	case chartctl.DumpAPIKey:
-		return "API keys"
-	case chartctl.DumpOAuthClient:
-		return "OAuth clients"
-	case chartctl.DumpOCIBlobLink:
-		return "OCI blob links"
-	case chartctl.DumpOCIManifest:
-		return "OCI manifests"
-	case chartctl.DumpOCITag:
-		return "OCI tags"
+	s := Singular(kind)
+	switch {
+	case strings.HasSuffix(s, "y"):
+		return strings.TrimSuffix(s, "y") + "ies"
+	case strings.HasSuffix(s, "s"):
+		return s + "es"
 	}
-	return strings.ReplaceAll(kind, "_", " ") + "s"
+	return s + "s"
+}
+
+// Count writes n records of kind: "1 webhook", "3 audit entries".
+func Count(n int, kind string) string {
+	if n == 1 {
+		return "1 " + Singular(kind)
+	}
+	return fmt.Sprintf("%d %s", n, Plural(kind))
 }

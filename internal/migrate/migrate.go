@@ -115,7 +115,7 @@ func requireEmpty(ctx context.Context, st dump.Target) error {
 		return fmt.Errorf("check that the target is empty: %w", err)
 	}
 	if !empty {
-		return fmt.Errorf("the target database already holds data (at least one %s): migrate only into an empty database (a migration that stopped wrote no records, so one that completed did)", strings.ReplaceAll(kind, "_", " "))
+		return fmt.Errorf("the target database already holds data (at least one %s): migrate only into an empty database (a migration that stopped wrote no records, so one that completed did)", dump.Singular(kind))
 	}
 	return nil
 }

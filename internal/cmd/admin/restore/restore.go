@@ -265,22 +265,22 @@ func restoreRun(ctx context.Context, opts *RestoreOptions) (err error) {
 
 func report(opts *RestoreOptions, s *Summary) error {
 	if s.SealedSecrets > 0 && s.SecretsKey == "" {
-		fmt.Fprintf(opts.IO.ErrOut, "! %d webhook secrets are sealed with the source server's secrets key: start the server with that key (--secrets-key-file, or copy it to DATA/secrets.key), or those webhooks cannot sign deliveries until their secrets are rotated\n", s.SealedSecrets)
+		fmt.Fprintf(opts.IO.ErrOut, "! The secrets of %s are sealed with the source server's secrets key: start the server with that key (--secrets-key-file, or copy it to DATA/secrets.key), or they cannot sign deliveries until their secrets are rotated\n", dump.Count(s.SealedSecrets, chartctl.DumpWebhook))
 	}
 	if opts.JSON {
 		return cmdutil.PrintJSON(opts.IO.Out, s)
 	}
 	into := s.Data
-	start := "--data " + s.Data
+	start := "--data " + quote(s.Data)
 	if s.Database != "bolt" {
-		into, start = s.Database, "--database "+s.Database
+		into, start = s.Database, "--database "+quote(s.Database)
 		if s.BlobStore == "file" {
-			start += " --data " + s.Data
+			start += " --data " + quote(s.Data)
 		}
 	}
 	if s.BlobStore != "file" {
 		into += " and " + s.BlobStore
-		start += " --blob-store " + s.BlobStore
+		start += " --blob-store " + quote(s.BlobStore)
 	}
 	out := opts.IO.Out
 	fmt.Fprintf(out, "%s Restored %d repositories, %d chart versions and %d blobs into %s\n",
@@ -288,12 +288,12 @@ func report(opts *RestoreOptions, s *Summary) error {
 	var parts []string
 	for _, k := range chartctl.DumpKinds {
 		if n := s.Records[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, dump.Plural(k)))
+			parts = append(parts, dump.Count(n, k))
 		}
 	}
 	fmt.Fprintf(out, "  records: %s\n", strings.Join(parts, ", "))
 	if s.SealedSecrets > 0 && s.SecretsKey != "" {
-		fmt.Fprintf(out, "  the secrets key opens the %d webhook secrets (%s)\n", s.SealedSecrets, s.SecretsKey)
+		fmt.Fprintf(out, "  the secrets key opens the webhook secrets (%s, %s)\n", dump.Count(s.SealedSecrets, chartctl.DumpWebhook), s.SecretsKey)
 	}
 	_, err := fmt.Fprintf(out, "Start the server with %s\n", start)
 	return err
@@ -330,6 +330,17 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o600)
+}
+
+// quote quotes s for a POSIX shell when it holds anything but plain
+// characters (an S3 URL's & and ?).
+func quote(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // redact hides a password in a URL for messages.

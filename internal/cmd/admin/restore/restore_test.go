@@ -153,8 +153,8 @@ func TestRestoreIntoPostgresAndS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Restored 1 repositories, 1 chart versions and 1 blobs", "1 webhooks", "opens the 1 webhook secrets",
-		"Start the server with --database postgres://", "--blob-store " + bucket} {
+	for _, want := range []string{"Restored 1 repositories, 1 chart versions and 1 blobs", "1 webhook,", "3 audit entries", "opens the webhook secrets (1 webhook,",
+		"Start the server with --database 'postgres://", "--blob-store '" + bucket + "'"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -194,7 +194,7 @@ func TestRestoreDataWithSecretsKey(t *testing.T) {
 		t.Fatalf("secrets.key: %q %v", b, err)
 	}
 	_, stderr, err := runCmd(t, file, "--data", filepath.Join(parent, "nokey"))
-	if err != nil || !strings.Contains(stderr, "1 webhook secrets are sealed with the source server's secrets key") {
+	if err != nil || !strings.Contains(stderr, "The secrets of 1 webhook are sealed with the source server's secrets key") {
 		t.Fatalf("without a key: %v, stderr %q", err, stderr)
 	}
 	if _, _, err := runCmd(t, file, "--data", filepath.Join(parent, "wrong"), "--secrets-key-file", file); err == nil {
