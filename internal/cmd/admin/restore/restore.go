@@ -227,14 +227,21 @@ func restoreRun(ctx context.Context, opts *RestoreOptions) (err error) {
 
 	res, counts, err := ibackup.Restore(ctx, in, t)
 	if err != nil {
-		where := opts.Data
-		if !opts.bolt() {
-			where = "the database"
-			if opts.Data != "" {
-				where += " and " + opts.Data
-			}
+		var where []string
+		if opts.Data != "" {
+			where = append(where, opts.Data)
 		}
-		return fmt.Errorf("restore %s: %w; %s was left as it was", opts.File, err, where)
+		if !opts.bolt() {
+			where = append(where, "the database")
+		}
+		if !opts.fileBlobs() {
+			where = append(where, "the S3 store")
+		}
+		state := "was left as it was"
+		if len(where) > 1 {
+			state = "were left as they were"
+		}
+		return fmt.Errorf("restore %s: %w; %s %s", opts.File, err, strings.Join(where, " and "), state)
 	}
 	if opts.Data != "" {
 		if opts.SecretsKeyFile != "" {

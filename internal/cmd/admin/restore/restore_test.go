@@ -128,7 +128,7 @@ func TestRestoreIntoPostgresAndS3(t *testing.T) {
 
 	dbURL, bucket := pgtest.NewDatabase(t), s3test.NewBucket(t)
 	_, _, err := runCmd(t, file, "--database", dbURL, "--blob-store", bucket, "--secrets-key-file", wrongKey)
-	if err == nil || !strings.Contains(err.Error(), "does not open the secret of webhook") || !strings.Contains(err.Error(), "was left as it was") {
+	if err == nil || !strings.Contains(err.Error(), "does not open the secret of webhook") || !strings.Contains(err.Error(), "the database and the S3 store were left as they were") {
 		t.Fatalf("wrong key: %v", err)
 	}
 	db, err := postgres.Open(context.Background(), dbURL)
