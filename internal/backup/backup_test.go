@@ -317,3 +317,20 @@ func TestRestoreFailingInTheStoreLeavesNothing(t *testing.T) {
 		t.Errorf("%d blobs in S3, want the one put there before", n)
 	}
 }
+
+// Live verify checks the OCI registry's blobs too: one removed from the
+// blob store is reported against the repository name holding it.
+func TestVerifyStoreChecksOCIBlobs(t *testing.T) {
+	db, blobs := filled(t)
+	if res, err := backup.VerifyStore(ctx, db, blobs); err != nil || !res.OK {
+		t.Fatalf("verify: %v %+v", err, res)
+	}
+	gone := storetest.Digest512("sha512 layer bytes")
+	must(t, blobs.Delete(ctx, gone))
+	res, err := backup.VerifyStore(ctx, db, blobs)
+	must(t, err)
+	if res.OK || len(res.Problems) != 1 || res.Problems[0].Kind != "blob_missing" || res.Problems[0].Target != gone ||
+		!strings.Contains(res.Problems[0].Detail, "apps/image") {
+		t.Fatalf("problems %+v", res.Problems)
+	}
+}
