@@ -71,6 +71,22 @@ func leafFor(t *testing.T, addr, name string, roots *x509.CertPool) (*x509.Certi
 	return conn.ConnectionState().PeerCertificates[0], nil
 }
 
+// openShared opens a fresh PostgreSQL database and a secrets box, what
+// replicas share.
+func openShared(t *testing.T) (*postgres.DB, *secrets.Box) {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	box, err := secrets.New(bytes.Repeat([]byte("k"), 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, box
+}
+
 // TestACMESharedByReplicas runs two replicas on one PostgreSQL database:
 // an HTTP-01 challenge of an order one replica placed is answered by the
 // other, both serve the one certificate, a certificate both need at once is
@@ -80,15 +96,7 @@ func TestACMESharedByReplicas(t *testing.T) {
 		t.Skip("runs Pebble and PostgreSQL")
 	}
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	box, err := secrets.New(bytes.Repeat([]byte("k"), 32))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, box := openShared(t)
 	httpPort := testkit.FreePort(t)
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", httpPort)
 	// Pebble's TLS-ALPN-01 attempts go to a closed port: only HTTP-01 can
@@ -150,15 +158,7 @@ func TestACMESharedByReplicas(t *testing.T) {
 // to wait for; a missing certificate takes the order's lease.
 func TestSharedCacheLeasesOnlyCertificates(t *testing.T) {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	box, err := secrets.New(bytes.Repeat([]byte("k"), 32))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, box := openShared(t)
 	a := &tlsconfig.SharedCache{Store: db, Box: box, Holder: "a", Wait: time.Hour}
 	b := &tlsconfig.SharedCache{Store: db, Box: box, Holder: "b", Wait: time.Hour}
 	for _, key := range []string{"acme_account+key", "acme_account.key", "tok3n+http-01", acmeName + "+token"} {
