@@ -132,9 +132,10 @@ func (c *SharedCache) Delete(ctx context.Context, key string) error {
 }
 
 // isCertificate tells autocert's certificate entries ("name", "name+rsa")
-// from its account key and HTTP-01 tokens.
+// from its account key ("acme_account+key", or the legacy
+// "acme_account.key" it also looks for) and HTTP-01 tokens.
 func isCertificate(key string) bool {
-	return key != "acme_account+key" && !strings.HasSuffix(key, "+http-01") && !strings.HasSuffix(key, "+token")
+	return !strings.HasPrefix(key, "acme_account") && !strings.HasSuffix(key, "+http-01") && !strings.HasSuffix(key, "+token")
 }
 
 // leaseName is the lease of the order for the certificate entry key.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/acme/autocert"
 
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/secrets"
@@ -68,6 +71,22 @@ func leafFor(t *testing.T, addr, name string, roots *x509.CertPool) (*x509.Certi
 	return conn.ConnectionState().PeerCertificates[0], nil
 }
 
+// openShared opens a fresh PostgreSQL database and a secrets box, what
+// replicas share.
+func openShared(t *testing.T) (*postgres.DB, *secrets.Box) {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	box, err := secrets.New(bytes.Repeat([]byte("k"), 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, box
+}
+
 // TestACMESharedByReplicas runs two replicas on one PostgreSQL database:
 // an HTTP-01 challenge of an order one replica placed is answered by the
 // other, both serve the one certificate, a certificate both need at once is
@@ -77,15 +96,7 @@ func TestACMESharedByReplicas(t *testing.T) {
 		t.Skip("runs Pebble and PostgreSQL")
 	}
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	box, err := secrets.New(bytes.Repeat([]byte("k"), 32))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, box := openShared(t)
 	httpPort := testkit.FreePort(t)
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", httpPort)
 	// Pebble's TLS-ALPN-01 attempts go to a closed port: only HTTP-01 can
@@ -139,5 +150,48 @@ func TestACMESharedByReplicas(t *testing.T) {
 		if bytes.Contains(sealed, []byte("PRIVATE KEY")) {
 			t.Errorf("ACME cache entry %q holds a private key in the clear", key)
 		}
+	}
+}
+
+// TestSharedCacheLeasesOnlyCertificates: the account key (under both names
+// autocert looks for) and HTTP-01 tokens are plain misses, never an order
+// to wait for; a missing certificate takes the order's lease.
+func TestSharedCacheLeasesOnlyCertificates(t *testing.T) {
+	ctx := context.Background()
+	db, box := openShared(t)
+	a := &tlsconfig.SharedCache{Store: db, Box: box, Holder: "a", Wait: time.Hour}
+	b := &tlsconfig.SharedCache{Store: db, Box: box, Holder: "b", Wait: time.Hour}
+	for _, key := range []string{"acme_account+key", "acme_account.key", "tok3n+http-01", acmeName + "+token"} {
+		for _, c := range []*tlsconfig.SharedCache{a, b} {
+			// A wrongly leased key would have b wait for an order that
+			// never comes: the deadline turns that hang into a failure.
+			waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_, err := c.Get(waitCtx, key)
+			cancel()
+			if !errors.Is(err, autocert.ErrCacheMiss) {
+				t.Errorf("Get(%q) by %s = %v, want a plain cache miss", key, c.Holder, err)
+			}
+		}
+	}
+	if _, err := a.Get(ctx, acmeName); !errors.Is(err, autocert.ErrCacheMiss) {
+		t.Fatalf("first Get of a certificate = %v, want a miss (a orders)", err)
+	}
+	if ok, _ := db.AcquireLease(ctx, "acme-order:"+acmeName, "b", time.Hour); ok {
+		t.Fatal("a's order holds no lease")
+	}
+	// b waits for a's certificate and gets it once a stores it.
+	got := make(chan []byte, 1)
+	go func() {
+		data, err := b.Get(ctx, acmeName)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- data
+	}()
+	if err := a.Put(ctx, acmeName, []byte("certificate and key")); err != nil {
+		t.Fatal(err)
+	}
+	if data := <-got; string(data) != "certificate and key" {
+		t.Errorf("b got %q", data)
 	}
 }
