@@ -220,3 +220,53 @@ func TestNilCacheReadsTheStore(t *testing.T) {
 		t.Fatalf("stats of nil cache %+v", st)
 	}
 }
+
+// Readers, forgetters and evictions at once keep every read whole and the
+// budget kept (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	s := newStore(t)
+	const size = 64
+	c := blobcache.New(4*size, size)
+	var ds []string
+	var data [][]byte
+	for i := range 8 {
+		b := bytes.Repeat([]byte{'a' + byte(i)}, size)
+		ds, data = append(ds, put(t, s, b)), append(data, b)
+	}
+	done := make(chan struct{})
+	errs := make(chan string, 16)
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 500 {
+				k := (g*7 + i) % len(ds)
+				if g == 3 && i%5 == 0 {
+					c.Forget(ds[k])
+					continue
+				}
+				b, err := c.Open(context.Background(), s, ds[k])
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				got, _ := io.ReadAll(b)
+				b.Close()
+				if !bytes.Equal(got, data[k]) {
+					errs <- "blob " + ds[k] + " read wrong"
+					return
+				}
+				if st := c.Stats(); st.Bytes > 4*size {
+					errs <- "over budget"
+					return
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
