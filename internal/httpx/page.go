@@ -17,6 +17,10 @@ type Page struct{ Page, Limit int }
 // A bad value is EINVALID naming it.
 func ParsePage(c echo.Context) (Page, error) {
 	p := Page{Page: 1, Limit: 20}
+	if c.Request().URL.RawQuery == "" {
+		// Nothing to parse: spares echo building the query's map.
+		return p, nil
+	}
 	if v := c.QueryParam("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
