@@ -19,11 +19,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
+	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
 // Config holds the application's tunables.
@@ -47,10 +47,10 @@ type Config struct {
 	DefaultRepositoryQuota int64
 	// BlobCacheSize is the memory budget, in bytes, of the small blobs
 	// downloads are served from (OpenBlob): 0 means
-	// blobcache.DefaultBudget, negative keeps no blob in memory.
+	// smallblobs.DefaultBudget, negative keeps no blob in memory.
 	BlobCacheSize int64
 	// BlobCacheMaxBlob is the largest blob kept in memory: 0 means
-	// blobcache.DefaultMaxBlob.
+	// smallblobs.DefaultMaxBlob.
 	BlobCacheMaxBlob int64
 }
 
@@ -88,7 +88,7 @@ type App struct {
 	// the holder of the leases it takes (chartctl.LeaseStore).
 	Replica string
 
-	blobCache *blobcache.Cache
+	blobCache *smallblobs.Cache
 	repoList  listCache
 	locks     digestLocks
 	downloads downloadCounter
@@ -120,12 +120,12 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		Replica: replicaName()}
 	budget, maxBlob := opts.Config.BlobCacheSize, opts.Config.BlobCacheMaxBlob
 	if budget == 0 {
-		budget = blobcache.DefaultBudget
+		budget = smallblobs.DefaultBudget
 	}
 	if maxBlob == 0 {
-		maxBlob = blobcache.DefaultMaxBlob
+		maxBlob = smallblobs.DefaultMaxBlob
 	}
-	a.blobCache = blobcache.New(budget, maxBlob)
+	a.blobCache = smallblobs.New(budget, maxBlob)
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)

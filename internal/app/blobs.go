@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
 // OpenBlob opens the stored blob with digest for a download, by any
@@ -15,14 +15,14 @@ import (
 // Config.BlobCacheSize): blobs never change under their digest, and the
 // cache forgets a blob when App deletes it. Returns ENOTFOUND.
 //
-// A blob held in memory is a *blobcache.Reader, whose Blob carries the
+// A blob held in memory is a *smallblobs.Reader, whose Blob carries the
 // bytes and the formatted ETag and Content-Length header values.
 func (a *App) OpenBlob(ctx context.Context, digest string) (chartctl.Blob, error) {
 	return a.blobCache.Open(ctx, a.Blobs, digest)
 }
 
 // BlobCacheStats describes the blobs held in memory for downloads.
-func (a *App) BlobCacheStats() blobcache.Stats { return a.blobCache.Stats() }
+func (a *App) BlobCacheStats() smallblobs.Stats { return a.blobCache.Stats() }
 
 // digestLocks serializes, per blob digest, an upload's commit of blob and
 // record against the deletion of an orphaned blob with the same digest.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
 // osFile is implemented by blobs that are files on the local filesystem
@@ -24,8 +24,8 @@ type osFile interface {
 
 // resident returns the blob in memory content reads (the application
 // layer's cache of small blobs), if it is one.
-func resident(content io.ReadSeeker) (*blobcache.Blob, bool) {
-	if r, ok := content.(*blobcache.Reader); ok {
+func resident(content io.ReadSeeker) (*smallblobs.Blob, bool) {
+	if r, ok := content.(*smallblobs.Reader); ok {
 		return r.Blob(), true
 	}
 	return nil, false

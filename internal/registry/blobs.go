@@ -9,9 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
 
-	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
 // handleBlob answers GET, HEAD and DELETE on /v2/<name>/blobs/<digest>. A
@@ -98,7 +98,7 @@ func (r *Registry) serveBlob(c echo.Context, ds string, data []byte) error {
 			return err
 		}
 		defer b.Close()
-		if mem, ok := b.(*blobcache.Reader); ok {
+		if mem, ok := b.(*smallblobs.Reader); ok {
 			// In memory: nothing to wait for but the client, whom the
 			// server's write timeout bounds.
 			content, etag, digestHdr = mem, mem.Blob().ETagHeader(), mem.Blob().DigestHeader()

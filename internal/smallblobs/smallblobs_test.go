@@ -1,4 +1,4 @@
-package blobcache_test
+package smallblobs_test
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/blob"
-	"github.com/chartctl/chartctl/internal/blobcache"
 	"github.com/chartctl/chartctl/internal/blobtest"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
 // put stores data in s and returns its digest.
@@ -41,7 +41,7 @@ func newStore(t *testing.T) *blob.Store {
 
 // read opens digest through c and returns its content and whether it came
 // from memory.
-func read(t *testing.T, c *blobcache.Cache, s chartctl.BlobStore, digest string) ([]byte, bool) {
+func read(t *testing.T, c *smallblobs.Cache, s chartctl.BlobStore, digest string) ([]byte, bool) {
 	t.Helper()
 	b, err := c.Open(context.Background(), s, digest)
 	if err != nil {
@@ -55,13 +55,13 @@ func read(t *testing.T, c *blobcache.Cache, s chartctl.BlobStore, digest string)
 	if int64(len(data)) != b.Size() {
 		t.Fatalf("read %d bytes of a blob of size %d", len(data), b.Size())
 	}
-	_, mem := b.(*blobcache.Reader)
+	_, mem := b.(*smallblobs.Reader)
 	return data, mem
 }
 
 func TestServesFromMemoryAfterFirstRead(t *testing.T) {
 	s := newStore(t)
-	c := blobcache.New(1<<20, 1<<10)
+	c := smallblobs.New(1<<20, 1<<10)
 	data := []byte("chart archive bytes")
 	d := put(t, s, data)
 
@@ -83,7 +83,7 @@ func TestServesFromMemoryAfterFirstRead(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	b, _ := c.Open(context.Background(), s, d)
-	r := b.(*blobcache.Reader).Blob()
+	r := b.(*smallblobs.Reader).Blob()
 	if r.ETagHeader()[0] != `"`+d+`"` || r.LengthHeader()[0] != "19" || r.Digest() != d || r.DigestHeader()[0] != d {
 		t.Fatalf("headers %q %q", r.ETagHeader(), r.LengthHeader())
 	}
@@ -91,7 +91,7 @@ func TestServesFromMemoryAfterFirstRead(t *testing.T) {
 
 func TestForgetStopsServing(t *testing.T) {
 	s := newStore(t)
-	c := blobcache.New(1<<20, 1<<10)
+	c := smallblobs.New(1<<20, 1<<10)
 	d := put(t, s, []byte("to be deleted"))
 	read(t, c, s, d)
 	if err := s.Delete(context.Background(), d); err != nil {
@@ -108,7 +108,7 @@ func TestForgetStopsServing(t *testing.T) {
 
 func TestMissingBlobIsNotRemembered(t *testing.T) {
 	s := newStore(t)
-	c := blobcache.New(1<<20, 1<<10)
+	c := smallblobs.New(1<<20, 1<<10)
 	data := []byte("arrives later")
 	d := blobtest.Digest(data)
 	if _, err := c.Open(context.Background(), s, d); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
@@ -122,7 +122,7 @@ func TestMissingBlobIsNotRemembered(t *testing.T) {
 
 func TestLargeBlobsStayInTheStore(t *testing.T) {
 	s := newStore(t)
-	c := blobcache.New(1<<20, 100)
+	c := smallblobs.New(1<<20, 100)
 	big := bytes.Repeat([]byte("x"), 101)
 	d := put(t, s, big)
 	for range 2 {
@@ -141,7 +141,7 @@ func TestLargeBlobsStayInTheStore(t *testing.T) {
 func TestEvictionKeepsTheBudget(t *testing.T) {
 	s := newStore(t)
 	const size = 100
-	c := blobcache.New(3*size, size)
+	c := smallblobs.New(3*size, size)
 	var ds []string
 	for i := range 5 {
 		ds = append(ds, put(t, s, bytes.Repeat([]byte{'a' + byte(i)}, size)))
@@ -190,7 +190,7 @@ func TestEvictionKeepsTheBudget(t *testing.T) {
 // own.
 func TestReadersAreIndependent(t *testing.T) {
 	s := newStore(t)
-	c := blobcache.New(1<<20, 1<<10)
+	c := smallblobs.New(1<<20, 1<<10)
 	d := put(t, s, []byte("0123456789"))
 	read(t, c, s, d)
 	a, _ := c.Open(context.Background(), s, d)
@@ -207,7 +207,7 @@ func TestReadersAreIndependent(t *testing.T) {
 
 func TestNilCacheReadsTheStore(t *testing.T) {
 	s := newStore(t)
-	var c *blobcache.Cache = blobcache.New(0, 100)
+	var c *smallblobs.Cache = smallblobs.New(0, 100)
 	if c != nil {
 		t.Fatal("a zero budget made a cache")
 	}
@@ -216,7 +216,7 @@ func TestNilCacheReadsTheStore(t *testing.T) {
 		t.Fatalf("%q, from memory %v", got, mem)
 	}
 	c.Forget(d)
-	if st := c.Stats(); st != (blobcache.Stats{}) {
+	if st := c.Stats(); st != (smallblobs.Stats{}) {
 		t.Fatalf("stats of nil cache %+v", st)
 	}
 }
@@ -226,7 +226,7 @@ func TestNilCacheReadsTheStore(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	s := newStore(t)
 	const size = 64
-	c := blobcache.New(4*size, size)
+	c := smallblobs.New(4*size, size)
 	var ds []string
 	var data [][]byte
 	for i := range 8 {

@@ -1,4 +1,4 @@
-// Package blobcache keeps small blobs in memory for serving: chart
+// Package smallblobs keeps small blobs in memory for serving: chart
 // archives, provenance files and OCI blobs that every `helm pull`, CI job
 // and registry client downloads again and again.
 //
@@ -8,7 +8,7 @@
 // bounded twice: blobs larger than a per-blob limit are never kept, and the
 // bytes kept stay within a total budget, the least recently served blobs
 // going first.
-package blobcache
+package smallblobs
 
 import (
 	"bytes"
