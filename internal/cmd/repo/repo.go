@@ -4,6 +4,7 @@ package repo
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/cmd/quota"
 	"github.com/chartctl/chartctl/internal/cmd/repo/create"
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
 	"github.com/chartctl/chartctl/internal/cmd/repo/list"
@@ -16,7 +17,7 @@ import (
 func NewCmdRepo(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "repo <command>",
-		Short: "Create, list, view and delete chart repositories",
+		Short: "Create, list, view and delete chart repositories; their quotas and retention",
 		Long: `Chart repositories hold charts. Each is also a plain Helm repository at
 SERVER/helm/NAME.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
@@ -29,6 +30,7 @@ SERVER/helm/NAME.`,
 		view.NewCmdView(f, nil),
 		delete.NewCmdDelete(f, nil),
 		retention.NewCmdRetention(f),
+		quota.NewCmdQuota(f, quota.Repository(f)),
 	)
 	return cmd
 }
