@@ -58,6 +58,10 @@ type DB struct {
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
 
+	// leases are the held leases (lease.go).
+	leaseMu sync.Mutex
+	leases  map[string]lease
+
 	// versions caches parsed SemVer versions by string: parsing is the
 	// dominant cost of ordering a repository's versions.
 	versionsMu sync.RWMutex

@@ -291,6 +291,8 @@ type Store interface {
 	DownloadStore
 	// RetentionStore: retention policies.
 	RetentionStore
+	// LeaseStore: leases that let one replica at a time run scheduled work.
+	LeaseStore
 
 	// Close releases the store.
 	Close() error

@@ -75,6 +75,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIUploads", func(t *testing.T) { testOCIUploads(t, open) })
 	t.Run("OCIDeleteRepository", func(t *testing.T) { testOCIDeleteRepository(t, open) })
 	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })
+	t.Run("Leases", func(t *testing.T) { testLeases(t, open) })
 	runEvents(t, open)
 }
 
