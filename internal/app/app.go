@@ -13,6 +13,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/chartctl/chartctl/internal/chart"
@@ -73,6 +74,10 @@ type App struct {
 	// version is stored, forgotten when its archive's blob is deleted.
 	Pages *chartpage.Store
 
+	// instance names this App as a lease holder (chartctl.LeaseStore):
+	// unique per process, so replicas on one store tell themselves apart.
+	instance string
+
 	locks     digestLocks
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
@@ -99,12 +104,23 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload}
+	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload,
+		instance: instanceName()}
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", Now: opts.Now, LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})
 	return a
+}
+
+// instanceName names a process as a lease holder: its host, for people
+// reading the leases table, and a unique ID.
+func instanceName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "chartctl"
+	}
+	return host + "/" + NewID("")
 }
 
 func (a *App) observeUpload(created bool, err error) {

@@ -403,6 +403,11 @@ type RetentionPolicy struct {
 	DeletePrereleasesAfter *time.Duration
 	// Schedule is a cron expression for scheduled runs ("" for none).
 	Schedule string
+	// LastRun is when a scheduled run last applied the policy (zero:
+	// never). The store keeps it across SetRetentionPolicy, which ignores
+	// this field; only MarkRetentionRun sets it. Replicas read it to run
+	// each due schedule once.
+	LastRun time.Time
 }
 
 // RetentionStore keeps retention policies.
@@ -413,4 +418,8 @@ type RetentionStore interface {
 	// RetentionPolicies returns every repository's policy, by repository
 	// name.
 	RetentionPolicies(ctx context.Context) (map[string]*RetentionPolicy, error)
+	// MarkRetentionRun records that a scheduled run applied the
+	// repository's policy at at (its LastRun), changing nothing else of
+	// the policy. Returns ENOTFOUND if the repository has no policy.
+	MarkRetentionRun(ctx context.Context, repo string, at time.Time) error
 }

@@ -649,7 +649,25 @@ func testRetention(t *testing.T, open Open) {
 	if len(all) != 2 || !reflect.DeepEqual(all["apps"], p) || all["tools"].KeepLatest == nil || *all["tools"].KeepLatest != 1 {
 		t.Fatalf("policies %+v", all)
 	}
+	// The time of the last scheduled run: set by MarkRetentionRun alone,
+	// kept when the policy is replaced.
+	at := time.Date(2026, 5, 1, 3, 0, 7, 0, time.UTC)
+	must(t, s.MarkRetentionRun(ctx, "apps", at))
+	wantCode(t, s.MarkRetentionRun(ctx, "missing", at), chartctl.ENOTFOUND)
+	all, err = s.RetentionPolicies(ctx)
+	must(t, err)
+	if !all["apps"].LastRun.Equal(at) || !all["tools"].LastRun.IsZero() || all["apps"].Schedule != p.Schedule {
+		t.Fatalf("after a run: %+v %+v", all["apps"], all["tools"])
+	}
+	p2 := &chartctl.RetentionPolicy{KeepLatest: ptr(2), Schedule: "0 4 * * *", LastRun: at.Add(time.Hour)}
+	must(t, s.SetRetentionPolicy(ctx, "apps", p2))
+	all, err = s.RetentionPolicies(ctx)
+	must(t, err)
+	if got := all["apps"]; !got.LastRun.Equal(at) || got.Schedule != "0 4 * * *" || *got.KeepLatest != 2 || got.KeepMatching != "" {
+		t.Fatalf("replaced policy %+v", got)
+	}
 	must(t, s.SetRetentionPolicy(ctx, "tools", nil))
+	wantCode(t, s.MarkRetentionRun(ctx, "tools", at), chartctl.ENOTFOUND)
 	_, err = s.DeleteRepository(ctx, "apps")
 	must(t, err)
 	mustRepo(t, s, "apps", "")
