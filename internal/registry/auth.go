@@ -120,7 +120,7 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 	}
 	needLogin := func(msg string) error {
 		w.Header().Set("WWW-Authenticate", r.challenge(req, scope))
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg)
+		return denied(c, newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg))
 	}
 	repo, err := r.App.Store.Repository(req.Context(), repoOf(name))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND || (err == nil && !p.CanSeeRepo(repo)) {
@@ -142,13 +142,13 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 		need = chartctl.ScopeRepoWrite
 	}
 	if !p.Scopes.Allows(need) {
-		return nil, nil, errDenied("This credential lacks the %s scope.", need)
+		return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", need))
 	}
 	if act != actionPull && !p.RepoRole(repo).AtLeast(chartctl.RoleMaintainer) {
 		if repo.Organization == "" {
-			return nil, nil, errDenied("Only the owner of repository %q may %s here.", repo.Name, act)
+			return nil, nil, denied(c, errDenied("Only the owner of repository %q may %s here.", repo.Name, act))
 		}
-		return nil, nil, errDenied("Pushing or deleting in repository %q needs the maintainer role in organization %q.", repo.Name, repo.Organization)
+		return nil, nil, denied(c, errDenied("Pushing or deleting in repository %q needs the maintainer role in organization %q.", repo.Name, repo.Organization))
 	}
 	return p, repo, nil
 }

@@ -143,6 +143,8 @@ func (r *Registry) Register(e *echo.Echo) {
 
 // route is one resource of the API, matched on the path after /v2/.
 type route struct {
+	// name names the resource for the audit log (writeAction).
+	name    string
 	re      *regexp.Regexp
 	methods string
 	handle  func(r *Registry, c echo.Context, m []string) error
@@ -151,15 +153,15 @@ type route struct {
 // routes, tried in order: uploads before blobs, since a name may end in
 // "blobs".
 var routes = []route{
-	{regexp.MustCompile(`^$`), "GET HEAD", (*Registry).handleBase},
-	{regexp.MustCompile(`^token$`), "GET", (*Registry).handleToken},
-	{regexp.MustCompile(`^_catalog$`), "GET", (*Registry).handleCatalog},
-	{regexp.MustCompile(`^(.+)/manifests/([^/]+)$`), "GET HEAD PUT DELETE", (*Registry).handleManifest},
-	{regexp.MustCompile(`^(.+)/blobs/uploads/?$`), "POST", (*Registry).handleStartUpload},
-	{regexp.MustCompile(`^(.+)/blobs/uploads/([^/]+)$`), "GET PATCH PUT DELETE", (*Registry).handleUpload},
-	{regexp.MustCompile(`^(.+)/blobs/([^/]+)$`), "GET HEAD DELETE", (*Registry).handleBlob},
-	{regexp.MustCompile(`^(.+)/tags/list$`), "GET", (*Registry).handleTags},
-	{regexp.MustCompile(`^(.+)/referrers/([^/]+)$`), "GET", (*Registry).handleReferrers},
+	{"base", regexp.MustCompile(`^$`), "GET HEAD", (*Registry).handleBase},
+	{"token", regexp.MustCompile(`^token$`), "GET", (*Registry).handleToken},
+	{"catalog", regexp.MustCompile(`^_catalog$`), "GET", (*Registry).handleCatalog},
+	{"manifest", regexp.MustCompile(`^(.+)/manifests/([^/]+)$`), "GET HEAD PUT DELETE", (*Registry).handleManifest},
+	{"startUpload", regexp.MustCompile(`^(.+)/blobs/uploads/?$`), "POST", (*Registry).handleStartUpload},
+	{"upload", regexp.MustCompile(`^(.+)/blobs/uploads/([^/]+)$`), "GET PATCH PUT DELETE", (*Registry).handleUpload},
+	{"blob", regexp.MustCompile(`^(.+)/blobs/([^/]+)$`), "GET HEAD DELETE", (*Registry).handleBlob},
+	{"tags", regexp.MustCompile(`^(.+)/tags/list$`), "GET", (*Registry).handleTags},
+	{"referrers", regexp.MustCompile(`^(.+)/referrers/([^/]+)$`), "GET", (*Registry).handleReferrers},
 }
 
 // handle answers a request under /v2. Errors are answered here, in the
@@ -182,6 +184,11 @@ func (r *Registry) handle(c echo.Context) error {
 		}
 		if err := rt.handle(r, c, m); err != nil {
 			r.writeError(c, err)
+			name := ""
+			if len(m) > 1 {
+				name = m[1]
+			}
+			r.auditRefusal(c, rt.name, name, err)
 		}
 		return nil
 	}
