@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -17,5 +18,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	// pgtest.Main stops the shared PostgreSQL that the benchmarks on that
+	// engine start.
+	os.Exit(pgtest.Main(m))
 }

@@ -77,6 +77,8 @@ type App struct {
 	// instance names this App as a lease holder (chartctl.LeaseStore):
 	// unique per process, so replicas on one store tell themselves apart.
 	instance string
+	// noAudit: see DisableAuditForBenchmark.
+	noAudit bool
 
 	locks     digestLocks
 	downloads downloadCounter

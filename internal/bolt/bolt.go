@@ -61,6 +61,10 @@ type DB struct {
 	// leases are the held leases (lease.go).
 	leaseMu sync.Mutex
 	leases  map[string]lease
+	// claims are the webhook deliveries a dispatcher claimed, by delivery
+	// ID, with the end of each claim's lease (ClaimDeliveries).
+	claimMu sync.Mutex
+	claims  map[string]time.Time
 
 	// versions caches parsed SemVer versions by string: parsing is the
 	// dominant cost of ordering a repository's versions.

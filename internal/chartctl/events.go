@@ -273,6 +273,20 @@ type Attempt struct {
 	ResponseExcerpt string
 }
 
+// AttemptResult is one attempt of a delivery and where it leaves the
+// delivery, for RecordAttempts.
+type AttemptResult struct {
+	DeliveryID string
+	Attempt    Attempt
+	// State is the delivery's new state; Next (pending only) when to try
+	// again.
+	State DeliveryState
+	Next  *time.Time
+	// Disable, if not empty, deactivates the delivery's webhook with this
+	// reason, in the same transaction.
+	Disable string
+}
+
 // Delivery is one event on its way to one webhook. Deliveries of a webhook
 // go out in Seq order: a pending one holds back the later ones.
 type Delivery struct {
@@ -320,10 +334,12 @@ type WebhookStore interface {
 	// pending delivery when it is due at now, with its Event, and
 	// postpones it by lease so no other caller claims it meanwhile.
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
-	// RecordAttempt appends a to the delivery. state is the delivery's new
-	// state; next (pending only) when to try again. A non-empty disable
-	// deactivates the webhook with that reason, in the same transaction.
-	RecordAttempt(ctx context.Context, deliveryID string, a Attempt, state DeliveryState, next *time.Time, disable string) error
+	// RecordAttempts records a round of attempts in one transaction (a
+	// dispatcher's round: one commit, not one per delivery): each
+	// result's attempt is appended to its delivery, which moves to the
+	// result's state. A delivery that no longer exists (its webhook was
+	// deleted meanwhile) is skipped.
+	RecordAttempts(ctx context.Context, results []AttemptResult) error
 	// Deliveries returns a webhook's deliveries, newest first, at most
 	// limit. Returns ENOTFOUND if the webhook does not exist.
 	Deliveries(ctx context.Context, webhookID string, limit int) ([]*Delivery, error)

@@ -447,32 +447,43 @@ func deliveryNotFound(id string) error {
 	return chartctl.Errorf(chartctl.ENOTFOUND, "Delivery %q not found.", id)
 }
 
-// RecordAttempt appends an attempt and moves the delivery on; a non-empty
-// disable deactivates its webhook in the same transaction.
-func (db *DB) RecordAttempt(ctx context.Context, id string, a chartctl.Attempt, state chartctl.DeliveryState, next *time.Time, disable string) error {
-	seq, ok := parseSeq(id, "dlv_")
-	if !ok {
-		return deliveryNotFound(id)
+// RecordAttempts records a dispatcher's round in one transaction; a
+// non-empty Disable deactivates the delivery's webhook in it too.
+func (db *DB) RecordAttempts(ctx context.Context, results []chartctl.AttemptResult) error {
+	if len(results) == 0 {
+		return nil
 	}
-	rec, err := json.Marshal([]attemptRecord{{At: a.At.UTC(), StatusCode: a.StatusCode, DurationNS: int64(a.Duration),
-		Excerpt: text(a.ResponseExcerpt)}})
-	if err != nil {
-		return err
-	}
-	if state != chartctl.DeliveryPending {
-		next = nil
-	}
-	return db.tx(ctx, "record delivery attempt", func(tx pgx.Tx) error {
-		var whID string
-		err := tx.QueryRow(ctx, `UPDATE deliveries SET attempts = attempts || $2::jsonb, state = $3, next_attempt_at = $4
-			WHERE seq = $1 RETURNING webhook_id`, seq, string(rec), string(state), utcPtr(next)).Scan(&whID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return deliveryNotFound(id)
-		} else if err != nil || disable == "" {
-			return err
+	return db.tx(ctx, "record delivery attempts", func(tx pgx.Tx) error {
+		for _, r := range results {
+			seq, ok := parseSeq(r.DeliveryID, "dlv_")
+			if !ok {
+				continue
+			}
+			a := r.Attempt
+			rec, err := json.Marshal([]attemptRecord{{At: a.At.UTC(), StatusCode: a.StatusCode, DurationNS: int64(a.Duration),
+				Excerpt: text(a.ResponseExcerpt)}})
+			if err != nil {
+				return err
+			}
+			next := r.Next
+			if r.State != chartctl.DeliveryPending {
+				next = nil
+			}
+			var whID string
+			err = tx.QueryRow(ctx, `UPDATE deliveries SET attempts = attempts || $2::jsonb, state = $3, next_attempt_at = $4
+				WHERE seq = $1 RETURNING webhook_id`, seq, string(rec), string(r.State), utcPtr(next)).Scan(&whID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // deleted with its webhook meanwhile
+			} else if err != nil {
+				return err
+			}
+			if r.Disable != "" {
+				if _, err := tx.Exec(ctx, `UPDATE webhooks SET active = false, disabled_reason = $2 WHERE id = $1`, whID, text(r.Disable)); err != nil {
+					return err
+				}
+			}
 		}
-		_, err = tx.Exec(ctx, `UPDATE webhooks SET active = false, disabled_reason = $2 WHERE id = $1`, whID, text(disable))
-		return err
+		return nil
 	})
 }
 

@@ -356,12 +356,17 @@ func testDeliveries(t *testing.T, open Open) {
 	// retried later: its later deliveries wait behind it.
 	d1 := deliveries(t, s, w1.ID)
 	wantStrings(t, "w1 deliveries, newest first", eventIDs(d1), []string{"evt_r3", "evt_r2", "evt_r1"})
-	must(t, s.RecordAttempt(ctx, d1[2].ID, chartctl.Attempt{At: now, StatusCode: 200, Duration: 20 * time.Millisecond,
-		ResponseExcerpt: "ok"}, chartctl.DeliveryDelivered, nil, ""))
+	// Both attempts of the round in one call, as the dispatcher records
+	// them; a delivery that no longer exists is skipped.
 	d2 := deliveries(t, s, w2.ID)
 	retry := now.Add(10 * time.Minute)
-	must(t, s.RecordAttempt(ctx, d2[2].ID, chartctl.Attempt{At: now, StatusCode: 500, ResponseExcerpt: "boom"},
-		chartctl.DeliveryPending, &retry, ""))
+	must(t, s.RecordAttempts(ctx, []chartctl.AttemptResult{
+		{DeliveryID: d1[2].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 200, Duration: 20 * time.Millisecond, ResponseExcerpt: "ok"},
+			State: chartctl.DeliveryDelivered},
+		{DeliveryID: "dlv_missing", Attempt: chartctl.Attempt{At: now}, State: chartctl.DeliveryDelivered},
+		{DeliveryID: d2[2].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 500, ResponseExcerpt: "boom"},
+			State: chartctl.DeliveryPending, Next: &retry},
+	}))
 	wantStrings(t, "after the first attempts", claim(now.Add(2*time.Minute)), []string{w1.ID + " evt_r2"})
 	// At the retry, w1's second delivery is due again too: its lease ran
 	// out without an attempt recorded.
@@ -381,14 +386,15 @@ func testDeliveries(t *testing.T, open Open) {
 
 	// A failure that disables the webhook: nothing more is claimed for it.
 	last := deliveries(t, s, w2.ID)[2]
-	must(t, s.RecordAttempt(ctx, last.ID, chartctl.Attempt{At: retry, StatusCode: 410}, chartctl.DeliveryFailed, nil, "the endpoint answered 410 Gone"))
+	must(t, s.RecordAttempts(ctx, []chartctl.AttemptResult{{DeliveryID: last.ID, Attempt: chartctl.Attempt{At: retry, StatusCode: 410},
+		State: chartctl.DeliveryFailed, Disable: "the endpoint answered 410 Gone"}}))
 	wh, err := s.Webhook(ctx, w2.ID)
 	must(t, err)
 	if wh.Active || wh.DisabledReason != "the endpoint answered 410 Gone" {
 		t.Fatalf("webhook after a disabling attempt: %+v", wh)
 	}
 	wantStrings(t, "disabled webhook", claim(retry.Add(time.Hour)), []string{w1.ID + " evt_r2"})
-	wantCode(t, s.RecordAttempt(ctx, "dlv_missing", chartctl.Attempt{At: now}, chartctl.DeliveryDelivered, nil, ""), chartctl.ENOTFOUND)
+	must(t, s.RecordAttempts(ctx, nil))
 
 	// Redeliver queues the event again as a new delivery.
 	re, err := s.Redeliver(ctx, w1.ID, got.ID)

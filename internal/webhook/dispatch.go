@@ -118,7 +118,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 }
 
 // RunOnce claims the deliveries due now, one per webhook, sends them
-// concurrently and records each attempt. It returns how many it sent.
+// concurrently and records their attempts together, in one store
+// transaction once the round is over (one commit per round rather than
+// one per delivery keeps the dispatcher's writes from crowding out the
+// uploads that feed it; a round lasts at most Timeout). It returns how
+// many it sent.
 func (d *Dispatcher) RunOnce(ctx context.Context) int {
 	claimed, err := d.store.ClaimDeliveries(ctx, d.opts.Now(), d.lease(), 64)
 	if err != nil {
@@ -127,32 +131,45 @@ func (d *Dispatcher) RunOnce(ctx context.Context) int {
 		}
 		return 0
 	}
+	results := make([]*chartctl.AttemptResult, len(claimed))
 	var wg sync.WaitGroup
-	for _, dl := range claimed {
+	for i, dl := range claimed {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.deliver(ctx, dl)
+			results[i] = d.deliver(ctx, dl)
 		}()
 	}
 	wg.Wait()
+	var done []chartctl.AttemptResult
+	for _, r := range results {
+		if r != nil {
+			done = append(done, *r)
+		}
+	}
+	if err := d.store.RecordAttempts(context.WithoutCancel(ctx), done); err != nil {
+		// The leases run out and the deliveries are sent again.
+		d.opts.Logger.Error("record webhook deliveries", "deliveries", len(done), "err", err)
+	}
 	return len(claimed)
 }
 
 const excerptSize = 1024
 
-func (d *Dispatcher) deliver(ctx context.Context, dl *chartctl.Delivery) {
+// deliver sends one delivery and returns its attempt, nil when there is
+// none to record (the webhook is gone, or the dispatcher is stopping).
+func (d *Dispatcher) deliver(ctx context.Context, dl *chartctl.Delivery) *chartctl.AttemptResult {
 	w, err := d.store.Webhook(ctx, dl.WebhookID)
 	if err != nil {
 		d.opts.Logger.Error("load webhook", "webhook", dl.WebhookID, "err", err)
-		return
+		return nil
 	}
 	start := d.opts.Now()
 	status, excerpt, sendErr := d.send(ctx, w, dl.Event)
 	if ctx.Err() != nil {
 		// Shutting down: the lease expires and the delivery is tried again
 		// after the restart.
-		return
+		return nil
 	}
 	a := chartctl.Attempt{At: start, StatusCode: status, Duration: d.opts.Now().Sub(start), ResponseExcerpt: excerpt}
 	if sendErr != nil {
@@ -171,9 +188,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *chartctl.Delivery) {
 			next = &t
 		}
 	}
-	if err := d.store.RecordAttempt(context.WithoutCancel(ctx), dl.ID, a, state, next, disable); err != nil {
-		d.opts.Logger.Error("record webhook delivery", "delivery", dl.ID, "err", err)
-	}
+	return &chartctl.AttemptResult{DeliveryID: dl.ID, Attempt: a, State: state, Next: next, Disable: disable}
 }
 
 func lastFailure(status int, err error) string {
