@@ -504,13 +504,13 @@ func (d *deliveryRecord) domain(tx *bbolt.Tx) (*chartctl.Delivery, error) {
 	return out, nil
 }
 
-// ClaimDeliveries returns each active webhook's next delivery that is due
-// and not claimed already. A bolt file is open in one process only (bbolt
-// locks it), so the claims' leases are kept in that process's memory
-// rather than written: a claim costs no commit and no file sync, and
-// after a crash the pending deliveries are due again at once (at least
-// once, as the webhook-id lets receivers deduplicate).
-func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*chartctl.Delivery, error) {
+// ClaimDeliveries returns the due deliveries at the head of each active
+// webhook's queue. A bolt file is open in one process only (bbolt locks
+// it), so the claims' leases are kept in that process's memory rather
+// than written: a claim costs no commit and no file sync, and after a
+// crash the pending deliveries are due again at once (at least once, as
+// the webhook-id lets receivers deduplicate).
+func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*chartctl.Delivery, error) {
 	db.claimMu.Lock()
 	defer db.claimMu.Unlock()
 	if db.claims == nil {
@@ -521,39 +521,71 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 			delete(db.claims, id)
 		}
 	}
+	// Each webhook's due prefix (delivery IDs), then round robin over
+	// them (every head before any second), so the limit cuts each queue
+	// after a prefix and no webhook starves the others.
 	var out []*chartctl.Delivery
 	err := db.db.View(func(tx *bbolt.Tx) error {
+		var due [][]string
 		q := bucket(tx, webhookQueueBucket)
-		return bucket(tx, webhooksBucket).ForEach(func(k, v []byte) error {
-			if len(out) >= limit {
-				return nil
-			}
+		err := bucket(tx, webhooksBucket).ForEach(func(k, v []byte) error {
 			w, err := decode[webhookRecord](v)
 			if err != nil || !w.Active {
 				return err
 			}
 			pfx := prefix(w.ID)
-			qk, id := q.Cursor().Seek(pfx)
-			if qk == nil || !bytes.HasPrefix(qk, pfx) {
-				return nil
+			c := q.Cursor()
+			var ids []string
+			for qk, id := c.Seek(pfx); qk != nil && bytes.HasPrefix(qk, pfx) && len(ids) < perWebhook; qk, id = c.Next() {
+				if _, claimed := db.claims[string(id)]; claimed {
+					return nil
+				}
+				d, err := getDelivery(tx, string(id))
+				if err != nil {
+					return err
+				}
+				if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
+					break
+				}
+				ids = append(ids, string(id))
 			}
-			if _, claimed := db.claims[string(id)]; claimed {
-				return nil
+			if len(ids) > 0 {
+				due = append(due, ids)
 			}
-			d, err := getDelivery(tx, string(id))
-			if err != nil {
-				return err
-			}
-			if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
-				return nil
-			}
-			dd, err := d.domain(tx)
-			if err != nil {
-				return err
-			}
-			out = append(out, dd)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		picked := map[string]bool{}
+		for n := 0; len(picked) < limit; n++ {
+			more := false
+			for _, ids := range due {
+				if n < len(ids) && len(picked) < limit {
+					picked[ids[n]], more = true, true
+				}
+			}
+			if !more {
+				break
+			}
+		}
+		for _, ids := range due {
+			for _, id := range ids {
+				if !picked[id] {
+					break
+				}
+				d, err := getDelivery(tx, id)
+				if err != nil {
+					return err
+				}
+				dd, err := d.domain(tx)
+				if err != nil {
+					return err
+				}
+				out = append(out, dd)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, wrap("claim deliveries", err)
@@ -595,6 +627,13 @@ func recordAttempt(tx *bbolt.Tx, r chartctl.AttemptResult) error {
 	d, err := getDelivery(tx, r.DeliveryID)
 	if err != nil {
 		return err
+	}
+	if r.Unsent {
+		if d.State != string(chartctl.DeliveryPending) {
+			return nil
+		}
+		d.NextAttemptAt = r.Next
+		return putDelivery(tx, d)
 	}
 	a := r.Attempt
 	d.Attempts = append(d.Attempts, attemptRecord{At: a.At.UTC(), StatusCode: a.StatusCode, DurationNS: int64(a.Duration), Excerpt: a.ResponseExcerpt})

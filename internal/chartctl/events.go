@@ -285,6 +285,10 @@ type AttemptResult struct {
 	// Disable, if not empty, deactivates the delivery's webhook with this
 	// reason, in the same transaction.
 	Disable string
+	// Unsent records no attempt: the claim ends and the delivery stays
+	// pending, due at Next (a delivery claimed behind one that failed,
+	// which it must not overtake).
+	Unsent bool
 }
 
 // Delivery is one event on its way to one webhook. Deliveries of a webhook
@@ -330,10 +334,15 @@ type WebhookStore interface {
 	// DeleteWebhook deletes a webhook and its deliveries. Returns ENOTFOUND.
 	DeleteWebhook(ctx context.Context, id string) error
 
-	// ClaimDeliveries returns, for up to limit active webhooks, the oldest
-	// pending delivery when it is due at now, with its Event, and
-	// postpones it by lease so no other caller claims it meanwhile.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
+	// ClaimDeliveries returns, for each active webhook, the deliveries at
+	// the head of its queue that are due at now — from its oldest pending
+	// delivery on, in order, stopping at the first that is not due, at
+	// most perWebhook — and at most limit in all, ordered by webhook, then
+	// queue order; with their Events. It postpones them by lease so no
+	// other caller claims them meanwhile: a webhook whose head is claimed
+	// gives none. (A batch per webhook lets a dispatcher send a burst of
+	// deliveries with one claim and one RecordAttempts.)
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*Delivery, error)
 	// RecordAttempts records a round of attempts in one transaction (a
 	// dispatcher's round: one commit, not one per delivery): each
 	// result's attempt is appended to its delivery, which moves to the

@@ -399,32 +399,37 @@ func (db *DB) DeleteWebhook(ctx context.Context, id string) error {
 	})
 }
 
-// ClaimDeliveries returns, for up to limit active webhooks, the oldest
-// pending delivery when it is due at now, postponed by lease. The
-// deliveries are locked FOR UPDATE SKIP LOCKED and their due time checked
-// again once locked, so of replicas claiming at once each delivery goes to
-// exactly one.
-func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*chartctl.Delivery, error) {
-	if limit <= 0 {
+// ClaimDeliveries returns the due deliveries at the head of each active
+// webhook's queue, postponed by lease. The claim locks the webhooks' rows
+// (FOR NO KEY UPDATE SKIP LOCKED, which does not hold back the inserts of
+// new deliveries): of replicas claiming at once, each webhook's queue goes
+// to one, and once that claim commits its deliveries are no longer due, so
+// the next claim stops at them — a webhook's deliveries are never sent out
+// of order or twice at once.
+func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*chartctl.Delivery, error) {
+	if limit <= 0 || perWebhook <= 0 {
 		return nil, nil
 	}
 	now = now.UTC()
 	var out []*chartctl.Delivery
 	err := db.tx(ctx, "claim deliveries", func(tx pgx.Tx) error {
 		out = nil
-		rows, err := tx.Query(ctx, `WITH heads AS (
-				SELECT h.seq FROM webhooks w
-				CROSS JOIN LATERAL (SELECT seq, next_attempt_at FROM deliveries
-					WHERE webhook_id = w.id AND state = 'pending' ORDER BY seq LIMIT 1) h
-				WHERE w.active AND (h.next_attempt_at IS NULL OR h.next_attempt_at <= $1)
+		rows, err := tx.Query(ctx, `WITH hooks AS (
+				SELECT id FROM webhooks WHERE active ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
+			), heads AS (
+				SELECT h.seq, h.webhook_id,
+					bool_and(h.next_attempt_at IS NULL OR h.next_attempt_at <= $1)
+						OVER (PARTITION BY h.webhook_id ORDER BY h.seq) AS due,
+					row_number() OVER (PARTITION BY h.webhook_id ORDER BY h.seq) AS n
+				FROM hooks w CROSS JOIN LATERAL (SELECT seq, webhook_id, next_attempt_at FROM deliveries
+					WHERE webhook_id = w.id AND state = 'pending' ORDER BY seq LIMIT $4) h
 			), picked AS (
-				SELECT seq FROM deliveries
-				WHERE seq IN (SELECT seq FROM heads) AND state = 'pending'
-					AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
-				ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED
+				-- Round robin over the webhooks (every head before any
+				-- second), so the limit cuts each queue after a prefix.
+				SELECT seq FROM heads WHERE due ORDER BY n, webhook_id LIMIT $3
 			)
 			UPDATE deliveries d SET next_attempt_at = $2 FROM picked WHERE d.seq = picked.seq RETURNING d.seq`,
-			now, now.Add(lease).Truncate(time.Microsecond), limit)
+			now, now.Add(lease).Truncate(time.Microsecond), limit, perWebhook)
 		if err != nil {
 			return err
 		}
@@ -433,7 +438,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 			return err
 		}
 		rows, err = tx.Query(ctx, `SELECT `+deliveryCols+` FROM deliveries d
-			LEFT JOIN events e ON e.id = d.event_id WHERE d.seq = ANY($1) ORDER BY d.seq`, seqs)
+			LEFT JOIN events e ON e.id = d.event_id WHERE d.seq = ANY($1) ORDER BY d.webhook_id, d.seq`, seqs)
 		if err != nil {
 			return err
 		}
@@ -457,6 +462,12 @@ func (db *DB) RecordAttempts(ctx context.Context, results []chartctl.AttemptResu
 		for _, r := range results {
 			seq, ok := parseSeq(r.DeliveryID, "dlv_")
 			if !ok {
+				continue
+			}
+			if r.Unsent {
+				if _, err := tx.Exec(ctx, `UPDATE deliveries SET next_attempt_at = $2 WHERE seq = $1 AND state = 'pending'`, seq, utcPtr(r.Next)); err != nil {
+					return err
+				}
 				continue
 			}
 			a := r.Attempt

@@ -23,6 +23,7 @@ func runEvents(t *testing.T, open Open) {
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
 	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open) })
 	t.Run("ClaimConcurrency", func(t *testing.T) { testClaimConcurrency(t, open) })
+	t.Run("ClaimBatches", func(t *testing.T) { testClaimBatches(t, open) })
 	t.Run("Quotas", func(t *testing.T) { testQuotas(t, open) })
 	t.Run("QuotaConcurrency", func(t *testing.T) { testQuotaConcurrency(t, open) })
 	t.Run("Downloads", func(t *testing.T) { testDownloads(t, open) })
@@ -334,7 +335,7 @@ func testDeliveries(t *testing.T, open Open) {
 	now := time.Now().UTC().Add(time.Hour)
 	claim := func(at time.Time) []string {
 		t.Helper()
-		ds, err := s.ClaimDeliveries(ctx, at, time.Minute, 10)
+		ds, err := s.ClaimDeliveries(ctx, at, time.Minute, 1, 10)
 		must(t, err)
 		out := []string{}
 		for _, d := range ds {
@@ -418,6 +419,65 @@ func testDeliveries(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.ENOTFOUND)
 }
 
+// testClaimBatches: a claim takes, per webhook, the due prefix of its
+// queue (at most perWebhook), round robin over the webhooks up to the
+// limit; a webhook whose head is claimed gives nothing; an unsent result
+// puts a delivery back, due, behind one that failed.
+func testClaimBatches(t *testing.T, open Open) {
+	s := open(t)
+	w1 := mustWebhook(t, s, &chartctl.Webhook{URL: "https://a.example.com", Events: []string{"*"}, Active: true})
+	w2 := mustWebhook(t, s, &chartctl.Webhook{URL: "https://b.example.com", Events: []string{"*"}, Active: true})
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("r%d", i)
+		must(t, s.CreateRepository(withChange("repository.create", name, chartctl.EventRepositoryCreated, "evt_"+name, name),
+			&chartctl.Repository{Name: name}))
+	}
+	first, second := w1.ID, w2.ID
+	if second < first {
+		first, second = second, first
+	}
+	now := time.Now().UTC().Add(time.Hour)
+	claim := func(at time.Time, per, limit int) ([]string, map[string]*chartctl.Delivery) {
+		t.Helper()
+		ds, err := s.ClaimDeliveries(ctx, at, time.Minute, per, limit)
+		must(t, err)
+		var out []string
+		byKey := map[string]*chartctl.Delivery{}
+		for _, d := range ds {
+			k := d.WebhookID + " " + d.Event.ID
+			out = append(out, k)
+			byKey[k] = d
+		}
+		return out, byKey
+	}
+	// Two per webhook, three in all: both heads first, then the second of
+	// the first webhook. Grouped by webhook, in queue order.
+	got, byKey := claim(now, 2, 3)
+	wantStrings(t, "batch claim", got, []string{first + " evt_r1", first + " evt_r2", second + " evt_r1"})
+	got, _ = claim(now.Add(time.Second), 5, 10)
+	wantStrings(t, "heads claimed", got, []string{})
+
+	// The first webhook: r1 delivered, r2 sent back unsent; the second:
+	// r1 failed, retried in ten minutes.
+	retry := now.Add(10 * time.Minute)
+	must(t, s.RecordAttempts(ctx, []chartctl.AttemptResult{
+		{DeliveryID: byKey[first+" evt_r1"].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 204}, State: chartctl.DeliveryDelivered},
+		{DeliveryID: byKey[first+" evt_r2"].ID, Unsent: true, State: chartctl.DeliveryPending, Next: &now},
+		{DeliveryID: byKey[second+" evt_r1"].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 503}, State: chartctl.DeliveryPending, Next: &retry},
+	}))
+	unsent := deliveries(t, s, first)[1]
+	if unsent.Event.ID != "evt_r2" || unsent.State != chartctl.DeliveryPending || len(unsent.Attempts) != 0 {
+		t.Fatalf("unsent delivery %+v", unsent)
+	}
+	// The first webhook's rest is due; the second's waits behind its head.
+	got, _ = claim(now.Add(time.Second), 5, 10)
+	wantStrings(t, "after the round", got, []string{first + " evt_r2", first + " evt_r3"})
+	// At the retry the first webhook's claim has run out unrecorded: due
+	// again too.
+	got, _ = claim(retry, 5, 10)
+	wantStrings(t, "at the retry", got, []string{first + " evt_r2", first + " evt_r3", second + " evt_r1", second + " evt_r2", second + " evt_r3"})
+}
+
 // testClaimConcurrency: of callers claiming at once, each due delivery
 // goes to exactly one.
 func testClaimConcurrency(t *testing.T, open Open) {
@@ -434,7 +494,7 @@ func testClaimConcurrency(t *testing.T, open Open) {
 		claimed = map[string]int{}
 	)
 	errs := race(8, func(int) error {
-		ds, err := s.ClaimDeliveries(ctx, now, time.Hour, 3)
+		ds, err := s.ClaimDeliveries(ctx, now, time.Hour, 2, 3)
 		mu.Lock()
 		defer mu.Unlock()
 		for _, d := range ds {
