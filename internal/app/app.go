@@ -12,6 +12,9 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -73,10 +76,10 @@ type App struct {
 	// Pages keeps each chart version's rendered web page: rendered when a
 	// version is stored, forgotten when its archive's blob is deleted.
 	Pages *chartpage.Store
+	// Replica names this process among the replicas sharing the store:
+	// the holder of the leases it takes (chartctl.LeaseStore).
+	Replica string
 
-	// instance names this App as a lease holder (chartctl.LeaseStore):
-	// unique per process, so replicas on one store tell themselves apart.
-	instance string
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
 
@@ -107,22 +110,12 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		opts.Now = time.Now
 	}
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload,
-		instance: instanceName()}
+		Replica: replicaName()}
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", Now: opts.Now, LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})
 	return a
-}
-
-// instanceName names a process as a lease holder: its host, for people
-// reading the leases table, and a unique ID.
-func instanceName() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "chartctl"
-	}
-	return host + "/" + NewID("")
 }
 
 func (a *App) observeUpload(created bool, err error) {
@@ -144,4 +137,16 @@ func (a *App) RefreshIndexVersion(ctx context.Context, repo, name, version strin
 func (a *App) InvalidateIndex(repo string) {
 	a.ForgetRepository(repo)
 	a.Index.Drop(repo)
+}
+
+// replicaName is "host/pid/random": unique among the processes sharing a
+// store, and readable in the leases table.
+func replicaName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "chartctl"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }

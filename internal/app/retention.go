@@ -276,7 +276,7 @@ func (a *App) runDue(ctx context.Context, from, now time.Time) {
 // still due at now once the lease is held.
 func (a *App) runScheduled(ctx context.Context, repo string, from, now time.Time) {
 	lease := "retention/" + repo
-	ok, err := a.Store.AcquireLease(ctx, lease, a.instance, RetentionLeaseTTL)
+	ok, err := a.Store.AcquireLease(ctx, lease, a.Replica, RetentionLeaseTTL)
 	if err != nil {
 		a.Logger.Error("take retention lease", "repository", repo, "err", err)
 		return
@@ -285,7 +285,7 @@ func (a *App) runScheduled(ctx context.Context, repo string, from, now time.Time
 		return // another replica runs it
 	}
 	defer func() {
-		if err := a.Store.ReleaseLease(context.WithoutCancel(ctx), lease, a.instance); err != nil {
+		if err := a.Store.ReleaseLease(context.WithoutCancel(ctx), lease, a.Replica); err != nil {
 			a.Logger.Error("release retention lease", "repository", repo, "err", err)
 		}
 	}()
@@ -346,7 +346,7 @@ func (a *App) keepLease(ctx context.Context, cancel context.CancelFunc, lease st
 				return
 			case <-t.C:
 			}
-			ok, err := a.Store.AcquireLease(ctx, lease, a.instance, RetentionLeaseTTL)
+			ok, err := a.Store.AcquireLease(ctx, lease, a.Replica, RetentionLeaseTTL)
 			if ctx.Err() != nil {
 				return
 			}
