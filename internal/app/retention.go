@@ -291,7 +291,10 @@ func (a *App) runScheduled(ctx context.Context, repo string, from, now time.Time
 	}()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lost := a.keepLease(runCtx, cancel, lease)
+	// Stopped before the lease is released (defers run last first), so no
+	// renewal can take it again afterwards.
+	lost, stopKeeping := a.keepLease(runCtx, cancel, lease)
+	defer stopKeeping()
 
 	// Read the policy again under the lease: another replica may have run
 	// it between this replica's first read and the lease.
@@ -331,12 +334,16 @@ func (a *App) runScheduled(ctx context.Context, repo string, from, now time.Time
 	a.Logger.Info("scheduled retention run", "repository", repo, "deleted", len(done))
 }
 
-// keepLease renews lease every third of RetentionLeaseTTL until ctx ends.
-// If a renewal finds the lease taken (or cannot reach the store for a
-// whole TTL) it calls cancel; lost then reports true.
-func (a *App) keepLease(ctx context.Context, cancel context.CancelFunc, lease string) (lost func() bool) {
+// keepLease renews lease every third of RetentionLeaseTTL until ctx ends
+// or stop is called; stop returns once renewing has stopped. If a renewal
+// finds the lease taken (or cannot reach the store for a whole TTL) it
+// calls cancel; lost then reports true.
+func (a *App) keepLease(ctx context.Context, cancel context.CancelFunc, lease string) (lost func() bool, stop func()) {
 	var gone atomic.Bool
+	ctx, quit := context.WithCancel(ctx)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		t := time.NewTicker(RetentionLeaseTTL / 3)
 		defer t.Stop()
 		lastOK := time.Now()
@@ -363,5 +370,5 @@ func (a *App) keepLease(ctx context.Context, cancel context.CancelFunc, lease st
 			return
 		}
 	}()
-	return gone.Load
+	return gone.Load, func() { quit(); <-done }
 }

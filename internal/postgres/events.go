@@ -29,43 +29,78 @@ func (db *DB) mutate(ctx context.Context, op string, fn func(tx pgx.Tx) error) e
 
 // writeChange writes the change ctx carries inside tx: its audit entries,
 // and, when events is set, its events with a pending delivery to every
-// active webhook that wants each.
+// active webhook that wants each. It runs inside the change's transaction,
+// which may hold row locks (a repository's usage), so it sends its
+// statements in one batch: two round trips in all (the active webhooks,
+// then the batch) however many entries, events and deliveries.
 func (db *DB) writeChange(ctx context.Context, tx pgx.Tx, events bool) error {
 	c := chartctl.ChangeFrom(ctx)
 	if c == nil {
 		return nil
 	}
-	if err := db.appendAudit(ctx, tx, c.Audit); err != nil {
-		return err
-	}
-	if !events || len(c.Events) == 0 {
-		return nil
-	}
-	rows, err := tx.Query(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE active ORDER BY id`)
-	if err != nil {
-		return err
-	}
-	hooks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Webhook, error) { return scanWebhook(r) })
-	if err != nil {
-		return err
-	}
-	for _, e := range c.Events {
-		if err := putEvent(ctx, tx, e); err != nil {
+	var hooks []*chartctl.Webhook
+	if events && len(c.Events) > 0 {
+		rows, err := tx.Query(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE active ORDER BY id`)
+		if err != nil {
 			return err
 		}
-		for _, w := range hooks {
-			if !w.Wants(e) {
-				continue
-			}
-			if _, err := db.queueDelivery(ctx, tx, w.ID, e.ID); err != nil {
+		if hooks, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Webhook, error) { return scanWebhook(r) }); err != nil {
+			return err
+		}
+	}
+	b := &pgx.Batch{}
+	db.queueAudit(b, c.Audit)
+	if events {
+		now := db.now()
+		for _, e := range c.Events {
+			if err := queueEvent(b, e); err != nil {
 				return err
+			}
+			var ids []string
+			for _, w := range hooks {
+				if w.Wants(e) {
+					ids = append(ids, w.ID)
+				}
+			}
+			if len(ids) > 0 {
+				b.Queue(`INSERT INTO deliveries (webhook_id, event_id, state, next_attempt_at, created_at)
+					SELECT w, $2, $3, $4, $4 FROM unnest($1::text[]) WITH ORDINALITY AS t(w, n) ORDER BY n`,
+					ids, e.ID, string(chartctl.DeliveryPending), now)
 			}
 		}
 	}
-	return nil
+	if b.Len() == 0 {
+		return nil
+	}
+	res := tx.SendBatch(ctx, b)
+	for _, e := range c.Audit {
+		var seq int64
+		if err := res.QueryRow().Scan(&seq); err != nil {
+			_ = res.Close()
+			return err
+		}
+		e.ID = fmt.Sprintf("aud_%016x", seq)
+	}
+	return res.Close()
 }
 
-func putEvent(ctx context.Context, tx pgx.Tx, e *chartctl.Event) error {
+// queueAudit adds the inserts of entries to b; each answers its seq.
+func (db *DB) queueAudit(b *pgx.Batch, entries []*chartctl.AuditEntry) {
+	for _, e := range entries {
+		if e.Time.IsZero() {
+			e.Time = db.now()
+		}
+		a := e.Actor
+		b.Queue(`INSERT INTO audit_log (time, actor_user_id, actor_email, actor_credential_id,
+			actor_credential_kind, actor_client_ip, actor_request_id, action, target, outcome, organization)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
+			e.Time.UTC(), text(a.UserID), text(a.Email), text(a.CredentialID), text(a.CredentialKind), text(a.ClientIP),
+			text(a.RequestID), text(e.Action), text(e.Target), string(e.Outcome), text(e.Organization))
+	}
+}
+
+// queueEvent adds the insert of e to b.
+func queueEvent(b *pgx.Batch, e *chartctl.Event) error {
 	if e.ID == "" {
 		return fmt.Errorf("event without an ID")
 	}
@@ -73,12 +108,20 @@ func putEvent(ctx context.Context, tx pgx.Tx, e *chartctl.Event) error {
 	if len(e.Data) > 0 {
 		data = e.Data
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO events (id, type, time, repository, organization, source, subject, data)
+	b.Queue(`INSERT INTO events (id, type, time, repository, organization, source, subject, data)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (id) DO UPDATE SET type = EXCLUDED.type, time = EXCLUDED.time, repository = EXCLUDED.repository,
 			organization = EXCLUDED.organization, source = EXCLUDED.source, subject = EXCLUDED.subject, data = EXCLUDED.data`,
 		e.ID, string(e.Type), e.Time.UTC(), text(e.Repository), text(e.Organization), text(e.Source), text(e.Subject), data)
-	return err
+	return nil
+}
+
+func putEvent(ctx context.Context, tx pgx.Tx, e *chartctl.Event) error {
+	b := &pgx.Batch{}
+	if err := queueEvent(b, e); err != nil {
+		return err
+	}
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // deliveryCols are the columns scanDelivery reads, the event's included
@@ -167,23 +210,19 @@ func getDelivery(ctx context.Context, q querier, seq int64) (*chartctl.Delivery,
 		LEFT JOIN events e ON e.id = d.event_id WHERE d.seq = $1`, seq))
 }
 
-func (db *DB) appendAudit(ctx context.Context, q querier, entries []*chartctl.AuditEntry) error {
+func (db *DB) appendAudit(ctx context.Context, tx pgx.Tx, entries []*chartctl.AuditEntry) error {
+	b := &pgx.Batch{}
+	db.queueAudit(b, entries)
+	res := tx.SendBatch(ctx, b)
 	for _, e := range entries {
-		if e.Time.IsZero() {
-			e.Time = db.now()
-		}
-		a := e.Actor
 		var seq int64
-		if err := q.QueryRow(ctx, `INSERT INTO audit_log (time, actor_user_id, actor_email, actor_credential_id,
-			actor_credential_kind, actor_client_ip, actor_request_id, action, target, outcome, organization)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
-			e.Time.UTC(), text(a.UserID), text(a.Email), text(a.CredentialID), text(a.CredentialKind), text(a.ClientIP),
-			text(a.RequestID), text(e.Action), text(e.Target), string(e.Outcome), text(e.Organization)).Scan(&seq); err != nil {
+		if err := res.QueryRow().Scan(&seq); err != nil {
+			_ = res.Close()
 			return err
 		}
 		e.ID = fmt.Sprintf("aud_%016x", seq)
 	}
-	return nil
+	return res.Close()
 }
 
 // AppendAudit stores entries on their own, in one transaction.
