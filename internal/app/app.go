@@ -40,6 +40,9 @@ type Config struct {
 	// DefaultRepositoryQuota, if positive, is the max_bytes quota a new
 	// repository starts with.
 	DefaultRepositoryQuota int64
+	// AllowPrivateUpstreams lets mirror URLs name private and loopback
+	// addresses (the syncs' dialer must allow them too).
+	AllowPrivateUpstreams bool
 }
 
 // DefaultBlobGrace is the orphan sweep's grace period when Config sets
@@ -67,8 +70,13 @@ type App struct {
 	// OnEvents, if set, is called after a change with events committed;
 	// the webhook dispatcher wakes on it.
 	OnEvents func()
-	// Secrets seals webhook secrets; nil disables webhook creation.
+	// Secrets seals webhook secrets and mirror passwords; nil disables
+	// webhook creation and mirror passwords.
 	Secrets Sealer
+	// WakeMirror, if set, is called with a mirror repository's name when
+	// a sync of it is wanted now (it was created, or a sync was asked
+	// for); the mirror syncer (internal/mirror) wakes on it.
+	WakeMirror func(repo string)
 	// Pages keeps each chart version's rendered web page: rendered when a
 	// version is stored, forgotten when its archive's blob is deleted.
 	Pages *chartpage.Store

@@ -73,6 +73,41 @@ type repositoryV1 struct {
 	OwnerID      string    `json:"owner_id,omitempty"`
 	Visibility   string    `json:"visibility"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Mirror is set for a mirror repository; backups written before
+	// mirrors existed have none.
+	Mirror *mirrorV1 `json:"mirror,omitempty"`
+}
+
+// mirrorV1 is a mirror's settings and sync state. The password stays
+// sealed with the server's secrets key (CONTRACT §12: backups carry
+// secrets encrypted), so a restore needs the same key to sync.
+type mirrorV1 struct {
+	URL             string     `json:"url"`
+	IntervalSeconds int64      `json:"interval_seconds"`
+	Username        string     `json:"username,omitempty"`
+	SealedPassword  []byte     `json:"sealed_password,omitempty"`
+	Status          string     `json:"status"`
+	LastSyncAt      *time.Time `json:"last_sync_at,omitempty"`
+	LastAttemptAt   *time.Time `json:"last_attempt_at,omitempty"`
+	Error           string     `json:"error,omitempty"`
+}
+
+func newMirrorV1(m *chartctl.Mirror) *mirrorV1 {
+	if m == nil {
+		return nil
+	}
+	return &mirrorV1{URL: m.URL, IntervalSeconds: int64(m.Interval / time.Second), Username: m.Username, SealedPassword: m.Password,
+		Status: string(m.Status), LastSyncAt: m.LastSyncAt, LastAttemptAt: m.LastAttemptAt, Error: m.Error}
+}
+
+func (m *mirrorV1) domain() *chartctl.Mirror {
+	if m == nil {
+		return nil
+	}
+	return &chartctl.Mirror{
+		MirrorSettings: chartctl.MirrorSettings{URL: m.URL, Interval: time.Duration(m.IntervalSeconds) * time.Second, Username: m.Username, Password: m.SealedPassword},
+		MirrorState:    chartctl.MirrorState{Status: chartctl.MirrorStatus(m.Status), LastSyncAt: m.LastSyncAt, LastAttemptAt: m.LastAttemptAt, Error: m.Error},
+	}
 }
 
 type teamV1 struct {
@@ -125,7 +160,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		kind, v = KindOrganization, organizationV1{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
 	case r.Repository != nil:
 		p := r.Repository
-		kind, v = KindRepository, repositoryV1{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt}
+		kind, v = KindRepository, repositoryV1{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, newMirrorV1(p.Mirror)}
 	case r.Team != nil:
 		t := r.Team
 		kind, v = KindTeam, teamV1{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt}
@@ -182,7 +217,8 @@ func decodeRecord(b []byte) (chartctl.DumpRecord, string, error) {
 	case KindRepository:
 		var v repositoryV1
 		if err = json.Unmarshal(l.Data, &v); err == nil {
-			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization, OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt}
+			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization, OwnerID: v.OwnerID,
+				Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain()}
 		}
 	case KindTeam:
 		var v teamV1
