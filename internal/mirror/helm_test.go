@@ -142,9 +142,9 @@ func TestMirrorFollowsUpstream(t *testing.T) {
 }
 
 type indexEntry struct {
-	Version string   `json:"version"`
-	Digest  string   `json:"digest"`
-	URLs    []string `json:"urls"`
+	Version string    `json:"version"`
+	Digest  string    `json:"digest"`
+	URLs    []string  `json:"urls"`
 	Created time.Time `json:"created"`
 }
 

@@ -123,8 +123,10 @@ func New(a *app.App, secrets Opener, opts Options) *Syncer {
 func NewClient(allowPrivate bool, timeout time.Duration) *http.Client {
 	d := netguard.Dialer(timeout, allowPrivate, app.FlagAllowPrivateUpstreams)
 	return &http.Client{Transport: &http.Transport{
-		Proxy:                 nil,
-		DialContext:           func(ctx context.Context, network, addr string) (net.Conn, error) { return d.DialContext(ctx, network, addr) },
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConnsPerHost:   2,
