@@ -8,6 +8,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
 	"github.com/chartctl/chartctl/internal/cmd/repo/list"
 	"github.com/chartctl/chartctl/internal/cmd/repo/retention"
+	reposync "github.com/chartctl/chartctl/internal/cmd/repo/sync"
 	"github.com/chartctl/chartctl/internal/cmd/repo/view"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
@@ -16,9 +17,10 @@ import (
 func NewCmdRepo(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "repo <command>",
-		Short: "Create, list, view and delete chart repositories",
+		Short: "Create, list, view, sync and delete chart repositories",
 		Long: `Chart repositories hold charts. Each is also a plain Helm repository at
-SERVER/helm/NAME.`,
+SERVER/helm/NAME. A repository created with --mirror is a read-only mirror of
+an upstream Helm repository, synced by the server.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
   chartctl repo list
   chartctl repo view stable`,
@@ -29,6 +31,7 @@ SERVER/helm/NAME.`,
 		view.NewCmdView(f, nil),
 		delete.NewCmdDelete(f, nil),
 		retention.NewCmdRetention(f),
+		reposync.NewCmdSync(f, nil),
 	)
 	return cmd
 }
