@@ -23,6 +23,7 @@ import (
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/registry"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // env is a real chartctl server (bbolt in a temp dir, the real router on
@@ -124,6 +125,9 @@ type staticRepo struct {
 	down    bool
 	user    string
 	pass    string
+	// before, if set, is called with each request's path before it is
+	// answered (a test holds a request there).
+	before func(path string)
 }
 
 func newStaticRepo(t *testing.T) *staticRepo {
@@ -137,6 +141,12 @@ func newStaticRepo(t *testing.T) *staticRepo {
 }
 
 func (r *staticRepo) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	before := r.before
+	r.mu.Unlock()
+	if before != nil {
+		before(req.URL.Path)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.down {
