@@ -67,7 +67,8 @@ type Options struct {
 	// 2m); it is renewed at a third of that while the sync runs, so a
 	// replica that dies mid-sync holds the mirror up for at most this.
 	LeaseTTL time.Duration
-	// Holder names this process in leases (default: a random id).
+	// Holder names this process in leases (default: the application
+	// layer's Replica).
 	Holder string
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -100,6 +101,9 @@ func New(a *app.App, secrets Opener, opts Options) *Syncer {
 	}
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = 2 * time.Minute
+	}
+	if opts.Holder == "" {
+		opts.Holder = a.Replica
 	}
 	if opts.Holder == "" {
 		opts.Holder = "mirror-" + rand.Text()
