@@ -35,7 +35,7 @@ func TestMirrorRoundTrip(t *testing.T) {
 		t.Fatalf("updated %+v %+v", repo, repo.Mirror)
 	}
 	repo, resp, err := c.Repositories.Sync(ctx, "up")
-	if err != nil || resp.StatusCode != 202 || repo.Mirror.Status != client.MirrorStatusSyncing {
+	if err != nil || resp.StatusCode != 200 || repo.Mirror.Status != client.MirrorStatusSyncing {
 		t.Fatalf("sync: %v %+v", err, repo)
 	}
 	plain, _, err := c.Repositories.Create(ctx, &client.CreateRepositoryRequest{Name: "plain"})

@@ -79,8 +79,8 @@ func (s *RepositoriesService) Update(ctx context.Context, name string, r *Update
 }
 
 // Sync starts a sync of the mirror repository name from its upstream now
-// and returns the repository, its mirror status "syncing" (the server
-// answers 202 Accepted; the sync runs on). Poll Get to see it finish.
+// and returns the repository, its mirror status "syncing" (the sync runs
+// on in the server). Poll Get to see it finish.
 func (s *RepositoriesService) Sync(ctx context.Context, name string) (*Repository, *Response, error) {
 	req, err := s.client.NewRequest(http.MethodPost, "v1/repositories/"+url.PathEscape(name)+"/sync", nil)
 	if err != nil {

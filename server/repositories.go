@@ -113,7 +113,8 @@ func mirrorInput(m *client.MirrorRequest) app.MirrorInput {
 }
 
 // handleSyncRepository starts a sync of a mirror repository now
-// (maintainer, repo:write): 202 with the repository, its status syncing.
+// (maintainer, repo:write): 200 with the repository, its status syncing
+// (CONTRACT §1: success is 200; the sync runs on in the background).
 func (s *Server) handleSyncRepository(c echo.Context) error {
 	if err := httpx.RequireScope(c, chartctl.ScopeRepoWrite); err != nil {
 		return err
@@ -122,7 +123,7 @@ func (s *Server) handleSyncRepository(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpx.WriteJSON(c, http.StatusAccepted, struct {
+	return httpx.WriteJSON(c, http.StatusOK, struct {
 		Data client.Repository `json:"data"`
 	}{toRepository(r)})
 }

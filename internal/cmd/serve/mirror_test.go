@@ -132,7 +132,7 @@ func TestBinaryMirrorsUpstream(t *testing.T) {
 
 	up.add(t, "1.1.0")
 	resp, body, err := do(t, "POST", p.url+"/v1/repositories/upstream/sync", key, nil, "")
-	if err != nil || resp.StatusCode != http.StatusAccepted {
+	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("sync: %v %d %s", err, resp.StatusCode, body)
 	}
 	waitMirror(t, p.url, key, "upstream", "1.1.0")
