@@ -62,6 +62,9 @@ type DB struct {
 	leaseMu sync.Mutex
 	leases  map[string]lease
 
+	// claims are the blob claims (blobclaim.go).
+	claims blobClaims
+
 	// versions caches parsed SemVer versions by string: parsing is the
 	// dominant cost of ordering a repository's versions.
 	versionsMu sync.RWMutex

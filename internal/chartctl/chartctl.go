@@ -293,6 +293,9 @@ type Store interface {
 	RetentionStore
 	// LeaseStore: leases that let one replica at a time run scheduled work.
 	LeaseStore
+	// BlobClaimStore: blob deletion kept from racing commits that refer
+	// to the same blob.
+	BlobClaimStore
 
 	// Close releases the store.
 	Close() error

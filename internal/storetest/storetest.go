@@ -76,6 +76,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIDeleteRepository", func(t *testing.T) { testOCIDeleteRepository(t, open) })
 	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open) })
+	t.Run("BlobClaims", func(t *testing.T) { testBlobClaims(t, open) })
 	runEvents(t, open)
 }
 
