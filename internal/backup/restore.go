@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -114,8 +115,11 @@ func apply(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 // VerifyStore checks a live store and its blobs: every chart version's
 // blobs exist with the right digest and size, every Helm index entry
 // matches a version and every version has one, and no blob is an orphan
-// (those are listed with their sizes).
-func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobStore) (*Result, error) {
+// (those are listed with their sizes). An unreferenced blob committed at
+// or after pending is not reported: it awaits collection after the grace
+// period (a chart deleted in the last hour), or a record a writer is about
+// to commit.
+func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobStore, pending time.Time) (*Result, error) {
 	res := &Result{Problems: []Problem{}}
 	repos, err := store.Repositories(ctx)
 	if err != nil {
@@ -186,6 +190,9 @@ func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobS
 		}
 		if ref, err := store.BlobReferenced(ctx, d); err != nil || ref {
 			return err // referenced by a record written since the listing
+		}
+		if mod, err := blobs.ModTime(ctx, d); err == nil && !mod.Before(pending) {
+			return nil
 		}
 		b, err := blobs.Open(ctx, d)
 		size := int64(-1)

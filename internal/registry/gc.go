@@ -25,9 +25,12 @@ import (
 //     linked longer ago than Config.GCGrace: a push links its blobs before
 //     its manifest, so the grace period is the time a client has between
 //     the two;
-//  3. deletes blobs nothing refers to any more (no chart version, no link),
-//     each under its digest's lock, so a blob being committed and linked at
-//     that moment is never deleted.
+//  3. deletes blobs nothing refers to any more (no chart version, no link)
+//     that were committed longer ago than Config.GCGrace, each through the
+//     store's DeleteUnreferencedBlob, so a blob a writer on any replica has
+//     claimed (between committing it and its record or link) is never
+//     deleted. Deleting a chart version or an OCI blob leaves a younger
+//     blob to this collection.
 
 // GCReport says what a garbage collection removed, or would remove.
 type GCReport struct {
@@ -51,11 +54,21 @@ func (r *Registry) Run(stop <-chan struct{}) {
 	}
 	t := time.NewTicker(r.Config.GCInterval)
 	defer t.Stop()
+	// Replicas sharing a store collect once per interval between them:
+	// the lease lasts an interval and its holder renews it, so the others
+	// take over only when it stops.
+	holder := app.NewID("gc_")
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
+			if ok, err := r.App.Store.AcquireLease(context.Background(), "registry-gc", holder, r.Config.GCInterval); err != nil {
+				r.Logger.Error("registry garbage collection", "err", err)
+				continue
+			} else if !ok {
+				continue
+			}
 			rep, err := r.CollectGarbage(context.Background(), false)
 			if err != nil {
 				r.Logger.Error("registry garbage collection", "err", err)
@@ -136,6 +149,7 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 	}); err != nil {
 		return nil, err
 	}
+	cutoff := now.Add(-r.Config.GCGrace)
 	for _, d := range all {
 		if dryRun {
 			names, err := r.OCI.BlobNames(ctx, d)
@@ -154,12 +168,22 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 			if ref && len(names) == 0 {
 				continue
 			}
+			if !r.App.BlobCollectable(ctx, d, cutoff) {
+				continue
+			}
 			rep.Blobs = append(rep.Blobs, d)
 			rep.Bytes += r.blobSize(ctx, d)
 			continue
 		}
+		// Most blobs are referenced: that is asked of the database before
+		// the blob store is asked for a size.
+		if ref, err := r.App.Store.BlobReferenced(ctx, d); err != nil {
+			return nil, err
+		} else if ref {
+			continue
+		}
 		size := r.blobSize(ctx, d)
-		if r.App.DeleteIfOrphan(ctx, d) {
+		if r.App.DeleteOrphan(ctx, d, cutoff) {
 			rep.Blobs = append(rep.Blobs, d)
 			rep.Bytes += size
 		}

@@ -112,14 +112,17 @@ func (r *Registry) mount(ctx context.Context, p *chartctl.Principal, name, from 
 		if !held {
 			continue
 		}
-		unlock := r.lock(d.String())
+		release, err := r.App.ClaimDigests(ctx, d.String())
+		if err != nil {
+			return false, err
+		}
 		b, err := r.Blobs.Open(ctx, d.String())
 		if err == nil {
 			size := b.Size()
 			_ = b.Close()
 			err = r.OCI.LinkBlob(ctx, name, d.String(), size)
 		}
-		unlock()
+		release()
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 			continue
 		} else if err != nil {
@@ -285,8 +288,8 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) e
 }
 
 // storeBlob writes src to the blob store, verifies its digest is d, commits
-// it and links it to name, under the digest's lock so garbage collection
-// cannot delete it between commit and link.
+// it and links it to name, under a claim of the digest so no garbage
+// collection, on any replica, deletes it between commit and link.
 func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request) error {
 	bw, err := r.Blobs.CreateAlgorithm(ctx, string(d.Algorithm()))
 	if err != nil {
@@ -309,8 +312,11 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	if bw.Digest() != d.String() {
 		return errDigestInvalid("The uploaded content has digest %s, not %s.", bw.Digest(), d)
 	}
-	unlock := r.lock(d.String())
-	defer unlock()
+	release, err := r.App.ClaimDigests(ctx, d.String())
+	if err != nil {
+		return err
+	}
+	defer release()
 	if _, err := bw.Commit(); err != nil {
 		return err
 	}
