@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"time"
 
@@ -18,9 +17,9 @@ import (
 // (chartctl admin gc), the registry
 //
 //  1. deletes upload sessions not updated for Config.UploadExpiry, and their
-//     data, and data files of the upload directory no session owns that are
-//     older than the grace period (a crash between creating the file and
-//     the session);
+//     data, and data no session owns that is older than the grace period (a
+//     crash between creating the data and the session, or between deleting
+//     the session and its data);
 //  2. unlinks blobs that no manifest of their name refers to and that were
 //     linked longer ago than Config.GCGrace: a push links its blobs before
 //     its manifest, so the grace period is the time a client has between
@@ -104,27 +103,25 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 		unlock := r.sessions.Lock(u.ID)
 		err := r.OCI.DeleteUpload(ctx, u.ID)
 		if err == nil || chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			_ = os.Remove(r.uploadPath(u.ID))
+			r.removeSessionData(ctx, u.ID)
 		}
 		unlock()
 		if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return nil, err
 		}
 	}
-	if r.Config.UploadDir != "" && !dryRun {
-		entries, err := os.ReadDir(r.Config.UploadDir)
-		if err != nil && !os.IsNotExist(err) {
+	if !dryRun {
+		err := r.sessionData().walk(ctx, func(id string, modified time.Time) error {
+			if live[id] || now.Sub(modified) <= r.Config.GCGrace {
+				return nil
+			}
+			if _, err := r.OCI.Upload(ctx, id); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+				r.removeSessionData(ctx, id)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
-		}
-		for _, e := range entries {
-			if live[e.Name()] {
-				continue
-			}
-			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > r.Config.GCGrace {
-				if _, err := r.OCI.Upload(ctx, e.Name()); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-					_ = os.Remove(r.uploadPath(e.Name()))
-				}
-			}
 		}
 	}
 	links, err := r.OCI.UnreferencedLinks(ctx, now.Add(-r.Config.GCGrace))
