@@ -14,7 +14,7 @@ FUZZTIME  ?= 5s
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo none)
 IMAGE_DIR ?= dist/image
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
-IMAGE_REPO ?= ghcr.io/chartctl/chartctl
+IMAGE_REPO ?= $(shell sed -n 's/^ *- IMAGE_REPO=//p' .goreleaser.yaml)
 PEBBLE_VERSION ?= v2.10.1
 
 .PHONY: help build run test test-short fuzz lint api-docs completions man bench bench-scale bench-static tools image image-push packages pebble release-snapshot release-check clean

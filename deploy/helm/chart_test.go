@@ -1,7 +1,8 @@
 // Package helm_test checks the chartctl Helm chart (deploy/helm/chartctl):
 // lint, rendering for both modes, every object strictly decoded into its
-// Kubernetes API type, and a round trip through a real chartctl server
-// with the real Helm client. k8s.io/api is a test-only dependency here.
+// Kubernetes API type, a round trip through a real chartctl server with
+// the real Helm client, and the scale-out rendering run as real replicas
+// (scaleout_test.go). k8s.io/api is a test-only dependency here.
 package helm_test
 
 import (

@@ -12,7 +12,11 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/chartctl/chartctl/internal/chart"
@@ -72,6 +76,9 @@ type App struct {
 	// Pages keeps each chart version's rendered web page: rendered when a
 	// version is stored, forgotten when its archive's blob is deleted.
 	Pages *chartpage.Store
+	// Replica names this process among the replicas sharing the store:
+	// the holder of the leases it takes (chartctl.LeaseStore).
+	Replica string
 
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
@@ -98,7 +105,8 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload}
+	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload,
+		Replica: replicaName()}
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
@@ -125,4 +133,16 @@ func (a *App) RefreshIndexVersion(ctx context.Context, repo, name, version strin
 func (a *App) InvalidateIndex(repo string) {
 	a.ForgetRepository(repo)
 	a.Index.Drop(repo)
+}
+
+// replicaName is "host/pid/random": unique among the processes sharing a
+// store, and readable in the leases table.
+func replicaName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "chartctl"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }

@@ -34,7 +34,8 @@ import (
 
 // The image's fixed names (CONTRACT §17).
 const (
-	// Repository is where releases publish the image.
+	// Repository is where releases publish the image: IMAGE_REPO of the
+	// release configuration (.goreleaser.yaml), held to it by a test.
 	Repository = "ghcr.io/chartctl/chartctl"
 	// UID and GID of the user the server runs as.
 	UID = 65532

@@ -39,8 +39,12 @@ type Options struct {
 	// ACMEHTTPAddr, when set, is the plain-HTTP listener for HTTP-01
 	// challenges (--acme-http-addr); it redirects everything else to https.
 	ACMEHTTPAddr string
-	// CacheDir keeps the ACME account key and certificates.
+	// CacheDir keeps the ACME account key and certificates, unless Cache
+	// is set.
 	CacheDir string
+	// Cache, when set, keeps them instead of CacheDir: a SharedCache in
+	// the database replicas share.
+	Cache autocert.Cache
 	// HTTPClient talks to the ACME server; nil uses http.DefaultClient
 	// (whose roots honour SSL_CERT_FILE for a private ACME CA).
 	HTTPClient *http.Client
@@ -115,11 +119,15 @@ func New(o Options) (*TLS, error) {
 		t.Config = baseConfig()
 		t.Config.GetCertificate = r.getCertificate
 	case len(o.ACMEDomains) > 0:
-		if o.CacheDir == "" {
-			return nil, errors.New("ACME needs a cache directory")
-		}
-		if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
-			return nil, fmt.Errorf("create the ACME cache directory: %w", err)
+		cache := o.Cache
+		if cache == nil {
+			if o.CacheDir == "" {
+				return nil, errors.New("ACME needs a cache directory")
+			}
+			if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
+				return nil, fmt.Errorf("create the ACME cache directory: %w", err)
+			}
+			cache = autocert.DirCache(o.CacheDir)
 		}
 		client := &acme.Client{DirectoryURL: o.ACMEDirectory, HTTPClient: o.HTTPClient}
 		if client.DirectoryURL == "" {
@@ -128,7 +136,7 @@ func New(o Options) (*TLS, error) {
 		t.manager = &autocert.Manager{
 			Prompt:     autocert.AcceptTOS,
 			HostPolicy: autocert.HostWhitelist(o.ACMEDomains...),
-			Cache:      autocert.DirCache(o.CacheDir),
+			Cache:      cache,
 			Email:      o.ACMEEmail,
 			Client:     client,
 		}

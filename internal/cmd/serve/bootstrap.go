@@ -74,7 +74,14 @@ func bootstrapAdmin(ctx context.Context, store chartctl.Store, cfg *Config, gete
 		if err != nil {
 			return err
 		}
-		if err := store.CreateUser(ctx, &chartctl.User{Email: email, PasswordHash: hash, Admin: true}); err != nil {
+		err = store.CreateUser(ctx, &chartctl.User{Email: email, PasswordHash: hash, Admin: true})
+		if chartctl.ErrorCode(err) == chartctl.ECONFLICT {
+			// Another replica on the same database started at the same
+			// time and created the admin, with the same password.
+			logger.Info("the admin user was created by another replica starting at the same time", "email", email)
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		logger.Info("created the admin user with the given password", "email", email)

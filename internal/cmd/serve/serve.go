@@ -183,7 +183,13 @@ func Run(ctx context.Context, opts *Options) error {
 		}()
 	}
 
-	tlsSetup, err := tlsconfig.New(*cfg.TLS(logger))
+	tlsOpts := cfg.TLS(logger)
+	if pg, ok := db.(*postgres.DB); ok {
+		// Replicas share the ACME account, certificates and HTTP-01
+		// tokens, and order a certificate once.
+		tlsOpts.Cache = &tlsconfig.SharedCache{Store: pg, Box: box, Holder: srv.App().Replica}
+	}
+	tlsSetup, err := tlsconfig.New(*tlsOpts)
 	if err != nil {
 		return err
 	}
