@@ -56,7 +56,10 @@ func (r *Registry) Run(stop <-chan struct{}) {
 	// Replicas sharing a store collect once per interval between them:
 	// the lease lasts an interval and its holder renews it, so the others
 	// take over only when it stops.
-	holder := app.NewID("gc_")
+	holder := r.App.Replica
+	if holder == "" {
+		holder = app.NewID("gc_")
+	}
 	for {
 		select {
 		case <-stop:
