@@ -44,7 +44,7 @@ func (s *Server) handleVerify(c echo.Context) error {
 	}
 	// Orphans younger than the grace period await collection; they are
 	// not problems.
-	res, err := backup.VerifyStore(c.Request().Context(), s.Store, s.Blobs, s.app.Now().Add(-s.app.BlobGrace()))
+	res, err := backup.VerifyStore(c.Request().Context(), s.Store, s.Blobs, backup.PendingSince(s.app.Now().Add(-s.app.BlobGrace())))
 	if err != nil {
 		return err
 	}

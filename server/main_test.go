@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+	"github.com/chartctl/chartctl/internal/testkit/s3test"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -17,5 +19,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// The engines of the cross-engine backup tests.
+	pgtest.StopShared()
+	s3test.StopShared()
+	os.Exit(code)
 }

@@ -21,6 +21,12 @@ type retentionRecord struct {
 	Schedule               string         `json:"schedule,omitempty"`
 }
 
+func (r *retentionRecord) domain() chartctl.RetentionPolicy {
+	return chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
+		KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
+		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule}
+}
+
 // SetRetentionPolicy replaces a repository's policy.
 func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.RetentionPolicy) error {
 	return wrap("set retention policy", db.update(ctx, func(tx *bbolt.Tx) error {
@@ -50,9 +56,8 @@ func (db *DB) RetentionPolicies(ctx context.Context) (map[string]*chartctl.Reten
 			if err != nil {
 				return err
 			}
-			out[string(k)] = &chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
-				KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
-				DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule}
+			p := r.domain()
+			out[string(k)] = &p
 			return nil
 		})
 	})

@@ -77,7 +77,7 @@ func (db *DB) DeleteUnreferencedBlob(ctx context.Context, digest string, del fun
 	var deleted bool
 	var delErr error
 	// Not db.tx: a retry could run del twice.
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, blobClaimLock, digest); err != nil {
 			return err
 		}

@@ -275,6 +275,12 @@ type retentionRecord struct {
 	Schedule               string         `json:"schedule,omitempty"`
 }
 
+func (r *retentionRecord) domain() chartctl.RetentionPolicy {
+	return chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
+		KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
+		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule}
+}
+
 // SetRetentionPolicy replaces a repository's policy; nil removes it.
 func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.RetentionPolicy) error {
 	return db.mutate(ctx, "set retention policy", func(tx pgx.Tx) error {
@@ -314,9 +320,8 @@ func (db *DB) RetentionPolicies(ctx context.Context) (map[string]*chartctl.Reten
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("retention policy of %s: %w", name, err)
 		}
-		out[name] = &chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
-			KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
-			DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule}
+		p := r.domain()
+		out[name] = &p
 		return nil
 	})
 	return out, db.wrap("list retention policies", err)

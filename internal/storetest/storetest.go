@@ -14,6 +14,7 @@ package storetest
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -94,6 +95,12 @@ var ctx = context.Background()
 func Digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Digest512 returns the sha512 blob digest of s, as OCI blobs may have.
+func Digest512(s string) string {
+	sum := sha512.Sum512([]byte(s))
+	return "sha512:" + hex.EncodeToString(sum[:])
 }
 
 func wantCode(tb testing.TB, err error, code string) {
