@@ -198,6 +198,8 @@ type deployment struct {
 var (
 	deployMu    sync.Mutex
 	deployments = map[string]*deployment{}
+	tempMu      sync.Mutex
+	tempDirs    []string
 )
 
 func stopAll() {
@@ -208,6 +210,11 @@ func stopAll() {
 			n.stop()
 		}
 	}
+	tempMu.Lock()
+	for _, dir := range tempDirs {
+		_ = os.RemoveAll(dir)
+	}
+	tempMu.Unlock()
 	if build.dir != "" {
 		_ = os.RemoveAll(build.dir)
 	}
@@ -262,6 +269,9 @@ func tempDir(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	tempMu.Lock()
+	tempDirs = append(tempDirs, dir)
+	tempMu.Unlock()
 	return dir
 }
 
