@@ -33,10 +33,10 @@ type Config struct {
 	AllowOverwrite bool
 	// ChartLimits bound what an archive may decompress to.
 	ChartLimits chart.Limits
-	// BlobGrace spares blobs committed more recently than this from the
-	// orphan sweep: with several replicas on one blob store, a blob no
-	// record refers to yet may be one another replica is about to commit
-	// a record for. 0 means DefaultBlobGrace; negative sweeps every orphan.
+	// BlobGrace spares unreferenced blobs committed more recently than
+	// this from deletion (app/blobs.go): a delete removes older ones at
+	// once and leaves younger ones to the periodic collection. 0 means
+	// DefaultBlobGrace; negative means none.
 	BlobGrace time.Duration
 	// AllowPrivateWebhooks lets webhook URLs name private and loopback
 	// addresses.
@@ -88,7 +88,6 @@ type App struct {
 	// the holder of the leases it takes (chartctl.LeaseStore).
 	Replica string
 
-	locks     digestLocks
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
 	versions  recordCache[versionKey, chartctl.ChartVersion]

@@ -101,9 +101,14 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	if !createdAt.IsZero() {
 		cv.CreatedAt = createdAt.UTC()
 	}
+	// The claim keeps every process from deleting the blobs as orphans
+	// between their commit and the record's (app/blobs.go).
+	release, err := a.ClaimDigests(ctx, digests...)
+	if err != nil {
+		return nil, false, err
+	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
-		unlock := a.locks.lockAll(digests)
-		defer unlock()
+		defer release()
 		d, err := u.blob.Commit()
 		if err != nil {
 			return nil, false, nil, err
@@ -121,8 +126,9 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		return a.Store.PutChartVersion(rctx, cv, overwrite)
 	}()
 	if err != nil || !created {
-		// A refused or repeated upload may leave its freshly written blob
-		// unreferenced.
+		// A refused or repeated upload may leave its blob unreferenced:
+		// deleted if it was old (the same bytes committed long ago), else
+		// left to the collection after the grace period.
 		for _, d := range digests {
 			a.DeleteIfOrphan(ctx, d)
 		}

@@ -62,6 +62,13 @@ type DB struct {
 	leaseMu sync.Mutex
 	leases  map[string]lease
 
+	// claims are the blob claims (blobclaim.go).
+	claims blobClaims
+
+	// keyCache keeps repositories' version keys in order (sortedKeys).
+	keyMu    sync.Mutex
+	keyCache map[string]*sortedRepoKeys
+
 	// versions caches parsed SemVer versions by string: parsing is the
 	// dominant cost of ordering a repository's versions.
 	versionsMu sync.RWMutex

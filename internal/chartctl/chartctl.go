@@ -299,6 +299,9 @@ type Store interface {
 	LeaseStore
 	// MirrorStore: the settings and sync state of mirror repositories.
 	MirrorStore
+	// BlobClaimStore: blob deletion kept from racing commits that refer
+	// to the same blob.
+	BlobClaimStore
 
 	// Close releases the store.
 	Close() error

@@ -213,6 +213,11 @@ var DumpCoverage = map[string]string{
 	"AcquireLease": "- leases last seconds and belong to running processes",
 	"ReleaseLease": "- leases last seconds and belong to running processes",
 
+	// Blob claims.
+	"ClaimBlobs":             "- claims last while an upload commits and belong to running processes",
+	"ReleaseBlobClaims":      "- claims last while an upload commits and belong to running processes",
+	"DeleteUnreferencedBlob": "- deletes a blob; the blobs a backup holds are those its records refer to",
+
 	"Close": "read",
 
 	// OAuth.
