@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/backup"
 	"github.com/chartctl/chartctl/internal/blob"
@@ -22,7 +25,8 @@ import (
 )
 
 // capture reads every answer a client could compare: the /v1 lists, each
-// repository's index.yaml, and every archive.
+// repository's index.yaml and archives, webhooks, quotas, retention
+// policies, download counters and the audit log.
 func capture(t *testing.T, ts *testkit.Server, key string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -36,23 +40,39 @@ func capture(t *testing.T, ts *testkit.Server, key string) map[string]string {
 	}
 	var repos struct{ Data []struct{ Name string } }
 	get("/v1/repositories?limit=100").JSON(t, &repos)
-	get("/v1/organizations?limit=100")
+	var orgs struct{ Data []struct{ Name string } }
+	get("/v1/organizations?limit=100").JSON(t, &orgs)
 	get("/v1/teams?limit=100")
 	// last_used_at is written behind requests, in batches, so it is not
 	// part of what a snapshot can pin; the rest of each key is.
 	keys := get("/v1/user/api-keys?limit=100")
 	out["/v1/user/api-keys?limit=100"] = lastUsed.ReplaceAllString(string(keys.Body), `"last_used_at":…`)
+	get("/v1/admin/webhooks")
+	get("/v1/audit?limit=100")
+	for _, o := range orgs.Data {
+		get("/v1/organizations/" + o.Name + "/webhooks")
+		get("/v1/organizations/" + o.Name + "/quota")
+	}
+	var archives []string
 	for _, r := range repos.Data {
 		get("/v1/repositories/" + r.Name)
 		get("/helm/" + r.Name + "/index.yaml")
+		get("/v1/repositories/" + r.Name + "/webhooks")
+		get("/v1/repositories/" + r.Name + "/quota")
+		get("/v1/repositories/" + r.Name + "/retention")
 		var charts struct {
 			Data []struct{ Name, Version string }
 		}
 		get("/v1/repositories/"+r.Name+"/charts?limit=100").JSON(t, &charts)
 		for _, c := range charts.Data {
 			get(fmt.Sprintf("/v1/repositories/%s/charts/%s/%s", r.Name, c.Name, c.Version))
-			get(fmt.Sprintf("/v1/repositories/%s/charts/%s/%s/archive", r.Name, c.Name, c.Version))
+			archives = append(archives, fmt.Sprintf("/v1/repositories/%s/charts/%s/%s/archive", r.Name, c.Name, c.Version))
 		}
+	}
+	// Downloads last: they count, and a flush of the counters must not
+	// land between two reads above.
+	for _, a := range archives {
+		get(a)
 	}
 	return out
 }
@@ -84,8 +104,52 @@ func restoreInto(t *testing.T, b []byte) (string, *backup.Result, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := backup.Restore(context.Background(), bytes.NewReader(b), backup.Target{Store: db, OAuth: db, Blobs: blobs})
+	res, _, err := backup.Restore(context.Background(), bytes.NewReader(b), backup.Target{Store: db, Blobs: blobs})
 	return dir, res, err
+}
+
+// populate gives a server one of everything a backup carries beyond
+// users, repositories and charts: webhooks of every scope (one disabled),
+// quotas of a repository and an organization, a retention policy, a
+// download counter and, from all of it, the audit log.
+func populate(t *testing.T, ts *testkit.Server) {
+	t.Helper()
+	ts.MustRepo(t, "pub", "public")
+	for _, req := range []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodPost, "/v1/organizations", map[string]string{"name": "acme"}},
+		{http.MethodPost, "/v1/teams", map[string]string{"name": "devs", "organization": "acme"}},
+		{http.MethodPost, "/v1/teams/devs/members", map[string]string{"email": "dev@example.com", "role": "maintainer"}},
+		{http.MethodPost, "/v1/repositories", map[string]string{"name": "apps", "organization": "acme", "visibility": "private"}},
+		{http.MethodPost, "/v1/repositories/apps/webhooks", map[string]any{"url": "https://hooks.example.com/apps", "events": []string{"chart.pushed"}}},
+		{http.MethodPost, "/v1/organizations/acme/webhooks", map[string]any{"url": "https://hooks.example.com/acme", "events": []string{"*"}, "active": false}},
+		{http.MethodPost, "/v1/admin/webhooks", map[string]any{"url": "https://hooks.example.com/all", "events": []string{"api_key.created"}}},
+		{http.MethodPut, "/v1/repositories/apps/quota", map[string]any{"max_bytes": 1 << 20, "max_versions": 50}},
+		{http.MethodPut, "/v1/organizations/acme/quota", map[string]any{"max_versions": 500}},
+		{http.MethodPut, "/v1/repositories/apps/retention", map[string]any{"keep_latest": 3, "keep_matching": ">=1.0.0"}},
+	} {
+		if r := ts.DoJSON(t, req.method, req.path, ts.AdminKey, req.body); r.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %s", req.method, req.path, r.StatusCode, r.Body)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		var prov []byte
+		if i == 0 {
+			prov = []byte("signature\n")
+		}
+		uploadWithProv(t, ts, "apps", testkit.MakeChart(t, testkit.Chart{Name: "web", Version: fmt.Sprintf("1.%d.0", i)}), prov)
+	}
+	uploadWithProv(t, ts, "pub", testkit.MakeChart(t, testkit.Chart{Name: "tool", Version: "0.1.0", Keywords: []string{"cli"}}), nil)
+	for range 2 {
+		if r := ts.Do(t, http.MethodGet, "/v1/repositories/apps/charts/web/1.0.0/archive", ts.AdminKey, nil); r.StatusCode != 200 {
+			t.Fatal(r.StatusCode)
+		}
+	}
+	if err := ts.App().FlushDownloads(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A backup taken while uploads and deletes go on restores into a fresh
@@ -104,17 +168,8 @@ func TestBackupUnderConcurrentWritesRestoresSnapshot(t *testing.T) {
 			gate.Unlock()
 		}
 	})
-	ts.MustRepo(t, "pub", "public")
+	populate(t, ts)
 	ts.MustRepo(t, "priv", "private")
-	if r := ts.DoJSON(t, http.MethodPost, "/v1/organizations", ts.AdminKey, map[string]string{"name": "acme"}); r.StatusCode != 200 {
-		t.Fatal(r.StatusCode, string(r.Body))
-	}
-	if r := ts.DoJSON(t, http.MethodPost, "/v1/teams", ts.AdminKey, map[string]string{"name": "devs", "organization": "acme"}); r.StatusCode != 200 {
-		t.Fatal(r.StatusCode, string(r.Body))
-	}
-	if r := ts.DoJSON(t, http.MethodPost, "/v1/teams/devs/members", ts.AdminKey, map[string]string{"email": "dev@example.com", "role": "maintainer"}); r.StatusCode != 200 {
-		t.Fatal(r.StatusCode, string(r.Body))
-	}
 	for i := 0; i < 12; i++ {
 		var prov []byte
 		if i%3 == 0 {
@@ -172,6 +227,7 @@ func TestBackupUnderConcurrentWritesRestoresSnapshot(t *testing.T) {
 	if atSnapshot == nil {
 		t.Fatal("the snapshot hook did not run")
 	}
+	mustHold(t, atSnapshot)
 	t.Logf("writers made %d uploads and %d deletes", uploads.Load(), deletes.Load())
 	after := capture(t, ts, ts.AdminKey)
 	if fmt.Sprint(after) == fmt.Sprint(atSnapshot) {
@@ -207,6 +263,28 @@ func TestBackupUnderConcurrentWritesRestoresSnapshot(t *testing.T) {
 		v.JSON(t, &out)
 		if v.StatusCode != 200 || !out.Data.OK {
 			t.Errorf("verify %s: %d %s", name, v.StatusCode, v.Body)
+		}
+	}
+}
+
+// mustHold checks that a capture of a populated server shows what
+// populate made, so comparing captures compares it.
+func mustHold(t *testing.T, got map[string]string) {
+	t.Helper()
+	for path, want := range map[string]string{
+		"/v1/audit?limit=100":                            `"action":"webhook.create"`,
+		"/v1/admin/webhooks":                             "https://hooks.example.com/all",
+		"/v1/repositories/apps/webhooks":                 "https://hooks.example.com/apps",
+		"/v1/organizations/acme/webhooks":                `"active":false`,
+		"/v1/repositories/apps/quota":                    `1048576`,
+		"/v1/organizations/acme/quota":                   `500`,
+		"/v1/repositories/apps/retention":                `"keep_latest":3`,
+		"/v1/repositories/apps/charts/web/1.0.0":         `"downloads":2`,
+		"/v1/repositories/apps/charts/web/1.0.0/archive": "",
+	} {
+		body, ok := got[path]
+		if !ok || !strings.Contains(body, want) {
+			t.Errorf("GET %s = %.300s, want it to hold %s", path, body, want)
 		}
 	}
 }
@@ -271,6 +349,34 @@ func hasKind(res *backup.Result, kind string) bool {
 	return false
 }
 
+// TestVerifyLeavesYoungOrphans: a deleted chart version's blob waits for
+// the collection past the grace period; verify does not call it a
+// problem meanwhile, and reports it once it is past.
+func TestVerifyLeavesYoungOrphans(t *testing.T) {
+	ts := testkit.StartServer(t)
+	ts.MustRepo(t, "r", "private")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	uploadWithProv(t, ts, "r", archive, nil)
+	if r := ts.Do(t, http.MethodDelete, "/v1/repositories/r/charts/app/1.0.0", ts.AdminKey, nil); r.StatusCode != 200 {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+	}
+	var out struct{ Data backup.Result }
+	ts.Do(t, http.MethodPost, "/v1/admin/verify", ts.AdminKey, nil).JSON(t, &out)
+	if !out.Data.OK {
+		t.Fatalf("verify with an orphan within the grace period: %+v", out.Data)
+	}
+	sum := sha256.Sum256(archive)
+	h := hex.EncodeToString(sum[:])
+	old := time.Now().Add(-2 * ts.App().BlobGrace())
+	if err := os.Chtimes(filepath.Join(ts.Dir, "blobs", "sha256", h[:2], h), old, old); err != nil {
+		t.Fatal(err)
+	}
+	ts.Do(t, http.MethodPost, "/v1/admin/verify", ts.AdminKey, nil).JSON(t, &out)
+	if out.Data.OK || !hasKind(&out.Data, "orphan_blob") {
+		t.Fatalf("verify with an orphan past the grace period: %+v", out.Data)
+	}
+}
+
 func TestVerifyReportsOrphansAndDamage(t *testing.T) {
 	ts := testkit.StartServer(t)
 	// Keep the startup orphan sweep from removing the test's orphan.
@@ -286,6 +392,13 @@ func TestVerifyReportsOrphansAndDamage(t *testing.T) {
 	w.Write([]byte("orphan bytes"))
 	orphan, err := w.Commit()
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Past the grace period (a younger orphan awaits collection and is
+	// not a problem).
+	old := time.Now().Add(-2 * ts.App().BlobGrace())
+	h := strings.TrimPrefix(orphan, "sha256:")
+	if err := os.Chtimes(filepath.Join(ts.Dir, "blobs", "sha256", h[:2], h), old, old); err != nil {
 		t.Fatal(err)
 	}
 	// Damage the chart's blob on disk.

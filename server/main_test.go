@@ -7,6 +7,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+	"github.com/chartctl/chartctl/internal/testkit/s3test"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -18,7 +19,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// pgtest.Main stops the shared PostgreSQL that the benchmarks on that
-	// engine start.
-	os.Exit(pgtest.Main(m))
+	code := m.Run()
+	// The engines of the cross-engine backup tests and of the upload
+	// benchmark on PostgreSQL.
+	pgtest.StopShared()
+	s3test.StopShared()
+	os.Exit(code)
 }

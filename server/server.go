@@ -73,6 +73,9 @@ type Config struct {
 	// DefaultRepositoryQuota, if positive, is the max_bytes quota of new
 	// repositories (--default-repository-quota).
 	DefaultRepositoryQuota int64
+	// AllowPrivateUpstreams lets mirror URLs name private and loopback
+	// addresses (--allow-private-upstreams).
+	AllowPrivateUpstreams bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -170,7 +173,8 @@ func (s *Server) init() {
 	s.metrics = s.newMetrics()
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
-			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota},
+			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
+			AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,

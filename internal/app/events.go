@@ -122,8 +122,12 @@ func RepositoryData(r *chartctl.Repository) map[string]any {
 	if r.Organization != "" {
 		org = r.Organization
 	}
-	return map[string]any{"id": r.ID, "name": r.Name, "description": r.Description, "organization": org,
+	d := map[string]any{"id": r.ID, "name": r.Name, "description": r.Description, "organization": org,
 		"visibility": string(r.Visibility), "created_at": ts(r.CreatedAt)}
+	if r.Mirror != nil {
+		d["mirror"] = mirrorData(r.Mirror)
+	}
+	return d
 }
 
 // ChartData is a chart version as /v1 shows it, with its repository.

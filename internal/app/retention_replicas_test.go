@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -17,7 +16,8 @@ import (
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// (The package's TestMain, in replicas_test.go, stops the shared
+// PostgreSQL.)
 
 // TestScheduledRetentionOnceAcrossReplicas: two App instances on one real
 // PostgreSQL database (two replicas) check the same due schedule at the

@@ -2,18 +2,27 @@
 // (CONTRACT §14): one tar archive, media type
 // application/vnd.chartctl.backup.v1.tar, holding
 //
-//	chartctl-backup/format.json         {"format", "version", "created_at"}
-//	chartctl-backup/records.jsonl       the logical dump, one record a line
-//	chartctl-backup/blobs/sha256/<hex>  every blob a record refers to
-//	chartctl-backup/manifest.json       counts, every blob's digest and size,
-//	                                    the records' sha256, and the sha256
-//	                                    of every archive byte before it
+//	chartctl-backup/format.json          {"format", "version", "created_at"}
+//	chartctl-backup/records.jsonl        the logical dump, one record a line
+//	chartctl-backup/blobs/<alg>/<hex>    every blob a record refers to
+//	                                     (alg sha256, or sha512 for OCI blobs)
+//	chartctl-backup/manifest.json        counts, every blob's digest and size,
+//	                                     the records' sha256, and the sha256
+//	                                     of every archive byte before it
 //
 // The dump is engine-neutral (internal/chartctl.DumpRecord, written in
 // this format's own field names), so a backup of one engine restores into
 // another. Every byte of an archive is covered by a digest: blobs by
 // their names, records and everything else by the manifest, and the end of
 // the archive must be the zero blocks tar writes.
+//
+// Format versions: 1 held users, API keys, OAuth clients, organizations,
+// repositories, teams, members and chart versions. 2 (written now) adds
+// the rest of what a store keeps (quotas, retention policies, webhooks,
+// download counters, the audit log, the OCI registry's content) and
+// fields of the kinds of 1 (disabled users, content digests, provenance
+// sizes). This package reads both; a chartctl that reads only 1 refuses 2
+// by its version instead of dropping what it does not know.
 package backup
 
 import (
@@ -21,6 +30,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -31,22 +41,41 @@ import (
 	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/dump"
 )
 
 // MediaType is the backup archive's media type.
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 1
+const FormatVersion = 2
 
 const (
 	dir          = "chartctl-backup/"
 	formatName   = dir + "format.json"
 	recordsName  = dir + "records.jsonl"
-	blobsDir     = dir + "blobs/sha256/"
+	blobsDir     = dir + "blobs/"
 	manifestName = dir + "manifest.json"
 	formatID     = "chartctl-backup"
 )
+
+// blobName is the archive path of the blob digest ("sha256:<hex>").
+func blobName(digest string) string {
+	alg, hexd, _ := strings.Cut(digest, ":")
+	return blobsDir + alg + "/" + hexd
+}
+
+// newHash returns the hash of a digest algorithm, nil for one this
+// format does not know.
+func newHash(alg string) hash.Hash {
+	switch alg {
+	case "sha256":
+		return sha256.New()
+	case "sha512":
+		return sha512.New()
+	}
+	return nil
+}
 
 type formatFile struct {
 	Format    string    `json:"format"`
@@ -116,19 +145,16 @@ func Write(ctx context.Context, w io.Writer, src Source) (*Summary, error) {
 			return err
 		}
 		records.Write(b)
-		var l line
-		_ = json.Unmarshal(b, &l)
-		sum.Records[l.Kind]++
-		if cv := r.ChartVersion; cv != nil {
-			addBlob(cv.Digest)
-			addBlob(cv.ProvDigest)
+		sum.Records[r.Kind()]++
+		for _, bl := range dump.BlobsOf(r) {
+			addBlob(bl.Digest)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read the store: %w", err)
 	}
-	sum.Repositories, sum.ChartVersions = sum.Records[KindRepository], sum.Records[KindChartVersion]
+	sum.Repositories, sum.ChartVersions = sum.Records[chartctl.DumpRepository], sum.Records[chartctl.DumpChartVersion]
 	sort.Strings(digests)
 
 	hw := &hashWriter{w: w, h: sha256.New()}
@@ -153,7 +179,7 @@ func Write(ctx context.Context, w io.Writer, src Source) (*Summary, error) {
 	for _, d := range digests {
 		b, err := src.Blobs.Open(ctx, d)
 		if err != nil {
-			return nil, fmt.Errorf("blob %s, which a chart version refers to, cannot be read: %w (run chartctl admin verify)", d, err)
+			return nil, fmt.Errorf("blob %s, which a record refers to, cannot be read: %w (run chartctl admin verify)", d, err)
 		}
 		entries = append(entries, BlobEntry{Digest: d, Size: b.Size()})
 		total += b.Size()
@@ -194,16 +220,21 @@ func Write(ctx context.Context, w io.Writer, src Source) (*Summary, error) {
 }
 
 func writeBlob(ctx context.Context, tw *tar.Writer, blobs chartctl.BlobStore, e BlobEntry, at time.Time) error {
+	alg, hexd, _ := strings.Cut(e.Digest, ":")
+	h := newHash(alg)
+	if h == nil {
+		return fmt.Errorf("blob %s: unknown digest algorithm", e.Digest)
+	}
 	b, err := blobs.Open(ctx, e.Digest)
 	if err != nil {
 		return fmt.Errorf("read blob %s: %w", e.Digest, err)
 	}
 	defer b.Close()
-	hexd := strings.TrimPrefix(e.Digest, "sha256:")
-	if err := tw.WriteHeader(&tar.Header{Name: blobsDir + hexd, Mode: 0o644, Size: e.Size, ModTime: at, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR}); err != nil {
+	// USTAR where the name fits (every sha256 name), else PAX: a sha512
+	// name is longer than USTAR's 100 bytes.
+	if err := tw.WriteHeader(&tar.Header{Name: blobName(e.Digest), Mode: 0o644, Size: e.Size, ModTime: at, Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
-	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(tw, h), b)
 	if err != nil {
 		return fmt.Errorf("copy blob %s: %w", e.Digest, err)

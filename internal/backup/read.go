@@ -21,7 +21,8 @@ import (
 type Problem struct {
 	// Kind is what is wrong: "archive" (unreadable, truncated, tampered
 	// structure), "blob_digest", "blob_missing", "blob_size", "records",
-	// "index_entry", "orphan_blob".
+	// "reference" (a record refers to one that is missing), "index_entry",
+	// "orphan_blob".
 	Kind   string `json:"kind"`
 	Target string `json:"target"`
 	Detail string `json:"detail"`
@@ -48,6 +49,8 @@ func (r *Result) add(kind, target, format string, args ...any) {
 
 // Archive is a read backup: its records, in the order written.
 type Archive struct {
+	// Version is the archive's format version.
+	Version int
 	Records []chartctl.DumpRecord
 }
 
@@ -77,18 +80,19 @@ func (l *lagHasher) Read(p []byte) (int, error) {
 
 // Read reads and checks a whole backup from r: the format, every blob's
 // digest, the records' digest, the manifest's list of blobs, that every
-// chart version's blobs are there, and that nothing follows the archive's
-// end. sink, if set, receives every blob. Problems are in the Result; the
+// blob a record refers to is there, that records refer to records that are
+// there (checkReferences), and that nothing follows the archive's end.
+// sink, if set, receives every blob. Problems are in the Result; the
 // Archive is nil unless the result is OK.
 func Read(ctx context.Context, r io.Reader, sink BlobSink) (*Archive, *Result) {
 	res := &Result{Problems: []Problem{}}
 	lh := &lagHasher{r: r, h: sha256.New()}
 	tr := tar.NewReader(lh)
 	var (
-		records    []byte
-		haveFormat bool
-		m          *manifest
-		blobs      = map[string]int64{}
+		records []byte
+		version int
+		m       *manifest
+		blobs   = map[string]int64{}
 	)
 	for m == nil {
 		if err := ctx.Err(); err != nil {
@@ -112,12 +116,12 @@ func Read(ctx context.Context, r io.Reader, sink BlobSink) (*Archive, *Result) {
 				res.add("archive", formatName, "Not a chartctl backup.")
 				return nil, res
 			}
-			if f.Version != FormatVersion {
-				res.add("archive", formatName, "Backup format version %d; this chartctl reads version %d.", f.Version, FormatVersion)
+			if f.Version < 1 || f.Version > FormatVersion {
+				res.add("archive", formatName, "Backup format version %d; this chartctl reads versions 1 to %d (a newer chartctl wrote it: restore it with that one).", f.Version, FormatVersion)
 				return nil, res
 			}
-			haveFormat = true
-		case !haveFormat:
+			version = f.Version
+		case version == 0:
 			res.add("archive", hdr.Name, "Not a chartctl backup: it does not start with %s.", formatName)
 			return nil, res
 		case hdr.Name == recordsName:
@@ -128,9 +132,13 @@ func Read(ctx context.Context, r io.Reader, sink BlobSink) (*Archive, *Result) {
 			}
 			records = b
 		case strings.HasPrefix(hdr.Name, blobsDir):
-			hexd := strings.TrimPrefix(hdr.Name, blobsDir)
-			digest := "sha256:" + hexd
-			h := sha256.New()
+			alg, hexd, _ := strings.Cut(strings.TrimPrefix(hdr.Name, blobsDir), "/")
+			h := newHash(alg)
+			if h == nil || (version == 1 && alg != "sha256") || !validHex(hexd, h.Size()) {
+				res.add("archive", hdr.Name, "Unexpected file %s in the backup.", hdr.Name)
+				continue
+			}
+			digest := alg + ":" + hexd
 			src := io.TeeReader(tr, h)
 			var n int64
 			if sink != nil {
@@ -152,7 +160,7 @@ func Read(ctx context.Context, r io.Reader, sink BlobSink) (*Archive, *Result) {
 				return nil, res
 			}
 			if got := hex.EncodeToString(h.Sum(nil)); got != hexd {
-				res.add("blob_digest", digest, "The blob's content has digest sha256:%s: it was changed or damaged.", got)
+				res.add("blob_digest", digest, "The blob's content has digest %s:%s: it was changed or damaged.", alg, got)
 			}
 			blobs[digest] = n
 			res.Checked.Blobs++
@@ -197,12 +205,12 @@ func Read(ctx context.Context, r io.Reader, sink BlobSink) (*Archive, *Result) {
 	if len(m.Blobs) != len(blobs) {
 		res.add("archive", "", "The backup holds %d blobs; its manifest lists %d.", len(blobs), len(m.Blobs))
 	}
-	arch := &Archive{}
+	arch := &Archive{Version: version}
 	for i, l := range bytes.Split(bytes.TrimSuffix(records, []byte("\n")), []byte("\n")) {
 		if len(l) == 0 {
 			continue
 		}
-		rec, _, err := decodeRecord(l)
+		rec, err := decodeRecord(l, version)
 		if err != nil {
 			res.add("records", fmt.Sprintf("%s line %d", recordsName, i+1), "Unreadable record: %v.", err)
 			continue
@@ -214,6 +222,10 @@ func Read(ctx context.Context, r io.Reader, sink BlobSink) (*Archive, *Result) {
 		case rec.ChartVersion != nil:
 			res.Checked.ChartVersions++
 			cv := rec.ChartVersion
+			if version == 1 && cv.ProvDigest != "" && cv.ProvSize == 0 {
+				// Format 1 did not record it; the archive holds the file.
+				cv.ProvSize = blobs[cv.ProvDigest]
+			}
 			for _, d := range []string{cv.Digest, cv.ProvDigest} {
 				if _, ok := blobs[d]; d != "" && !ok {
 					res.add("blob_missing", d, "Chart %s %s in %s refers to this blob, which the backup lacks.", cv.Name, cv.Version, cv.Repository)
@@ -222,14 +234,35 @@ func Read(ctx context.Context, r io.Reader, sink BlobSink) (*Archive, *Result) {
 			if size, ok := blobs[cv.Digest]; ok && size != cv.Size {
 				res.add("blob_size", cv.Digest, "Chart %s %s in %s says %d bytes; the blob has %d.", cv.Name, cv.Version, cv.Repository, cv.Size, size)
 			}
+		case rec.OCIBlobLink != nil:
+			l := rec.OCIBlobLink
+			if size, ok := blobs[l.Digest]; !ok {
+				res.add("blob_missing", l.Digest, "OCI repository %s holds this blob, which the backup lacks.", l.Name)
+			} else if size != l.Size {
+				res.add("blob_size", l.Digest, "OCI repository %s says %d bytes; the blob has %d.", l.Name, l.Size, size)
+			}
 		}
 	}
+	checkReferences(arch.Records, res)
 	sort.SliceStable(res.Problems, func(i, j int) bool { return res.Problems[i].Kind < res.Problems[j].Kind })
 	res.OK = len(res.Problems) == 0
 	if !res.OK {
 		return nil, res
 	}
 	return arch, res
+}
+
+// validHex reports whether s is n bytes in lowercase hex.
+func validHex(s string, n int) bool {
+	if len(s) != 2*n {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // checkTail requires the bytes after the manifest's content to be zeros

@@ -8,36 +8,28 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// The records of records.jsonl: one JSON object per line, {"kind", "data"}.
-// Their field names are this format's own (version 1), independent of any
-// engine's storage and of Go field names.
-
-// Record kinds.
-const (
-	KindUser         = "user"
-	KindAPIKey       = "api_key"
-	KindOAuthClient  = "oauth_client"
-	KindOrganization = "organization"
-	KindRepository   = "repository"
-	KindTeam         = "team"
-	KindMember       = "member"
-	KindChartVersion = "chart_version"
-)
+// The records of records.jsonl: one JSON object per line, {"kind", "data"},
+// kind one of chartctl.DumpKinds. Their field names are this format's own,
+// independent of any engine's storage and of Go field names. Format 1 had
+// the kinds user … chart_version with fewer fields; every field added
+// since is optional, so these types read both.
 
 type line struct {
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
 }
 
-type userV1 struct {
-	ID           string    `json:"id"`
-	Email        string    `json:"email"`
-	PasswordHash string    `json:"password_hash,omitempty"`
-	Admin        bool      `json:"admin"`
-	CreatedAt    time.Time `json:"created_at"`
+type userRec struct {
+	ID           string     `json:"id"`
+	Email        string     `json:"email"`
+	PasswordHash string     `json:"password_hash,omitempty"`
+	Admin        bool       `json:"admin"`
+	Disabled     bool       `json:"disabled,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	LastSeenAt   *time.Time `json:"last_seen_at,omitempty"`
 }
 
-type apiKeyV1 struct {
+type apiKeyRec struct {
 	ID         string     `json:"id"`
 	UserID     string     `json:"user_id"`
 	Name       string     `json:"name"`
@@ -48,7 +40,7 @@ type apiKeyV1 struct {
 	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
 }
 
-type oauthClientV1 struct {
+type oauthClientRec struct {
 	ID           string    `json:"id"`
 	Name         string    `json:"name"`
 	RedirectURIs []string  `json:"redirect_uris"`
@@ -57,7 +49,7 @@ type oauthClientV1 struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
-type organizationV1 struct {
+type organizationRec struct {
 	ID          string    `json:"id"`
 	Name        string    `json:"name"`
 	Description string    `json:"description,omitempty"`
@@ -65,7 +57,7 @@ type organizationV1 struct {
 	CreatedAt   time.Time `json:"created_at"`
 }
 
-type repositoryV1 struct {
+type repositoryRec struct {
 	ID           string    `json:"id"`
 	Name         string    `json:"name"`
 	Description  string    `json:"description,omitempty"`
@@ -73,9 +65,44 @@ type repositoryV1 struct {
 	OwnerID      string    `json:"owner_id,omitempty"`
 	Visibility   string    `json:"visibility"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Mirror is set for a mirror repository; backups written before
+	// mirrors existed have none.
+	Mirror *mirrorRec `json:"mirror,omitempty"`
 }
 
-type teamV1 struct {
+// mirrorRec is a mirror's settings and sync state. The password stays
+// sealed with the server's secrets key (CONTRACT §12: backups carry
+// secrets encrypted), so a restore needs the same key to sync.
+type mirrorRec struct {
+	URL             string     `json:"url"`
+	IntervalSeconds int64      `json:"interval_seconds"`
+	Username        string     `json:"username,omitempty"`
+	SealedPassword  []byte     `json:"sealed_password,omitempty"`
+	Status          string     `json:"status"`
+	LastSyncAt      *time.Time `json:"last_sync_at,omitempty"`
+	LastAttemptAt   *time.Time `json:"last_attempt_at,omitempty"`
+	Error           string     `json:"error,omitempty"`
+}
+
+func newMirrorRec(m *chartctl.Mirror) *mirrorRec {
+	if m == nil {
+		return nil
+	}
+	return &mirrorRec{URL: m.URL, IntervalSeconds: int64(m.Interval / time.Second), Username: m.Username, SealedPassword: m.Password,
+		Status: string(m.Status), LastSyncAt: m.LastSyncAt, LastAttemptAt: m.LastAttemptAt, Error: m.Error}
+}
+
+func (m *mirrorRec) domain() *chartctl.Mirror {
+	if m == nil {
+		return nil
+	}
+	return &chartctl.Mirror{
+		MirrorSettings: chartctl.MirrorSettings{URL: m.URL, Interval: time.Duration(m.IntervalSeconds) * time.Second, Username: m.Username, Password: m.SealedPassword},
+		MirrorState:    chartctl.MirrorState{Status: chartctl.MirrorStatus(m.Status), LastSyncAt: m.LastSyncAt, LastAttemptAt: m.LastAttemptAt, Error: m.Error},
+	}
+}
+
+type teamRec struct {
 	ID           string    `json:"id"`
 	Name         string    `json:"name"`
 	Organization string    `json:"organization"`
@@ -83,7 +110,7 @@ type teamV1 struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
-type memberV1 struct {
+type memberRec struct {
 	ID      string    `json:"id"`
 	Team    string    `json:"team"`
 	Email   string    `json:"email"`
@@ -91,51 +118,185 @@ type memberV1 struct {
 	AddedAt time.Time `json:"added_at"`
 }
 
-type chartVersionV1 struct {
-	Repository  string          `json:"repository"`
-	Name        string          `json:"name"`
-	Version     string          `json:"version"`
-	AppVersion  string          `json:"app_version,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Keywords    []string        `json:"keywords,omitempty"`
-	Digest      string          `json:"digest"`
-	Size        int64           `json:"size"`
-	ProvDigest  string          `json:"prov_digest,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
-	IndexEntry  []byte          `json:"index_entry,omitempty"`
+type chartVersionRec struct {
+	Repository    string          `json:"repository"`
+	Name          string          `json:"name"`
+	Version       string          `json:"version"`
+	AppVersion    string          `json:"app_version,omitempty"`
+	Description   string          `json:"description,omitempty"`
+	Keywords      []string        `json:"keywords,omitempty"`
+	Digest        string          `json:"digest"`
+	ContentDigest string          `json:"content_digest,omitempty"`
+	Size          int64           `json:"size"`
+	ProvDigest    string          `json:"prov_digest,omitempty"`
+	ProvSize      int64           `json:"prov_size,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+	IndexEntry    []byte          `json:"index_entry,omitempty"`
+	Downloads     int64           `json:"downloads,omitempty"`
+	LastDownload  *time.Time      `json:"last_downloaded_at,omitempty"`
+}
+
+type quotaRec struct {
+	Scope       string `json:"scope"`
+	Name        string `json:"name"`
+	MaxBytes    *int64 `json:"max_bytes,omitempty"`
+	MaxVersions *int64 `json:"max_versions,omitempty"`
+}
+
+// retentionRec writes durations as Go duration strings ("720h0m0s").
+type retentionRec struct {
+	Repository             string  `json:"repository"`
+	KeepLatest             *int    `json:"keep_latest,omitempty"`
+	KeepPushedWithin       *string `json:"keep_pushed_within,omitempty"`
+	KeepDownloadedWithin   *string `json:"keep_downloaded_within,omitempty"`
+	KeepMatching           string  `json:"keep_matching,omitempty"`
+	DeletePrereleasesAfter *string `json:"delete_prereleases_after,omitempty"`
+	Schedule               string  `json:"schedule,omitempty"`
+}
+
+// webhookRec carries the secret sealed, as the store keeps it.
+type webhookRec struct {
+	ID             string    `json:"id"`
+	Repository     string    `json:"repository,omitempty"`
+	Organization   string    `json:"organization,omitempty"`
+	URL            string    `json:"url"`
+	Events         []string  `json:"events"`
+	Active         bool      `json:"active"`
+	SealedSecret   []byte    `json:"sealed_secret"`
+	CreatedBy      string    `json:"created_by,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	DisabledReason string    `json:"disabled_reason,omitempty"`
+}
+
+type ociBlobLinkRec struct {
+	Name     string    `json:"name"`
+	Digest   string    `json:"digest"`
+	Size     int64     `json:"size"`
+	LinkedAt time.Time `json:"linked_at"`
+}
+
+type ociChartRec struct {
+	Repository string `json:"repository"`
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+}
+
+type ociManifestRec struct {
+	Name         string            `json:"name"`
+	Digest       string            `json:"digest"`
+	MediaType    string            `json:"media_type"`
+	ArtifactType string            `json:"artifact_type,omitempty"`
+	Subject      string            `json:"subject,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	Blobs        []string          `json:"blobs,omitempty"`
+	Manifests    []string          `json:"manifests,omitempty"`
+	Content      []byte            `json:"content"`
+	Chart        *ociChartRec      `json:"chart,omitempty"`
+	CreatedAt    time.Time         `json:"created_at"`
+}
+
+type ociTagRec struct {
+	Name   string `json:"name"`
+	Tag    string `json:"tag"`
+	Digest string `json:"digest"`
+}
+
+type actorRec struct {
+	UserID         string `json:"user_id,omitempty"`
+	Email          string `json:"email,omitempty"`
+	CredentialID   string `json:"credential_id,omitempty"`
+	CredentialKind string `json:"credential_kind,omitempty"`
+	ClientIP       string `json:"client_ip,omitempty"`
+	RequestID      string `json:"request_id,omitempty"`
+}
+
+type auditRec struct {
+	ID           string    `json:"id"`
+	Time         time.Time `json:"time"`
+	Actor        actorRec  `json:"actor"`
+	Action       string    `json:"action"`
+	Target       string    `json:"target,omitempty"`
+	Outcome      string    `json:"outcome"`
+	Organization string    `json:"organization,omitempty"`
+}
+
+func durationString(d *time.Duration) *string {
+	if d == nil {
+		return nil
+	}
+	s := d.String()
+	return &s
+}
+
+func parseDuration(field string, s *string) (*time.Duration, error) {
+	if s == nil {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(*s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return &d, nil
 }
 
 // encodeRecord turns a dump record into one line of records.jsonl.
 func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
-	var kind string
 	var v any
 	switch {
 	case r.User != nil:
 		u := r.User
-		kind, v = KindUser, userV1{u.ID, u.Email, u.PasswordHash, u.Admin, u.CreatedAt}
+		v = userRec{u.ID, u.Email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt}
 	case r.APIKey != nil:
 		k := r.APIKey
-		kind, v = KindAPIKey, apiKeyV1{k.ID, k.UserID, k.Name, k.Scopes.Strings(), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt}
+		v = apiKeyRec{k.ID, k.UserID, k.Name, k.Scopes.Strings(), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt}
 	case r.OAuthClient != nil:
 		c := r.OAuthClient
-		kind, v = KindOAuthClient, oauthClientV1{c.ID, c.Name, c.RedirectURIs, c.Public, c.SecretHash, c.CreatedAt}
+		v = oauthClientRec{c.ID, c.Name, c.RedirectURIs, c.Public, c.SecretHash, c.CreatedAt}
 	case r.Organization != nil:
 		o := r.Organization
-		kind, v = KindOrganization, organizationV1{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
+		v = organizationRec{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
 	case r.Repository != nil:
 		p := r.Repository
-		kind, v = KindRepository, repositoryV1{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt}
+		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, newMirrorRec(p.Mirror)}
 	case r.Team != nil:
 		t := r.Team
-		kind, v = KindTeam, teamV1{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt}
+		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt}
 	case r.Member != nil:
 		m := r.Member
-		kind, v = KindMember, memberV1{m.ID, m.Team, m.Email, string(m.Role), m.AddedAt}
+		v = memberRec{m.ID, m.Team, m.Email, string(m.Role), m.AddedAt}
 	case r.ChartVersion != nil:
 		c := r.ChartVersion
-		kind, v = KindChartVersion, chartVersionV1{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords,
-			c.Digest, c.Size, c.ProvDigest, c.CreatedAt, c.Metadata, c.IndexEntry}
+		v = chartVersionRec{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords, c.Digest, c.ContentDigest,
+			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt}
+	case r.Quota != nil:
+		q := r.Quota
+		v = quotaRec{q.Scope, q.Name, q.Quota.MaxBytes, q.Quota.MaxVersions}
+	case r.Retention != nil:
+		p := r.Retention.Policy
+		v = retentionRec{r.Retention.Repository, p.KeepLatest, durationString(p.KeepPushedWithin), durationString(p.KeepDownloadedWithin),
+			p.KeepMatching, durationString(p.DeletePrereleasesAfter), p.Schedule}
+	case r.Webhook != nil:
+		w := r.Webhook
+		v = webhookRec{w.ID, w.Repository, w.Organization, w.URL, w.Events, w.Active, w.Secret, w.CreatedBy, w.CreatedAt, w.DisabledReason}
+	case r.OCIBlobLink != nil:
+		l := r.OCIBlobLink
+		v = ociBlobLinkRec{l.Name, l.Digest, l.Size, l.LinkedAt}
+	case r.OCIManifest != nil:
+		m := r.OCIManifest
+		rec := ociManifestRec{m.Name, m.Digest, m.MediaType, m.ArtifactType, m.Subject, m.Annotations, m.Blobs, m.Manifests,
+			m.Content, nil, m.CreatedAt}
+		if m.Chart != nil {
+			rec.Chart = &ociChartRec{m.Chart.Repository, m.Chart.Name, m.Chart.Version}
+		}
+		v = rec
+	case r.OCITag != nil:
+		t := r.OCITag
+		v = ociTagRec{t.Name, t.Tag, t.Digest}
+	case r.AuditEntry != nil:
+		e := r.AuditEntry
+		a := e.Actor
+		v = auditRec{e.ID, e.Time, actorRec{a.UserID, a.Email, a.CredentialID, a.CredentialKind, a.ClientIP, a.RequestID}, e.Action, e.Target, string(e.Outcome), e.Organization}
 	default:
 		return nil, fmt.Errorf("empty dump record")
 	}
@@ -143,66 +304,137 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(line{Kind: kind, Data: data})
+	b, err := json.Marshal(line{Kind: r.Kind(), Data: data})
 	return append(b, '\n'), err
 }
 
-// decodeRecord reads one line of records.jsonl.
-func decodeRecord(b []byte) (chartctl.DumpRecord, string, error) {
+// v1Kinds are the kinds format 1 has.
+var v1Kinds = map[string]bool{
+	chartctl.DumpUser: true, chartctl.DumpAPIKey: true, chartctl.DumpOAuthClient: true, chartctl.DumpOrganization: true,
+	chartctl.DumpRepository: true, chartctl.DumpTeam: true, chartctl.DumpMember: true, chartctl.DumpChartVersion: true,
+}
+
+// decodeRecord reads one line of records.jsonl of a backup of format
+// version.
+func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 	var l line
 	if err := json.Unmarshal(b, &l); err != nil {
-		return chartctl.DumpRecord{}, "", err
+		return chartctl.DumpRecord{}, err
 	}
-	var r chartctl.DumpRecord
-	var err error
+	if version == 1 && !v1Kinds[l.Kind] {
+		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format 1", l.Kind)
+	}
+	var (
+		r   chartctl.DumpRecord
+		err error
+	)
 	switch l.Kind {
-	case KindUser:
-		var v userV1
+	case chartctl.DumpUser:
+		var v userRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
-			r.User = &chartctl.User{ID: v.ID, Email: v.Email, PasswordHash: v.PasswordHash, Admin: v.Admin, CreatedAt: v.CreatedAt}
+			r.User = &chartctl.User{ID: v.ID, Email: v.Email, PasswordHash: v.PasswordHash, Admin: v.Admin, Disabled: v.Disabled,
+				CreatedAt: v.CreatedAt, LastSeenAt: v.LastSeenAt}
 		}
-	case KindAPIKey:
-		var v apiKeyV1
+	case chartctl.DumpAPIKey:
+		var v apiKeyRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			var sc chartctl.Scopes
 			if sc, err = chartctl.NewScopes("scopes", v.Scopes); err == nil {
-				r.APIKey = &chartctl.APIKey{ID: v.ID, UserID: v.UserID, Name: v.Name, Scopes: sc, Hash: v.Hash, CreatedAt: v.CreatedAt, LastUsedAt: v.LastUsedAt, ExpiresAt: v.ExpiresAt}
+				r.APIKey = &chartctl.APIKey{ID: v.ID, UserID: v.UserID, Name: v.Name, Scopes: sc, Hash: v.Hash, CreatedAt: v.CreatedAt,
+					LastUsedAt: v.LastUsedAt, ExpiresAt: v.ExpiresAt}
 			}
 		}
-	case KindOAuthClient:
-		var v oauthClientV1
+	case chartctl.DumpOAuthClient:
+		var v oauthClientRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
-			r.OAuthClient = &chartctl.OAuthClient{ID: v.ID, Name: v.Name, RedirectURIs: v.RedirectURIs, Public: v.Public, SecretHash: v.SecretHash, CreatedAt: v.CreatedAt}
+			r.OAuthClient = &chartctl.OAuthClient{ID: v.ID, Name: v.Name, RedirectURIs: v.RedirectURIs, Public: v.Public,
+				SecretHash: v.SecretHash, CreatedAt: v.CreatedAt}
 		}
-	case KindOrganization:
-		var v organizationV1
+	case chartctl.DumpOrganization:
+		var v organizationRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Organization = &chartctl.Organization{ID: v.ID, Name: v.Name, Description: v.Description, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt}
 		}
-	case KindRepository:
-		var v repositoryV1
+	case chartctl.DumpRepository:
+		var v repositoryRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
-			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization, OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt}
+			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization,
+				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain()}
 		}
-	case KindTeam:
-		var v teamV1
+	case chartctl.DumpTeam:
+		var v teamRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Team = &chartctl.Team{ID: v.ID, Name: v.Name, Organization: v.Organization, Description: v.Description, CreatedAt: v.CreatedAt}
 		}
-	case KindMember:
-		var v memberV1
+	case chartctl.DumpMember:
+		var v memberRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Member = &chartctl.Member{ID: v.ID, Team: v.Team, Email: v.Email, Role: chartctl.Role(v.Role), AddedAt: v.AddedAt}
 		}
-	case KindChartVersion:
-		var v chartVersionV1
+	case chartctl.DumpChartVersion:
+		var v chartVersionRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.ChartVersion = &chartctl.ChartVersion{Repository: v.Repository, Name: v.Name, Version: v.Version, AppVersion: v.AppVersion,
-				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, Size: v.Size, ProvDigest: v.ProvDigest,
-				CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry}
+				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, ContentDigest: v.ContentDigest, Size: v.Size,
+				ProvDigest: v.ProvDigest, ProvSize: v.ProvSize, CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry,
+				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload}
+		}
+	case chartctl.DumpQuota:
+		var v quotaRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.Quota = &chartctl.ScopedQuota{Scope: v.Scope, Name: v.Name, Quota: chartctl.Quota{MaxBytes: v.MaxBytes, MaxVersions: v.MaxVersions}}
+		}
+	case chartctl.DumpRetention:
+		var v retentionRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			p := chartctl.RetentionPolicy{KeepLatest: v.KeepLatest, KeepMatching: v.KeepMatching, Schedule: v.Schedule}
+			if p.KeepPushedWithin, err = parseDuration("keep_pushed_within", v.KeepPushedWithin); err != nil {
+				break
+			}
+			if p.KeepDownloadedWithin, err = parseDuration("keep_downloaded_within", v.KeepDownloadedWithin); err != nil {
+				break
+			}
+			if p.DeletePrereleasesAfter, err = parseDuration("delete_prereleases_after", v.DeletePrereleasesAfter); err != nil {
+				break
+			}
+			r.Retention = &chartctl.RepositoryRetention{Repository: v.Repository, Policy: p}
+		}
+	case chartctl.DumpWebhook:
+		var v webhookRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.Webhook = &chartctl.Webhook{ID: v.ID, Repository: v.Repository, Organization: v.Organization, URL: v.URL, Events: v.Events,
+				Active: v.Active, Secret: v.SealedSecret, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt, DisabledReason: v.DisabledReason}
+		}
+	case chartctl.DumpOCIBlobLink:
+		var v ociBlobLinkRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.OCIBlobLink = &chartctl.OCIBlobLink{Name: v.Name, Digest: v.Digest, Size: v.Size, LinkedAt: v.LinkedAt}
+		}
+	case chartctl.DumpOCIManifest:
+		var v ociManifestRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			m := &chartctl.OCIManifest{Name: v.Name, Digest: v.Digest, MediaType: v.MediaType, ArtifactType: v.ArtifactType,
+				Subject: v.Subject, Annotations: v.Annotations, Blobs: v.Blobs, Manifests: v.Manifests, Content: v.Content, CreatedAt: v.CreatedAt}
+			if v.Chart != nil {
+				m.Chart = &chartctl.OCIChartRef{Repository: v.Chart.Repository, Name: v.Chart.Name, Version: v.Chart.Version}
+			}
+			r.OCIManifest = m
+		}
+	case chartctl.DumpOCITag:
+		var v ociTagRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.OCITag = &chartctl.OCITag{Name: v.Name, Tag: v.Tag, Digest: v.Digest}
+		}
+	case chartctl.DumpAuditEntry:
+		var v auditRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			a := v.Actor
+			r.AuditEntry = &chartctl.AuditEntry{ID: v.ID, Time: v.Time, Action: v.Action, Target: v.Target,
+				Outcome: chartctl.Outcome(v.Outcome), Organization: v.Organization, Actor: chartctl.Actor{UserID: a.UserID, Email: a.Email,
+					CredentialID: a.CredentialID, CredentialKind: a.CredentialKind, ClientIP: a.ClientIP, RequestID: a.RequestID}}
 		}
 	default:
-		return r, l.Kind, fmt.Errorf("unknown record kind %q", l.Kind)
+		return r, fmt.Errorf("unknown record kind %q", l.Kind)
 	}
-	return r, l.Kind, err
+	return r, err
 }

@@ -2,40 +2,69 @@ package backup
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/dump"
 )
 
-// OAuthClientCreator stores OAuth clients (the OAuth part of a store).
-type OAuthClientCreator interface {
-	CreateOAuthClient(ctx context.Context, c *chartctl.OAuthClient) error
-}
+// ErrNotEmpty is returned (wrapped) by Restore when the target store
+// holds records.
+var ErrNotEmpty = errors.New("the target store is not empty")
 
-// Target is an empty store to restore into.
+// Target is where Restore writes.
 type Target struct {
-	Store chartctl.Store
-	OAuth OAuthClientCreator
-	Blobs chartctl.BlobStore
+	// Store is the store to restore into; it must hold no record.
+	Store dump.Target
+	// Blobs receives the blobs. Blobs it holds already are kept (they are
+	// content-addressed: nothing is overwritten); those Restore adds are
+	// deleted again when it fails.
+	Blobs chartctl.AlgorithmBlobStore
+	// Transaction, if set, runs fn in one transaction of Store
+	// (postgres.DB.Import), so that the records are written all or none.
+	// Without it a failed restore may leave records in Store, which the
+	// caller throws away (the CLI restores a bbolt store into a new
+	// directory and removes it).
+	Transaction func(ctx context.Context, fn func(dump.Target) error) error
+	// Check, if set, vets the archive's records once it has proved whole
+	// and before anything is written (the CLI checks that a secrets key
+	// opens the webhook secrets); its error stops the restore.
+	Check func(records []chartctl.DumpRecord) error
 }
 
 // Restore reads the backup from r into t, checking everything Read checks
 // before a single record is written: blobs are stored as they stream by,
-// records only once the whole archive has proved whole. On error the
-// target holds blobs (and maybe records); the caller removes the target
-// (the CLI restores into a new, empty directory and deletes it).
-func Restore(ctx context.Context, r io.Reader, t Target) (*Result, error) {
-	if n, err := t.Store.UserCount(ctx); err != nil {
-		return nil, err
-	} else if n > 0 {
-		return nil, fmt.Errorf("the target store is not empty (%d users): restore only into an empty store", n)
+// records only once the whole archive has proved whole, all in one
+// transaction when t has one. The records are then read back from the
+// store and compared with the archive's. On any failure the blobs it
+// added are deleted again (see Target for the records).
+func Restore(ctx context.Context, r io.Reader, t Target) (*Result, dump.Counts, error) {
+	if err := requireEmpty(ctx, t.Store); err != nil {
+		return nil, nil, err
 	}
+	var created []string
+	ok := false
+	defer func() {
+		if !ok {
+			// Even when ctx was cancelled (Ctrl-C): leave nothing behind.
+			for _, d := range created {
+				_ = t.Blobs.Delete(context.WithoutCancel(ctx), d)
+			}
+		}
+	}()
 	sink := func(digest string, r io.Reader) error {
-		w, err := t.Blobs.Create(ctx)
+		if _, err := t.Blobs.ModTime(ctx, digest); err == nil {
+			return nil // already there; Read checks the archive's copy
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
+		}
+		alg, _, _ := strings.Cut(digest, ":")
+		w, err := t.Blobs.CreateAlgorithm(ctx, alg)
 		if err != nil {
 			return err
 		}
@@ -47,19 +76,61 @@ func Restore(ctx context.Context, r io.Reader, t Target) (*Result, error) {
 			// Read reports it as a blob_digest problem; do not store it.
 			return nil
 		}
-		_, err = w.Commit()
-		return err
+		if _, err := w.Commit(); err != nil {
+			return err
+		}
+		created = append(created, digest)
+		return nil
 	}
 	arch, res := Read(ctx, r, sink)
 	if !res.OK {
-		return res, fmt.Errorf("the backup is damaged; nothing was restored: %s", describe(res))
+		return res, nil, fmt.Errorf("the backup is damaged; nothing was restored: %s", describe(res))
 	}
-	for _, rec := range arch.Records {
-		if err := apply(ctx, t, rec); err != nil {
-			return res, err
+	if t.Check != nil {
+		if err := t.Check(arch.Records); err != nil {
+			return res, nil, fmt.Errorf("nothing was restored: %w", err)
 		}
 	}
-	return res, nil
+	run := t.Transaction
+	if run == nil {
+		run = func(ctx context.Context, fn func(dump.Target) error) error { return fn(t.Store) }
+	}
+	var counts dump.Counts
+	err := run(ctx, func(st dump.Target) error {
+		// Again inside the transaction: nothing came in meanwhile.
+		if err := requireEmpty(ctx, st); err != nil {
+			return err
+		}
+		var err error
+		if counts, err = dump.Load(ctx, st, arch.Records); err != nil {
+			return err
+		}
+		back, err := dump.Read(ctx, st)
+		if err != nil {
+			return fmt.Errorf("read the restored records back: %w", err)
+		}
+		if d := dump.Diff(arch.Records, back, 5); d != "" {
+			return fmt.Errorf("the restored records differ from the backup's: %s", d)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, nil, fmt.Errorf("nothing was restored: %w", err)
+	}
+	ok = true
+	return res, counts, nil
+}
+
+// requireEmpty refuses a store that holds any record.
+func requireEmpty(ctx context.Context, st dump.Target) error {
+	empty, kind, err := dump.Empty(ctx, st)
+	if err != nil {
+		return fmt.Errorf("check that the target is empty: %w", err)
+	}
+	if !empty {
+		return fmt.Errorf("%w: it holds at least one %s; restore only into an empty store", ErrNotEmpty, dump.Singular(kind))
+	}
+	return nil
 }
 
 func describe(res *Result) string {
@@ -78,44 +149,19 @@ func describe(res *Result) string {
 	return strings.Join(parts, "; ")
 }
 
-func apply(ctx context.Context, t Target, r chartctl.DumpRecord) error {
-	var err error
-	var what string
-	switch {
-	case r.User != nil:
-		what, err = "user "+r.User.Email, t.Store.CreateUser(ctx, r.User)
-	case r.APIKey != nil:
-		what, err = "API key "+r.APIKey.ID, t.Store.CreateAPIKey(ctx, r.APIKey)
-	case r.OAuthClient != nil:
-		what = "OAuth client " + r.OAuthClient.ID
-		if t.OAuth == nil {
-			return fmt.Errorf("restore %s: the target store keeps no OAuth clients", what)
-		}
-		err = t.OAuth.CreateOAuthClient(ctx, r.OAuthClient)
-	case r.Organization != nil:
-		what, err = "organization "+r.Organization.Name, t.Store.CreateOrganization(ctx, r.Organization)
-	case r.Repository != nil:
-		what, err = "repository "+r.Repository.Name, t.Store.CreateRepository(ctx, r.Repository)
-	case r.Team != nil:
-		what, err = "team "+r.Team.Name, t.Store.CreateTeam(ctx, r.Team)
-	case r.Member != nil:
-		what, err = "member "+r.Member.Email+" of "+r.Member.Team, t.Store.AddMember(ctx, r.Member)
-	case r.ChartVersion != nil:
-		cv := r.ChartVersion
-		what = fmt.Sprintf("chart %s %s in %s", cv.Name, cv.Version, cv.Repository)
-		_, _, _, err = t.Store.PutChartVersion(ctx, cv, false)
-	}
-	if err != nil {
-		return fmt.Errorf("restore %s: %w", what, err)
-	}
-	return nil
-}
-
 // VerifyStore checks a live store and its blobs: every chart version's
 // blobs exist with the right digest and size, every Helm index entry
 // matches a version and every version has one, and no blob is an orphan
-// (those are listed with their sizes).
-func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobStore) (*Result, error) {
+// (those are listed with their sizes; see PendingSince). When the store is
+// an Exporter it also checks, on one snapshot, that records refer to
+// records that exist (as Read does for a backup: quotas and retention
+// policies of existing repositories, complete OCI manifests, …) and that
+// every blob the OCI registry holds exists with its digest and size.
+func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobStore, opts ...VerifyOption) (*Result, error) {
+	var o verifyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	res := &Result{Problems: []Problem{}}
 	repos, err := store.Repositories(ctx)
 	if err != nil {
@@ -180,12 +226,20 @@ func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobS
 			}
 		}
 	}
+	if exp, ok := store.(chartctl.Exporter); ok {
+		if err := verifyRecords(ctx, exp, blobs, referenced, res); err != nil {
+			return nil, err
+		}
+	}
 	err = blobs.Walk(ctx, func(d string) error {
 		if referenced[d] {
 			return nil
 		}
 		if ref, err := store.BlobReferenced(ctx, d); err != nil || ref {
 			return err // referenced by a record written since the listing
+		}
+		if mod, err := blobs.ModTime(ctx, d); err == nil && !o.pending.IsZero() && !mod.Before(o.pending) {
+			return nil
 		}
 		b, err := blobs.Open(ctx, d)
 		size := int64(-1)
@@ -203,9 +257,69 @@ func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobS
 	return res, nil
 }
 
+// verifyRecords checks the references of one snapshot of the store's
+// records (the audit log aside) and the OCI registry's blobs, adding the
+// blobs it checked to referenced.
+func verifyRecords(ctx context.Context, exp chartctl.Exporter, blobs chartctl.BlobStore, referenced map[string]bool, res *Result) error {
+	var records []chartctl.DumpRecord
+	if err := exp.Export(ctx, nil, func(r chartctl.DumpRecord) error {
+		if r.AuditEntry == nil {
+			records = append(records, r)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	checkReferences(records, res)
+	for _, r := range records {
+		l := r.OCIBlobLink
+		if l == nil || referenced[l.Digest] {
+			continue
+		}
+		referenced[l.Digest] = true
+		size, ok, err := hashBlob(ctx, blobs, l.Digest)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok && size < 0:
+			res.add("blob_missing", l.Digest, "OCI repository %s holds this blob, which the blob store lacks.", l.Name)
+		case !ok:
+			res.add("blob_digest", l.Digest, "The stored blob's content no longer has this digest (OCI repository %s).", l.Name)
+		default:
+			res.Checked.Blobs++
+			res.Checked.Bytes += size
+			if size != l.Size {
+				res.add("blob_size", l.Digest, "OCI repository %s says %d bytes; the blob has %d.", l.Name, l.Size, size)
+			}
+		}
+	}
+	return nil
+}
+
+// VerifyOption adjusts VerifyStore.
+type VerifyOption func(*verifyOptions)
+
+type verifyOptions struct {
+	pending time.Time
+}
+
+// PendingSince keeps VerifyStore from reporting an unreferenced blob
+// committed at or after t: it awaits the server's collection after the
+// grace period (the blob of a chart deleted in the last hour), or is one a
+// writer is about to commit a record for.
+func PendingSince(t time.Time) VerifyOption {
+	return func(o *verifyOptions) { o.pending = t }
+}
+
 // hashBlob reads blob d; size is -1 when it is missing, ok reports that
 // its content has digest d.
 func hashBlob(ctx context.Context, blobs chartctl.BlobStore, d string) (size int64, ok bool, err error) {
+	alg, want, _ := strings.Cut(d, ":")
+	h := newHash(alg)
+	if h == nil {
+		return 0, false, nil
+	}
 	b, err := blobs.Open(ctx, d)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return -1, false, nil
@@ -214,10 +328,9 @@ func hashBlob(ctx context.Context, blobs chartctl.BlobStore, d string) (size int
 		return 0, false, err
 	}
 	defer b.Close()
-	h := sha256.New()
 	n, err := io.Copy(h, b)
 	if err != nil {
 		return n, false, err
 	}
-	return n, "sha256:"+hex.EncodeToString(h.Sum(nil)) == d, nil
+	return n, hex.EncodeToString(h.Sum(nil)) == want, nil
 }

@@ -511,14 +511,14 @@ func (d *deliveryRecord) domain(tx *bbolt.Tx) (*chartctl.Delivery, error) {
 // crash the pending deliveries are due again at once (at least once, as
 // the webhook-id lets receivers deduplicate).
 func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*chartctl.Delivery, error) {
-	db.claimMu.Lock()
-	defer db.claimMu.Unlock()
-	if db.claims == nil {
-		db.claims = map[string]time.Time{}
+	db.deliveryClaimMu.Lock()
+	defer db.deliveryClaimMu.Unlock()
+	if db.deliveryClaims == nil {
+		db.deliveryClaims = map[string]time.Time{}
 	}
-	for id, until := range db.claims {
+	for id, until := range db.deliveryClaims {
 		if !until.After(now) {
-			delete(db.claims, id)
+			delete(db.deliveryClaims, id)
 		}
 	}
 	// Each webhook's due prefix (delivery IDs), then round robin over
@@ -537,7 +537,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 			c := q.Cursor()
 			var ids []string
 			for qk, id := c.Seek(pfx); qk != nil && bytes.HasPrefix(qk, pfx) && len(ids) < perWebhook; qk, id = c.Next() {
-				if _, claimed := db.claims[string(id)]; claimed {
+				if _, claimed := db.deliveryClaims[string(id)]; claimed {
 					return nil
 				}
 				d, err := getDelivery(tx, string(id))
@@ -591,7 +591,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 		return nil, wrap("claim deliveries", err)
 	}
 	for _, d := range out {
-		db.claims[d.ID] = now.Add(lease)
+		db.deliveryClaims[d.ID] = now.Add(lease)
 	}
 	return out, nil
 }
@@ -614,11 +614,11 @@ func (db *DB) RecordAttempts(ctx context.Context, results []chartctl.AttemptResu
 	}
 	// The attempts are recorded: the claims end (a pending delivery waits
 	// for its next attempt time now).
-	db.claimMu.Lock()
+	db.deliveryClaimMu.Lock()
 	for _, r := range results {
-		delete(db.claims, r.DeliveryID)
+		delete(db.deliveryClaims, r.DeliveryID)
 	}
-	db.claimMu.Unlock()
+	db.deliveryClaimMu.Unlock()
 	return nil
 }
 

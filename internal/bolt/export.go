@@ -1,7 +1,9 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
+	"strings"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -12,104 +14,168 @@ import (
 var _ chartctl.Exporter = (*DB)(nil)
 
 // Export calls fn with every record, all read in one bbolt read
-// transaction: a consistent snapshot that writers do not wait for. OAuth
-// codes, tokens, grants and web sessions are short-lived credentials and
-// are not exported (people sign in again after a restore).
+// transaction: a consistent snapshot that writers do not wait for. What is
+// left out (short-lived credentials, deliveries, derived data) is listed
+// on chartctl.DumpRecord.
 func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.DumpRecord) error) error {
 	err := db.db.View(func(tx *bbolt.Tx) error {
 		if snapshot != nil {
 			snapshot()
 		}
-		each := func(name string, one func(v []byte) error) error {
-			return bucket(tx, name).ForEach(func(_, v []byte) error {
+		each := func(name string, one func(k, v []byte) error) error {
+			return bucket(tx, name).ForEach(func(k, v []byte) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				return one(v)
+				return one(k, v)
 			})
 		}
-		steps := []struct {
-			bucket string
-			one    func(v []byte) error
-		}{
-			{usersBucket, func(v []byte) error {
+		// record decodes a stored record and hands fn what conv makes of it.
+		record := func(bucketName string, conv func(k, v []byte) (chartctl.DumpRecord, error)) func() error {
+			return func() error {
+				return each(bucketName, func(k, v []byte) error {
+					r, err := conv(k, v)
+					if err != nil {
+						return err
+					}
+					return fn(r)
+				})
+			}
+		}
+		steps := []func() error{
+			record(usersBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[userRecord](v)
 				if err != nil {
-					return err
+					return chartctl.DumpRecord{}, err
 				}
-				return fn(chartctl.DumpRecord{User: r.domain()})
-			}},
-			{apiKeysBucket, func(v []byte) error {
+				return chartctl.DumpRecord{User: r.domain()}, nil
+			}),
+			record(apiKeysBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[apiKeyRecord](v)
 				if err != nil {
-					return err
+					return chartctl.DumpRecord{}, err
 				}
-				return fn(chartctl.DumpRecord{APIKey: r.domain()})
-			}},
-			{oauthClientsBucket, func(v []byte) error {
+				return chartctl.DumpRecord{APIKey: r.domain()}, nil
+			}),
+			record(oauthClientsBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[oauthClientRecord](v)
 				if err != nil {
-					return err
+					return chartctl.DumpRecord{}, err
 				}
-				return fn(chartctl.DumpRecord{OAuthClient: r.domain()})
-			}},
-			{orgsBucket, func(v []byte) error {
+				return chartctl.DumpRecord{OAuthClient: r.domain()}, nil
+			}),
+			record(orgsBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[orgRecord](v)
 				if err != nil {
-					return err
+					return chartctl.DumpRecord{}, err
 				}
-				return fn(chartctl.DumpRecord{Organization: r.domain()})
-			}},
-			{reposBucket, func(v []byte) error {
+				return chartctl.DumpRecord{Organization: r.domain()}, nil
+			}),
+			record(reposBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[repoRecord](v)
 				if err != nil {
-					return err
+					return chartctl.DumpRecord{}, err
 				}
-				return fn(chartctl.DumpRecord{Repository: r.domain()})
-			}},
-			{teamsBucket, func(v []byte) error {
+				return chartctl.DumpRecord{Repository: r.domain()}, nil
+			}),
+			record(teamsBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[teamRecord](v)
 				if err != nil {
-					return err
+					return chartctl.DumpRecord{}, err
 				}
-				return fn(chartctl.DumpRecord{Team: r.domain()})
-			}},
+				return chartctl.DumpRecord{Team: r.domain()}, nil
+			}),
+			// Nested buckets: members per team.
+			func() error {
+				members := bucket(tx, membersBucket)
+				return members.ForEachBucket(func(team []byte) error {
+					return members.Bucket(team).ForEach(func(_, v []byte) error {
+						r, err := decode[memberRecord](v)
+						if err != nil {
+							return err
+						}
+						return fn(chartctl.DumpRecord{Member: r.domain()})
+					})
+				})
+			},
+			// Chart versions per repository, with index entry and counter.
+			func() error {
+				charts, index := bucket(tx, chartsBucket), bucket(tx, chartIndexBucket)
+				return charts.ForEachBucket(func(repo []byte) error {
+					ib := index.Bucket(repo)
+					return charts.Bucket(repo).ForEach(func(k, v []byte) error {
+						if err := ctx.Err(); err != nil {
+							return err
+						}
+						r, err := decode[chartRecord](v)
+						if err != nil {
+							return err
+						}
+						cv := withDownloads(tx, r.domain())
+						if iv, err := indexVersion(string(repo), ib, k, v); err == nil && len(iv.IndexEntry) > 0 {
+							cv.IndexEntry = iv.IndexEntry
+						}
+						return fn(chartctl.DumpRecord{ChartVersion: cv})
+					})
+				})
+			},
+			record(quotasBucket, func(k, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[quotaRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				scope, name, _ := strings.Cut(string(k), sep)
+				return chartctl.DumpRecord{Quota: &chartctl.ScopedQuota{Scope: scope, Name: name,
+					Quota: chartctl.Quota{MaxBytes: r.MaxBytes, MaxVersions: r.MaxVersions}}}, nil
+			}),
+			record(retentionBucket, func(k, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[retentionRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{Retention: &chartctl.RepositoryRetention{Repository: string(k), Policy: r.domain()}}, nil
+			}),
+			record(webhooksBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[webhookRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{Webhook: r.domain()}, nil
+			}),
+			record(ociBlobLinksBucket, func(k, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[ociBlobLinkRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				name, digest, _ := strings.Cut(string(k), sep)
+				return chartctl.DumpRecord{OCIBlobLink: &chartctl.OCIBlobLink{Name: name, Digest: digest, Size: r.Size, LinkedAt: r.LinkedAt}}, nil
+			}),
+			record(ociManifestsBucket, func(k, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[ociManifestRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{OCIManifest: r.domain(bucket(tx, ociManifestContentBucket).Get(k))}, nil
+			}),
+			record(ociTagsBucket, func(k, v []byte) (chartctl.DumpRecord, error) {
+				name, tag, _ := strings.Cut(string(k), sep)
+				return chartctl.DumpRecord{OCITag: &chartctl.OCITag{Name: name, Tag: tag, Digest: string(bytes.Clone(v))}}, nil
+			}),
+			// Keys are sequence numbers: oldest first.
+			record(auditBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[auditRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{AuditEntry: r.domain()}, nil
+			}),
 		}
-		for _, s := range steps {
-			if err := each(s.bucket, s.one); err != nil {
+		for _, step := range steps {
+			if err := step(); err != nil {
 				return err
 			}
 		}
-		// Nested buckets: members per team, chart versions per repository.
-		if err := bucket(tx, membersBucket).ForEachBucket(func(team []byte) error {
-			return bucket(tx, membersBucket).Bucket(team).ForEach(func(_, v []byte) error {
-				r, err := decode[memberRecord](v)
-				if err != nil {
-					return err
-				}
-				return fn(chartctl.DumpRecord{Member: r.domain()})
-			})
-		}); err != nil {
-			return err
-		}
-		charts, index := bucket(tx, chartsBucket), bucket(tx, chartIndexBucket)
-		return charts.ForEachBucket(func(repo []byte) error {
-			ib := index.Bucket(repo)
-			return charts.Bucket(repo).ForEach(func(k, v []byte) error {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				r, err := decode[chartRecord](v)
-				if err != nil {
-					return err
-				}
-				cv := r.domain()
-				if iv, err := indexVersion(string(repo), ib, k, v); err == nil && len(iv.IndexEntry) > 0 {
-					cv.IndexEntry = iv.IndexEntry
-				}
-				return fn(chartctl.DumpRecord{ChartVersion: cv})
-			})
-		})
+		return nil
 	})
 	return wrap("export", err)
 }

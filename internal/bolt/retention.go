@@ -22,6 +22,12 @@ type retentionRecord struct {
 	LastRun                time.Time      `json:"last_run,omitzero"`
 }
 
+func (r *retentionRecord) domain() chartctl.RetentionPolicy {
+	return chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
+		KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
+		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule, LastRun: r.LastRun}
+}
+
 // SetRetentionPolicy replaces a repository's policy.
 func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.RetentionPolicy) error {
 	return wrap("set retention policy", db.update(ctx, func(tx *bbolt.Tx) error {
@@ -61,9 +67,8 @@ func (db *DB) RetentionPolicies(ctx context.Context) (map[string]*chartctl.Reten
 			if err != nil {
 				return err
 			}
-			out[string(k)] = &chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
-				KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
-				DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule, LastRun: r.LastRun}
+			p := r.domain()
+			out[string(k)] = &p
 			return nil
 		})
 	})

@@ -3,9 +3,18 @@ package chartctl
 import "context"
 
 // DumpRecord is one record of a store's logical dump: exactly one field is
-// set. Dumps are engine-neutral: a dump of one engine restores into
-// another through the Store methods (internal/backup holds the archive
-// format).
+// set. Dumps are engine-neutral: a dump of one engine loads into another
+// through the Store, OAuthStore and OCIStore methods (internal/dump), and
+// internal/backup writes them as an archive.
+//
+// A dump holds everything a store keeps that is not short-lived or derived
+// (the list kept beside the interfaces, and checked by a test, is
+// DumpCoverage). Left out, on purpose: OAuth codes, tokens and grants and
+// dashboard sessions (people sign in again), OCI upload sessions in
+// progress, webhook deliveries and their events (a restored server must
+// not re-send old events; see docs/backup.md), leases, rate-limit windows,
+// the names of recently deleted repositories, rendered chart pages, usage
+// counters (derived from the chart versions) and the ACME cache.
 type DumpRecord struct {
 	User         *User
 	APIKey       *APIKey
@@ -14,16 +23,235 @@ type DumpRecord struct {
 	Repository   *Repository
 	Team         *Team
 	Member       *Member
-	// ChartVersion carries its Metadata and IndexEntry.
+	// ChartVersion carries its Metadata, IndexEntry and download counter
+	// (Downloads, LastDownloadedAt).
 	ChartVersion *ChartVersion
+	Quota        *ScopedQuota
+	Retention    *RepositoryRetention
+	// Webhook carries its secret sealed, as stored (CONTRACT §12).
+	Webhook     *Webhook
+	OCIBlobLink *OCIBlobLink
+	OCIManifest *OCIManifest
+	OCITag      *OCITag
+	AuditEntry  *AuditEntry
+}
+
+// ScopedQuota is the quota of one repository or organization.
+type ScopedQuota struct {
+	// Scope is QuotaRepository or QuotaOrganization.
+	Scope string
+	Name  string
+	Quota Quota
+}
+
+// RepositoryRetention is the retention policy of one repository.
+type RepositoryRetention struct {
+	Repository string
+	Policy     RetentionPolicy
+}
+
+// OCITag is one tag of an OCI repository name, pointing at a manifest.
+type OCITag struct {
+	Name   string
+	Tag    string
+	Digest string
+}
+
+// Dump record kinds, as DumpRecord.Kind names them.
+const (
+	DumpUser         = "user"
+	DumpAPIKey       = "api_key"
+	DumpOAuthClient  = "oauth_client"
+	DumpOrganization = "organization"
+	DumpRepository   = "repository"
+	DumpTeam         = "team"
+	DumpMember       = "member"
+	DumpChartVersion = "chart_version"
+	DumpQuota        = "quota"
+	DumpRetention    = "retention_policy"
+	DumpWebhook      = "webhook"
+	DumpOCIBlobLink  = "oci_blob_link"
+	DumpOCIManifest  = "oci_manifest"
+	DumpOCITag       = "oci_tag"
+	DumpAuditEntry   = "audit_entry"
+)
+
+// DumpKinds lists the record kinds in the order an Exporter sends them.
+var DumpKinds = []string{
+	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
+	DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpAuditEntry,
+}
+
+// Kind names the record's kind (one of DumpKinds), "" for an empty record.
+func (r DumpRecord) Kind() string {
+	switch {
+	case r.User != nil:
+		return DumpUser
+	case r.APIKey != nil:
+		return DumpAPIKey
+	case r.OAuthClient != nil:
+		return DumpOAuthClient
+	case r.Organization != nil:
+		return DumpOrganization
+	case r.Repository != nil:
+		return DumpRepository
+	case r.Team != nil:
+		return DumpTeam
+	case r.Member != nil:
+		return DumpMember
+	case r.ChartVersion != nil:
+		return DumpChartVersion
+	case r.Quota != nil:
+		return DumpQuota
+	case r.Retention != nil:
+		return DumpRetention
+	case r.Webhook != nil:
+		return DumpWebhook
+	case r.OCIBlobLink != nil:
+		return DumpOCIBlobLink
+	case r.OCIManifest != nil:
+		return DumpOCIManifest
+	case r.OCITag != nil:
+		return DumpOCITag
+	case r.AuditEntry != nil:
+		return DumpAuditEntry
+	}
+	return ""
 }
 
 // Exporter is a store that can dump every record it keeps from one read
 // transaction, so the dump is a consistent snapshot even while writes go
-// on. Records come in dependency order: users, API keys, OAuth clients,
-// organizations, repositories, teams, members, chart versions. snapshot,
-// if set, is called once the transaction has begun (before the first
-// record), when the snapshot's content is fixed.
+// on. Records come kind by kind in DumpKinds order, so that each comes
+// after what it refers to (except OCI manifests, which may come before
+// the manifests of the same name they list), and audit entries oldest
+// first. snapshot, if set, is called once the transaction has begun
+// (before the first record), when the snapshot's content is fixed.
 type Exporter interface {
 	Export(ctx context.Context, snapshot func(), fn func(DumpRecord) error) error
+}
+
+// DumpCoverage says, for every method of the store interfaces (Store with
+// the interfaces it embeds, OAuthStore, OCIStore), where what it writes
+// goes in a dump: the DumpRecord field that carries it, "read" for a
+// method that writes nothing, or "-" followed by why it is not dumped.
+// A test fails when a method is missing here, so a new kind of stored
+// data cannot be added without deciding whether backups, restores and
+// `admin migrate` carry it.
+var DumpCoverage = map[string]string{
+	// Users and keys.
+	"CreateUser":    "User",
+	"User":          "read",
+	"UserByEmail":   "read",
+	"UserCount":     "read",
+	"Users":         "read",
+	"UpdateUser":    "User",
+	"DeleteUser":    "User",
+	"TouchUser":     "User",
+	"CreateAPIKey":  "APIKey",
+	"APIKeyByHash":  "read",
+	"APIKeys":       "read",
+	"DeleteAPIKey":  "APIKey",
+	"TouchAPIKeys":  "APIKey",
+	"OrgRoles":      "read",
+	"Organization":  "read",
+	"Organizations": "read",
+
+	"CreateOrganization": "Organization",
+
+	// Repositories and charts.
+	"CreateRepository":   "Repository",
+	"Repository":         "read",
+	"Repositories":       "read",
+	"UpdateRepository":   "Repository",
+	"DeleteRepository":   "Repository",
+	"PutChartVersion":    "ChartVersion",
+	"ChartVersion":       "read",
+	"ChartVersions":      "read",
+	"ChartVersionPage":   "read",
+	"DeleteChartVersion": "ChartVersion",
+	"IndexEntries":       "read",
+	"IndexEntry":         "read",
+	"BlobReferenced":     "read",
+	"AddDownloads":       "ChartVersion",
+	// A mirror's settings and sync state are part of its repository.
+	"UpdateMirror":   "Repository",
+	"SetMirrorState": "Repository",
+
+	// Teams.
+	"CreateTeam":       "Team",
+	"Team":             "read",
+	"Teams":            "read",
+	"AddMember":        "Member",
+	"Members":          "read",
+	"Member":           "read",
+	"UpdateMemberRole": "Member",
+	"RemoveMember":     "Member",
+
+	// Audit log and webhooks.
+	"AppendAudit":     "AuditEntry",
+	"AuditLog":        "read",
+	"PruneAudit":      "AuditEntry",
+	"CreateWebhook":   "Webhook",
+	"Webhook":         "read",
+	"Webhooks":        "read",
+	"UpdateWebhook":   "Webhook",
+	"DeleteWebhook":   "Webhook",
+	"ClaimDeliveries": "- webhook deliveries are in-flight work, not restored",
+	"RecordAttempt":   "- webhook deliveries are in-flight work, not restored",
+	"Deliveries":      "read",
+	"Redeliver":       "- webhook deliveries are in-flight work, not restored",
+	"EnqueueEvent":    "- webhook deliveries are in-flight work, not restored",
+
+	// Quotas and retention.
+	"Quota":              "read",
+	"SetQuota":           "Quota",
+	"SetRetentionPolicy": "Retention",
+	"RetentionPolicies":  "read",
+
+	// Leases.
+	"AcquireLease": "- leases last seconds and belong to running processes",
+	"ReleaseLease": "- leases last seconds and belong to running processes",
+
+	// Blob claims.
+	"ClaimBlobs":             "- claims last while an upload commits and belong to running processes",
+	"ReleaseBlobClaims":      "- claims last while an upload commits and belong to running processes",
+	"DeleteUnreferencedBlob": "- deletes a blob; the blobs a backup holds are those its records refer to",
+
+	"Close": "read",
+
+	// OAuth.
+	"CreateOAuthClient":       "OAuthClient",
+	"OAuthClient":             "read",
+	"CreateAuthorizationCode": "- OAuth codes are short-lived credentials",
+	"RedeemAuthorizationCode": "- OAuth tokens are credentials: people sign in again after a restore",
+	"OAuthToken":              "read",
+	"RotateRefreshToken":      "- OAuth tokens are credentials: people sign in again after a restore",
+	"RevokeGrant":             "- OAuth grants go with their tokens",
+	"RevokeOAuthToken":        "- OAuth tokens are credentials: people sign in again after a restore",
+	"CreateWebSession":        "- dashboard sessions are credentials: people sign in again",
+	"WebSession":              "read",
+	"DeleteWebSession":        "- dashboard sessions are credentials: people sign in again",
+	"DeleteExpiredOAuth":      "- OAuth codes, tokens and sessions are not dumped",
+
+	// OCI registry.
+	"LinkBlob":          "OCIBlobLink",
+	"BlobLink":          "read",
+	"BlobNames":         "read",
+	"UnlinkBlob":        "OCIBlobLink",
+	"UnreferencedLinks": "read",
+	"PutManifest":       "OCIManifest",
+	"Manifest":          "read",
+	"Tag":               "read",
+	"Tags":              "read",
+	"DeleteManifest":    "OCIManifest",
+	"DeleteTag":         "OCITag",
+	"Referrers":         "read",
+	"ChartManifest":     "read",
+	"Names":             "read",
+	"CreateUpload":      "- OCI upload sessions in progress are not restored (clients push again)",
+	"Upload":            "read",
+	"AdvanceUpload":     "- OCI upload sessions in progress are not restored (clients push again)",
+	"DeleteUpload":      "- OCI upload sessions in progress are not restored (clients push again)",
+	"Uploads":           "read",
 }

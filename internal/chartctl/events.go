@@ -65,6 +65,9 @@ const (
 	CredentialAPIKey  = "api_key"
 	CredentialOAuth   = "oauth"
 	CredentialSession = "session"
+	// CredentialMirror is the server itself syncing a mirror repository
+	// from its upstream: no user, no credential.
+	CredentialMirror = "mirror"
 )
 
 // SetPrincipal copies p's user and credential into a.

@@ -14,6 +14,7 @@ import (
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/dump"
 	"github.com/chartctl/chartctl/internal/migrate"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/s3blob"
@@ -70,8 +71,8 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 
 // TestMigrate populates a single-node data directory, migrates it to a
 // real PostgreSQL and versitygw, interrupted in the middle of the blobs
-// and resumed, and checks that everything arrived and a third run copies
-// nothing.
+// and resumed, and checks that everything arrived and that a third run
+// refuses the target, which holds data now.
 func TestMigrate(t *testing.T) {
 	dir := t.TempDir()
 	src, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
@@ -140,7 +141,10 @@ func TestMigrate(t *testing.T) {
 	dstBlobs, err := s3blob.Open(ctx, s3test.NewBucket(t))
 	must(t, err)
 	run := func(c context.Context, progress *cancelAfter) (*migrate.Summary, error) {
-		m := &migrate.Migration{Src: src, SrcBlobs: srcBlobs, Dst: dst, DstBlobs: dstBlobs}
+		m := &migrate.Migration{Src: src, SrcBlobs: srcBlobs, Dst: dst, DstBlobs: dstBlobs,
+			Transaction: func(ctx context.Context, fn func(dump.Target) error) error {
+				return dst.Import(ctx, func(tx *postgres.DB) error { return fn(tx) })
+			}}
 		if progress != nil {
 			m.Progress = progress
 		}
@@ -157,16 +161,19 @@ func TestMigrate(t *testing.T) {
 	// Resumed: copies the rest.
 	sum, err := run(ctx, nil)
 	must(t, err)
-	if sum.Blobs != 5 || sum.BlobsCopied == 0 || sum.BlobsCopied == 5 || sum.Users != 2 || sum.APIKeys != 1 || sum.Clients != 1 ||
-		sum.Orgs != 1 || sum.Teams != 1 || sum.Members != 1 || sum.Repos != 1 || sum.Charts != 3 || sum.ChartsAdded != 3 ||
-		sum.Manifests != 2 || sum.Tags != 1 || sum.Quotas != 1 || sum.Policies != 1 || sum.Webhooks != 3 || sum.Audit != 3 {
+	r := sum.Records
+	if sum.Blobs != 5 || sum.BlobsCopied == 0 || sum.BlobsCopied == 5 || r["user"] != 2 || r["api_key"] != 1 || r["oauth_client"] != 1 ||
+		r["organization"] != 1 || r["team"] != 1 || r["member"] != 1 || r["repository"] != 1 || r["chart_version"] != 3 ||
+		r["oci_manifest"] != 2 || r["oci_tag"] != 1 || r["oci_blob_link"] != 2 || r["quota"] != 1 || r["retention_policy"] != 1 ||
+		r["webhook"] != 3 || r["audit_entry"] != 3 {
 		t.Fatalf("resumed run:\n%s\n%+v", sum, sum)
 	}
-	// Once more: nothing left to copy.
-	sum, err = run(ctx, nil)
-	must(t, err)
-	if sum.BlobsCopied != 0 || sum.ChartsAdded != 0 || sum.Audit != 0 {
-		t.Fatalf("third run copied again:\n%s", sum)
+	if !strings.Contains(sum.String(), "webhooks:            3") {
+		t.Errorf("summary:\n%s", sum)
+	}
+	// Once more: the target holds data now, and is left alone.
+	if _, err = run(ctx, nil); err == nil || !strings.Contains(err.Error(), "already holds data") {
+		t.Fatalf("third run: %v", err)
 	}
 
 	// The target serves what the source held.
@@ -191,10 +198,10 @@ func TestMigrate(t *testing.T) {
 	if roles["acme"] != chartctl.RoleMember {
 		t.Fatalf("bob's roles = %v", roles)
 	}
-	r, err := dst.Repository(ctx, "charts")
+	rp, err := dst.Repository(ctx, "charts")
 	must(t, err)
-	if r.ID != repo.ID || r.Visibility != chartctl.VisibilityPublic || r.Organization != "acme" {
-		t.Fatalf("repository = %+v", r)
+	if rp.ID != repo.ID || rp.Visibility != chartctl.VisibilityPublic || rp.Organization != "acme" {
+		t.Fatalf("repository = %+v", rp)
 	}
 	cv, err := dst.ChartVersion(ctx, "charts", "web", "1.0.0")
 	must(t, err)
@@ -241,7 +248,7 @@ func TestMigrate(t *testing.T) {
 			t.Fatalf("webhook %+v, want %+v", got, w)
 		}
 	}
-	// Run three times, counted once.
+	// Counted once, though the migration ran twice.
 	cv, err = dst.ChartVersion(ctx, "charts", "web", "1.1.0")
 	must(t, err)
 	if cv.Downloads != 7 || cv.LastDownloadedAt == nil || !cv.LastDownloadedAt.Equal(lastDownload) {

@@ -210,6 +210,25 @@ func getDelivery(ctx context.Context, q querier, seq int64) (*chartctl.Delivery,
 		LEFT JOIN events e ON e.id = d.event_id WHERE d.seq = $1`, seq))
 }
 
+// auditCols are the columns of an audit entry, as scanAudit reads them.
+const auditCols = `seq, time, actor_user_id, actor_email, actor_credential_id, actor_credential_kind,
+	actor_client_ip, actor_request_id, action, target, outcome, organization`
+
+func scanAudit(row pgx.Row) (*chartctl.AuditEntry, error) {
+	var (
+		e       chartctl.AuditEntry
+		seq     int64
+		outcome string
+	)
+	a := &e.Actor
+	if err := row.Scan(&seq, &e.Time, &a.UserID, &a.Email, &a.CredentialID, &a.CredentialKind, &a.ClientIP, &a.RequestID,
+		&e.Action, &e.Target, &outcome, &e.Organization); err != nil {
+		return nil, err
+	}
+	e.ID, e.Time, e.Outcome = fmt.Sprintf("aud_%016x", seq), utc(e.Time), chartctl.Outcome(outcome)
+	return &e, nil
+}
+
 func (db *DB) appendAudit(ctx context.Context, tx pgx.Tx, entries []*chartctl.AuditEntry) error {
 	b := &pgx.Batch{}
 	db.queueAudit(b, entries)
@@ -273,26 +292,12 @@ func (db *DB) AuditLog(ctx context.Context, f chartctl.AuditFilter) ([]*chartctl
 	if !f.Until.IsZero() {
 		where = append(where, "time < "+arg(f.Until.UTC()))
 	}
-	rows, err := db.pool.Query(ctx, `SELECT seq, time, actor_user_id, actor_email, actor_credential_id, actor_credential_kind,
-		actor_client_ip, actor_request_id, action, target, outcome, organization FROM audit_log
+	rows, err := db.pool.Query(ctx, `SELECT `+auditCols+` FROM audit_log
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY seq DESC LIMIT `+arg(limit+1), args...)
 	if err != nil {
 		return nil, "", db.wrap("read audit log", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.AuditEntry, error) {
-		var (
-			e       chartctl.AuditEntry
-			seq     int64
-			outcome string
-		)
-		a := &e.Actor
-		if err := r.Scan(&seq, &e.Time, &a.UserID, &a.Email, &a.CredentialID, &a.CredentialKind, &a.ClientIP, &a.RequestID,
-			&e.Action, &e.Target, &outcome, &e.Organization); err != nil {
-			return nil, err
-		}
-		e.ID, e.Time, e.Outcome = fmt.Sprintf("aud_%016x", seq), utc(e.Time), chartctl.Outcome(outcome)
-		return &e, nil
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.AuditEntry, error) { return scanAudit(r) })
 	if err != nil {
 		return nil, "", db.wrap("read audit log", err)
 	}

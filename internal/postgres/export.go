@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,9 +16,9 @@ var _ chartctl.Exporter = (*DB)(nil)
 
 // Export calls fn with every record, all read in one read-only REPEATABLE
 // READ transaction: a consistent snapshot that writers (on any replica)
-// do not wait for. Records come in dependency order. OAuth codes, tokens,
-// grants and web sessions are short-lived credentials and are not
-// exported (people sign in again after a restore), as in bolt.
+// do not wait for. Records come in dependency order (DumpKinds). What is
+// left out (short-lived credentials, deliveries, derived data) is listed
+// on chartctl.DumpRecord, as in bolt.
 func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.DumpRecord) error) error {
 	called := false
 	return db.readTx(ctx, "export", func(tx pgx.Tx) error {
@@ -88,12 +91,88 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				return fn(chartctl.DumpRecord{Member: m})
 			}},
 		}
+		steps = append(steps, []struct {
+			sql string
+			one func(pgx.Rows) error
+		}{
+			{`SELECT r.name, ` + qualified(chartCols) + `, chart_versions.index_entry` + downloadCols + `
+				FROM chart_versions JOIN repositories r ON r.id = chart_versions.repository_id` + downloadsJoin + `
+				ORDER BY r.name, chart_versions.name, chart_versions.version`, func(r pgx.Rows) error {
+				cv, err := scanExportChart(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{ChartVersion: cv})
+			}},
+			{`SELECT scope, name, max_bytes, max_versions FROM quotas
+				WHERE max_bytes IS NOT NULL OR max_versions IS NOT NULL ORDER BY scope, name`, func(r pgx.Rows) error {
+				var q chartctl.ScopedQuota
+				if err := r.Scan(&q.Scope, &q.Name, &q.Quota.MaxBytes, &q.Quota.MaxVersions); err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{Quota: &q})
+			}},
+			{`SELECT r.name, p.policy FROM retention_policies p JOIN repositories r ON r.id = p.repository_id ORDER BY r.name`, func(r pgx.Rows) error {
+				var (
+					name string
+					b    []byte
+					rec  retentionRecord
+				)
+				if err := r.Scan(&name, &b); err != nil {
+					return err
+				}
+				if err := json.Unmarshal(b, &rec); err != nil {
+					return fmt.Errorf("retention policy of %s: %w", name, err)
+				}
+				return fn(chartctl.DumpRecord{Retention: &chartctl.RepositoryRetention{Repository: name, Policy: rec.domain()}})
+			}},
+			{`SELECT ` + webhookCols + ` FROM webhooks ORDER BY id`, func(r pgx.Rows) error {
+				w, err := scanWebhook(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{Webhook: w})
+			}},
+			{`SELECT name, digest, size, linked_at FROM oci_blob_links ORDER BY name, digest`, func(r pgx.Rows) error {
+				var l chartctl.OCIBlobLink
+				if err := r.Scan(&l.Name, &l.Digest, &l.Size, &l.LinkedAt); err != nil {
+					return err
+				}
+				l.LinkedAt = utc(l.LinkedAt)
+				return fn(chartctl.DumpRecord{OCIBlobLink: &l})
+			}},
+			{`SELECT ` + manifestCols + ` FROM oci_manifests ORDER BY name, digest`, func(r pgx.Rows) error {
+				m, err := scanManifest(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{OCIManifest: m})
+			}},
+			{`SELECT name, tag, digest FROM oci_tags ORDER BY name, tag`, func(r pgx.Rows) error {
+				var t chartctl.OCITag
+				if err := r.Scan(&t.Name, &t.Tag, &t.Digest); err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{OCITag: &t})
+			}},
+			{`SELECT ` + auditCols + ` FROM audit_log ORDER BY seq`, func(r pgx.Rows) error {
+				e, err := scanAudit(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{AuditEntry: e})
+			}},
+		}...)
 		for _, s := range steps {
 			rows, err := tx.Query(ctx, s.sql)
 			if err != nil {
 				return err
 			}
 			for rows.Next() {
+				if err := ctx.Err(); err != nil {
+					rows.Close()
+					return err
+				}
 				if err := s.one(rows); err != nil {
 					rows.Close()
 					return err
@@ -104,36 +183,25 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				return err
 			}
 		}
-		rows, err := tx.Query(ctx, `SELECT r.name, `+qualified(chartCols)+`, chart_versions.index_entry
-			FROM chart_versions JOIN repositories r ON r.id = chart_versions.repository_id
-			ORDER BY r.name, chart_versions.name, chart_versions.version`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			cv, err := scanExportChart(rows)
-			if err != nil {
-				return err
-			}
-			if err := fn(chartctl.DumpRecord{ChartVersion: cv}); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return nil
 	})
 }
 
-// scanExportChart reads repository name, chartCols and index_entry.
+// scanExportChart reads repository name, chartCols, index_entry and
+// downloadCols.
 func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{}
-	var metadata, entry []byte
+	var (
+		metadata, entry []byte
+		count           *int64
+		last            *time.Time
+	)
 	if err := row.Scan(&cv.Repository, &cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
-		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &entry); err != nil {
+		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &entry, &count, &last); err != nil {
 		return nil, err
+	}
+	if count != nil {
+		cv.Downloads, cv.LastDownloadedAt = *count, utcPtr(last)
 	}
 	cv.Keywords = nilIfEmpty(cv.Keywords)
 	cv.CreatedAt = utc(cv.CreatedAt)

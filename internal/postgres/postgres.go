@@ -93,7 +93,9 @@ func NameGrace(d time.Duration) Option {
 // DB is a chartctl.Store on a PostgreSQL database. It is safe for
 // concurrent use, also by many processes on the same database.
 type DB struct {
-	pool *pgxpool.Pool
+	// pool runs the statements: the connection pool, or for a DB that
+	// Import hands out, one transaction (import.go).
+	pool conn
 
 	// Now returns the current time; it stamps CreatedAt and AddedAt. Tests
 	// replace it before first use.

@@ -276,6 +276,12 @@ type retentionRecord struct {
 	LastRun                time.Time      `json:"last_run,omitzero"`
 }
 
+func (r *retentionRecord) domain() chartctl.RetentionPolicy {
+	return chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
+		KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
+		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule, LastRun: r.LastRun}
+}
+
 // SetRetentionPolicy replaces a repository's policy; nil removes it.
 func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.RetentionPolicy) error {
 	return db.mutate(ctx, "set retention policy", func(tx pgx.Tx) error {
@@ -332,9 +338,8 @@ func (db *DB) RetentionPolicies(ctx context.Context) (map[string]*chartctl.Reten
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("retention policy of %s: %w", name, err)
 		}
-		out[name] = &chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
-			KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
-			DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule, LastRun: r.LastRun}
+		p := r.domain()
+		out[name] = &p
 		return nil
 	})
 	return out, db.wrap("list retention policies", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 )
@@ -149,6 +150,9 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 			return nil, nil, denied(c, errDenied("Only the owner of repository %q may %s here.", repo.Name, act))
 		}
 		return nil, nil, denied(c, errDenied("Pushing or deleting in repository %q needs the maintainer role in organization %q.", repo.Name, repo.Organization))
+	}
+	if act != actionPull && repo.Mirror != nil {
+		return nil, nil, errDenied("%s", app.MirrorReadOnlyMessage(repo))
 	}
 	return p, repo, nil
 }

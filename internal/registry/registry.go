@@ -196,9 +196,6 @@ func (r *Registry) handle(c echo.Context) error {
 	return nil
 }
 
-// lock takes the application layer's commit lock of digest.
-func (r *Registry) lock(digest string) func() { return r.App.LockDigests(digest) }
-
 // baseURL returns the externally visible URL of the server.
 func (r *Registry) baseURL(req *http.Request) string {
 	if r.Config.BaseURL != "" {

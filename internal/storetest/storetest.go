@@ -14,6 +14,7 @@ package storetest
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -76,6 +77,9 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIDeleteRepository", func(t *testing.T) { testOCIDeleteRepository(t, open) })
 	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open) })
+	t.Run("Mirrors", func(t *testing.T) { testMirrors(t, open) })
+	t.Run("BlobClaims", func(t *testing.T) { testBlobClaims(t, open) })
+	t.Run("ListsFollowChanges", func(t *testing.T) { testListsFollowChanges(t, open) })
 	runEvents(t, open)
 }
 
@@ -92,6 +96,12 @@ var ctx = context.Background()
 func Digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Digest512 returns the sha512 blob digest of s, as OCI blobs may have.
+func Digest512(s string) string {
+	sum := sha512.Sum512([]byte(s))
+	return "sha512:" + hex.EncodeToString(sum[:])
 }
 
 func wantCode(tb testing.TB, err error, code string) {

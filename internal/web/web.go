@@ -228,6 +228,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/repositories/:repo/settings", d.signedIn(d.handleRepoSettings))
 	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo), LimitForm)
 	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo), LimitForm)
+	g.POST("/repositories/:repo/sync", d.signedIn(d.handleSyncRepo), LimitForm)
 	g.GET("/repositories/:repo/charts/:name", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)

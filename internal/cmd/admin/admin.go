@@ -20,11 +20,13 @@ func NewCmdAdmin(f *cmdutil.Factory) *cobra.Command {
 		Short: "Back up, restore, verify, migrate and clean up a server's data",
 		Long: `Operator commands. backup, verify (without --file) and gc ask a running
 server and need a server admin's credential with the admin scope; restore
-works offline on a data directory, and migrate copies a stopped single
-node's data directory to PostgreSQL and an S3-compatible store.`,
+fills an empty store offline (a data directory, or PostgreSQL and an
+S3-compatible store: a backup of either restores into either), and migrate
+copies a stopped single node's data directory to PostgreSQL and S3.`,
 		Example: `  chartctl admin backup chartctl.tar
   chartctl admin verify --file chartctl.tar
   chartctl admin restore chartctl.tar --data /var/lib/chartctl-new
+  chartctl admin restore chartctl.tar --database postgres://… --blob-store s3://…
   chartctl admin gc --dry-run`,
 	}
 	cmd.AddCommand(backup.NewCmdBackup(f, nil), restore.NewCmdRestore(f, nil), verify.NewCmdVerify(f, nil), gc.NewCmdGC(f, nil),

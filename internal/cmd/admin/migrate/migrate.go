@@ -15,6 +15,7 @@ import (
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/dump"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/migrate"
 	"github.com/chartctl/chartctl/internal/postgres"
@@ -40,11 +41,19 @@ func NewCmdMigrate(f *cmdutil.Factory, runF func(context.Context, *Options) erro
 directory) to PostgreSQL and an S3-compatible store, for running replicas.
 Stop the server first: the data directory is opened exclusively.
 
-The copy keeps IDs, password hashes, API keys and times. Blobs go first,
-then records; an interrupted run is resumed by running the same command
-again, which skips what is there. At the end every record is counted and
-every blob read back and checked against its digest. Dashboard sessions and
-OAuth tokens are not copied: users sign in again.`,
+The copy keeps IDs, password hashes, API keys and times, and carries
+everything a backup carries: users, keys, OAuth clients, organizations,
+teams, repositories, charts with their download counters, quotas,
+retention policies, webhooks (their secrets stay sealed: give the replicas
+this node's secrets key file, DATA/secrets.key, as --secrets-key-file), the
+OCI registry's content and the audit log.
+
+Blobs go first and an interrupted run resumes them: run the same command
+again and blobs already copied are skipped. Records are then written in
+one database transaction, so a run that stops writes none; the database
+must hold no data. At the end the records are read back and compared with
+the source's, and every blob is read back and checked against its digest.
+Dashboard sessions and OAuth tokens are not copied: users sign in again.`,
 		Example: `  chartctl admin migrate --from /var/lib/chartctl \
     --database 'postgres://chartctl:PASSWORD@db:5432/chartctl?sslmode=require' \
     --blob-store 's3://charts/prod?region=eu-west-1'`,
@@ -92,10 +101,13 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	m := &migrate.Migration{Src: src, SrcBlobs: srcBlobs, Dst: dst, DstBlobs: dstBlobs, Progress: opts.IO.ErrOut}
+	m := &migrate.Migration{Src: src, SrcBlobs: srcBlobs, Dst: dst, DstBlobs: dstBlobs, Progress: opts.IO.ErrOut,
+		Transaction: func(ctx context.Context, fn func(dump.Target) error) error {
+			return dst.Import(ctx, func(tx *postgres.DB) error { return fn(tx) })
+		}}
 	sum, err := m.Run(ctx)
 	if err != nil {
-		return fmt.Errorf("migration stopped (run the same command again to resume): %w", err)
+		return fmt.Errorf("migration stopped: %w", err)
 	}
 	fmt.Fprintf(opts.IO.Out, "Migrated and verified:\n%s\n", sum)
 	return nil

@@ -60,7 +60,8 @@ func TestMigrateCommand(t *testing.T) {
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, errOut)
 	}
-	if !strings.Contains(out.String(), "Migrated and verified") || !strings.Contains(out.String(), "chart versions: 1 (1 copied now)") {
+	if !strings.Contains(out.String(), "Migrated and verified") || !strings.Contains(out.String(), "chart versions:      1") ||
+		!strings.Contains(out.String(), "blobs:               1 (1 copied now") {
 		t.Fatalf("stdout:\n%s", out)
 	}
 	if !strings.Contains(errOut.String(), "verify blobs") || !strings.Contains(errOut.String(), "100%") {

@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,8 +11,13 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/dump"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/postgres"
+	"github.com/chartctl/chartctl/internal/s3blob"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
 
 func TestRestoreRun(t *testing.T) {
@@ -63,5 +69,166 @@ func TestRestoreRun(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
 		t.Errorf("the failed restore left %v in the existing dir", entries)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	s3test.StopShared()
+	os.Exit(code)
+}
+
+// testkitKey is the secrets key testkit servers seal webhook secrets with.
+const testkitKey = "testkit secrets key, 32+ bytes long"
+
+// backupWithWebhook returns a backup of a server with a chart and a
+// webhook, written to a file.
+func backupWithWebhook(t *testing.T) (string, []byte) {
+	t.Helper()
+	ts := testkit.StartServer(t)
+	ts.MustRepo(t, "r", "public")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	if r := ts.Upload(t, "r", ts.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatal(r.StatusCode)
+	}
+	if r := ts.DoJSON(t, http.MethodPost, "/v1/repositories/r/webhooks", ts.AdminKey, map[string]any{"url": "https://hooks.example.com/r", "events": []string{"*"}}); r.StatusCode != 200 {
+		t.Fatal(r.StatusCode, string(r.Body))
+	}
+	b := ts.Do(t, http.MethodGet, "/v1/admin/backup", ts.AdminKey, nil).Body
+	file := filepath.Join(t.TempDir(), "b.tar")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file, archive
+}
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	f := &cmdutil.Factory{IOStreams: ios}
+	f.Flags.Output = cmdutil.OutputTable
+	cmd := NewCmdRestore(f, nil)
+	cmd.SetArgs(args)
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	err = cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// The command restores into PostgreSQL and S3, checks the secrets key
+// against the webhook secrets, and refuses a wrong key leaving both
+// stores as they were.
+func TestRestoreIntoPostgresAndS3(t *testing.T) {
+	file, archive := backupWithWebhook(t)
+	keyFile := filepath.Join(t.TempDir(), "secrets.key")
+	os.WriteFile(keyFile, []byte(testkitKey), 0o600)
+	wrongKey := filepath.Join(t.TempDir(), "wrong.key")
+	os.WriteFile(wrongKey, []byte("another key of at least 32 bytes!!"), 0o600)
+
+	dbURL, bucket := pgtest.NewDatabase(t), s3test.NewBucket(t)
+	_, _, err := runCmd(t, file, "--database", dbURL, "--blob-store", bucket, "--secrets-key-file", wrongKey)
+	if err == nil || !strings.Contains(err.Error(), "does not open the secret of webhook") || !strings.Contains(err.Error(), "the database and the S3 store were left as they were") {
+		t.Fatalf("wrong key: %v", err)
+	}
+	db, err := postgres.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if empty, kind, _ := dump.Empty(context.Background(), db); !empty {
+		t.Fatalf("the refused restore left a %s in the database", kind)
+	}
+	blobs, err := s3blob.Open(context.Background(), bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	blobs.Walk(context.Background(), func(string) error { n++; return nil })
+	if n != 0 {
+		t.Fatalf("the refused restore left %d blobs in S3", n)
+	}
+
+	out, _, err := runCmd(t, file, "--database", dbURL, "--blob-store", bucket, "--secrets-key-file", keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Restored 1 repositories, 1 chart versions and 1 blobs", "1 webhook,", "3 audit entries", "opens the webhook secrets (1 webhook,",
+		"Start the server with --database 'postgres://", "--blob-store '" + bucket + "'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	cv, err := db.ChartVersion(context.Background(), "r", "app", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := blobs.Open(context.Background(), cv.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(b)
+	b.Close()
+	if string(got) != string(archive) {
+		t.Error("the restored archive differs")
+	}
+	// Again: the database holds data now.
+	if _, _, err := runCmd(t, file, "--database", dbURL, "--blob-store", bucket); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("restore into a database with data: %v", err)
+	}
+}
+
+// With --data, the key is copied into the new data directory, where a
+// server finds it; without a key the command warns about the sealed
+// secrets. A failed restore leaves no working directory behind.
+func TestRestoreDataWithSecretsKey(t *testing.T) {
+	file, _ := backupWithWebhook(t)
+	keyFile := filepath.Join(t.TempDir(), "secrets.key")
+	os.WriteFile(keyFile, []byte(testkitKey), 0o600)
+	parent := t.TempDir()
+	data := filepath.Join(parent, "data")
+	if _, _, err := runCmd(t, file, "--data", data, "--secrets-key-file", keyFile); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(data, "secrets.key")); err != nil || string(b) != testkitKey {
+		t.Fatalf("secrets.key: %q %v", b, err)
+	}
+	_, stderr, err := runCmd(t, file, "--data", filepath.Join(parent, "nokey"))
+	if err != nil || !strings.Contains(stderr, "The secrets of 1 webhook are sealed with the source server's secrets key") {
+		t.Fatalf("without a key: %v, stderr %q", err, stderr)
+	}
+	if _, _, err := runCmd(t, file, "--data", filepath.Join(parent, "wrong"), "--secrets-key-file", file); err == nil {
+		t.Fatal("a backup file accepted as a secrets key")
+	}
+	entries, _ := os.ReadDir(parent)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "data,nokey" {
+		t.Errorf("%s holds %v, want data and nokey only", parent, names)
+	}
+}
+
+func TestRestoreFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"b.tar"}, "--data is required"},
+		{[]string{"b.tar", "--database", "postgres://h/db"}, "--data is required"},
+		{[]string{"b.tar", "--database", "mysql://h/db", "--data", "d"}, "invalid --database"},
+		{[]string{"b.tar", "--data", "d", "--blob-store", "gs://b"}, "invalid --blob-store"},
+	} {
+		var ran bool
+		ios, _, _, _ := iostreams.Test()
+		cmd := NewCmdRestore(&cmdutil.Factory{IOStreams: ios}, func(*RestoreOptions) error { ran = true; return nil })
+		cmd.SetArgs(c.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if ran || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: ran %v, err %v, want %q", c.args, ran, err, c.want)
+		}
 	}
 }

@@ -30,10 +30,14 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*VerifyOptions) error) *cobra.Co
 		Use:   "verify [--file BACKUP]",
 		Short: "Check a server's store, or a backup file",
 		Long: `Without --file, ask the server to check its store: every chart version has its
-archive and provenance blobs with the right digest and size, every Helm index
-entry matches a version, and no blob is an orphan (orphans are listed with
-their sizes). With --file, check a backup offline: its format, every digest,
-its manifest, and that nothing is missing or cut short.
+archive and provenance blobs with the right digest and size, every blob the
+OCI registry holds is there with its digest, every Helm index entry matches a
+version, records refer to records that exist (quotas and retention policies
+to their repository or organization, OCI manifests to their blobs, manifests
+and chart versions, tags to their manifests), and no blob is an orphan
+(orphans are listed with their sizes). With --file, check a backup offline:
+its format, every digest, its manifest, the same references, and that
+nothing is missing or cut short.
 
 Exits 0 when everything is in order and 1 otherwise, so a cron job can alert.`,
 		Example: `  chartctl admin verify
