@@ -63,6 +63,37 @@ func (s *RepositoriesService) Create(ctx context.Context, r *CreateRepositoryReq
 	return repo, resp, nil
 }
 
+// Update changes a repository's description, visibility or, for a
+// mirror, its upstream settings (the non-nil fields of r).
+func (s *RepositoriesService) Update(ctx context.Context, name string, r *UpdateRepositoryRequest) (*Repository, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodPatch, "v1/repositories/"+url.PathEscape(name), r)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo := new(Repository)
+	resp, err := s.client.Do(ctx, req, repo)
+	if err != nil {
+		return nil, resp, err
+	}
+	return repo, resp, nil
+}
+
+// Sync starts a sync of the mirror repository name from its upstream now
+// and returns the repository, its mirror status "syncing" (the sync runs
+// on in the server). Poll Get to see it finish.
+func (s *RepositoriesService) Sync(ctx context.Context, name string) (*Repository, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodPost, "v1/repositories/"+url.PathEscape(name)+"/sync", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo := new(Repository)
+	resp, err := s.client.Do(ctx, req, repo)
+	if err != nil {
+		return nil, resp, err
+	}
+	return repo, resp, nil
+}
+
 // Delete deletes the repository named name and all its charts.
 func (s *RepositoriesService) Delete(ctx context.Context, name string) (*Response, error) {
 	req, err := s.client.NewRequest(http.MethodDelete, "v1/repositories/"+url.PathEscape(name), nil)

@@ -16,6 +16,33 @@ type Repository struct {
 	Organization *string   `json:"organization"`
 	Visibility   string    `json:"visibility"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Mirror is set when the repository is a read-only mirror of an
+	// upstream Helm repository.
+	Mirror *RepositoryMirror `json:"mirror,omitempty"`
+}
+
+// The statuses of RepositoryMirror.Status.
+const (
+	MirrorStatusOK      = "ok"
+	MirrorStatusSyncing = "syncing"
+	MirrorStatusError   = "error"
+)
+
+// RepositoryMirror is a mirror repository's upstream and sync state. Its
+// password is never shown.
+type RepositoryMirror struct {
+	// URL is the upstream Helm repository.
+	URL string `json:"url"`
+	// Interval is the time between scheduled syncs ("1h", "7d").
+	Interval string `json:"interval"`
+	// Username is the upstream's basic auth user, "" for none.
+	Username string `json:"username,omitempty"`
+	// LastSyncAt is when the last complete sync finished, nil if none has.
+	LastSyncAt *time.Time `json:"last_sync_at"`
+	// Status is MirrorStatusOK, MirrorStatusSyncing or MirrorStatusError.
+	Status string `json:"status"`
+	// Error says why the last sync failed (Status "error").
+	Error string `json:"error,omitempty"`
 }
 
 // CreateRepositoryRequest is the body of POST /v1/repositories.
@@ -24,6 +51,19 @@ type CreateRepositoryRequest struct {
 	Description  string `json:"description,omitempty"`
 	Organization string `json:"organization,omitempty"`
 	Visibility   string `json:"visibility,omitempty"`
+	// Mirror makes the repository a read-only mirror of an upstream.
+	Mirror *MirrorRequest `json:"mirror,omitempty"`
+}
+
+// MirrorRequest sets a mirror's upstream: all of it on POST
+// /v1/repositories (URL required; Interval defaults to "1h"), the fields
+// that are set on PATCH. An empty Username or Password removes it.
+type MirrorRequest struct {
+	URL *string `json:"url,omitempty"`
+	// Interval is a duration such as "30m", "12h" or "7d", at least "5m".
+	Interval *string `json:"interval,omitempty"`
+	Username *string `json:"username,omitempty"`
+	Password *string `json:"password,omitempty"`
 }
 
 // UpdateRepositoryRequest is the body of PATCH /v1/repositories/:repo;
@@ -31,6 +71,8 @@ type CreateRepositoryRequest struct {
 type UpdateRepositoryRequest struct {
 	Description *string `json:"description,omitempty"`
 	Visibility  *string `json:"visibility,omitempty"`
+	// Mirror changes a mirror repository's upstream settings.
+	Mirror *MirrorRequest `json:"mirror,omitempty"`
 }
 
 // Chart is one chart version as listed.

@@ -42,7 +42,9 @@ func (s *Server) handleVerify(c echo.Context) error {
 	if err := requireAdmin(c); err != nil {
 		return err
 	}
-	res, err := backup.VerifyStore(c.Request().Context(), s.Store, s.Blobs)
+	// Orphans younger than the grace period await collection; they are
+	// not problems.
+	res, err := backup.VerifyStore(c.Request().Context(), s.Store, s.Blobs, backup.PendingSince(s.app.Now().Add(-s.app.BlobGrace())))
 	if err != nil {
 		return err
 	}

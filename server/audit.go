@@ -25,6 +25,7 @@ var auditActions = map[string]string{
 	"POST /v1/repositories":                                "repository.create",
 	"PATCH /v1/repositories/:repo":                         "repository.update",
 	"DELETE /v1/repositories/:repo":                        "repository.delete",
+	"POST /v1/repositories/:repo/sync":                     "repository.sync",
 	"POST /v1/repositories/:repo/charts":                   "chart.push",
 	"DELETE /v1/repositories/:repo/charts/:name/:version":  "chart.delete",
 	"POST /v1/organizations":                               "organization.create",

@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/backup"
 	"github.com/chartctl/chartctl/internal/blob"
@@ -346,6 +349,34 @@ func hasKind(res *backup.Result, kind string) bool {
 	return false
 }
 
+// TestVerifyLeavesYoungOrphans: a deleted chart version's blob waits for
+// the collection past the grace period; verify does not call it a
+// problem meanwhile, and reports it once it is past.
+func TestVerifyLeavesYoungOrphans(t *testing.T) {
+	ts := testkit.StartServer(t)
+	ts.MustRepo(t, "r", "private")
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	uploadWithProv(t, ts, "r", archive, nil)
+	if r := ts.Do(t, http.MethodDelete, "/v1/repositories/r/charts/app/1.0.0", ts.AdminKey, nil); r.StatusCode != 200 {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+	}
+	var out struct{ Data backup.Result }
+	ts.Do(t, http.MethodPost, "/v1/admin/verify", ts.AdminKey, nil).JSON(t, &out)
+	if !out.Data.OK {
+		t.Fatalf("verify with an orphan within the grace period: %+v", out.Data)
+	}
+	sum := sha256.Sum256(archive)
+	h := hex.EncodeToString(sum[:])
+	old := time.Now().Add(-2 * ts.App().BlobGrace())
+	if err := os.Chtimes(filepath.Join(ts.Dir, "blobs", "sha256", h[:2], h), old, old); err != nil {
+		t.Fatal(err)
+	}
+	ts.Do(t, http.MethodPost, "/v1/admin/verify", ts.AdminKey, nil).JSON(t, &out)
+	if out.Data.OK || !hasKind(&out.Data, "orphan_blob") {
+		t.Fatalf("verify with an orphan past the grace period: %+v", out.Data)
+	}
+}
+
 func TestVerifyReportsOrphansAndDamage(t *testing.T) {
 	ts := testkit.StartServer(t)
 	// Keep the startup orphan sweep from removing the test's orphan.
@@ -361,6 +392,13 @@ func TestVerifyReportsOrphansAndDamage(t *testing.T) {
 	w.Write([]byte("orphan bytes"))
 	orphan, err := w.Commit()
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Past the grace period (a younger orphan awaits collection and is
+	// not a problem).
+	old := time.Now().Add(-2 * ts.App().BlobGrace())
+	h := strings.TrimPrefix(orphan, "sha256:")
+	if err := os.Chtimes(filepath.Join(ts.Dir, "blobs", "sha256", h[:2], h), old, old); err != nil {
 		t.Fatal(err)
 	}
 	// Damage the chart's blob on disk.

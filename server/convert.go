@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -26,6 +27,13 @@ func toRepository(r *chartctl.Repository) client.Repository {
 	if r.Organization != "" {
 		org := r.Organization
 		out.Organization = &org
+	}
+	if m := r.Mirror; m != nil {
+		out.Mirror = &client.RepositoryMirror{URL: m.URL, Interval: app.FormatDuration(m.Interval), Username: m.Username,
+			LastSyncAt: tsp(m.LastSyncAt), Status: string(m.Status)}
+		if m.Status == chartctl.MirrorError {
+			out.Mirror.Error = m.Error
+		}
 	}
 	return out
 }

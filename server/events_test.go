@@ -59,10 +59,15 @@ func jsonBody(v string) func() ([]byte, string) {
 // without a credential (denied). A route missing from the table below
 // fails the test: add it, with the audit entry it must leave.
 func TestEveryMutatingRouteIsAudited(t *testing.T) {
-	s := testkit.StartServer(t, withWebhooks(nil))
+	s := testkit.StartServer(t, withWebhooks(nil), func(s *server.Server) { s.Config.AllowPrivateUpstreams = true })
 	var (
 		webhookID, deliveryID, ownKeyID, userKeyID, memberID string
 	)
+	// A mirror to ask a sync of (no syncer runs here: the request is
+	// recorded and the status says syncing).
+	if r := s.DoJSON(t, "POST", "/v1/repositories", s.AdminKey, map[string]any{"name": "m1", "mirror": map[string]string{"url": "http://127.0.0.1:9/charts"}}); r.StatusCode != 200 {
+		t.Fatalf("create mirror: %d %s", r.StatusCode, r.Body)
+	}
 	chartBody := func(version string) func() ([]byte, string) {
 		return func() ([]byte, string) {
 			return testkit.Multipart(t, map[string][]byte{"chart": testkit.MakeChart(t, testkit.Chart{Name: "app", Version: version})})
@@ -100,6 +105,7 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"PUT /v1/organizations/:org/quota", fixed("/v1/organizations/o1/quota"), jsonBody(`{"max_versions":100}`), "quota.set"},
 		{"POST /v1/admin/verify", fixed("/v1/admin/verify"), nil, "backup.verify"},
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), nil, "user.delete"},
+		{"POST /v1/repositories/:repo/sync", fixed("/v1/repositories/m1/sync"), nil, "repository.sync"},
 		{"DELETE /v1/repositories/:repo", fixed("/v1/repositories/r1"), nil, "repository.delete"},
 	}
 

@@ -20,7 +20,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	// The engines of the cross-engine backup tests.
+	// The engines of the cross-engine backup tests and of the upload
+	// benchmark on PostgreSQL.
 	pgtest.StopShared()
 	s3test.StopShared()
 	os.Exit(code)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -63,6 +64,13 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 	}
 	r := &chartctl.Repository{Name: req.Name, Description: strings.TrimSpace(req.Description), Organization: req.Organization,
 		OwnerID: p.User.ID, Visibility: vis, CreatedAt: s.Now()}
+	if req.Mirror != nil {
+		m, err := s.app.NewMirror(mirrorInput(req.Mirror))
+		if err != nil {
+			return err
+		}
+		r.Mirror = m
+	}
 	if err := s.app.CreateRepository(ctx, r); err != nil {
 		return err
 	}
@@ -88,11 +96,36 @@ func (s *Server) handleUpdateRepository(c echo.Context) error {
 	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := s.app.UpdateRepository(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), app.RepositoryChanges{Description: req.Description, Visibility: req.Visibility})
+	ch := app.RepositoryChanges{Description: req.Description, Visibility: req.Visibility}
+	if req.Mirror != nil {
+		in := mirrorInput(req.Mirror)
+		ch.Mirror = &in
+	}
+	r, err := s.app.UpdateRepository(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), ch)
 	if err != nil {
 		return err
 	}
 	return httpx.Data(c, toRepository(r))
+}
+
+func mirrorInput(m *client.MirrorRequest) app.MirrorInput {
+	return app.MirrorInput{URL: m.URL, Interval: m.Interval, Username: m.Username, Password: m.Password}
+}
+
+// handleSyncRepository starts a sync of a mirror repository now
+// (maintainer, repo:write): 200 with the repository, its status syncing
+// (CONTRACT §1: success is 200; the sync runs on in the background).
+func (s *Server) handleSyncRepository(c echo.Context) error {
+	if err := httpx.RequireScope(c, chartctl.ScopeRepoWrite); err != nil {
+		return err
+	}
+	r, err := s.app.RequestSync(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"))
+	if err != nil {
+		return err
+	}
+	return httpx.WriteJSON(c, http.StatusOK, struct {
+		Data client.Repository `json:"data"`
+	}{toRepository(r)})
 }
 
 // handleDeleteRepository deletes a repository and its charts (owner only).

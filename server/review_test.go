@@ -334,7 +334,8 @@ func TestProvenanceAddedToStoredVersion(t *testing.T) {
 	if r := s.Do(t, http.MethodGet, "/helm/r/charts/app-1.0.0.tgz.prov", "", nil); !bytes.Equal(r.Body, prov) {
 		t.Fatalf("prov after a refused replacement: %q", r.Body)
 	}
-	// The refused file's blob is not kept.
+	// The refused file's blob is not kept past the grace period.
+	collectPastGrace(t, s)
 	var blobs int
 	_ = s.Blobs.Walk(context.Background(), func(string) error { blobs++; return nil })
 	if blobs != 2 {
@@ -453,6 +454,8 @@ func TestIndexOfRecreatedRepository(t *testing.T) {
 	if r := s.Do(t, http.MethodGet, "/helm/r/charts/app-1.0.0.tgz", "", nil); r.StatusCode != 404 {
 		t.Fatalf("old archive from the recreated repository: %d", r.StatusCode)
 	}
+	// Its blobs go once past the grace period.
+	collectPastGrace(t, s)
 	var blobs int
 	_ = s.Blobs.Walk(context.Background(), func(string) error { blobs++; return nil })
 	if blobs != 0 {
@@ -524,6 +527,7 @@ func TestConcurrentChangesKeepIndexAndBlobsConsistent(t *testing.T) {
 			referenced["sha256:"+hex.EncodeToString(sum[:])] = true
 		}
 	}
+	collectPastGrace(t, s)
 	onDisk := map[string]bool{}
 	_ = s.Blobs.Walk(context.Background(), func(d string) error { onDisk[d] = true; return nil })
 	if fmt.Sprint(onDisk) != fmt.Sprint(referenced) {
@@ -554,5 +558,21 @@ func TestChartMuseumPushRacingIdenticalPush(t *testing.T) {
 	}
 	if code := push(); code != 409 {
 		t.Fatalf("second push of the same version: %d, want 409", code)
+	}
+}
+
+// collectPastGrace runs the orphan collection as it runs once the grace
+// period has passed: unreferenced blobs younger than it are left by
+// deletes (CONTRACT §12).
+func collectPastGrace(t *testing.T, s *testkit.Server) {
+	t.Helper()
+	ctx := context.Background()
+	var all []string
+	if err := s.Blobs.Walk(ctx, func(d string) error { all = append(all, d); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(s.App().BlobGrace() + time.Minute)
+	for _, d := range all {
+		s.App().DeleteOrphan(ctx, d, later)
 	}
 }

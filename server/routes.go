@@ -45,6 +45,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/repositories/:repo", s.handleGetRepository)
 	api.PATCH("/repositories/:repo", s.handleUpdateRepository)
 	api.DELETE("/repositories/:repo", s.handleDeleteRepository)
+	api.POST("/repositories/:repo/sync", s.handleSyncRepository)
 	api.GET("/repositories/:repo/charts", s.handleListCharts)
 	api.POST("/repositories/:repo/charts", s.handleUploadChart)
 	api.GET("/repositories/:repo/charts/:name", s.handleChartVersions)

@@ -77,6 +77,9 @@ type Config struct {
 	// (chart archives, provenance files, OCI blobs up to 256 KiB) that
 	// downloads are served from (--blob-cache-size); 0 keeps none.
 	BlobCacheSize int64
+	// AllowPrivateUpstreams lets mirror URLs name private and loopback
+	// addresses (--allow-private-upstreams).
+	AllowPrivateUpstreams bool
 }
 
 // DefaultBlobCacheSize is the default of Config.BlobCacheSize.
@@ -180,7 +183,7 @@ func (s *Server) init() {
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
-			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize)},
+			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,

@@ -34,10 +34,10 @@ type Config struct {
 	AllowOverwrite bool
 	// ChartLimits bound what an archive may decompress to.
 	ChartLimits chart.Limits
-	// BlobGrace spares blobs committed more recently than this from the
-	// orphan sweep: with several replicas on one blob store, a blob no
-	// record refers to yet may be one another replica is about to commit
-	// a record for. 0 means DefaultBlobGrace; negative sweeps every orphan.
+	// BlobGrace spares unreferenced blobs committed more recently than
+	// this from deletion (app/blobs.go): a delete removes older ones at
+	// once and leaves younger ones to the periodic collection. 0 means
+	// DefaultBlobGrace; negative means none.
 	BlobGrace time.Duration
 	// AllowPrivateWebhooks lets webhook URLs name private and loopback
 	// addresses.
@@ -52,6 +52,9 @@ type Config struct {
 	// BlobCacheMaxBlob is the largest blob kept in memory: 0 means
 	// smallblobs.DefaultMaxBlob.
 	BlobCacheMaxBlob int64
+	// AllowPrivateUpstreams lets mirror URLs name private and loopback
+	// addresses (the syncs' dialer must allow them too).
+	AllowPrivateUpstreams bool
 }
 
 // DefaultBlobGrace is the orphan sweep's grace period when Config sets
@@ -79,8 +82,13 @@ type App struct {
 	// OnEvents, if set, is called after a change with events committed;
 	// the webhook dispatcher wakes on it.
 	OnEvents func()
-	// Secrets seals webhook secrets; nil disables webhook creation.
+	// Secrets seals webhook secrets and mirror passwords; nil disables
+	// webhook creation and mirror passwords.
 	Secrets Sealer
+	// WakeMirror, if set, is called with a mirror repository's name when
+	// a sync of it is wanted now (it was created, or a sync was asked
+	// for); the mirror syncer (internal/mirror) wakes on it.
+	WakeMirror func(repo string)
 	// Pages keeps each chart version's rendered web page: rendered when a
 	// version is stored, forgotten when its archive's blob is deleted.
 	Pages *chartpage.Store
@@ -88,9 +96,11 @@ type App struct {
 	// the holder of the leases it takes (chartctl.LeaseStore).
 	Replica string
 
+	// noAudit: see DisableAuditForBenchmark.
+	noAudit bool
+
 	blobCache *smallblobs.Cache
 	repoList  listCache
-	locks     digestLocks
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
 	versions  recordCache[versionKey, chartctl.ChartVersion]

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"sort"
 	"sync"
 	"time"
 
@@ -10,75 +9,62 @@ import (
 	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
-// OpenBlob opens the stored blob with digest for a download, by any
-// protocol. Small blobs are served from memory once read (see
-// Config.BlobCacheSize): blobs never change under their digest, and the
-// cache forgets a blob when App deletes it. Returns ENOTFOUND.
+// Blobs are content-addressed, so one blob may be wanted by several
+// records, and an upload on one replica may commit the very blob another
+// replica is deleting as an orphan. Two rules keep every acknowledged
+// record beside its blob (CONTRACT §12):
 //
-// A blob held in memory is a *smallblobs.Reader, whose Blob carries the
-// bytes and the formatted ETag and Content-Length header values.
-func (a *App) OpenBlob(ctx context.Context, digest string) (chartctl.Blob, error) {
-	return a.blobCache.Open(ctx, a.Blobs, digest)
-}
+//   - A writer claims the digests it is about to refer to
+//     (ClaimDigests) before committing their blobs, and releases the
+//     claim once its record is committed or refused. A blob is deleted
+//     only through the store's DeleteUnreferencedBlob, which skips a
+//     claimed digest and holds back new claims of it while it deletes, on
+//     every process sharing the store.
+//   - An unreferenced blob is deleted only once it is older than the grace
+//     period (its last commit, which committing the same bytes again
+//     refreshes): deleting a chart version, a repository or an OCI blob,
+//     or refusing an upload, deletes at once only blobs that are that old
+//     and leaves the younger ones to the periodic collection (the
+//     registry's garbage collection, hourly, and the sweep at start).
 
-// BlobCacheStats describes the blobs held in memory for downloads.
-func (a *App) BlobCacheStats() smallblobs.Stats { return a.blobCache.Stats() }
+// claimTTL is how long a claim keeps its blobs when its writer dies before
+// releasing it.
+const claimTTL = time.Hour
 
-// digestLocks serializes, per blob digest, an upload's commit of blob and
-// record against the deletion of an orphaned blob with the same digest.
-type digestLocks struct {
-	stripes [64]sync.Mutex
-}
-
-func (l *digestLocks) stripe(digest string) int {
-	var h uint32
-	for i := 0; i < len(digest); i++ {
-		h = h*31 + uint32(digest[i])
+// ClaimDigests claims digests for one writer: call it before committing
+// blobs that a record about to be committed refers to, and call release
+// once the record is committed or refused. A blob committed after
+// ClaimDigests returns is not deleted by any process until release.
+func (a *App) ClaimDigests(ctx context.Context, digests ...string) (release func(), err error) {
+	holder := NewID("claim_")
+	if err := a.Store.ClaimBlobs(ctx, holder, digests, claimTTL); err != nil {
+		return nil, err
 	}
-	return int(h % uint32(len(l.stripes)))
-}
-
-func (l *digestLocks) lock(digest string) func() {
-	m := &l.stripes[l.stripe(digest)]
-	m.Lock()
-	return m.Unlock
-}
-
-// lockAll takes the stripes of several digests in a fixed order.
-func (l *digestLocks) lockAll(digests []string) func() {
-	idx := map[int]bool{}
-	for _, d := range digests {
-		idx[l.stripe(d)] = true
-	}
-	order := make([]int, 0, len(idx))
-	for i := range idx {
-		order = append(order, i)
-	}
-	sort.Ints(order)
-	for _, i := range order {
-		l.stripes[i].Lock()
-	}
+	var once sync.Once
 	return func() {
-		for _, i := range order {
-			l.stripes[i].Unlock()
-		}
-	}
+		once.Do(func() {
+			// A claim left behind only keeps its blobs until it lapses.
+			if err := a.Store.ReleaseBlobClaims(context.WithoutCancel(ctx), holder, digests); err != nil {
+				a.Logger.Warn("release blob claims", "err", err)
+			}
+		})
+	}, nil
 }
 
-// LockDigests holds the commit locks of digests until the returned
-// function is called: a protocol that commits blobs and then the record
-// referring to them (the OCI registry) holds them across both, so no
-// orphan sweep removes a blob between the two.
-func (a *App) LockDigests(digests ...string) (unlock func()) {
-	return a.locks.lockAll(digests)
+// BlobGrace returns the grace period of unreferenced blobs: younger ones
+// are left to the periodic collection.
+func (a *App) BlobGrace() time.Duration {
+	if a.Config.BlobGrace == 0 {
+		return DefaultBlobGrace
+	}
+	return a.Config.BlobGrace
 }
 
 // SweepOrphanBlobs deletes blobs that no record refers to and that were
 // committed longer ago than Config.BlobGrace: what a crash between writing
 // a blob and committing its record leaves behind. Younger blobs are spared,
 // as another replica may be about to commit the record that refers to one.
-// It takes each digest's lock, so it never races an upload of the same
-// bytes in this process. It returns early when stop closes.
+// It returns early when stop closes.
 func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 	var digests []string
 	if err := a.Blobs.Walk(ctx, func(d string) error {
@@ -88,10 +74,6 @@ func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 		a.Logger.Error("sweep blobs", "err", err)
 		return
 	}
-	grace := a.Config.BlobGrace
-	if grace == 0 {
-		grace = DefaultBlobGrace
-	}
 	removed, spared := 0, 0
 	for _, d := range digests {
 		select {
@@ -99,7 +81,7 @@ func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 			return
 		default:
 		}
-		switch a.deleteOrphanOlderThan(ctx, d, a.Now().Add(-grace)) {
+		switch a.deleteOrphan(ctx, d, a.Now().Add(-a.BlobGrace())) {
 		case orphanDeleted:
 			removed++
 		case orphanTooYoung:
@@ -107,7 +89,7 @@ func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 		}
 	}
 	if removed > 0 || spared > 0 {
-		a.Logger.Info("swept orphan blobs", "removed", removed, "spared_within_grace", spared, "grace", grace)
+		a.Logger.Info("swept orphan blobs", "removed", removed, "spared_within_grace", spared, "grace", a.BlobGrace())
 	}
 }
 
@@ -119,35 +101,75 @@ const (
 	orphanTooYoung
 )
 
-// deleteOrphanOlderThan deletes the blob digest if no record refers to it
-// and it was committed before cutoff.
-func (a *App) deleteOrphanOlderThan(ctx context.Context, digest string, cutoff time.Time) orphanOutcome {
+// deleteOrphan deletes the blob digest if no record refers to it, no
+// writer claims it and it was committed before cutoff.
+func (a *App) deleteOrphan(ctx context.Context, digest string, cutoff time.Time) orphanOutcome {
 	if a.held(digest) {
 		return orphanKept
 	}
-	unlock := a.locks.lock(digest)
-	defer unlock()
-	ref, err := a.Store.BlobReferenced(ctx, digest)
-	if err != nil || ref {
-		return orphanKept
-	}
-	mod, err := a.Blobs.ModTime(ctx, digest)
-	if err != nil {
-		return orphanKept
-	}
-	if !mod.Before(cutoff) {
-		return orphanTooYoung
-	}
-	err = a.Blobs.Delete(ctx, digest)
-	a.blobCache.Forget(digest)
+	young := false
+	deleted, err := a.Store.DeleteUnreferencedBlob(ctx, digest, func(ctx context.Context) (bool, error) {
+		mod, err := a.Blobs.ModTime(ctx, digest)
+		if err != nil {
+			// Gone already, or the blob store cannot say: keep it.
+			return false, nil
+		}
+		if !mod.Before(cutoff) {
+			young = true
+			return false, nil
+		}
+		err = a.Blobs.Delete(ctx, digest)
+		// Not served from memory any more, whatever happened: a failed
+		// delete may have removed the file all the same.
+		a.blobCache.Forget(digest)
+		return true, err
+	})
 	if err != nil {
 		a.Logger.Error("delete blob", "digest", digest, "err", err)
 		return orphanKept
 	}
+	if young {
+		return orphanTooYoung
+	}
+	if !deleted {
+		return orphanKept
+	}
+	// A chart archive's rendered page goes with it.
 	if err := a.Pages.Forget(ctx, digest); err != nil {
 		a.Logger.Warn("forget chart page", "digest", digest, "err", err)
 	}
 	return orphanDeleted
+}
+
+// DeleteOrphan deletes the blob digest if no record refers to it, no
+// writer claims it and it was committed before cutoff, and reports
+// whether it did. While a backup holds deletes it only remembers the
+// digest. Garbage collection calls it with its own clock and grace.
+func (a *App) DeleteOrphan(ctx context.Context, digest string, cutoff time.Time) bool {
+	return a.deleteOrphan(ctx, digest, cutoff) == orphanDeleted
+}
+
+// DeleteIfOrphan deletes the blob digest if no record refers to it, no
+// writer claims it and it is older than the grace period, and reports
+// whether it did; a younger one is left to the periodic collection. While
+// a backup holds deletes it only remembers the digest.
+func (a *App) DeleteIfOrphan(ctx context.Context, digest string) bool {
+	return a.DeleteOrphan(ctx, digest, a.Now().Add(-a.BlobGrace()))
+}
+
+// BlobCollectable reports whether a blob nothing refers to would be
+// deleted by DeleteOrphan with cutoff: it was committed before cutoff and
+// no backup holds deletes. (A writer's claim, held for the moment between
+// its blob and its record, is not consulted.) For dry runs.
+func (a *App) BlobCollectable(ctx context.Context, digest string, cutoff time.Time) bool {
+	a.hold.mu.Lock()
+	holding := a.hold.holders > 0
+	a.hold.mu.Unlock()
+	if holding {
+		return false
+	}
+	mod, err := a.Blobs.ModTime(ctx, digest)
+	return err == nil && mod.Before(cutoff)
 }
 
 // blobHold defers blob deletions while a backup streams blobs that its
@@ -200,30 +222,16 @@ func (a *App) held(digest string) bool {
 	return true
 }
 
-// DeleteIfOrphan deletes the blob digest if no record refers to it and
-// reports whether it did. While a backup holds deletes it only remembers
-// the digest.
-func (a *App) DeleteIfOrphan(ctx context.Context, digest string) bool {
-	if a.held(digest) {
-		return false
-	}
-	unlock := a.locks.lock(digest)
-	defer unlock()
-	ref, err := a.Store.BlobReferenced(ctx, digest)
-	if err != nil || ref {
-		return false
-	}
-	err = a.Blobs.Delete(ctx, digest)
-	// Forgotten whatever happened: a failed delete may have removed the
-	// file all the same.
-	a.blobCache.Forget(digest)
-	if err != nil {
-		a.Logger.Error("delete blob", "digest", digest, "err", err)
-		return false
-	}
-	// A chart archive's rendered page goes with it.
-	if err := a.Pages.Forget(ctx, digest); err != nil {
-		a.Logger.Warn("forget chart page", "digest", digest, "err", err)
-	}
-	return true
+// OpenBlob opens the stored blob with digest for a download, by any
+// protocol. Small blobs are served from memory once read (see
+// Config.BlobCacheSize): blobs never change under their digest, and the
+// cache forgets a blob when App deletes it. Returns ENOTFOUND.
+//
+// A blob held in memory is a *smallblobs.Reader, whose Blob carries the
+// bytes and the formatted ETag and Content-Length header values.
+func (a *App) OpenBlob(ctx context.Context, digest string) (chartctl.Blob, error) {
+	return a.blobCache.Open(ctx, a.Blobs, digest)
 }
+
+// BlobCacheStats describes the blobs held in memory for downloads.
+func (a *App) BlobCacheStats() smallblobs.Stats { return a.blobCache.Stats() }

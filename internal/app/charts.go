@@ -44,6 +44,9 @@ type PutOptions struct {
 	// CreatedAt, when set, is the version's creation time instead of now
 	// (an import keeping the source's time; see CheckCreatedAt).
 	CreatedAt time.Time
+	// mirror marks a mirror's sync (PutMirrored), the only writer allowed
+	// into a mirror repository.
+	mirror bool
 }
 
 // PutChart commits u as a chart version of r, whose write access the
@@ -58,6 +61,13 @@ type PutOptions struct {
 // re-created), PutChart is ENOTFOUND and stores nothing.
 // PutChart always consumes u.
 func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, opts PutOptions) (stored *chartctl.ChartVersion, created bool, err error) {
+	if (r.Mirror != nil) != opts.mirror {
+		err := MirrorReadOnly(r)
+		if r.Mirror == nil {
+			err = chartctl.Errorf(chartctl.ECONFLICT, "Repository %q is not a mirror.", r.Name)
+		}
+		return nil, false, a.Reject(u, err)
+	}
 	overwrite := opts.Force && a.Config.AllowOverwrite
 	stored, created, err = a.commit(ctx, r, u, overwrite, opts.CreatedAt)
 	a.observeUpload(created, err)
@@ -91,9 +101,14 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	if !createdAt.IsZero() {
 		cv.CreatedAt = createdAt.UTC()
 	}
+	// The claim keeps every process from deleting the blobs as orphans
+	// between their commit and the record's (app/blobs.go).
+	release, err := a.ClaimDigests(ctx, digests...)
+	if err != nil {
+		return nil, false, err
+	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
-		unlock := a.locks.lockAll(digests)
-		defer unlock()
+		defer release()
 		d, err := u.blob.Commit()
 		if err != nil {
 			return nil, false, nil, err
@@ -111,8 +126,9 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		return a.Store.PutChartVersion(rctx, cv, overwrite)
 	}()
 	if err != nil || !created {
-		// A refused or repeated upload may leave its freshly written blob
-		// unreferenced.
+		// A refused or repeated upload may leave its blob unreferenced:
+		// deleted if it was old (the same bytes committed long ago), else
+		// left to the collection after the grace period.
 		for _, d := range digests {
 			a.DeleteIfOrphan(ctx, d)
 		}
@@ -142,8 +158,12 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 }
 
 // DeleteChart deletes one version of a chart in r, whose write access the
-// caller has checked, and returns it.
+// caller has checked, and returns it. A mirror's versions are not deleted
+// (MirrorReadOnly).
 func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, version string) (*chartctl.ChartVersion, error) {
+	if r.Mirror != nil {
+		return nil, MirrorReadOnly(r)
+	}
 	if chart.ValidateName(name) != nil || chart.ValidateVersion(version) != nil {
 		return nil, ChartNotFound(r.Name, name, version)
 	}
@@ -208,6 +228,9 @@ func (a *App) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	}
 	a.repoList.forget()
 	a.Committed()
+	if r.Mirror != nil {
+		a.wakeMirror(r.Name)
+	}
 	if n := a.Config.DefaultRepositoryQuota; n > 0 {
 		if err := a.Store.SetQuota(ctx, chartctl.QuotaRepository, r.Name, chartctl.Quota{MaxBytes: &n}); err != nil {
 			return err

@@ -12,12 +12,18 @@ import (
 type RepositoryChanges struct {
 	Description *string
 	Visibility  *string
+	// Mirror changes a mirror's settings (its fields that are set); a
+	// repository that is not a mirror refuses it.
+	Mirror *MirrorInput
 }
 
-// UpdateRepository changes the description and visibility of the
-// repository named name, which p may change with the SettingsRole role
-// (repo:write scope). Returns EINVALID naming the field for a description
-// over 1024 characters or an unknown visibility.
+// UpdateRepository changes the description, visibility and, for a
+// mirror, the mirror settings of the repository named name, which p may
+// change with the SettingsRole role (repo:write scope). Returns EINVALID
+// naming the field for a description over 1024 characters, an unknown
+// visibility, mirror settings of a repository that is not a mirror, or
+// invalid mirror settings (see NewMirror). New mirror settings wake the
+// syncer, which follows the new upstream at once.
 func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name string, ch RepositoryChanges) (*chartctl.Repository, error) {
 	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
 	if err != nil {
@@ -49,9 +55,33 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 	if vis != nil {
 		next.Visibility = *vis
 	}
+	var mirror *chartctl.MirrorSettings
+	if ch.Mirror != nil {
+		if r.Mirror == nil {
+			return nil, chartctl.Invalid("mirror", "Repository %q is not a mirror: a repository is created as a mirror (or not) and stays so.", r.Name)
+		}
+		s, err := a.mirrorSettings(r.Mirror.MirrorSettings, *ch.Mirror)
+		if err != nil {
+			return nil, err
+		}
+		m := *r.Mirror
+		m.MirrorSettings = s
+		next.Mirror, mirror = &m, &s
+	}
 	rctx := a.Record(ctx, "repository.update", r.Name, r.Organization,
 		a.NewEvent(ctx, chartctl.EventRepositoryUpdated, r.Name, r.Organization, repoPath(r.Name), r.Name, RepositoryData(&next)))
-	r, err = a.Store.UpdateRepository(rctx, r.Name, desc, vis)
+	// The store has no transaction spanning both writes: new mirror
+	// settings commit first, with the audit entry and event, and if the
+	// description or visibility then fails to change, the request fails
+	// having changed the mirror settings alone.
+	if mirror != nil {
+		r, err = a.Store.UpdateMirror(rctx, r.Name, *mirror)
+		if err == nil && (desc != nil || vis != nil) {
+			r, err = a.Store.UpdateRepository(chartctl.WithChange(ctx, nil), r.Name, desc, vis)
+		}
+	} else {
+		r, err = a.Store.UpdateRepository(rctx, r.Name, desc, vis)
+	}
 	// The cached record goes whatever happened: the next read sees the
 	// stored one (a visibility change takes effect at once).
 	a.ForgetRepository(name)
@@ -59,5 +89,8 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 		return nil, err
 	}
 	a.Committed()
+	if mirror != nil {
+		a.wakeMirror(r.Name)
+	}
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -80,7 +81,7 @@ func (a *App) Retention(ctx context.Context, p *chartctl.Principal, name string)
 
 // SetRetention replaces the policy of repository name (maintainers).
 func (a *App) SetRetention(ctx context.Context, p *chartctl.Principal, name string, pol *chartctl.RetentionPolicy) error {
-	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
+	r, err := a.ChartWritableRepo(ctx, p, name)
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (a *App) SetRetention(ctx context.Context, p *chartctl.Principal, name stri
 // dryRun it only lists what would go. A dry run and the real run that
 // follows it list the same versions.
 func (a *App) RunRetention(ctx context.Context, p *chartctl.Principal, name string, dryRun bool) ([]RetentionDeletion, error) {
-	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
+	r, err := a.ChartWritableRepo(ctx, p, name)
 	if err != nil {
 		return nil, err
 	}
@@ -200,10 +201,25 @@ func (a *App) AuditAct(ctx context.Context, action, target, org string, outcome 
 	a.AuditFailure(ctx, action, target, org, outcome)
 }
 
-// RunRetentionScheduler applies, once a minute, every policy whose cron
-// schedule came due since the last check, until stop closes. On a single
-// node that is enough; replicas of a shared store each run it, and the
-// store's per-version deletes make a repeated run delete nothing twice.
+// RetentionLeaseTTL is how long a replica holds a repository's
+// retention lease (chartctl.LeaseStore) without renewing it; a running
+// scheduled run renews it every third of that, so a replica that dies
+// mid-run blocks the others for at most this long.
+const RetentionLeaseTTL = 2 * time.Minute
+
+// RunRetentionScheduler checks, once a minute until stop closes, which
+// retention schedules are due, and runs them.
+//
+// A schedule is due when one of its times has passed since the policy's
+// last scheduled run (chartctl.RetentionPolicy.LastRun; for a policy
+// never run yet, since the previous check), so runs missed while every
+// replica was down happen once at the next check. Replicas of a shared
+// store each check, and each due run happens on one of them: the replica
+// takes the repository's lease ("retention/<repository>"), reads the
+// policy again under it, runs it only if still due, and records the run
+// (Store.MarkRetentionRun) before letting the lease go. A replica that
+// loses the lease mid-run (a stall longer than RetentionLeaseTTL) stops
+// deleting and leaves the run to the new holder.
 func (a *App) RunRetentionScheduler(stop <-chan struct{}) {
 	last := a.Now()
 	t := time.NewTicker(time.Minute)
@@ -220,7 +236,18 @@ func (a *App) RunRetentionScheduler(stop <-chan struct{}) {
 	}
 }
 
-// runDue runs the policies whose schedule has a time in (from, now].
+// retentionDue reports whether a schedule has a time in (ref, now], ref
+// being the last scheduled run or, if none, from (the previous check).
+func retentionDue(sched cron.Schedule, lastRun, from, now time.Time) bool {
+	ref := lastRun
+	if ref.IsZero() {
+		ref = from
+	}
+	return !sched.Next(ref).After(now)
+}
+
+// runDue runs the scheduled policies that are due at now, from being the
+// previous check.
 func (a *App) runDue(ctx context.Context, from, now time.Time) {
 	all, err := a.Store.RetentionPolicies(ctx)
 	if err != nil {
@@ -238,19 +265,110 @@ func (a *App) runDue(ctx context.Context, from, now time.Time) {
 			continue
 		}
 		sched, err := cron.ParseStandard(pol.Schedule)
-		if err != nil || sched.Next(from).After(now) {
+		if err != nil || !retentionDue(sched, pol.LastRun, from, now) {
 			continue
 		}
-		r, err := a.Store.Repository(ctx, n)
-		if err != nil {
-			continue
-		}
-		done, err := a.applyRetention(ctx, r, pol, false)
-		if err != nil {
-			a.Logger.Error("scheduled retention run", "repository", n, "err", err)
-			continue
-		}
-		a.AuditAct(ctx, "retention.run", r.Name, r.Organization, chartctl.OutcomeSuccess)
-		a.Logger.Info("scheduled retention run", "repository", n, "deleted", len(done))
+		a.runScheduled(ctx, n, from, now)
 	}
+}
+
+// runScheduled runs repository repo's policy under its lease if it is
+// still due at now once the lease is held.
+func (a *App) runScheduled(ctx context.Context, repo string, from, now time.Time) {
+	lease := "retention/" + repo
+	ok, err := a.Store.AcquireLease(ctx, lease, a.Replica, RetentionLeaseTTL)
+	if err != nil {
+		a.Logger.Error("take retention lease", "repository", repo, "err", err)
+		return
+	}
+	if !ok {
+		return // another replica runs it
+	}
+	defer func() {
+		if err := a.Store.ReleaseLease(context.WithoutCancel(ctx), lease, a.Replica); err != nil {
+			a.Logger.Error("release retention lease", "repository", repo, "err", err)
+		}
+	}()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Stopped before the lease is released (defers run last first), so no
+	// renewal can take it again afterwards.
+	lost, stopKeeping := a.keepLease(runCtx, cancel, lease)
+	defer stopKeeping()
+
+	// Read the policy again under the lease: another replica may have run
+	// it between this replica's first read and the lease.
+	all, err := a.Store.RetentionPolicies(runCtx)
+	if err != nil {
+		a.Logger.Error("load retention policy", "repository", repo, "err", err)
+		return
+	}
+	pol := all[repo]
+	if pol == nil || pol.Schedule == "" {
+		return
+	}
+	sched, err := cron.ParseStandard(pol.Schedule)
+	if err != nil || !retentionDue(sched, pol.LastRun, from, now) {
+		return
+	}
+	r, err := a.Store.Repository(runCtx, repo)
+	if err != nil {
+		return
+	}
+	done, runErr := a.applyRetention(runCtx, r, pol, false)
+	if lost() {
+		a.Logger.Warn("scheduled retention run stopped: its lease passed to another replica", "repository", repo, "deleted", len(done))
+		return
+	}
+	// A failed run is recorded as a run too: it is tried again at the
+	// schedule's next time, not every minute.
+	if err := a.Store.MarkRetentionRun(runCtx, repo, now); err != nil {
+		a.Logger.Error("record retention run", "repository", repo, "err", err)
+	}
+	if runErr != nil {
+		a.Logger.Error("scheduled retention run", "repository", repo, "deleted", len(done), "err", runErr)
+		a.AuditAct(ctx, "retention.run", r.Name, r.Organization, chartctl.OutcomeFailed)
+		return
+	}
+	a.AuditAct(ctx, "retention.run", r.Name, r.Organization, chartctl.OutcomeSuccess)
+	a.Logger.Info("scheduled retention run", "repository", repo, "deleted", len(done))
+}
+
+// keepLease renews lease every third of RetentionLeaseTTL until ctx ends
+// or stop is called; stop returns once renewing has stopped. If a renewal
+// finds the lease taken (or cannot reach the store for a whole TTL) it
+// calls cancel; lost then reports true.
+func (a *App) keepLease(ctx context.Context, cancel context.CancelFunc, lease string) (lost func() bool, stop func()) {
+	var gone atomic.Bool
+	ctx, quit := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(RetentionLeaseTTL / 3)
+		defer t.Stop()
+		lastOK := time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			ok, err := a.Store.AcquireLease(ctx, lease, a.Replica, RetentionLeaseTTL)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && ok {
+				lastOK = time.Now()
+				continue
+			}
+			if err != nil && time.Since(lastOK) < RetentionLeaseTTL {
+				a.Logger.Warn("renew retention lease", "lease", lease, "err", err)
+				continue
+			}
+			gone.Store(true)
+			cancel()
+			return
+		}
+	}()
+	return gone.Load, func() { quit(); <-done }
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/webhook"
 )
 
@@ -84,7 +85,7 @@ func (a *App) validateWebhookURL(raw string) error {
 	if u.User != nil {
 		return chartctl.Invalid("url", "url must not carry credentials; receivers verify the webhook-signature header instead.")
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !a.Config.AllowPrivateWebhooks && webhook.PrivateAddr(ip) {
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !a.Config.AllowPrivateWebhooks && netguard.PrivateAddr(ip) {
 		return chartctl.Invalid("url", "url points to a private or loopback address (%s), which this server refuses (start it with --allow-private-webhooks to allow it).", ip)
 	}
 	return nil

@@ -65,6 +65,41 @@ type repositoryRec struct {
 	OwnerID      string    `json:"owner_id,omitempty"`
 	Visibility   string    `json:"visibility"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Mirror is set for a mirror repository; backups written before
+	// mirrors existed have none.
+	Mirror *mirrorRec `json:"mirror,omitempty"`
+}
+
+// mirrorRec is a mirror's settings and sync state. The password stays
+// sealed with the server's secrets key (CONTRACT §12: backups carry
+// secrets encrypted), so a restore needs the same key to sync.
+type mirrorRec struct {
+	URL             string     `json:"url"`
+	IntervalSeconds int64      `json:"interval_seconds"`
+	Username        string     `json:"username,omitempty"`
+	SealedPassword  []byte     `json:"sealed_password,omitempty"`
+	Status          string     `json:"status"`
+	LastSyncAt      *time.Time `json:"last_sync_at,omitempty"`
+	LastAttemptAt   *time.Time `json:"last_attempt_at,omitempty"`
+	Error           string     `json:"error,omitempty"`
+}
+
+func newMirrorRec(m *chartctl.Mirror) *mirrorRec {
+	if m == nil {
+		return nil
+	}
+	return &mirrorRec{URL: m.URL, IntervalSeconds: int64(m.Interval / time.Second), Username: m.Username, SealedPassword: m.Password,
+		Status: string(m.Status), LastSyncAt: m.LastSyncAt, LastAttemptAt: m.LastAttemptAt, Error: m.Error}
+}
+
+func (m *mirrorRec) domain() *chartctl.Mirror {
+	if m == nil {
+		return nil
+	}
+	return &chartctl.Mirror{
+		MirrorSettings: chartctl.MirrorSettings{URL: m.URL, Interval: time.Duration(m.IntervalSeconds) * time.Second, Username: m.Username, Password: m.SealedPassword},
+		MirrorState:    chartctl.MirrorState{Status: chartctl.MirrorStatus(m.Status), LastSyncAt: m.LastSyncAt, LastAttemptAt: m.LastAttemptAt, Error: m.Error},
+	}
 }
 
 type teamRec struct {
@@ -223,7 +258,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		v = organizationRec{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
 	case r.Repository != nil:
 		p := r.Repository
-		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt}
+		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, newMirrorRec(p.Mirror)}
 	case r.Team != nil:
 		t := r.Team
 		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt}
@@ -324,7 +359,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		var v repositoryRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization,
-				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt}
+				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain()}
 		}
 	case chartctl.DumpTeam:
 		var v teamRec

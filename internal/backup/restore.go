@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/dump"
@@ -151,12 +152,16 @@ func describe(res *Result) string {
 // VerifyStore checks a live store and its blobs: every chart version's
 // blobs exist with the right digest and size, every Helm index entry
 // matches a version and every version has one, and no blob is an orphan
-// (those are listed with their sizes). When the store is an Exporter it
-// also checks, on one snapshot, that records refer to records that exist
-// (as Read does for a backup: quotas and retention policies of existing
-// repositories, complete OCI manifests, …) and that every blob the OCI
-// registry holds exists with its digest and size.
-func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobStore) (*Result, error) {
+// (those are listed with their sizes; see PendingSince). When the store is
+// an Exporter it also checks, on one snapshot, that records refer to
+// records that exist (as Read does for a backup: quotas and retention
+// policies of existing repositories, complete OCI manifests, …) and that
+// every blob the OCI registry holds exists with its digest and size.
+func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobStore, opts ...VerifyOption) (*Result, error) {
+	var o verifyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	res := &Result{Problems: []Problem{}}
 	repos, err := store.Repositories(ctx)
 	if err != nil {
@@ -233,6 +238,9 @@ func VerifyStore(ctx context.Context, store chartctl.Store, blobs chartctl.BlobS
 		if ref, err := store.BlobReferenced(ctx, d); err != nil || ref {
 			return err // referenced by a record written since the listing
 		}
+		if mod, err := blobs.ModTime(ctx, d); err == nil && !o.pending.IsZero() && !mod.Before(o.pending) {
+			return nil
+		}
 		b, err := blobs.Open(ctx, d)
 		size := int64(-1)
 		if err == nil {
@@ -287,6 +295,21 @@ func verifyRecords(ctx context.Context, exp chartctl.Exporter, blobs chartctl.Bl
 		}
 	}
 	return nil
+}
+
+// VerifyOption adjusts VerifyStore.
+type VerifyOption func(*verifyOptions)
+
+type verifyOptions struct {
+	pending time.Time
+}
+
+// PendingSince keeps VerifyStore from reporting an unreferenced blob
+// committed at or after t: it awaits the server's collection after the
+// grace period (the blob of a chart deleted in the last hour), or is one a
+// writer is about to commit a record for.
+func PendingSince(t time.Time) VerifyOption {
+	return func(o *verifyOptions) { o.pending = t }
 }
 
 // hashBlob reads blob d; size is -1 when it is missing, ok reports that

@@ -61,6 +61,17 @@ type DB struct {
 	// leases are the held leases (lease.go).
 	leaseMu sync.Mutex
 	leases  map[string]lease
+	// deliveryClaims are the webhook deliveries a dispatcher claimed, by
+	// delivery ID, with the end of each claim's lease (ClaimDeliveries).
+	deliveryClaimMu sync.Mutex
+	deliveryClaims  map[string]time.Time
+
+	// claims are the blob claims (blobclaim.go).
+	claims blobClaims
+
+	// keyCache keeps repositories' version keys in order (sortedKeys).
+	keyMu    sync.Mutex
+	keyCache map[string]*sortedRepoKeys
 
 	// versions caches parsed SemVer versions by string: parsing is the
 	// dominant cost of ordering a repository's versions.

@@ -49,6 +49,21 @@ type repoRecord struct {
 	OwnerID      string    `json:"owner_id,omitempty"`
 	Visibility   string    `json:"visibility"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Mirror is set for a mirror repository (schema 5).
+	Mirror *mirrorRecord `json:"mirror,omitempty"`
+}
+
+// mirrorRecord is a mirror's settings and sync state. Password is sealed
+// by the application (AES-GCM) before it reaches the store.
+type mirrorRecord struct {
+	URL             string     `json:"url"`
+	IntervalSeconds int64      `json:"interval_seconds"`
+	Username        string     `json:"username,omitempty"`
+	Password        []byte     `json:"password,omitempty"`
+	Status          string     `json:"status"`
+	LastSyncAt      *time.Time `json:"last_sync_at,omitempty"`
+	LastAttemptAt   *time.Time `json:"last_attempt_at,omitempty"`
+	Error           string     `json:"error,omitempty"`
 }
 
 type chartRecord struct {
@@ -150,17 +165,51 @@ func (r *orgRecord) domain() *chartctl.Organization {
 }
 
 func newRepoRecord(r *chartctl.Repository) *repoRecord {
-	return &repoRecord{
+	rec := &repoRecord{
 		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
 		OwnerID: r.OwnerID, Visibility: string(r.Visibility), CreatedAt: r.CreatedAt,
 	}
+	if m := r.Mirror; m != nil {
+		rec.Mirror = &mirrorRecord{}
+		rec.Mirror.setSettings(m.MirrorSettings)
+		rec.Mirror.setState(m.MirrorState)
+	}
+	return rec
+}
+
+func (m *mirrorRecord) setSettings(s chartctl.MirrorSettings) {
+	m.URL, m.IntervalSeconds, m.Username, m.Password = s.URL, int64(s.Interval/time.Second), s.Username, s.Password
+}
+
+func (m *mirrorRecord) setState(st chartctl.MirrorState) {
+	m.Status, m.LastSyncAt, m.LastAttemptAt, m.Error = string(st.Status), utcp(st.LastSyncAt), utcp(st.LastAttemptAt), st.Error
+}
+
+func utcp(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC()
+	return &v
 }
 
 func (r *repoRecord) domain() *chartctl.Repository {
-	return &chartctl.Repository{
+	out := &chartctl.Repository{
 		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
 		OwnerID: r.OwnerID, Visibility: chartctl.Visibility(r.Visibility), CreatedAt: r.CreatedAt,
 	}
+	if m := r.Mirror; m != nil {
+		out.Mirror = &chartctl.Mirror{
+			MirrorSettings: chartctl.MirrorSettings{URL: m.URL, Interval: time.Duration(m.IntervalSeconds) * time.Second,
+				Username: m.Username, Password: append([]byte(nil), m.Password...)},
+			MirrorState: chartctl.MirrorState{Status: chartctl.MirrorStatus(m.Status), LastSyncAt: m.LastSyncAt,
+				LastAttemptAt: m.LastAttemptAt, Error: m.Error},
+		}
+		if len(m.Password) == 0 {
+			out.Mirror.Password = nil
+		}
+	}
+	return out
 }
 
 func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {

@@ -504,76 +504,158 @@ func (d *deliveryRecord) domain(tx *bbolt.Tx) (*chartctl.Delivery, error) {
 	return out, nil
 }
 
-// ClaimDeliveries returns each active webhook's next delivery that is due.
-func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*chartctl.Delivery, error) {
+// ClaimDeliveries returns the due deliveries at the head of each active
+// webhook's queue. A bolt file is open in one process only (bbolt locks
+// it), so the claims' leases are kept in that process's memory rather
+// than written: a claim costs no commit and no file sync, and after a
+// crash the pending deliveries are due again at once (at least once, as
+// the webhook-id lets receivers deduplicate).
+func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*chartctl.Delivery, error) {
+	db.deliveryClaimMu.Lock()
+	defer db.deliveryClaimMu.Unlock()
+	if db.deliveryClaims == nil {
+		db.deliveryClaims = map[string]time.Time{}
+	}
+	for id, until := range db.deliveryClaims {
+		if !until.After(now) {
+			delete(db.deliveryClaims, id)
+		}
+	}
+	// Each webhook's due prefix (delivery IDs), then round robin over
+	// them (every head before any second), so the limit cuts each queue
+	// after a prefix and no webhook starves the others.
 	var out []*chartctl.Delivery
-	err := db.db.Update(func(tx *bbolt.Tx) error {
-		out = nil
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		var due [][]string
 		q := bucket(tx, webhookQueueBucket)
-		return bucket(tx, webhooksBucket).ForEach(func(k, v []byte) error {
-			if len(out) >= limit {
-				return nil
-			}
+		err := bucket(tx, webhooksBucket).ForEach(func(k, v []byte) error {
 			w, err := decode[webhookRecord](v)
 			if err != nil || !w.Active {
 				return err
 			}
 			pfx := prefix(w.ID)
-			qk, id := q.Cursor().Seek(pfx)
-			if qk == nil || !bytes.HasPrefix(qk, pfx) {
-				return nil
+			c := q.Cursor()
+			var ids []string
+			for qk, id := c.Seek(pfx); qk != nil && bytes.HasPrefix(qk, pfx) && len(ids) < perWebhook; qk, id = c.Next() {
+				if _, claimed := db.deliveryClaims[string(id)]; claimed {
+					return nil
+				}
+				d, err := getDelivery(tx, string(id))
+				if err != nil {
+					return err
+				}
+				if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
+					break
+				}
+				ids = append(ids, string(id))
 			}
-			d, err := getDelivery(tx, string(id))
-			if err != nil {
-				return err
+			if len(ids) > 0 {
+				due = append(due, ids)
 			}
-			if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
-				return nil
-			}
-			until := now.Add(lease).UTC()
-			d.NextAttemptAt = &until
-			if err := putDelivery(tx, d); err != nil {
-				return err
-			}
-			dd, err := d.domain(tx)
-			if err != nil {
-				return err
-			}
-			out = append(out, dd)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		picked := map[string]bool{}
+		for n := 0; len(picked) < limit; n++ {
+			more := false
+			for _, ids := range due {
+				if n < len(ids) && len(picked) < limit {
+					picked[ids[n]], more = true, true
+				}
+			}
+			if !more {
+				break
+			}
+		}
+		for _, ids := range due {
+			for _, id := range ids {
+				if !picked[id] {
+					break
+				}
+				d, err := getDelivery(tx, id)
+				if err != nil {
+					return err
+				}
+				dd, err := d.domain(tx)
+				if err != nil {
+					return err
+				}
+				out = append(out, dd)
+			}
+		}
+		return nil
 	})
-	return out, wrap("claim deliveries", err)
+	if err != nil {
+		return nil, wrap("claim deliveries", err)
+	}
+	for _, d := range out {
+		db.deliveryClaims[d.ID] = now.Add(lease)
+	}
+	return out, nil
 }
 
-// RecordAttempt appends an attempt and moves the delivery on.
-func (db *DB) RecordAttempt(ctx context.Context, deliveryID string, a chartctl.Attempt, state chartctl.DeliveryState, next *time.Time, disable string) error {
-	return wrap("record delivery attempt", db.db.Update(func(tx *bbolt.Tx) error {
-		d, err := getDelivery(tx, deliveryID)
-		if err != nil {
-			return err
+// RecordAttempts records a dispatcher's round in one transaction.
+func (db *DB) RecordAttempts(ctx context.Context, results []chartctl.AttemptResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		for _, r := range results {
+			if err := recordAttempt(tx, r); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+				return err
+			}
 		}
-		d.Attempts = append(d.Attempts, attemptRecord{At: a.At.UTC(), StatusCode: a.StatusCode, DurationNS: int64(a.Duration), Excerpt: a.ResponseExcerpt})
-		d.State = string(state)
-		d.NextAttemptAt = nil
-		if state == chartctl.DeliveryPending {
-			d.NextAttemptAt = next
-		} else if err := bucket(tx, webhookQueueBucket).Delete(seqKey(d.WebhookID, d.Seq)); err != nil {
-			return err
-		}
-		if err := putDelivery(tx, d); err != nil {
-			return err
-		}
-		if disable == "" {
+		return nil
+	})
+	if err != nil {
+		return wrap("record delivery attempts", err)
+	}
+	// The attempts are recorded: the claims end (a pending delivery waits
+	// for its next attempt time now).
+	db.deliveryClaimMu.Lock()
+	for _, r := range results {
+		delete(db.deliveryClaims, r.DeliveryID)
+	}
+	db.deliveryClaimMu.Unlock()
+	return nil
+}
+
+// recordAttempt appends an attempt and moves the delivery on.
+func recordAttempt(tx *bbolt.Tx, r chartctl.AttemptResult) error {
+	d, err := getDelivery(tx, r.DeliveryID)
+	if err != nil {
+		return err
+	}
+	if r.Unsent {
+		if d.State != string(chartctl.DeliveryPending) {
 			return nil
 		}
-		w, err := getWebhook(tx, d.WebhookID)
-		if err != nil {
-			return err
-		}
-		w.Active, w.DisabledReason = false, disable
-		return putWebhook(tx, w)
-	}))
+		d.NextAttemptAt = r.Next
+		return putDelivery(tx, d)
+	}
+	a := r.Attempt
+	d.Attempts = append(d.Attempts, attemptRecord{At: a.At.UTC(), StatusCode: a.StatusCode, DurationNS: int64(a.Duration), Excerpt: a.ResponseExcerpt})
+	d.State = string(r.State)
+	d.NextAttemptAt = nil
+	if r.State == chartctl.DeliveryPending {
+		d.NextAttemptAt = r.Next
+	} else if err := bucket(tx, webhookQueueBucket).Delete(seqKey(d.WebhookID, d.Seq)); err != nil {
+		return err
+	}
+	if err := putDelivery(tx, d); err != nil {
+		return err
+	}
+	if r.Disable == "" {
+		return nil
+	}
+	w, err := getWebhook(tx, d.WebhookID)
+	if err != nil {
+		return err
+	}
+	w.Active, w.DisabledReason = false, r.Disable
+	return putWebhook(tx, w)
 }
 
 // Deliveries returns a webhook's deliveries, newest first.

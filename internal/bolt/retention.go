@@ -19,12 +19,13 @@ type retentionRecord struct {
 	KeepMatching           string         `json:"keep_matching,omitempty"`
 	DeletePrereleasesAfter *time.Duration `json:"delete_prereleases_after,omitempty"`
 	Schedule               string         `json:"schedule,omitempty"`
+	LastRun                time.Time      `json:"last_run,omitzero"`
 }
 
 func (r *retentionRecord) domain() chartctl.RetentionPolicy {
 	return chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
 		KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
-		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule}
+		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule, LastRun: r.LastRun}
 }
 
 // SetRetentionPolicy replaces a repository's policy.
@@ -37,9 +38,19 @@ func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.R
 		if p == nil {
 			return b.Delete([]byte(repo))
 		}
+		// The time of the last scheduled run stays: a new schedule counts
+		// from it.
+		var last time.Time
+		if old := b.Get([]byte(repo)); old != nil {
+			r, err := decode[retentionRecord](old)
+			if err != nil {
+				return err
+			}
+			last = r.LastRun
+		}
 		val, err := encode(&retentionRecord{KeepLatest: p.KeepLatest, KeepPushedWithin: p.KeepPushedWithin,
 			KeepDownloadedWithin: p.KeepDownloadedWithin, KeepMatching: p.KeepMatching,
-			DeletePrereleasesAfter: p.DeletePrereleasesAfter, Schedule: p.Schedule})
+			DeletePrereleasesAfter: p.DeletePrereleasesAfter, Schedule: p.Schedule, LastRun: last})
 		if err != nil {
 			return err
 		}
@@ -62,4 +73,25 @@ func (db *DB) RetentionPolicies(ctx context.Context) (map[string]*chartctl.Reten
 		})
 	})
 	return out, wrap("list retention policies", err)
+}
+
+// MarkRetentionRun records when a scheduled run applied repo's policy.
+func (db *DB) MarkRetentionRun(ctx context.Context, repo string, at time.Time) error {
+	return wrap("record retention run", db.update(ctx, func(tx *bbolt.Tx) error {
+		b := bucket(tx, retentionBucket)
+		old := b.Get([]byte(repo))
+		if old == nil {
+			return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q has no retention policy.", repo)
+		}
+		r, err := decode[retentionRecord](old)
+		if err != nil {
+			return err
+		}
+		r.LastRun = at.UTC()
+		val, err := encode(r)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(repo), val)
+	}))
 }

@@ -26,7 +26,11 @@ import (
 //	   download counters, retention policies. Usage counters are kept by
 //	   every chart write, so a binary that does not know them must not
 //	   write to this data dir.
-const SchemaVersion = 4
+//	5: repositories may be mirrors of an upstream Helm repository (the
+//	   "mirror" member of a repository record). Nothing is rewritten, but
+//	   a binary that does not know mirrors would drop their settings on
+//	   the next update of the record and accept uploads into them.
+const SchemaVersion = 5
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -44,7 +48,12 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeLegacyKeyScopes,
 	upgradeSemverIndex,
 	resetUsage,
+	upgradeMirrors,
 }
+
+// upgradeMirrors (4→5): repository records without a "mirror" member are
+// ordinary repositories, as before; only the version changes.
+func upgradeMirrors(*bbolt.Tx) error { return nil }
 
 // resetUsage (3→4): usage counters are recomputed from the chart records
 // on first use, so none written before this version is trusted.

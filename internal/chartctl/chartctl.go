@@ -59,6 +59,9 @@ type Repository struct {
 	OwnerID    string
 	Visibility Visibility
 	CreatedAt  time.Time
+	// Mirror is set for a read-only mirror of an upstream Helm
+	// repository (see MirrorStore), nil for an ordinary repository.
+	Mirror *Mirror
 }
 
 // ChartVersion is one uploaded chart archive.
@@ -205,7 +208,8 @@ type Store interface {
 	// and owner where the user created the organization.
 	OrgRoles(ctx context.Context, userID, email string) (map[string]Role, error)
 
-	// CreateRepository stores r, filling ID and CreatedAt when empty.
+	// CreateRepository stores r, filling ID and CreatedAt when empty,
+	// with its mirror settings and state when r.Mirror is set.
 	// Returns ECONFLICT if the name is taken, or was the name of a
 	// repository of another owner deleted within the store's name grace
 	// period; ENOTFOUND if r.Organization is set and does not exist.
@@ -293,6 +297,11 @@ type Store interface {
 	RetentionStore
 	// LeaseStore: leases that let one replica at a time run scheduled work.
 	LeaseStore
+	// MirrorStore: the settings and sync state of mirror repositories.
+	MirrorStore
+	// BlobClaimStore: blob deletion kept from racing commits that refer
+	// to the same blob.
+	BlobClaimStore
 
 	// Close releases the store.
 	Close() error

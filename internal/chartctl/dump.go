@@ -174,6 +174,9 @@ var DumpCoverage = map[string]string{
 	"IndexEntry":         "read",
 	"BlobReferenced":     "read",
 	"AddDownloads":       "ChartVersion",
+	// A mirror's settings and sync state are part of its repository.
+	"UpdateMirror":   "Repository",
+	"SetMirrorState": "Repository",
 
 	// Teams.
 	"CreateTeam":       "Team",
@@ -209,6 +212,11 @@ var DumpCoverage = map[string]string{
 	// Leases.
 	"AcquireLease": "- leases last seconds and belong to running processes",
 	"ReleaseLease": "- leases last seconds and belong to running processes",
+
+	// Blob claims.
+	"ClaimBlobs":             "- claims last while an upload commits and belong to running processes",
+	"ReleaseBlobClaims":      "- claims last while an upload commits and belong to running processes",
+	"DeleteUnreferencedBlob": "- deletes a blob; the blobs a backup holds are those its records refer to",
 
 	"Close": "read",
 

@@ -65,6 +65,9 @@ const (
 	CredentialAPIKey  = "api_key"
 	CredentialOAuth   = "oauth"
 	CredentialSession = "session"
+	// CredentialMirror is the server itself syncing a mirror repository
+	// from its upstream: no user, no credential.
+	CredentialMirror = "mirror"
 )
 
 // SetPrincipal copies p's user and credential into a.
@@ -273,6 +276,24 @@ type Attempt struct {
 	ResponseExcerpt string
 }
 
+// AttemptResult is one attempt of a delivery and where it leaves the
+// delivery, for RecordAttempts.
+type AttemptResult struct {
+	DeliveryID string
+	Attempt    Attempt
+	// State is the delivery's new state; Next (pending only) when to try
+	// again.
+	State DeliveryState
+	Next  *time.Time
+	// Disable, if not empty, deactivates the delivery's webhook with this
+	// reason, in the same transaction.
+	Disable string
+	// Unsent records no attempt: the claim ends and the delivery stays
+	// pending, due at Next (a delivery claimed behind one that failed,
+	// which it must not overtake).
+	Unsent bool
+}
+
 // Delivery is one event on its way to one webhook. Deliveries of a webhook
 // go out in Seq order: a pending one holds back the later ones.
 type Delivery struct {
@@ -316,14 +337,21 @@ type WebhookStore interface {
 	// DeleteWebhook deletes a webhook and its deliveries. Returns ENOTFOUND.
 	DeleteWebhook(ctx context.Context, id string) error
 
-	// ClaimDeliveries returns, for up to limit active webhooks, the oldest
-	// pending delivery when it is due at now, with its Event, and
-	// postpones it by lease so no other caller claims it meanwhile.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
-	// RecordAttempt appends a to the delivery. state is the delivery's new
-	// state; next (pending only) when to try again. A non-empty disable
-	// deactivates the webhook with that reason, in the same transaction.
-	RecordAttempt(ctx context.Context, deliveryID string, a Attempt, state DeliveryState, next *time.Time, disable string) error
+	// ClaimDeliveries returns, for each active webhook, the deliveries at
+	// the head of its queue that are due at now — from its oldest pending
+	// delivery on, in order, stopping at the first that is not due, at
+	// most perWebhook — and at most limit in all, ordered by webhook, then
+	// queue order; with their Events. It postpones them by lease so no
+	// other caller claims them meanwhile: a webhook whose head is claimed
+	// gives none. (A batch per webhook lets a dispatcher send a burst of
+	// deliveries with one claim and one RecordAttempts.)
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*Delivery, error)
+	// RecordAttempts records a round of attempts in one transaction (a
+	// dispatcher's round: one commit, not one per delivery): each
+	// result's attempt is appended to its delivery, which moves to the
+	// result's state. A delivery that no longer exists (its webhook was
+	// deleted meanwhile) is skipped.
+	RecordAttempts(ctx context.Context, results []AttemptResult) error
 	// Deliveries returns a webhook's deliveries, newest first, at most
 	// limit. Returns ENOTFOUND if the webhook does not exist.
 	Deliveries(ctx context.Context, webhookID string, limit int) ([]*Delivery, error)
@@ -403,6 +431,11 @@ type RetentionPolicy struct {
 	DeletePrereleasesAfter *time.Duration
 	// Schedule is a cron expression for scheduled runs ("" for none).
 	Schedule string
+	// LastRun is when a scheduled run last applied the policy (zero:
+	// never). The store keeps it across SetRetentionPolicy, which ignores
+	// this field; only MarkRetentionRun sets it. Replicas read it to run
+	// each due schedule once.
+	LastRun time.Time
 }
 
 // RetentionStore keeps retention policies.
@@ -413,4 +446,8 @@ type RetentionStore interface {
 	// RetentionPolicies returns every repository's policy, by repository
 	// name.
 	RetentionPolicies(ctx context.Context) (map[string]*RetentionPolicy, error)
+	// MarkRetentionRun records that a scheduled run applied the
+	// repository's policy at at (its LastRun), changing nothing else of
+	// the policy. Returns ENOTFOUND if the repository has no policy.
+	MarkRetentionRun(ctx context.Context, repo string, at time.Time) error
 }

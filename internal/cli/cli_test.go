@@ -2,10 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,11 +20,14 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/mirror"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/server"
 )
 
 func TestMain(m *testing.M) {
@@ -39,7 +49,15 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			tb := env.T().(testing.TB)
-			srv := testkit.StartServer(tb)
+			// Mirrors may follow upstreams the scripts serve on
+			// 127.0.0.1, synced as `chartctl serve` syncs them.
+			srv := testkit.StartServer(tb, func(s *server.Server) { s.Config.AllowPrivateUpstreams = true })
+			syncer := mirror.New(srv.App(), srv.Secrets, mirror.Options{AllowPrivate: true})
+			srv.App().WakeMirror = syncer.Request
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); syncer.Run(ctx) }()
+			env.Defer(func() { stop(); <-done })
 			env.Values[serverKey{}] = srv
 			env.Values[tbKey{}] = tb
 			env.Setenv("CHARTCTL_SERVER", srv.URL)
@@ -63,6 +81,24 @@ func TestScripts(t *testing.T) {
 					c.Description = args[3]
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[2]), testkit.MakeChart(tb, c), 0o644))
+			},
+			// mkindex DIR: write DIR/index.yaml listing every NAME-VERSION.tgz
+			// in DIR, as `helm repo index` does (relative URLs).
+			"mkindex": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: mkindex DIR")
+				}
+				ts.Check(writeIndex(ts.MkAbs(args[0])))
+			},
+			// serve DIR VAR: serve DIR over HTTP on 127.0.0.1 until the
+			// script ends, its URL in $VAR.
+			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: serve DIR VAR")
+				}
+				hs := httptest.NewServer(http.FileServer(http.Dir(ts.MkAbs(args[0]))))
+				ts.Defer(hs.Close)
+				ts.Setenv(args[1], hs.URL)
 			},
 			// exitcode N CMD ARGS...: run CMD and require exit code N.
 			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -108,6 +144,43 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// writeIndex writes dir/index.yaml for the chart archives in dir.
+func writeIndex(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.tgz"))
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nentries:\n")
+	byName := map[string][]string{}
+	var names []string
+	for _, f := range files {
+		name, version, ok := chart.ParseArchiveFileName(filepath.Base(f))
+		if !ok {
+			return fmt.Errorf("%s is not NAME-VERSION.tgz", f)
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		if _, ok := byName[name]; !ok {
+			names = append(names, name)
+		}
+		byName[name] = append(byName[name], fmt.Sprintf("  - apiVersion: v2\n    name: %s\n    version: %s\n    created: \"2026-01-02T03:04:05Z\"\n    digest: %s\n    urls:\n    - %s\n",
+			name, version, hex.EncodeToString(sum[:]), filepath.Base(f)))
+	}
+	if len(names) == 0 {
+		b.Reset()
+		b.WriteString("apiVersion: v1\nentries: {}\n")
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b.WriteString("  " + n + ":\n" + strings.Join(byName[n], ""))
+	}
+	return os.WriteFile(filepath.Join(dir, "index.yaml"), []byte(b.String()), 0o644)
 }
 
 // TestCompletionsCurrent fails when completions/ no longer matches what

@@ -2,7 +2,9 @@ package cmdutil
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -97,4 +99,20 @@ func fuzzy(d time.Duration) string {
 		return unit(int(d.Hours()/24/30), "month")
 	}
 	return unit(int(d.Hours()/24/365), "year")
+}
+
+// ReadStdinSecret reads a secret given on standard input (the first line
+// of r, without its line ending), as flags like --password-stdin take
+// one: nothing shows it in the process list or the shell history. An
+// empty secret is a FlagError naming flag.
+func ReadStdinSecret(r io.Reader, flag string) (string, error) {
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read the %s secret from standard input: %w", flag, err)
+	}
+	pw := strings.TrimRight(line, "\r\n")
+	if pw == "" {
+		return "", FlagErrorf("%s read an empty password", flag)
+	}
+	return pw, nil
 }

@@ -25,7 +25,8 @@ func (h *Handler) cmFail(c echo.Context, err error) error {
 }
 
 // cmWritableRepo loads :repo for a ChartMuseum write: a credential with
-// repo:write and the maintainer role. Only then is the write charged to
+// repo:write and the maintainer role, in a repository that is not a
+// mirror. Only then is the write charged to
 // the same rate limits as its /v1 equivalent: global, and upload for
 // uploads.
 func (h *Handler) cmWritableRepo(c echo.Context, upload bool) (*chartctl.Repository, error) {
@@ -36,7 +37,7 @@ func (h *Handler) cmWritableRepo(c echo.Context, upload bool) (*chartctl.Reposit
 	if p == nil {
 		return nil, unauthorized(c, "Authentication required: use your API key as the password or access token.")
 	}
-	r, err := h.App.WritableRepo(c.Request().Context(), p, c.Param("repo"), chartctl.RoleMaintainer)
+	r, err := h.App.ChartWritableRepo(c.Request().Context(), p, c.Param("repo"))
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func (s *DirSource) Versions(ctx context.Context) ([]*Version, error) {
 		v.openProv = func(context.Context) (io.ReadCloser, error) {
 			f, err := os.Open(prov)
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, errNotFound
+				return nil, ErrNotFound
 			}
 			return f, err
 		}

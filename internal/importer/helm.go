@@ -25,13 +25,17 @@ type Auth struct {
 }
 
 // HelmSource is a Helm chart repository read over HTTP(S): its index.yaml
-// and every archive it lists.
+// and every archive it lists. `chartctl import` and the server's mirror
+// repositories (internal/mirror) both read upstreams with it.
 type HelmSource struct {
 	// URL is the repository's URL (index.yaml is read below it).
 	URL  *url.URL
 	Auth Auth
 	// HTTP does the requests.
 	HTTP *http.Client
+	// AuthHint, if set, ends the message of a 401 or 403 answer: where
+	// the credential comes from ("check --username…").
+	AuthHint string
 }
 
 // NewHelmSource returns the Helm repository at rawURL; a URL ending in
@@ -143,7 +147,7 @@ func parseCreated(s string) time.Time {
 }
 
 // get fetches u, with the source's credential when u is on the source's
-// own scheme and host. A 404 is errNotFound.
+// own scheme and host. A 404 is ErrNotFound.
 func (s *HelmSource) get(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -167,9 +171,13 @@ func (s *HelmSource) get(ctx context.Context, u *url.URL) (io.ReadCloser, error)
 	resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotFound:
-		return nil, fmt.Errorf("%s: %w (404)", u.Redacted(), errNotFound)
+		return nil, fmt.Errorf("%s: %w (404)", u.Redacted(), ErrNotFound)
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, fmt.Errorf("%s answered %s: check --username/--password-stdin or --source-token", u.Redacted(), resp.Status)
+		hint := s.AuthHint
+		if hint == "" {
+			hint = "the credentials are missing or were refused"
+		}
+		return nil, fmt.Errorf("%s answered %s: %s", u.Redacted(), resp.Status, hint)
 	}
 	return nil, fmt.Errorf("%s answered %s", u.Redacted(), resp.Status)
 }

@@ -42,6 +42,19 @@ type Version struct {
 	openProv func(ctx context.Context) (io.ReadCloser, error)
 }
 
+// Open returns the version's archive as the source serves it; the caller
+// checks it against Digest (the importer and the mirror both do).
+func (v *Version) Open(ctx context.Context) (io.ReadCloser, error) { return v.open(ctx) }
+
+// OpenProv returns the version's provenance file; an error wrapping
+// ErrNotFound means it has none.
+func (v *Version) OpenProv(ctx context.Context) (io.ReadCloser, error) {
+	if v.openProv == nil {
+		return nil, fmt.Errorf("%s %s: no provenance file: %w", v.Name, v.Version, ErrNotFound)
+	}
+	return v.openProv(ctx)
+}
+
 // Source lists the chart versions of one place to import from.
 type Source interface {
 	// Versions lists every version the source offers.
@@ -231,16 +244,16 @@ func uploadError(err error) error {
 	return fmt.Errorf("upload: %w", err)
 }
 
-// errNotFound is returned by an opener when the file does not exist; for
-// a provenance file that means there is none.
-var errNotFound = errors.New("not found")
+// ErrNotFound is returned (wrapped) when a file a source lists does not
+// exist; from OpenProv it means the version has no provenance file.
+var ErrNotFound = errors.New("not found")
 
 // download copies what open returns into a temporary file, checking its
 // sha256 against digest when one is given. A provenance opener answering
-// errNotFound yields a nil file.
+// ErrNotFound yields a nil file.
 func (im *Importer) download(ctx context.Context, open func(context.Context) (io.ReadCloser, error), digest string) (*os.File, error) {
 	rc, err := open(ctx)
-	if errors.Is(err, errNotFound) && digest == "" {
+	if errors.Is(err, ErrNotFound) && digest == "" {
 		return nil, nil
 	}
 	if err != nil {
@@ -301,7 +314,12 @@ type SourceOptions struct {
 func OpenSource(ref string, opts SourceOptions) (Source, error) {
 	switch {
 	case strings.HasPrefix(ref, "http://"), strings.HasPrefix(ref, "https://"):
-		return NewHelmSource(ref, opts.Auth, opts.HTTP)
+		s, err := NewHelmSource(ref, opts.Auth, opts.HTTP)
+		if err != nil {
+			return nil, err
+		}
+		s.AuthHint = "check --username/--password-stdin or --source-token"
+		return s, nil
 	case strings.HasPrefix(ref, "oci://"):
 		return NewOCISource(ref, opts.Auth, opts.HTTP, opts.PlainHTTP)
 	}

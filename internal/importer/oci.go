@@ -198,7 +198,7 @@ func (s *OCISource) version(ctx context.Context, r *remote.Repository, repo, tag
 	v.open = func(ctx context.Context) (io.ReadCloser, error) { return r.Fetch(ctx, cl) }
 	v.openProv = func(ctx context.Context) (io.ReadCloser, error) {
 		if provLayer == nil {
-			return nil, errNotFound
+			return nil, ErrNotFound
 		}
 		return r.Fetch(ctx, *provLayer)
 	}

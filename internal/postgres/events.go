@@ -29,43 +29,78 @@ func (db *DB) mutate(ctx context.Context, op string, fn func(tx pgx.Tx) error) e
 
 // writeChange writes the change ctx carries inside tx: its audit entries,
 // and, when events is set, its events with a pending delivery to every
-// active webhook that wants each.
+// active webhook that wants each. It runs inside the change's transaction,
+// which may hold row locks (a repository's usage), so it sends its
+// statements in one batch: two round trips in all (the active webhooks,
+// then the batch) however many entries, events and deliveries.
 func (db *DB) writeChange(ctx context.Context, tx pgx.Tx, events bool) error {
 	c := chartctl.ChangeFrom(ctx)
 	if c == nil {
 		return nil
 	}
-	if err := db.appendAudit(ctx, tx, c.Audit); err != nil {
-		return err
-	}
-	if !events || len(c.Events) == 0 {
-		return nil
-	}
-	rows, err := tx.Query(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE active ORDER BY id`)
-	if err != nil {
-		return err
-	}
-	hooks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Webhook, error) { return scanWebhook(r) })
-	if err != nil {
-		return err
-	}
-	for _, e := range c.Events {
-		if err := putEvent(ctx, tx, e); err != nil {
+	var hooks []*chartctl.Webhook
+	if events && len(c.Events) > 0 {
+		rows, err := tx.Query(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE active ORDER BY id`)
+		if err != nil {
 			return err
 		}
-		for _, w := range hooks {
-			if !w.Wants(e) {
-				continue
-			}
-			if _, err := db.queueDelivery(ctx, tx, w.ID, e.ID); err != nil {
+		if hooks, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Webhook, error) { return scanWebhook(r) }); err != nil {
+			return err
+		}
+	}
+	b := &pgx.Batch{}
+	db.queueAudit(b, c.Audit)
+	if events {
+		now := db.now()
+		for _, e := range c.Events {
+			if err := queueEvent(b, e); err != nil {
 				return err
+			}
+			var ids []string
+			for _, w := range hooks {
+				if w.Wants(e) {
+					ids = append(ids, w.ID)
+				}
+			}
+			if len(ids) > 0 {
+				b.Queue(`INSERT INTO deliveries (webhook_id, event_id, state, next_attempt_at, created_at)
+					SELECT w, $2, $3, $4, $4 FROM unnest($1::text[]) WITH ORDINALITY AS t(w, n) ORDER BY n`,
+					ids, e.ID, string(chartctl.DeliveryPending), now)
 			}
 		}
 	}
-	return nil
+	if b.Len() == 0 {
+		return nil
+	}
+	res := tx.SendBatch(ctx, b)
+	for _, e := range c.Audit {
+		var seq int64
+		if err := res.QueryRow().Scan(&seq); err != nil {
+			_ = res.Close()
+			return err
+		}
+		e.ID = fmt.Sprintf("aud_%016x", seq)
+	}
+	return res.Close()
 }
 
-func putEvent(ctx context.Context, tx pgx.Tx, e *chartctl.Event) error {
+// queueAudit adds the inserts of entries to b; each answers its seq.
+func (db *DB) queueAudit(b *pgx.Batch, entries []*chartctl.AuditEntry) {
+	for _, e := range entries {
+		if e.Time.IsZero() {
+			e.Time = db.now()
+		}
+		a := e.Actor
+		b.Queue(`INSERT INTO audit_log (time, actor_user_id, actor_email, actor_credential_id,
+			actor_credential_kind, actor_client_ip, actor_request_id, action, target, outcome, organization)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
+			e.Time.UTC(), text(a.UserID), text(a.Email), text(a.CredentialID), text(a.CredentialKind), text(a.ClientIP),
+			text(a.RequestID), text(e.Action), text(e.Target), string(e.Outcome), text(e.Organization))
+	}
+}
+
+// queueEvent adds the insert of e to b.
+func queueEvent(b *pgx.Batch, e *chartctl.Event) error {
 	if e.ID == "" {
 		return fmt.Errorf("event without an ID")
 	}
@@ -73,12 +108,20 @@ func putEvent(ctx context.Context, tx pgx.Tx, e *chartctl.Event) error {
 	if len(e.Data) > 0 {
 		data = e.Data
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO events (id, type, time, repository, organization, source, subject, data)
+	b.Queue(`INSERT INTO events (id, type, time, repository, organization, source, subject, data)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (id) DO UPDATE SET type = EXCLUDED.type, time = EXCLUDED.time, repository = EXCLUDED.repository,
 			organization = EXCLUDED.organization, source = EXCLUDED.source, subject = EXCLUDED.subject, data = EXCLUDED.data`,
 		e.ID, string(e.Type), e.Time.UTC(), text(e.Repository), text(e.Organization), text(e.Source), text(e.Subject), data)
-	return err
+	return nil
+}
+
+func putEvent(ctx context.Context, tx pgx.Tx, e *chartctl.Event) error {
+	b := &pgx.Batch{}
+	if err := queueEvent(b, e); err != nil {
+		return err
+	}
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // deliveryCols are the columns scanDelivery reads, the event's included
@@ -186,23 +229,19 @@ func scanAudit(row pgx.Row) (*chartctl.AuditEntry, error) {
 	return &e, nil
 }
 
-func (db *DB) appendAudit(ctx context.Context, q querier, entries []*chartctl.AuditEntry) error {
+func (db *DB) appendAudit(ctx context.Context, tx pgx.Tx, entries []*chartctl.AuditEntry) error {
+	b := &pgx.Batch{}
+	db.queueAudit(b, entries)
+	res := tx.SendBatch(ctx, b)
 	for _, e := range entries {
-		if e.Time.IsZero() {
-			e.Time = db.now()
-		}
-		a := e.Actor
 		var seq int64
-		if err := q.QueryRow(ctx, `INSERT INTO audit_log (time, actor_user_id, actor_email, actor_credential_id,
-			actor_credential_kind, actor_client_ip, actor_request_id, action, target, outcome, organization)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
-			e.Time.UTC(), text(a.UserID), text(a.Email), text(a.CredentialID), text(a.CredentialKind), text(a.ClientIP),
-			text(a.RequestID), text(e.Action), text(e.Target), string(e.Outcome), text(e.Organization)).Scan(&seq); err != nil {
+		if err := res.QueryRow().Scan(&seq); err != nil {
+			_ = res.Close()
 			return err
 		}
 		e.ID = fmt.Sprintf("aud_%016x", seq)
 	}
-	return nil
+	return res.Close()
 }
 
 // AppendAudit stores entries on their own, in one transaction.
@@ -404,32 +443,37 @@ func (db *DB) DeleteWebhook(ctx context.Context, id string) error {
 	})
 }
 
-// ClaimDeliveries returns, for up to limit active webhooks, the oldest
-// pending delivery when it is due at now, postponed by lease. The
-// deliveries are locked FOR UPDATE SKIP LOCKED and their due time checked
-// again once locked, so of replicas claiming at once each delivery goes to
-// exactly one.
-func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*chartctl.Delivery, error) {
-	if limit <= 0 {
+// ClaimDeliveries returns the due deliveries at the head of each active
+// webhook's queue, postponed by lease. The claim locks the webhooks' rows
+// (FOR NO KEY UPDATE SKIP LOCKED, which does not hold back the inserts of
+// new deliveries): of replicas claiming at once, each webhook's queue goes
+// to one, and once that claim commits its deliveries are no longer due, so
+// the next claim stops at them — a webhook's deliveries are never sent out
+// of order or twice at once.
+func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*chartctl.Delivery, error) {
+	if limit <= 0 || perWebhook <= 0 {
 		return nil, nil
 	}
 	now = now.UTC()
 	var out []*chartctl.Delivery
 	err := db.tx(ctx, "claim deliveries", func(tx pgx.Tx) error {
 		out = nil
-		rows, err := tx.Query(ctx, `WITH heads AS (
-				SELECT h.seq FROM webhooks w
-				CROSS JOIN LATERAL (SELECT seq, next_attempt_at FROM deliveries
-					WHERE webhook_id = w.id AND state = 'pending' ORDER BY seq LIMIT 1) h
-				WHERE w.active AND (h.next_attempt_at IS NULL OR h.next_attempt_at <= $1)
+		rows, err := tx.Query(ctx, `WITH hooks AS (
+				SELECT id FROM webhooks WHERE active ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
+			), heads AS (
+				SELECT h.seq, h.webhook_id,
+					bool_and(h.next_attempt_at IS NULL OR h.next_attempt_at <= $1)
+						OVER (PARTITION BY h.webhook_id ORDER BY h.seq) AS due,
+					row_number() OVER (PARTITION BY h.webhook_id ORDER BY h.seq) AS n
+				FROM hooks w CROSS JOIN LATERAL (SELECT seq, webhook_id, next_attempt_at FROM deliveries
+					WHERE webhook_id = w.id AND state = 'pending' ORDER BY seq LIMIT $4) h
 			), picked AS (
-				SELECT seq FROM deliveries
-				WHERE seq IN (SELECT seq FROM heads) AND state = 'pending'
-					AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
-				ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED
+				-- Round robin over the webhooks (every head before any
+				-- second), so the limit cuts each queue after a prefix.
+				SELECT seq FROM heads WHERE due ORDER BY n, webhook_id LIMIT $3
 			)
 			UPDATE deliveries d SET next_attempt_at = $2 FROM picked WHERE d.seq = picked.seq RETURNING d.seq`,
-			now, now.Add(lease).Truncate(time.Microsecond), limit)
+			now, now.Add(lease).Truncate(time.Microsecond), limit, perWebhook)
 		if err != nil {
 			return err
 		}
@@ -438,7 +482,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 			return err
 		}
 		rows, err = tx.Query(ctx, `SELECT `+deliveryCols+` FROM deliveries d
-			LEFT JOIN events e ON e.id = d.event_id WHERE d.seq = ANY($1) ORDER BY d.seq`, seqs)
+			LEFT JOIN events e ON e.id = d.event_id WHERE d.seq = ANY($1) ORDER BY d.webhook_id, d.seq`, seqs)
 		if err != nil {
 			return err
 		}
@@ -452,32 +496,49 @@ func deliveryNotFound(id string) error {
 	return chartctl.Errorf(chartctl.ENOTFOUND, "Delivery %q not found.", id)
 }
 
-// RecordAttempt appends an attempt and moves the delivery on; a non-empty
-// disable deactivates its webhook in the same transaction.
-func (db *DB) RecordAttempt(ctx context.Context, id string, a chartctl.Attempt, state chartctl.DeliveryState, next *time.Time, disable string) error {
-	seq, ok := parseSeq(id, "dlv_")
-	if !ok {
-		return deliveryNotFound(id)
+// RecordAttempts records a dispatcher's round in one transaction; a
+// non-empty Disable deactivates the delivery's webhook in it too.
+func (db *DB) RecordAttempts(ctx context.Context, results []chartctl.AttemptResult) error {
+	if len(results) == 0 {
+		return nil
 	}
-	rec, err := json.Marshal([]attemptRecord{{At: a.At.UTC(), StatusCode: a.StatusCode, DurationNS: int64(a.Duration),
-		Excerpt: text(a.ResponseExcerpt)}})
-	if err != nil {
-		return err
-	}
-	if state != chartctl.DeliveryPending {
-		next = nil
-	}
-	return db.tx(ctx, "record delivery attempt", func(tx pgx.Tx) error {
-		var whID string
-		err := tx.QueryRow(ctx, `UPDATE deliveries SET attempts = attempts || $2::jsonb, state = $3, next_attempt_at = $4
-			WHERE seq = $1 RETURNING webhook_id`, seq, string(rec), string(state), utcPtr(next)).Scan(&whID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return deliveryNotFound(id)
-		} else if err != nil || disable == "" {
-			return err
+	return db.tx(ctx, "record delivery attempts", func(tx pgx.Tx) error {
+		for _, r := range results {
+			seq, ok := parseSeq(r.DeliveryID, "dlv_")
+			if !ok {
+				continue
+			}
+			if r.Unsent {
+				if _, err := tx.Exec(ctx, `UPDATE deliveries SET next_attempt_at = $2 WHERE seq = $1 AND state = 'pending'`, seq, utcPtr(r.Next)); err != nil {
+					return err
+				}
+				continue
+			}
+			a := r.Attempt
+			rec, err := json.Marshal([]attemptRecord{{At: a.At.UTC(), StatusCode: a.StatusCode, DurationNS: int64(a.Duration),
+				Excerpt: text(a.ResponseExcerpt)}})
+			if err != nil {
+				return err
+			}
+			next := r.Next
+			if r.State != chartctl.DeliveryPending {
+				next = nil
+			}
+			var whID string
+			err = tx.QueryRow(ctx, `UPDATE deliveries SET attempts = attempts || $2::jsonb, state = $3, next_attempt_at = $4
+				WHERE seq = $1 RETURNING webhook_id`, seq, string(rec), string(r.State), utcPtr(next)).Scan(&whID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // deleted with its webhook meanwhile
+			} else if err != nil {
+				return err
+			}
+			if r.Disable != "" {
+				if _, err := tx.Exec(ctx, `UPDATE webhooks SET active = false, disabled_reason = $2 WHERE id = $1`, whID, text(r.Disable)); err != nil {
+					return err
+				}
+			}
 		}
-		_, err = tx.Exec(ctx, `UPDATE webhooks SET active = false, disabled_reason = $2 WHERE id = $1`, whID, text(disable))
-		return err
+		return nil
 	})
 }
 

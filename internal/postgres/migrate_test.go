@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -10,17 +11,17 @@ import (
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 )
 
-// TestMigrateToSchema4 upgrades a database holding charts at schema 3:
-// the usage of its repositories and organizations is counted from the
-// stored versions, so quotas hold from the first upload after it.
-func TestMigrateToSchema4(t *testing.T) {
+// databaseAt returns a new database migrated to schema version n only, and
+// a connection to it.
+func databaseAt(t *testing.T, n int) (string, *pgx.Conn) {
+	t.Helper()
 	ctx := context.Background()
 	url := pgtest.Shared(t).NewDatabase(t)
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(ctx) })
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +29,7 @@ func TestMigrateToSchema4(t *testing.T) {
 	if _, err := conn.Exec(ctx, `CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range ms[:3] {
+	for _, m := range ms[:n] {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
@@ -45,6 +46,53 @@ func TestMigrateToSchema4(t *testing.T) {
 			t.Fatalf("migration %s: %v", m.name, err)
 		}
 	}
+	return url, conn
+}
+
+// TestMigrateToSchema6 upgrades a database of schema 5: its repositories
+// stay ordinary ones, and a mirror can be made beside them.
+func TestMigrateToSchema6(t *testing.T) {
+	ctx := context.Background()
+	url, conn := databaseAt(t, 5)
+	if _, err := conn.Exec(ctx, `INSERT INTO repositories (id, name, visibility, created_at) VALUES
+		('repo_1', 'apps', 'private', now()), ('repo_2', 'tools', 'public', now())`); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(ctx); err != nil || v != LatestSchemaVersion() || v < 6 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	repos, err := db.Repositories(ctx)
+	if err != nil || len(repos) != 2 {
+		t.Fatalf("repositories %d, %v", len(repos), err)
+	}
+	for _, r := range repos {
+		if r.Mirror != nil {
+			t.Errorf("%s became a mirror: %+v", r.Name, r.Mirror)
+		}
+	}
+	m := &chartctl.Repository{Name: "upstream", Mirror: &chartctl.Mirror{
+		MirrorSettings: chartctl.MirrorSettings{URL: "https://charts.example.com", Interval: time.Hour},
+		MirrorState:    chartctl.MirrorState{Status: chartctl.MirrorSyncing}}}
+	if err := db.CreateRepository(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Repository(ctx, "upstream")
+	if err != nil || got.Mirror == nil || got.Mirror.Interval != time.Hour || got.Mirror.Password != nil {
+		t.Fatalf("mirror %+v, %v", got, err)
+	}
+}
+
+// TestMigrateToSchema4 upgrades a database holding charts at schema 3:
+// the usage of its repositories and organizations is counted from the
+// stored versions, so quotas hold from the first upload after it.
+func TestMigrateToSchema4(t *testing.T) {
+	ctx := context.Background()
+	url, conn := databaseAt(t, 3)
 	if _, err := conn.Exec(ctx, `
 		INSERT INTO organizations (id, name, created_at) VALUES ('org_1', 'acme', now());
 		INSERT INTO repositories (id, name, organization, visibility, created_at) VALUES

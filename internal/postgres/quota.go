@@ -273,12 +273,13 @@ type retentionRecord struct {
 	KeepMatching           string         `json:"keep_matching,omitempty"`
 	DeletePrereleasesAfter *time.Duration `json:"delete_prereleases_after,omitempty"`
 	Schedule               string         `json:"schedule,omitempty"`
+	LastRun                time.Time      `json:"last_run,omitzero"`
 }
 
 func (r *retentionRecord) domain() chartctl.RetentionPolicy {
 	return chartctl.RetentionPolicy{KeepLatest: r.KeepLatest, KeepPushedWithin: r.KeepPushedWithin,
 		KeepDownloadedWithin: r.KeepDownloadedWithin, KeepMatching: r.KeepMatching,
-		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule}
+		DeletePrereleasesAfter: r.DeletePrereleasesAfter, Schedule: r.Schedule, LastRun: r.LastRun}
 }
 
 // SetRetentionPolicy replaces a repository's policy; nil removes it.
@@ -298,10 +299,27 @@ func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.R
 		if err != nil {
 			return err
 		}
+		// The time of the last scheduled run stays (MarkRetentionRun sets
+		// it): a new schedule counts from it.
 		_, err = tx.Exec(ctx, `INSERT INTO retention_policies (repository_id, policy) VALUES ($1, $2)
-			ON CONFLICT (repository_id) DO UPDATE SET policy = EXCLUDED.policy`, id, string(b))
+			ON CONFLICT (repository_id) DO UPDATE SET policy = EXCLUDED.policy ||
+				jsonb_strip_nulls(jsonb_build_object('last_run', retention_policies.policy->'last_run'))`, id, string(b))
 		return err
 	})
+}
+
+// MarkRetentionRun records when a scheduled run applied repo's policy, in
+// the policy's document (no schema change: the policy is JSON).
+func (db *DB) MarkRetentionRun(ctx context.Context, repo string, at time.Time) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE retention_policies p SET policy = jsonb_set(p.policy, '{last_run}', to_jsonb($2::text))
+		FROM repositories r WHERE r.id = p.repository_id AND r.name = $1`, repo, at.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return db.wrap("record retention run", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q has no retention policy.", repo)
+	}
+	return nil
 }
 
 // RetentionPolicies returns every policy, by repository.

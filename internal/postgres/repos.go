@@ -66,6 +66,14 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		if err != nil {
 			return err
 		}
+		if m := r.Mirror; m != nil {
+			if err := setMirror(ctx, tx, r.ID, m.MirrorSettings); err != nil {
+				return err
+			}
+			if err := setMirrorState(ctx, tx, r.ID, m.MirrorState); err != nil {
+				return err
+			}
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO usage (scope, name) VALUES ('repository', $1)
 			ON CONFLICT (scope, name) DO UPDATE SET bytes = 0, versions = 0`, r.Name)
 		return err
@@ -81,17 +89,32 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	return err
 }
 
-const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, created_at`
+const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, created_at,
+	mirror_url, mirror_interval_seconds, mirror_username, mirror_password, mirror_status, mirror_last_sync_at,
+	mirror_last_attempt_at, mirror_error`
 
 func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 	var (
-		r   chartctl.Repository
-		vis string
+		r         chartctl.Repository
+		vis       string
+		mirrorURL *string
+		m         chartctl.Mirror
+		interval  int64
+		status    string
 	)
-	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.CreatedAt); err != nil {
+	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.CreatedAt,
+		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error); err != nil {
 		return nil, err
 	}
 	r.Visibility, r.CreatedAt = chartctl.Visibility(vis), utc(r.CreatedAt)
+	if mirrorURL != nil {
+		m.URL, m.Interval, m.Status = *mirrorURL, time.Duration(interval)*time.Second, chartctl.MirrorStatus(status)
+		m.LastSyncAt, m.LastAttemptAt = utcPtr(m.LastSyncAt), utcPtr(m.LastAttemptAt)
+		if len(m.Password) == 0 {
+			m.Password = nil
+		}
+		r.Mirror = &m
+	}
 	return &r, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 )
@@ -120,7 +121,7 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 			}
 		}
 		w.Header().Set("WWW-Authenticate", r.challenge(req, scope))
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg)
+		return denied(c, newError(http.StatusUnauthorized, CodeUnauthorized, "%s", msg))
 	}
 	repo, err := r.App.Repository(req.Context(), repoOf(name))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND || (err == nil && !p.CanSeeRepo(repo)) {
@@ -142,13 +143,16 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 		need = chartctl.ScopeRepoWrite
 	}
 	if !p.Scopes.Allows(need) {
-		return nil, nil, errDenied("This credential lacks the %s scope.", need)
+		return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", need))
 	}
 	if act != actionPull && !p.RepoRole(repo).AtLeast(chartctl.RoleMaintainer) {
 		if repo.Organization == "" {
-			return nil, nil, errDenied("Only the owner of repository %q may %s here.", repo.Name, act)
+			return nil, nil, denied(c, errDenied("Only the owner of repository %q may %s here.", repo.Name, act))
 		}
-		return nil, nil, errDenied("Pushing or deleting in repository %q needs the maintainer role in organization %q.", repo.Name, repo.Organization)
+		return nil, nil, denied(c, errDenied("Pushing or deleting in repository %q needs the maintainer role in organization %q.", repo.Name, repo.Organization))
+	}
+	if act != actionPull && repo.Mirror != nil {
+		return nil, nil, errDenied("%s", app.MirrorReadOnlyMessage(repo))
 	}
 	return p, repo, nil
 }

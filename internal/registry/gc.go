@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"time"
 
@@ -18,16 +17,19 @@ import (
 // (chartctl admin gc), the registry
 //
 //  1. deletes upload sessions not updated for Config.UploadExpiry, and their
-//     data, and data files of the upload directory no session owns that are
-//     older than the grace period (a crash between creating the file and
-//     the session);
+//     data, and data no session owns that is older than the grace period (a
+//     crash between creating the data and the session, or between deleting
+//     the session and its data);
 //  2. unlinks blobs that no manifest of their name refers to and that were
 //     linked longer ago than Config.GCGrace: a push links its blobs before
 //     its manifest, so the grace period is the time a client has between
 //     the two;
-//  3. deletes blobs nothing refers to any more (no chart version, no link),
-//     each under its digest's lock, so a blob being committed and linked at
-//     that moment is never deleted.
+//  3. deletes blobs nothing refers to any more (no chart version, no link)
+//     that were committed longer ago than Config.GCGrace, each through the
+//     store's DeleteUnreferencedBlob, so a blob a writer on any replica has
+//     claimed (between committing it and its record or link) is never
+//     deleted. Deleting a chart version or an OCI blob leaves a younger
+//     blob to this collection.
 
 // GCReport says what a garbage collection removed, or would remove.
 type GCReport struct {
@@ -51,11 +53,24 @@ func (r *Registry) Run(stop <-chan struct{}) {
 	}
 	t := time.NewTicker(r.Config.GCInterval)
 	defer t.Stop()
+	// Replicas sharing a store collect once per interval between them:
+	// the lease lasts an interval and its holder renews it, so the others
+	// take over only when it stops.
+	holder := r.App.Replica
+	if holder == "" {
+		holder = app.NewID("gc_")
+	}
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
+			if ok, err := r.App.Store.AcquireLease(context.Background(), "registry-gc", holder, r.Config.GCInterval); err != nil {
+				r.Logger.Error("registry garbage collection", "err", err)
+				continue
+			} else if !ok {
+				continue
+			}
 			rep, err := r.CollectGarbage(context.Background(), false)
 			if err != nil {
 				r.Logger.Error("registry garbage collection", "err", err)
@@ -91,27 +106,25 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 		unlock := r.sessions.Lock(u.ID)
 		err := r.OCI.DeleteUpload(ctx, u.ID)
 		if err == nil || chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			_ = os.Remove(r.uploadPath(u.ID))
+			r.removeSessionData(ctx, u.ID)
 		}
 		unlock()
 		if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return nil, err
 		}
 	}
-	if r.Config.UploadDir != "" && !dryRun {
-		entries, err := os.ReadDir(r.Config.UploadDir)
-		if err != nil && !os.IsNotExist(err) {
+	if !dryRun {
+		err := r.sessionData().walk(ctx, func(id string, modified time.Time) error {
+			if live[id] || now.Sub(modified) <= r.Config.GCGrace {
+				return nil
+			}
+			if _, err := r.OCI.Upload(ctx, id); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+				r.removeSessionData(ctx, id)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
-		}
-		for _, e := range entries {
-			if live[e.Name()] {
-				continue
-			}
-			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > r.Config.GCGrace {
-				if _, err := r.OCI.Upload(ctx, e.Name()); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-					_ = os.Remove(r.uploadPath(e.Name()))
-				}
-			}
 		}
 	}
 	links, err := r.OCI.UnreferencedLinks(ctx, now.Add(-r.Config.GCGrace))
@@ -136,6 +149,7 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 	}); err != nil {
 		return nil, err
 	}
+	cutoff := now.Add(-r.Config.GCGrace)
 	for _, d := range all {
 		if dryRun {
 			names, err := r.OCI.BlobNames(ctx, d)
@@ -154,12 +168,22 @@ func (r *Registry) CollectGarbage(ctx context.Context, dryRun bool) (*GCReport, 
 			if ref && len(names) == 0 {
 				continue
 			}
+			if !r.App.BlobCollectable(ctx, d, cutoff) {
+				continue
+			}
 			rep.Blobs = append(rep.Blobs, d)
 			rep.Bytes += r.blobSize(ctx, d)
 			continue
 		}
+		// Most blobs are referenced: that is asked of the database before
+		// the blob store is asked for a size.
+		if ref, err := r.App.Store.BlobReferenced(ctx, d); err != nil {
+			return nil, err
+		} else if ref {
+			continue
+		}
 		size := r.blobSize(ctx, d)
-		if r.App.DeleteIfOrphan(ctx, d) {
+		if r.App.DeleteOrphan(ctx, d, cutoff) {
 			rep.Blobs = append(rep.Blobs, d)
 			rep.Bytes += size
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/testkit"
 )
 
 // TestGarbageCollection: blobs no manifest refers to go once older than
@@ -119,5 +121,62 @@ func TestAdminGC(t *testing.T) {
 	want := "[success admin@example.com registry denied user@example.com /v1/admin/gc success admin@example.com registry (dry run)]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("audit log of registry.gc (newest first):\n got %v\nwant %s", got, want)
+	}
+}
+
+// TestGCCollectsDeletedBlobsPastGrace: deleting a chart version or an OCI
+// blob leaves a blob younger than the grace period in place (another
+// replica may be about to commit a record referring to the same bytes);
+// garbage collection, and its dry run, leave it too until it is past the
+// grace period, then remove it.
+func TestGCCollectsDeletedBlobsPastGrace(t *testing.T) {
+	e := setup(t)
+	mustRepoIn(t, e, "gc", "private")
+	ctx := context.Background()
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	if r := e.Upload(t, "gc", e.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	chartBlob := digest.FromBytes(archive).String()
+	layer := e.pushBlobHTTP(t, "gc/layers", e.AdminKey, []byte("a layer, then deleted")).String()
+	if r := e.Do(t, "DELETE", "/v1/repositories/gc/charts/app/1.0.0", e.AdminKey, nil); r.StatusCode != 200 {
+		t.Fatalf("delete chart: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.do(t, "DELETE", "/v2/gc/layers/blobs/"+layer, e.AdminKey, nil); r.StatusCode != 202 {
+		t.Fatalf("delete blob: %d %s", r.StatusCode, r.Body)
+	}
+	present := func(d string) bool {
+		_, err := e.Blobs.ModTime(ctx, d)
+		return err == nil
+	}
+	if !present(chartBlob) || !present(layer) {
+		t.Fatal("a delete removed a blob younger than the grace period")
+	}
+	for _, dry := range []bool{true, false} {
+		rep, err := e.Reg.CollectGarbage(ctx, dry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Blobs) != 0 || !present(chartBlob) || !present(layer) {
+			t.Fatalf("collection (dry run %v) within the grace period: %+v", dry, rep)
+		}
+	}
+
+	e.Reg.Now = func() time.Time { return time.Now().Add(e.Reg.Config.GCGrace + time.Minute) }
+	want := []string{chartBlob, layer}
+	slices.Sort(want)
+	dry, err := e.Reg.CollectGarbage(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(dry.Blobs) != fmt.Sprint(want) || !present(chartBlob) {
+		t.Fatalf("dry run past the grace period: %+v, want blobs %v", dry, want)
+	}
+	rep, err := e.Reg.CollectGarbage(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rep.Blobs) != fmt.Sprint(want) || rep.Bytes != dry.Bytes || present(chartBlob) || present(layer) {
+		t.Fatalf("collection past the grace period: %+v, want blobs %v (%d bytes)", rep, want, dry.Bytes)
 	}
 }

@@ -188,6 +188,9 @@ func (r *Registry) putManifest(c echo.Context, name, ref string) error {
 		return err
 	}
 	man.Name, man.Digest, man.Content = name, dg.String(), body
+	if isChart(doc) {
+		c.Set(auditActionKey, "chart.push")
+	}
 
 	uploadRepo := ""
 	if isChart(doc) {
@@ -357,6 +360,7 @@ func (r *Registry) deleteManifest(c echo.Context, name, ref string) error {
 		if cm, err := r.chartManifestByTag(ctx, name, ref); err != nil {
 			return err
 		} else if cm != nil {
+			c.Set(auditActionKey, "chart.delete")
 			return errDenied("Tag %q is chart version %s; delete the chart version by its manifest digest %s.", ref, cm.Chart.Version, cm.Digest)
 		}
 		err := r.OCI.DeleteTag(ctx, name, ref)
@@ -384,6 +388,7 @@ func (r *Registry) deleteManifest(c echo.Context, name, ref string) error {
 		return err
 	}
 	if man.Chart != nil {
+		c.Set(auditActionKey, "chart.delete")
 		if err := r.deleteChart(ctx, repo, man.Chart); err != nil {
 			return err
 		}

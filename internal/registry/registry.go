@@ -145,6 +145,8 @@ func (r *Registry) Register(e *echo.Echo) {
 
 // route is one resource of the API.
 type route struct {
+	// name names the resource for the audit log (writeAction).
+	name string
 	// methods lists the methods the resource answers, for 405's Allow.
 	methods []string
 	handle  func(r *Registry, c echo.Context, m pathMatch) error
@@ -157,15 +159,15 @@ type pathMatch [3]string
 
 // The resources of the API.
 var (
-	routeBase        = &route{[]string{"GET", "HEAD"}, (*Registry).handleBase}
-	routeToken       = &route{[]string{"GET"}, (*Registry).handleToken}
-	routeCatalog     = &route{[]string{"GET"}, (*Registry).handleCatalog}
-	routeManifest    = &route{[]string{"GET", "HEAD", "PUT", "DELETE"}, (*Registry).handleManifest}
-	routeStartUpload = &route{[]string{"POST"}, (*Registry).handleStartUpload}
-	routeUpload      = &route{[]string{"GET", "PATCH", "PUT", "DELETE"}, (*Registry).handleUpload}
-	routeBlob        = &route{[]string{"GET", "HEAD", "DELETE"}, (*Registry).handleBlob}
-	routeTags        = &route{[]string{"GET"}, (*Registry).handleTags}
-	routeReferrers   = &route{[]string{"GET"}, (*Registry).handleReferrers}
+	routeBase        = &route{"base", []string{"GET", "HEAD"}, (*Registry).handleBase}
+	routeToken       = &route{"token", []string{"GET"}, (*Registry).handleToken}
+	routeCatalog     = &route{"catalog", []string{"GET"}, (*Registry).handleCatalog}
+	routeManifest    = &route{"manifest", []string{"GET", "HEAD", "PUT", "DELETE"}, (*Registry).handleManifest}
+	routeStartUpload = &route{"startUpload", []string{"POST"}, (*Registry).handleStartUpload}
+	routeUpload      = &route{"upload", []string{"GET", "PATCH", "PUT", "DELETE"}, (*Registry).handleUpload}
+	routeBlob        = &route{"blob", []string{"GET", "HEAD", "DELETE"}, (*Registry).handleBlob}
+	routeTags        = &route{"tags", []string{"GET"}, (*Registry).handleTags}
+	routeReferrers   = &route{"referrers", []string{"GET"}, (*Registry).handleReferrers}
 )
 
 // matchPath finds the resource of path, the request path after "/v2/":
@@ -269,12 +271,10 @@ func (r *Registry) handle(c echo.Context) error {
 	}
 	if err := rt.handle(r, c, m); err != nil {
 		r.writeError(c, err)
+		r.auditRefusal(c, rt.name, m[1], err)
 	}
 	return nil
 }
-
-// lock takes the application layer's commit lock of digest.
-func (r *Registry) lock(digest string) func() { return r.App.LockDigests(digest) }
 
 // baseURL returns the externally visible URL of the server.
 func (r *Registry) baseURL(req *http.Request) string {

@@ -2,12 +2,10 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/labstack/echo/v4"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
@@ -20,11 +18,14 @@ import (
 // PUT), chunked (PATCH with Content-Range, then PUT), streamed (PATCH
 // without Content-Range) and cross-repository mounts (POST ?mount=&from=).
 //
-// A session's bytes go to a file of Config.UploadDir, fsynced before the
-// session record's offset moves past them, so a chunk is acknowledged only
-// once durable and a restart resumes at the last acknowledged byte. The
-// final PUT copies the file into the blob store, verifying the digest, and
-// links the blob to the name; nothing is visible before that.
+// A session's bytes go to a file of Config.UploadDir, or, when the blob
+// store keeps upload sessions (S3, so that any replica continues a session
+// another started), to chunks in the blob store (sessiondata.go). Either
+// way they are durable before the session record's offset moves past
+// them, so a chunk is acknowledged only once durable and a restart resumes
+// at the last acknowledged byte. The final PUT copies the bytes into the
+// blob store, verifying the digest, and links the blob to the name;
+// nothing is visible before that.
 
 // handleStartUpload answers POST /v2/<name>/blobs/uploads/.
 func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
@@ -67,16 +68,13 @@ func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(r.uploadPath(id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("create upload file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("create upload file: %w", err)
+	data := r.sessionData()
+	if err := data.create(req.Context(), id); err != nil {
+		return err
 	}
 	u := &chartctl.OCIUpload{ID: id, Name: name}
 	if err := r.OCI.CreateUpload(req.Context(), u); err != nil {
-		_ = os.Remove(r.uploadPath(id))
+		_ = data.remove(context.WithoutCancel(req.Context()), id)
 		return err
 	}
 	return uploadAccepted(w, u, http.StatusAccepted)
@@ -112,14 +110,17 @@ func (r *Registry) mount(ctx context.Context, p *chartctl.Principal, name, from 
 		if !held {
 			continue
 		}
-		unlock := r.lock(d.String())
+		release, err := r.App.ClaimDigests(ctx, d.String())
+		if err != nil {
+			return false, err
+		}
 		b, err := r.Blobs.Open(ctx, d.String())
 		if err == nil {
 			size := b.Size()
 			_ = b.Close()
 			err = r.OCI.LinkBlob(ctx, name, d.String(), size)
 		}
-		unlock()
+		release()
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 			continue
 		} else if err != nil {
@@ -166,7 +167,7 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 		if err := r.OCI.DeleteUpload(ctx, id); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return err
 		}
-		_ = os.Remove(r.uploadPath(id))
+		r.removeSessionData(ctx, id)
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case http.MethodPatch:
@@ -198,7 +199,7 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	if err := r.OCI.DeleteUpload(ctx, id); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return err
 	}
-	_ = os.Remove(r.uploadPath(id))
+	r.removeSessionData(ctx, id)
 	return blobCreated(w, name, d)
 }
 
@@ -226,25 +227,15 @@ func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
 			return newError(http.StatusBadRequest, CodeBlobUploadInvalid, "Content-Length %d does not match Content-Range %q.", req.ContentLength, cr)
 		}
 	}
-	f, err := os.OpenFile(r.uploadPath(u.ID), os.O_WRONLY, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return errUploadUnknown()
-	} else if err != nil {
-		return fmt.Errorf("open upload file: %w", err)
+	f, err := r.sessionData().chunk(req.Context(), u.ID, u.Offset)
+	if err != nil {
+		return err
 	}
-	defer f.Close()
-	// Bytes past the offset were never acknowledged (a crash or a refused
-	// chunk): they go.
-	if err := f.Truncate(u.Offset); err != nil {
-		return fmt.Errorf("truncate upload file: %w", err)
-	}
-	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
-		return fmt.Errorf("seek upload file: %w", err)
-	}
+	defer f.Abort()
 	room := r.Config.MaxBlobSize - u.Offset
 	n, err := io.Copy(f, io.LimitReader(r.idleReader(w, req), room+1))
 	fail := func(e error) error {
-		_ = f.Truncate(u.Offset)
+		_ = f.Abort()
 		return e
 	}
 	switch {
@@ -255,8 +246,8 @@ func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
 	case want >= 0 && n != want:
 		return fail(newError(http.StatusBadRequest, CodeBlobUploadInvalid, "The chunk is %d bytes, but Content-Range announced %d.", n, want))
 	}
-	if err := f.Sync(); err != nil {
-		return fail(fmt.Errorf("sync upload file: %w", err))
+	if err := f.Commit(); err != nil {
+		return fail(err)
 	}
 	if err := r.OCI.AdvanceUpload(req.Context(), u.ID, u.Offset, u.Offset+n); err != nil {
 		return fail(err)
@@ -268,14 +259,12 @@ func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
 // completeUpload moves the session's bytes into the blob store if their
 // digest is d, and links the blob to the session's name.
 func (r *Registry) completeUpload(ctx context.Context, u *chartctl.OCIUpload, d digest.Digest) error {
-	f, err := os.Open(r.uploadPath(u.ID))
-	if errors.Is(err, os.ErrNotExist) {
-		return errUploadUnknown()
-	} else if err != nil {
-		return fmt.Errorf("open upload file: %w", err)
+	f, err := r.sessionData().open(ctx, u.ID, u.Offset)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
-	return r.storeBlob(ctx, u.Name, d, io.LimitReader(f, u.Offset), nil)
+	return r.storeBlob(ctx, u.Name, d, f, nil)
 }
 
 // putMonolithic stores the request body as the blob d of name.
@@ -285,8 +274,8 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) e
 }
 
 // storeBlob writes src to the blob store, verifies its digest is d, commits
-// it and links it to name, under the digest's lock so garbage collection
-// cannot delete it between commit and link.
+// it and links it to name, under a claim of the digest so no garbage
+// collection, on any replica, deletes it between commit and link.
 func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request) error {
 	bw, err := r.Blobs.CreateAlgorithm(ctx, string(d.Algorithm()))
 	if err != nil {
@@ -309,8 +298,11 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	if bw.Digest() != d.String() {
 		return errDigestInvalid("The uploaded content has digest %s, not %s.", bw.Digest(), d)
 	}
-	unlock := r.lock(d.String())
-	defer unlock()
+	release, err := r.App.ClaimDigests(ctx, d.String())
+	if err != nil {
+		return err
+	}
+	defer release()
 	if _, err := bw.Commit(); err != nil {
 		return err
 	}
@@ -363,4 +355,12 @@ func blobCreated(w http.ResponseWriter, name string, d digest.Digest) error {
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// removeSessionData deletes an ended session's bytes; what a failure
+// leaves, garbage collection removes.
+func (r *Registry) removeSessionData(ctx context.Context, id string) {
+	if err := r.sessionData().remove(context.WithoutCancel(ctx), id); err != nil {
+		r.Logger.Warn("remove upload session data", "session", id, "err", err)
+	}
 }

@@ -21,6 +21,9 @@
 //	sha512/<hex>       the same for blobs addressed by sha512 (OCI clients
 //	                   may push those)
 //	uploads/<random>   large blobs being assembled (multipart uploads)
+//	sessions/<id>/<offset>  chunks of the OCI registry's upload sessions in
+//	                   progress (chartctl.SessionStore), so that every
+//	                   replica can continue a session another started
 //
 // A blob smaller than one part goes up in a single PUT straight to its
 // digest's key when committed; S3 makes an object visible only once its
@@ -439,6 +442,10 @@ type writer struct {
 	uploadKey, uploadID string
 	parts               []minio.CompletePart
 
+	// target, when set, is the key Commit writes to instead of the
+	// digest's (an upload session's chunk).
+	target string
+
 	digest string // set once committed
 	closed bool   // committed, aborted or failed
 }
@@ -506,7 +513,10 @@ func (w *writer) Commit() (string, error) {
 		return "", errors.New("commit blob: writer is closed")
 	}
 	digest := w.Digest()
-	key := w.s.key(digest)
+	key := w.target
+	if key == "" {
+		key = w.s.key(digest)
+	}
 	var err error
 	if w.uploadID == "" {
 		// One PUT straight to the digest's key, signed with the payload's

@@ -3,9 +3,12 @@ package s3blob_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -164,4 +167,81 @@ func TestOutage(t *testing.T) {
 // over loopback.
 func BenchmarkBlobStore(b *testing.B) {
 	blobtest.Benchmark(b, func(b *testing.B) chartctl.BlobStore { return mustOpen(b, s3test.NewBucket(b)) })
+}
+
+// TestSessions: an upload session's chunks are stored under its id by
+// offset, a chunk committed again at an offset replaces the one there,
+// an aborted one (even a multipart one) leaves nothing, Walk lists each
+// session once, and Delete removes them; sessions never show up as blobs.
+func TestSessions(t *testing.T) {
+	s := mustOpen(t, s3test.NewBucket(t))
+	put := func(id string, off int64, data []byte, commit bool) {
+		t.Helper()
+		w, err := s.CreateSessionChunk(ctx, id, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if !commit {
+			if err := w.Abort(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := blobtest.Bytes(3, s3blob.DefaultPartSize+10)
+	put("a1", 0, []byte("hello "), true)
+	put("a1", 6, []byte("never acknowledged"), true)
+	put("a1", 6, big, true) // the retry replaces it
+	put("a1", 6+int64(len(big)), big, false)
+	put("b2", 0, []byte("other"), true)
+	chunks, err := s.SessionChunks(ctx, "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) != 2 || chunks[0].Offset != 0 || chunks[0].Size != 6 || chunks[1].Offset != 6 || chunks[1].Size != int64(len(big)) || chunks[1].Modified.IsZero() {
+		t.Fatalf("chunks = %+v", chunks)
+	}
+	rc, err := s.OpenSessionChunk(ctx, "a1", 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("chunk at 6: %d bytes, %v", len(got), err)
+	}
+	if _, err := s.OpenSessionChunk(ctx, "a1", 7); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("missing chunk: %v", err)
+	}
+	var ids []string
+	if err := s.WalkSessions(ctx, func(id string, mod time.Time) error {
+		if mod.IsZero() {
+			t.Errorf("session %s without a time", id)
+		}
+		ids = append(ids, id)
+		return nil
+	}); err != nil || fmt.Sprint(ids) != "[a1 b2]" {
+		t.Fatalf("WalkSessions = %v, %v", ids, err)
+	}
+	if err := s.Walk(ctx, func(d string) error { return fmt.Errorf("session data seen as blob %s", d) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSession(ctx, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSession(ctx, "never-there"); err != nil {
+		t.Fatal(err)
+	}
+	if chunks, err := s.SessionChunks(ctx, "a1"); err != nil || len(chunks) != 0 {
+		t.Fatalf("after delete: %+v, %v", chunks, err)
+	}
+	if _, err := s.CreateSessionChunk(ctx, "../escape", 0); chartctl.ErrorCode(err) != chartctl.EINVALID {
+		t.Fatalf("hostile id: %v", err)
+	}
 }

@@ -23,6 +23,7 @@ func runEvents(t *testing.T, open Open) {
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
 	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open) })
 	t.Run("ClaimConcurrency", func(t *testing.T) { testClaimConcurrency(t, open) })
+	t.Run("ClaimBatches", func(t *testing.T) { testClaimBatches(t, open) })
 	t.Run("Quotas", func(t *testing.T) { testQuotas(t, open) })
 	t.Run("QuotaConcurrency", func(t *testing.T) { testQuotaConcurrency(t, open) })
 	t.Run("Downloads", func(t *testing.T) { testDownloads(t, open) })
@@ -334,7 +335,7 @@ func testDeliveries(t *testing.T, open Open) {
 	now := time.Now().UTC().Add(time.Hour)
 	claim := func(at time.Time) []string {
 		t.Helper()
-		ds, err := s.ClaimDeliveries(ctx, at, time.Minute, 10)
+		ds, err := s.ClaimDeliveries(ctx, at, time.Minute, 1, 10)
 		must(t, err)
 		out := []string{}
 		for _, d := range ds {
@@ -356,12 +357,17 @@ func testDeliveries(t *testing.T, open Open) {
 	// retried later: its later deliveries wait behind it.
 	d1 := deliveries(t, s, w1.ID)
 	wantStrings(t, "w1 deliveries, newest first", eventIDs(d1), []string{"evt_r3", "evt_r2", "evt_r1"})
-	must(t, s.RecordAttempt(ctx, d1[2].ID, chartctl.Attempt{At: now, StatusCode: 200, Duration: 20 * time.Millisecond,
-		ResponseExcerpt: "ok"}, chartctl.DeliveryDelivered, nil, ""))
+	// Both attempts of the round in one call, as the dispatcher records
+	// them; a delivery that no longer exists is skipped.
 	d2 := deliveries(t, s, w2.ID)
 	retry := now.Add(10 * time.Minute)
-	must(t, s.RecordAttempt(ctx, d2[2].ID, chartctl.Attempt{At: now, StatusCode: 500, ResponseExcerpt: "boom"},
-		chartctl.DeliveryPending, &retry, ""))
+	must(t, s.RecordAttempts(ctx, []chartctl.AttemptResult{
+		{DeliveryID: d1[2].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 200, Duration: 20 * time.Millisecond, ResponseExcerpt: "ok"},
+			State: chartctl.DeliveryDelivered},
+		{DeliveryID: "dlv_missing", Attempt: chartctl.Attempt{At: now}, State: chartctl.DeliveryDelivered},
+		{DeliveryID: d2[2].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 500, ResponseExcerpt: "boom"},
+			State: chartctl.DeliveryPending, Next: &retry},
+	}))
 	wantStrings(t, "after the first attempts", claim(now.Add(2*time.Minute)), []string{w1.ID + " evt_r2"})
 	// At the retry, w1's second delivery is due again too: its lease ran
 	// out without an attempt recorded.
@@ -381,14 +387,15 @@ func testDeliveries(t *testing.T, open Open) {
 
 	// A failure that disables the webhook: nothing more is claimed for it.
 	last := deliveries(t, s, w2.ID)[2]
-	must(t, s.RecordAttempt(ctx, last.ID, chartctl.Attempt{At: retry, StatusCode: 410}, chartctl.DeliveryFailed, nil, "the endpoint answered 410 Gone"))
+	must(t, s.RecordAttempts(ctx, []chartctl.AttemptResult{{DeliveryID: last.ID, Attempt: chartctl.Attempt{At: retry, StatusCode: 410},
+		State: chartctl.DeliveryFailed, Disable: "the endpoint answered 410 Gone"}}))
 	wh, err := s.Webhook(ctx, w2.ID)
 	must(t, err)
 	if wh.Active || wh.DisabledReason != "the endpoint answered 410 Gone" {
 		t.Fatalf("webhook after a disabling attempt: %+v", wh)
 	}
 	wantStrings(t, "disabled webhook", claim(retry.Add(time.Hour)), []string{w1.ID + " evt_r2"})
-	wantCode(t, s.RecordAttempt(ctx, "dlv_missing", chartctl.Attempt{At: now}, chartctl.DeliveryDelivered, nil, ""), chartctl.ENOTFOUND)
+	must(t, s.RecordAttempts(ctx, nil))
 
 	// Redeliver queues the event again as a new delivery.
 	re, err := s.Redeliver(ctx, w1.ID, got.ID)
@@ -412,6 +419,65 @@ func testDeliveries(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.ENOTFOUND)
 }
 
+// testClaimBatches: a claim takes, per webhook, the due prefix of its
+// queue (at most perWebhook), round robin over the webhooks up to the
+// limit; a webhook whose head is claimed gives nothing; an unsent result
+// puts a delivery back, due, behind one that failed.
+func testClaimBatches(t *testing.T, open Open) {
+	s := open(t)
+	w1 := mustWebhook(t, s, &chartctl.Webhook{URL: "https://a.example.com", Events: []string{"*"}, Active: true})
+	w2 := mustWebhook(t, s, &chartctl.Webhook{URL: "https://b.example.com", Events: []string{"*"}, Active: true})
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("r%d", i)
+		must(t, s.CreateRepository(withChange("repository.create", name, chartctl.EventRepositoryCreated, "evt_"+name, name),
+			&chartctl.Repository{Name: name}))
+	}
+	first, second := w1.ID, w2.ID
+	if second < first {
+		first, second = second, first
+	}
+	now := time.Now().UTC().Add(time.Hour)
+	claim := func(at time.Time, per, limit int) ([]string, map[string]*chartctl.Delivery) {
+		t.Helper()
+		ds, err := s.ClaimDeliveries(ctx, at, time.Minute, per, limit)
+		must(t, err)
+		var out []string
+		byKey := map[string]*chartctl.Delivery{}
+		for _, d := range ds {
+			k := d.WebhookID + " " + d.Event.ID
+			out = append(out, k)
+			byKey[k] = d
+		}
+		return out, byKey
+	}
+	// Two per webhook, three in all: both heads first, then the second of
+	// the first webhook. Grouped by webhook, in queue order.
+	got, byKey := claim(now, 2, 3)
+	wantStrings(t, "batch claim", got, []string{first + " evt_r1", first + " evt_r2", second + " evt_r1"})
+	got, _ = claim(now.Add(time.Second), 5, 10)
+	wantStrings(t, "heads claimed", got, []string{})
+
+	// The first webhook: r1 delivered, r2 sent back unsent; the second:
+	// r1 failed, retried in ten minutes.
+	retry := now.Add(10 * time.Minute)
+	must(t, s.RecordAttempts(ctx, []chartctl.AttemptResult{
+		{DeliveryID: byKey[first+" evt_r1"].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 204}, State: chartctl.DeliveryDelivered},
+		{DeliveryID: byKey[first+" evt_r2"].ID, Unsent: true, State: chartctl.DeliveryPending, Next: &now},
+		{DeliveryID: byKey[second+" evt_r1"].ID, Attempt: chartctl.Attempt{At: now, StatusCode: 503}, State: chartctl.DeliveryPending, Next: &retry},
+	}))
+	unsent := deliveries(t, s, first)[1]
+	if unsent.Event.ID != "evt_r2" || unsent.State != chartctl.DeliveryPending || len(unsent.Attempts) != 0 {
+		t.Fatalf("unsent delivery %+v", unsent)
+	}
+	// The first webhook's rest is due; the second's waits behind its head.
+	got, _ = claim(now.Add(time.Second), 5, 10)
+	wantStrings(t, "after the round", got, []string{first + " evt_r2", first + " evt_r3"})
+	// At the retry the first webhook's claim has run out unrecorded: due
+	// again too.
+	got, _ = claim(retry, 5, 10)
+	wantStrings(t, "at the retry", got, []string{first + " evt_r2", first + " evt_r3", second + " evt_r1", second + " evt_r2", second + " evt_r3"})
+}
+
 // testClaimConcurrency: of callers claiming at once, each due delivery
 // goes to exactly one.
 func testClaimConcurrency(t *testing.T, open Open) {
@@ -428,7 +494,7 @@ func testClaimConcurrency(t *testing.T, open Open) {
 		claimed = map[string]int{}
 	)
 	errs := race(8, func(int) error {
-		ds, err := s.ClaimDeliveries(ctx, now, time.Hour, 3)
+		ds, err := s.ClaimDeliveries(ctx, now, time.Hour, 2, 3)
 		mu.Lock()
 		defer mu.Unlock()
 		for _, d := range ds {
@@ -649,7 +715,25 @@ func testRetention(t *testing.T, open Open) {
 	if len(all) != 2 || !reflect.DeepEqual(all["apps"], p) || all["tools"].KeepLatest == nil || *all["tools"].KeepLatest != 1 {
 		t.Fatalf("policies %+v", all)
 	}
+	// The time of the last scheduled run: set by MarkRetentionRun alone,
+	// kept when the policy is replaced.
+	at := time.Date(2026, 5, 1, 3, 0, 7, 0, time.UTC)
+	must(t, s.MarkRetentionRun(ctx, "apps", at))
+	wantCode(t, s.MarkRetentionRun(ctx, "missing", at), chartctl.ENOTFOUND)
+	all, err = s.RetentionPolicies(ctx)
+	must(t, err)
+	if !all["apps"].LastRun.Equal(at) || !all["tools"].LastRun.IsZero() || all["apps"].Schedule != p.Schedule {
+		t.Fatalf("after a run: %+v %+v", all["apps"], all["tools"])
+	}
+	p2 := &chartctl.RetentionPolicy{KeepLatest: ptr(2), Schedule: "0 4 * * *", LastRun: at.Add(time.Hour)}
+	must(t, s.SetRetentionPolicy(ctx, "apps", p2))
+	all, err = s.RetentionPolicies(ctx)
+	must(t, err)
+	if got := all["apps"]; !got.LastRun.Equal(at) || got.Schedule != "0 4 * * *" || *got.KeepLatest != 2 || got.KeepMatching != "" {
+		t.Fatalf("replaced policy %+v", got)
+	}
 	must(t, s.SetRetentionPolicy(ctx, "tools", nil))
+	wantCode(t, s.MarkRetentionRun(ctx, "tools", at), chartctl.ENOTFOUND)
 	_, err = s.DeleteRepository(ctx, "apps")
 	must(t, err)
 	mustRepo(t, s, "apps", "")

@@ -44,6 +44,13 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		Organization: "acme", OwnerID: admin.ID, Visibility: chartctl.VisibilityPrivate, CreatedAt: at(7)}))
 	must(tb, s.CreateRepository(ctx, &chartctl.Repository{ID: "repo_pub", Name: "pub", OwnerID: ci.ID,
 		Visibility: chartctl.VisibilityPublic, CreatedAt: at(8)}))
+	// A mirror, its upstream password sealed (opaque bytes to a store),
+	// after a failed sync.
+	must(tb, s.CreateRepository(ctx, &chartctl.Repository{ID: "repo_upstream", Name: "upstream", OwnerID: admin.ID,
+		Visibility: chartctl.VisibilityPublic, CreatedAt: at(8), Mirror: &chartctl.Mirror{
+			MirrorSettings: chartctl.MirrorSettings{URL: "https://charts.example.com/stable", Interval: 6 * time.Hour, Username: "reader", Password: []byte("sealed\x00password")},
+			MirrorState: chartctl.MirrorState{Status: chartctl.MirrorError, LastSyncAt: ptr(at(30)), LastAttemptAt: ptr(at(31)),
+				Error: "https://charts.example.com/stable/index.yaml answered 503 Service Unavailable"}}}))
 	must(tb, s.CreateTeam(ctx, &chartctl.Team{ID: "team_devs", Name: "devs", Organization: "acme", Description: "Developers", CreatedAt: at(9)}))
 	must(tb, s.AddMember(ctx, &chartctl.Member{ID: "mem_ci", Team: "devs", Email: "ci@example.com", Role: chartctl.RoleMaintainer, AddedAt: at(10)}))
 	must(tb, s.AddMember(ctx, &chartctl.Member{ID: "mem_later", Team: "devs", Email: "later@example.com", Role: chartctl.RoleMember, AddedAt: at(11)}))

@@ -77,6 +77,9 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIDeleteRepository", func(t *testing.T) { testOCIDeleteRepository(t, open) })
 	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open) })
+	t.Run("Mirrors", func(t *testing.T) { testMirrors(t, open) })
+	t.Run("BlobClaims", func(t *testing.T) { testBlobClaims(t, open) })
+	t.Run("ListsFollowChanges", func(t *testing.T) { testListsFollowChanges(t, open) })
 	runEvents(t, open)
 }
 

@@ -6,6 +6,7 @@ package text
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
@@ -45,6 +46,52 @@ func HumanBytes(n int64) string {
 	}
 	v := strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(div)), ".0")
 	return v + " " + string("KMGTPE"[exp]) + "iB"
+}
+
+// byteUnits are the suffixes ParseBytes reads, longest first so "GiB"
+// is not read as "B". Bare K, M, G and T are binary, as in Helm's and
+// Kubernetes' habits of writing sizes in flags.
+var byteUnits = []struct {
+	suffix string
+	size   int64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
+	{"b", 1},
+}
+
+// ParseBytes reads a size in bytes as people write it: "1048576",
+// "512KiB", "10 GiB", "1.5GiB", "2GB" (decimal), "10G" (binary); case does
+// not matter. The result is a whole number of bytes, 0 or more.
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range byteUnits {
+		if n, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(n), u.size
+			break
+		}
+	}
+	bad := fmt.Errorf("invalid size %q: use a number of bytes or a size such as 512MiB, 10GiB or 2GB", s)
+	if t == "" || strings.Trim(t, "0123456789.") != "" || strings.Count(t, ".") > 1 || t == "." {
+		return 0, bad
+	}
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if n > (1<<62)/mult {
+			return 0, bad
+		}
+		return n * mult, nil
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*float64(mult) >= 1<<62 {
+		return 0, bad
+	}
+	v := f * float64(mult)
+	if v != float64(int64(v)) {
+		return 0, fmt.Errorf("invalid size %q: it is not a whole number of bytes", s)
+	}
+	return int64(v), nil
 }
 
 // Usage describes storage used against a quota, in words: "1.2 MiB of

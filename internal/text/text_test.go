@@ -115,3 +115,20 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestParseBytes(t *testing.T) {
+	good := map[string]int64{
+		"0": 0, "1048576": 1048576, "512KiB": 512 << 10, "10 GiB": 10 << 30, "10gib": 10 << 30,
+		"1.5GiB": 3 << 29, "2GB": 2e9, "10G": 10 << 30, "7B": 7, "1TiB": 1 << 40, " 3 MiB ": 3 << 20,
+	}
+	for in, want := range good {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GiB", "-1", "+5", "ten", "1.5B", "0.1KiB", "99999999999TiB", "1e3", "NaN"} {
+		if got, err := ParseBytes(in); err == nil {
+			t.Errorf("ParseBytes(%q) = %d, want an error", in, got)
+		}
+	}
+}

@@ -83,3 +83,126 @@ func TestWebhooksPage(t *testing.T) {
 		t.Fatalf("a stranger: %d", p.StatusCode)
 	}
 }
+
+// TestWebhookPagesEveryScope: an organization's owner and a server admin
+// manage webhooks on the dashboard like a maintainer does a repository's:
+// create (the secret once), ping, the deliveries page, redeliver, delete
+// after a confirmation — every change through the application layer, so
+// audited as the signed-in user. A member of the organization and a
+// non-admin are refused; a form without its CSRF token is refused.
+func TestWebhookPagesEveryScope(t *testing.T) {
+	env := oauthtest.Start(t, oauthtest.Config{}, func(s *server.Server) { s.Config.AllowPrivateWebhooks = true })
+	env.MustUserWithPassword(t, "owner@example.com", "correct horse battery", false)
+	env.MustUserWithPassword(t, "member@example.com", "correct horse battery", false)
+	env.MustUserWithPassword(t, "root@example.com", "correct horse battery", true)
+	owner := env.NewBrowser(t)
+	owner.SignIn(t, "owner@example.com", "correct horse battery")
+	// The owner creates the organization (and so owns it) and a team with
+	// a plain member.
+	ownerUser, err := env.Store.UserByEmail(t.Context(), "owner@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := env.MustKey(t, ownerUser, chartctl.AllScopes...)
+	for _, r := range []struct {
+		path string
+		body any
+	}{
+		{"/v1/organizations", map[string]string{"name": "acme"}},
+		{"/v1/teams", map[string]string{"name": "ops", "organization": "acme"}},
+		{"/v1/teams/ops/members", map[string]string{"email": "member@example.com", "role": "member"}},
+	} {
+		if resp := env.DoJSON(t, "POST", r.path, key, r.body); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", r.path, resp.StatusCode, resp.Body)
+		}
+	}
+
+	for _, sc := range []struct {
+		who     *oauthtest.Browser
+		path    string
+		email   string
+		apiKeys bool
+	}{
+		{owner, "/organizations/acme/webhooks", "owner@example.com", false},
+		{nil, "/admin/webhooks", "root@example.com", true},
+	} {
+		b := sc.who
+		if b == nil {
+			b = env.NewBrowser(t)
+			b.SignIn(t, sc.email, "correct horse battery")
+		}
+		page := b.Get(t, sc.path)
+		if page.StatusCode != 200 || !strings.Contains(page.Body, "No webhooks yet") || strings.Contains(page.Body, `value="api_key.created"`) != sc.apiKeys {
+			t.Fatalf("%s: %d %s", sc.path, page.StatusCode, page.Body)
+		}
+		if r := b.PostForm(t, sc.path, url.Values{"url": {"http://127.0.0.1:9/hook"}, "events": {"*"}}); r.StatusCode != 403 {
+			t.Fatalf("%s without CSRF: %d", sc.path, r.StatusCode)
+		}
+		r := b.PostForm(t, sc.path, url.Values{"csrf_token": {page.CSRF(t)}, "url": {"http://127.0.0.1:9/hook"}, "events": {"chart.pushed"}})
+		if r.StatusCode != 200 || !strings.Contains(r.Body, "whsec_") {
+			t.Fatalf("%s create: %d %s", sc.path, r.StatusCode, r.Body)
+		}
+		ws, err := env.Store.Webhooks(t.Context(), "", map[bool]string{true: "", false: "acme"}[sc.apiKeys])
+		if err != nil || len(ws) != 1 {
+			t.Fatalf("%s: stored webhooks %v %+v", sc.path, err, ws)
+		}
+		id := ws[0].ID
+		csrf := page.CSRF(t)
+		if r := b.PostForm(t, "/webhooks/"+id+"/ping", url.Values{"csrf_token": {csrf}}); r.StatusCode != 303 || r.Header.Get("Location") != "/webhooks/"+id+"?done=ping" {
+			t.Fatalf("ping: %d %s", r.StatusCode, r.Header.Get("Location"))
+		}
+		detail := b.Get(t, "/webhooks/"+id+"?done=ping")
+		if detail.StatusCode != 200 || !strings.Contains(detail.Body, `data-event="ping"`) || !strings.Contains(detail.Body, "A ping was queued") {
+			t.Fatalf("deliveries page: %d %s", detail.StatusCode, detail.Body)
+		}
+		ds, err := env.Store.Deliveries(t.Context(), id, 0)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("deliveries %v %+v", err, ds)
+		}
+		if r := b.PostForm(t, "/webhooks/"+id+"/deliveries/"+ds[0].ID+"/redeliver", url.Values{"csrf_token": {csrf}}); r.StatusCode != 303 {
+			t.Fatalf("redeliver: %d %s", r.StatusCode, r.Body)
+		}
+		if confirm := b.Get(t, "/webhooks/"+id+"/delete"); confirm.StatusCode != 200 || !strings.Contains(confirm.Body, "Delete the webhook to http://127.0.0.1:9/hook?") {
+			t.Fatalf("confirm: %d %s", confirm.StatusCode, confirm.Body)
+		}
+		if r := b.PostForm(t, "/webhooks/"+id+"/delete", url.Values{"csrf_token": {csrf}}); r.StatusCode != 303 || r.Header.Get("Location") != sc.path+"?deleted=1" {
+			t.Fatalf("delete: %d %s", r.StatusCode, r.Header.Get("Location"))
+		}
+		if after := b.Get(t, sc.path+"?deleted=1"); !strings.Contains(after.Body, "The webhook was deleted") || !strings.Contains(after.Body, "No webhooks yet") {
+			t.Fatalf("after delete: %s", after.Body)
+		}
+		var actions []string
+		entries, _, err := env.Store.AuditLog(t.Context(), chartctl.AuditFilter{Action: "webhook", Actor: sc.email})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Outcome == chartctl.OutcomeSuccess && e.Actor.CredentialKind == chartctl.CredentialSession {
+				actions = append(actions, e.Action)
+			}
+		}
+		if strings.Join(actions, " ") != "webhook.delete webhook.redeliver webhook.ping webhook.create" {
+			t.Fatalf("%s audit: %v", sc.path, actions)
+		}
+	}
+
+	// A member of the organization sees it but may not manage its
+	// webhooks; a non-admin may not manage the server's.
+	member := env.NewBrowser(t)
+	member.SignIn(t, "member@example.com", "correct horse battery")
+	if p := member.Get(t, "/organizations/acme/webhooks"); p.StatusCode != 403 || !strings.Contains(p.Body, "owner role") {
+		t.Fatalf("member: %d %s", p.StatusCode, p.Body)
+	}
+	if p := member.Get(t, "/organizations/acme"); strings.Contains(p.Body, "/organizations/acme/webhooks") {
+		t.Fatal("the organization page links webhooks for a member")
+	}
+	if p := owner.Get(t, "/organizations/acme"); !strings.Contains(p.Body, `href="/organizations/acme/webhooks"`) {
+		t.Fatal("the organization page does not link webhooks for its owner")
+	}
+	if p := owner.Get(t, "/admin/webhooks"); p.StatusCode != 403 {
+		t.Fatalf("non-admin on server webhooks: %d", p.StatusCode)
+	}
+	if p := owner.Get(t, "/webhooks/wh_nope"); p.StatusCode != 404 {
+		t.Fatalf("unknown webhook: %d", p.StatusCode)
+	}
+}

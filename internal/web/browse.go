@@ -254,6 +254,31 @@ type RepoPage struct {
 	Usage string
 	// CanWebhooks is set for maintainers, who manage webhooks.
 	CanWebhooks bool
+	// Mirror is set for a mirror repository; CanSync for maintainers,
+	// who may start a sync.
+	Mirror  *MirrorView
+	CanSync bool
+}
+
+// MirrorView is a mirror repository's upstream and sync state.
+type MirrorView struct {
+	URL      string
+	Interval string
+	// Status is ok, syncing or error; Error says why, for error.
+	Status     string
+	Error      string
+	LastSyncAt *time.Time
+}
+
+func mirrorView(m *chartctl.Mirror) *MirrorView {
+	if m == nil {
+		return nil
+	}
+	v := &MirrorView{URL: m.URL, Interval: app.FormatDuration(m.Interval), Status: string(m.Status), LastSyncAt: m.LastSyncAt}
+	if m.Status == chartctl.MirrorError {
+		v.Error = m.Error
+	}
+	return v
 }
 
 // ChartRow is one chart of a repository: its latest version.
@@ -308,13 +333,42 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 		rp.Usage = text.Usage(u.Bytes, q.MaxBytes, u.Versions, q.MaxVersions)
 	}
 	rp.CanWebhooks = p.RepoRole(r).AtLeast(chartctl.RoleMaintainer)
+	rp.Mirror, rp.CanSync = mirrorView(r.Mirror), r.Mirror != nil && rp.CanWebhooks
 	for _, cv := range latest {
 		row := ChartRow{Name: cv.Name, Latest: cv.Version, AppVersion: cv.AppVersion, Description: cv.Description,
 			Versions: counts[cv.Name], UpdatedAt: updated[cv.Name], URL: chartURL(r.Name, cv.Name, "")}
 		row.Icon, row.Initial = chartIcon(cv)
 		rp.Charts = append(rp.Charts, row)
 	}
-	return d.render(c, http.StatusOK, "repo", d.browsePage(c, r.Name, "repos", "/repositories/"+r.Name, rp))
+	pg := d.browsePage(c, r.Name, "repos", "/repositories/"+r.Name, rp)
+	if c.QueryParam("synced") == "1" && r.Mirror != nil {
+		pg.Flash = "A sync from " + r.Mirror.URL + " has started; reload the page to see it end."
+	}
+	return d.render(c, http.StatusOK, "repo", pg)
+}
+
+// handleSyncRepo starts a sync of a mirror repository (maintainers).
+func (d *Dashboard) handleSyncRepo(c echo.Context) error {
+	if err := d.CheckCSRF(c); err != nil {
+		return d.refuseCSRF(c, err)
+	}
+	p, err := d.viewer(c)
+	if err != nil {
+		return err
+	}
+	r, err := d.opts.App.RequestSync(c.Request().Context(), p, c.Param("repo"))
+	switch chartctl.ErrorCode(err) {
+	case "":
+	case chartctl.ENOTFOUND:
+		return d.notFound(c)
+	case chartctl.EFORBIDDEN:
+		return d.RenderError(c, http.StatusForbidden, "Not allowed", chartctl.ErrorMessage(err))
+	case chartctl.ECONFLICT:
+		return d.RenderError(c, http.StatusConflict, "Not a mirror", chartctl.ErrorMessage(err))
+	default:
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/repositories/"+url.PathEscape(r.Name)+"?synced=1")
 }
 
 // installLines returns the commands for chart name of r at version (""

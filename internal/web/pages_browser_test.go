@@ -232,6 +232,16 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 	c := setupCatalog(t)
 	dir := screenshotDir(t)
 	ctx := newBrowser(t)
+	// A webhook of each scope with a delivery, for the webhook pages.
+	var hook struct{ Data struct{ ID string } }
+	if r := c.DoJSON(t, http.MethodPost, "/v1/organizations/acme/webhooks", c.ownerKey, map[string]any{"url": "https://ci.example.com/hooks/chartctl", "events": []string{"chart.pushed"}}); r.StatusCode != 200 {
+		t.Fatalf("webhook: %d %s", r.StatusCode, r.Body)
+	} else {
+		r.JSON(t, &hook)
+	}
+	c.must(t, http.MethodPost, "/v1/webhooks/"+hook.Data.ID+"/ping", nil)
+	c.must(t, http.MethodPost, "/v1/repositories/platform-charts/webhooks", map[string]any{"url": "https://ci.example.com/hooks/platform", "events": []string{"*"}})
+	c.MustUserWithPassword(t, "root@example.com", password, true)
 	anonymous := []struct{ name, path string }{
 		{"home", "/"},
 		{"signin", "/signin"},
@@ -249,6 +259,10 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 		{"organization", "/organizations/acme"},
 		{"team", "/teams/platform"},
 		{"repository-settings", "/repositories/platform-charts/settings"},
+		{"repository-webhooks", "/repositories/platform-charts/webhooks"},
+		{"organization-webhooks", "/organizations/acme/webhooks"},
+		{"webhook", "/webhooks/" + hook.Data.ID},
+		{"webhook-delete", "/webhooks/" + hook.Data.ID + "/delete"},
 	}
 	visit := func(name, path string) {
 		for _, scheme := range []string{"light", "dark"} {
@@ -283,4 +297,8 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 	for _, p := range pages {
 		visit(p.name, p.path)
 	}
+	// The server-wide webhooks, as an admin.
+	ctx = newBrowser(t)
+	signInAs(t, ctx, c.URL, "root@example.com", "%2F")
+	visit("server-webhooks", "/admin/webhooks")
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/oauth/oauthtest"
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -222,7 +223,7 @@ func TestOwnerManagesTeamAndRepository(t *testing.T) {
 
 // TestPageRenderedOnUploadForgottenOnDelete checks the write path's hook:
 // a version's page is rendered when it is stored (before any view) and
-// dropped with its archive.
+// dropped with its archive's blob.
 func TestPageRenderedOnUploadForgottenOnDelete(t *testing.T) {
 	env := oauthtest.Start(t, oauthtest.Config{})
 	env.MustRepo(t, "charts", "public")
@@ -234,6 +235,10 @@ func TestPageRenderedOnUploadForgottenOnDelete(t *testing.T) {
 	}
 	if r := env.Do(t, http.MethodDelete, "/v1/repositories/charts/charts/demo/1.0.0", env.AdminKey, nil); r.StatusCode != 200 {
 		t.Fatalf("delete: %d", r.StatusCode)
+	}
+	// The archive's blob goes once past the grace period, its page with it.
+	if !env.App().DeleteOrphan(t.Context(), up.Data.Digest, time.Now().Add(env.App().BlobGrace()+time.Minute)) {
+		t.Fatal("the deleted version's archive was not collected past the grace period")
 	}
 	if _, err := env.Store.ChartPage(t.Context(), up.Data.Digest); err == nil {
 		t.Error("the page of a deleted archive is still recorded")

@@ -17,6 +17,9 @@ type OrgPage struct {
 	Role  chartctl.Role
 	Teams []*chartctl.Team
 	Repos []*chartctl.Repository
+	// CanWebhooks is set for owners and server admins, who manage the
+	// organization's webhooks.
+	CanWebhooks bool
 }
 
 // TeamPage shows a team's members; owners also get the forms that manage
@@ -44,7 +47,7 @@ func (d *Dashboard) handleOrg(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	op := OrgPage{Org: o, Role: p.OrgRole(o.Name)}
+	op := OrgPage{Org: o, Role: p.OrgRole(o.Name), CanWebhooks: p != nil && (p.IsAdmin() || p.OrgRole(o.Name).AtLeast(chartctl.RoleOwner))}
 	if op.Teams, err = d.opts.Store.Teams(ctx, o.Name); err != nil {
 		return err
 	}

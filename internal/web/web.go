@@ -174,7 +174,7 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 }
 
 var pageNames = []string{"signin", "consent", "error", "profile", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
-	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks"}
+	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -228,6 +228,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/repositories/:repo/settings", d.signedIn(d.handleRepoSettings))
 	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo), LimitForm)
 	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo), LimitForm)
+	g.POST("/repositories/:repo/sync", d.signedIn(d.handleSyncRepo), LimitForm)
 	g.GET("/repositories/:repo/charts/:name", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
@@ -238,6 +239,15 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/teams/:team/members/:member/remove", d.signedIn(d.handleRemoveMember), LimitForm)
 	g.GET("/repositories/:repo/webhooks", d.signedIn(d.handleWebhooks))
 	g.POST("/repositories/:repo/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
+	g.GET("/organizations/:org/webhooks", d.signedIn(d.handleWebhooks))
+	g.POST("/organizations/:org/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
+	g.GET("/admin/webhooks", d.signedIn(d.handleWebhooks))
+	g.POST("/admin/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
+	g.GET("/webhooks/:id", d.signedIn(d.handleWebhook))
+	g.POST("/webhooks/:id/ping", d.signedIn(d.handlePingWebhook), LimitForm)
+	g.GET("/webhooks/:id/delete", d.signedIn(d.handleDeleteWebhookPage))
+	g.POST("/webhooks/:id/delete", d.signedIn(d.handleDeleteWebhook), LimitForm)
+	g.POST("/webhooks/:id/deliveries/:delivery/redeliver", d.signedIn(d.handleRedeliver), LimitForm)
 }
 
 // highlightCSS styles highlighted code (chartrender's classes), light and

@@ -39,7 +39,13 @@ type Options struct {
 	AllowPrivate bool
 	// Poll is how often the queue is checked without a wake-up (default
 	// 1s).
-	Poll   time.Duration
+	Poll time.Duration
+	// Gather is how long the dispatcher waits after a wake-up before it
+	// claims (default 50ms, negative for none), so a burst of changes is
+	// sent in one round: one claim and one commit of attempts for all of
+	// them instead of one each, which would compete with the writes of
+	// the burst itself.
+	Gather time.Duration
 	Logger *slog.Logger
 	Now    func() time.Time
 	// Client, if set, replaces the client NewClient builds.
@@ -69,6 +75,9 @@ func New(store chartctl.Store, secrets Opener, opts Options) *Dispatcher {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
+	if opts.Gather == 0 {
+		opts.Gather = 50 * time.Millisecond
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -94,6 +103,13 @@ func (d *Dispatcher) Notify() {
 // than an attempt can take.
 func (d *Dispatcher) lease() time.Duration { return 2*d.opts.Timeout + 5*time.Second }
 
+// Per round, the dispatcher claims at most perWebhook deliveries of each
+// webhook and roundLimit in all.
+const (
+	perWebhook = 32
+	roundLimit = 512
+)
+
 // Run delivers until ctx is done. Pending deliveries left by a previous
 // run (a crash, a restart) go out first.
 func (d *Dispatcher) Run(ctx context.Context) {
@@ -103,6 +119,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			return
 		}
 		if n > 0 {
+			// More may be due behind what this round sent.
 			continue
 		}
 		t := time.NewTimer(d.opts.Poll)
@@ -112,47 +129,102 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			return
 		case <-d.wake:
 			t.Stop()
+			if d.opts.Gather > 0 {
+				g := time.NewTimer(d.opts.Gather)
+				select {
+				case <-ctx.Done():
+					g.Stop()
+					return
+				case <-g.C:
+				}
+			}
 		case <-t.C:
 		}
 	}
 }
 
-// RunOnce claims the deliveries due now, one per webhook, sends them
-// concurrently and records each attempt. It returns how many it sent.
+// RunOnce claims the deliveries due now — the head of each webhook's
+// queue — and sends them: the webhooks concurrently, each webhook's in
+// order, stopping at its first failure (the rest go back to the queue
+// unsent, behind it). It records every attempt of the round in one store
+// transaction once the round is over: one claim and one commit per round,
+// not one per delivery, keeps the dispatcher's writes from crowding out
+// the changes that feed it. A webhook's deliveries take at most
+// perWebhook·Timeout. It returns how many deliveries it sent.
 func (d *Dispatcher) RunOnce(ctx context.Context) int {
-	claimed, err := d.store.ClaimDeliveries(ctx, d.opts.Now(), d.lease(), 64)
+	claimed, err := d.store.ClaimDeliveries(ctx, d.opts.Now(), d.lease(), perWebhook, roundLimit)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.opts.Logger.Error("claim webhook deliveries", "err", err)
 		}
 		return 0
 	}
+	var queues [][]*chartctl.Delivery
+	for i, dl := range claimed {
+		if i == 0 || dl.WebhookID != claimed[i-1].WebhookID {
+			queues = append(queues, nil)
+		}
+		queues[len(queues)-1] = append(queues[len(queues)-1], dl)
+	}
+	results := make([][]chartctl.AttemptResult, len(queues))
 	var wg sync.WaitGroup
-	for _, dl := range claimed {
+	for i, q := range queues {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.deliver(ctx, dl)
+			results[i] = d.deliverQueue(ctx, q)
 		}()
 	}
 	wg.Wait()
+	var done []chartctl.AttemptResult
+	for _, r := range results {
+		done = append(done, r...)
+	}
+	if err := d.store.RecordAttempts(context.WithoutCancel(ctx), done); err != nil {
+		// The leases run out and the deliveries are sent again.
+		d.opts.Logger.Error("record webhook deliveries", "deliveries", len(done), "err", err)
+	}
 	return len(claimed)
+}
+
+// deliverQueue sends one webhook's claimed deliveries in order until one
+// fails; those after it are returned unsent, due again at once (behind
+// the failed one, which the store's claims do not pass).
+func (d *Dispatcher) deliverQueue(ctx context.Context, q []*chartctl.Delivery) []chartctl.AttemptResult {
+	w, err := d.store.Webhook(ctx, q[0].WebhookID)
+	if err != nil {
+		d.opts.Logger.Error("load webhook", "webhook", q[0].WebhookID, "err", err)
+		return nil
+	}
+	var out []chartctl.AttemptResult
+	for i, dl := range q {
+		r := d.deliver(ctx, w, dl)
+		if r == nil {
+			return out // stopping: the leases run out
+		}
+		out = append(out, *r)
+		if r.State != chartctl.DeliveryDelivered {
+			now := d.opts.Now()
+			for _, rest := range q[i+1:] {
+				out = append(out, chartctl.AttemptResult{DeliveryID: rest.ID, Unsent: true, State: chartctl.DeliveryPending, Next: &now})
+			}
+			return out
+		}
+	}
+	return out
 }
 
 const excerptSize = 1024
 
-func (d *Dispatcher) deliver(ctx context.Context, dl *chartctl.Delivery) {
-	w, err := d.store.Webhook(ctx, dl.WebhookID)
-	if err != nil {
-		d.opts.Logger.Error("load webhook", "webhook", dl.WebhookID, "err", err)
-		return
-	}
+// deliver sends one delivery to w and returns its attempt, nil when the
+// dispatcher is stopping.
+func (d *Dispatcher) deliver(ctx context.Context, w *chartctl.Webhook, dl *chartctl.Delivery) *chartctl.AttemptResult {
 	start := d.opts.Now()
 	status, excerpt, sendErr := d.send(ctx, w, dl.Event)
 	if ctx.Err() != nil {
 		// Shutting down: the lease expires and the delivery is tried again
 		// after the restart.
-		return
+		return nil
 	}
 	a := chartctl.Attempt{At: start, StatusCode: status, Duration: d.opts.Now().Sub(start), ResponseExcerpt: excerpt}
 	if sendErr != nil {
@@ -171,9 +243,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *chartctl.Delivery) {
 			next = &t
 		}
 	}
-	if err := d.store.RecordAttempt(context.WithoutCancel(ctx), dl.ID, a, state, next, disable); err != nil {
-		d.opts.Logger.Error("record webhook delivery", "delivery", dl.ID, "err", err)
-	}
+	return &chartctl.AttemptResult{DeliveryID: dl.ID, Attempt: a, State: state, Next: next, Disable: disable}
 }
 
 func lastFailure(status int, err error) string {

@@ -2,12 +2,9 @@
 package importcmd
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -92,7 +89,7 @@ The source's credential (--username with --password-stdin, or
 func importRun(ctx context.Context, opts *ImportOptions) error {
 	auth := importer.Auth{Username: opts.Username, Token: opts.SourceToken}
 	if opts.PasswordStdin {
-		pw, err := readPassword(opts.IO.In)
+		pw, err := cmdutil.ReadStdinSecret(opts.IO.In, "--password-stdin")
 		if err != nil {
 			return err
 		}
@@ -129,18 +126,6 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 		return cmdutil.ErrSilent
 	}
 	return nil
-}
-
-func readPassword(r io.Reader) (string, error) {
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("read the password from standard input: %w", err)
-	}
-	pw := strings.TrimRight(line, "\r\n")
-	if pw == "" {
-		return "", cmdutil.FlagErrorf("--password-stdin read an empty password")
-	}
-	return pw, nil
 }
 
 // summary is the JSON form of a result.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/cmd/org/create"
 	"github.com/chartctl/chartctl/internal/cmd/org/list"
+	"github.com/chartctl/chartctl/internal/cmd/quota"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
 
@@ -13,10 +14,11 @@ import (
 func NewCmdOrg(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "org <command>",
-		Short: "List and create organizations",
+		Short: "List and create organizations; their quotas",
 		Example: `  chartctl org create acme
-  chartctl org list`,
+  chartctl org list
+  chartctl org quota set acme --max-bytes 50GiB`,
 	}
-	cmd.AddCommand(list.NewCmdList(f, nil), create.NewCmdCreate(f, nil))
+	cmd.AddCommand(list.NewCmdList(f, nil), create.NewCmdCreate(f, nil), quota.NewCmdQuota(f, quota.Organization(f)))
 	return cmd
 }

@@ -4,10 +4,12 @@ package repo
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/cmd/quota"
 	"github.com/chartctl/chartctl/internal/cmd/repo/create"
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
 	"github.com/chartctl/chartctl/internal/cmd/repo/list"
 	"github.com/chartctl/chartctl/internal/cmd/repo/retention"
+	reposync "github.com/chartctl/chartctl/internal/cmd/repo/sync"
 	"github.com/chartctl/chartctl/internal/cmd/repo/view"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
@@ -16,9 +18,10 @@ import (
 func NewCmdRepo(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "repo <command>",
-		Short: "Create, list, view and delete chart repositories",
+		Short: "Create, list, view, sync and delete chart repositories; their quotas and retention",
 		Long: `Chart repositories hold charts. Each is also a plain Helm repository at
-SERVER/helm/NAME.`,
+SERVER/helm/NAME. A repository created with --mirror is a read-only mirror of
+an upstream Helm repository, synced by the server.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
   chartctl repo list
   chartctl repo view stable`,
@@ -29,6 +32,8 @@ SERVER/helm/NAME.`,
 		view.NewCmdView(f, nil),
 		delete.NewCmdDelete(f, nil),
 		retention.NewCmdRetention(f),
+		reposync.NewCmdSync(f, nil),
+		quota.NewCmdQuota(f, quota.Repository(f)),
 	)
 	return cmd
 }

@@ -64,6 +64,9 @@ type Config struct {
 	// BlobCacheSize is the memory kept for small blobs served to
 	// downloads (0: none).
 	BlobCacheSize ByteSize
+	// AllowPrivateUpstreams lets mirror repositories follow upstreams on
+	// loopback, private and link-local addresses (CONTRACT §14).
+	AllowPrivateUpstreams bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -118,6 +121,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
+	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams on loopback, private and link-local addresses")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", c.WebhookRetryBase, "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
 	fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")

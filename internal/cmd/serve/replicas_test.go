@@ -3,8 +3,11 @@ package serve_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -317,6 +320,69 @@ func TestReplicas(t *testing.T) {
 			}
 		}
 		t.Logf("a revoked key was refused by every replica %v after the revocation", time.Since(start))
+	})
+
+	t.Run("ChunkedOCIUploadAcrossReplicas", func(t *testing.T) {
+		// An OCI client's chunked blob upload whose requests a load
+		// balancer spreads over the replicas: the session starts on one,
+		// each chunk and the completion go to another, and the blob is
+		// served by the third. The chunks live in the bucket.
+		send := func(method, url string, body []byte, header ...string) *http.Response {
+			t.Helper()
+			req, err := http.NewRequest(method, url, bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.SetBasicAuth("ci", rs.key)
+			for i := 0; i+1 < len(header); i += 2 {
+				req.Header.Set(header[i], header[i+1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		r := send("POST", rs.url(0)+"/v2/shared/layers/blobs/uploads/", nil)
+		loc := r.Header.Get("Location")
+		if r.StatusCode != http.StatusAccepted || loc == "" {
+			t.Fatalf("start upload: %d", r.StatusCode)
+		}
+		data := bytes.Repeat([]byte("chunked across replicas "), 1000)
+		chunks := [][]byte{data[:7000], data[7000:15000], data[15000:]}
+		off := 0
+		for i, c := range chunks[:2] {
+			r := send("PATCH", rs.url(i+1)+loc, c, "Content-Type", "application/octet-stream",
+				"Content-Range", fmt.Sprintf("%d-%d", off, off+len(c)-1))
+			if r.StatusCode != http.StatusAccepted {
+				t.Fatalf("chunk %d on replica %d: %d", i, i+1, r.StatusCode)
+			}
+			off += len(c)
+			loc = r.Header.Get("Location")
+		}
+		sum := sha256.Sum256(data)
+		dg := "sha256:" + hex.EncodeToString(sum[:])
+		sep := "?"
+		if strings.Contains(loc, "?") {
+			sep = "&"
+		}
+		r = send("PUT", rs.url(0)+loc+sep+"digest="+dg, chunks[2], "Content-Type", "application/octet-stream",
+			"Content-Range", fmt.Sprintf("%d-%d", off, len(data)-1))
+		if r.StatusCode != http.StatusCreated {
+			t.Fatalf("complete on replica 0: %d", r.StatusCode)
+		}
+		req, _ := http.NewRequest("GET", rs.url(2)+"/v2/shared/layers/blobs/"+dg, nil)
+		req.SetBasicAuth("ci", rs.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Equal(got, data) {
+			t.Fatalf("blob from replica 2: %d, %d bytes", resp.StatusCode, len(got))
+		}
 	})
 
 	t.Run("ListenerKilled", func(t *testing.T) {

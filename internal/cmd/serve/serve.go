@@ -24,6 +24,7 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/mirror"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/secrets"
 	"github.com/chartctl/chartctl/internal/serveconfig"
@@ -130,7 +131,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if keyFile == "" {
 		keyFile, generate = filepath.Join(cfg.Data, "secrets.key"), true
 		if _, ok := db.(*postgres.DB); ok {
-			logger.Warn("--secrets-key-file is not set: this replica seals webhook secrets with its own key in --data, which other replicas cannot open; give every replica the same --secrets-key-file")
+			logger.Warn("--secrets-key-file is not set: this replica seals webhook secrets and mirror passwords with its own key in --data, which other replicas cannot open; give every replica the same --secrets-key-file")
 		}
 	}
 	box, err := secrets.Load(keyFile, generate)
@@ -143,6 +144,7 @@ func Run(ctx context.Context, opts *Options) error {
 	srv := server.New(db, blobs)
 	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
+	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams
 	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
 	srv.Config.BlobCacheSize = int64(cfg.BlobCacheSize)
 	srv.Logger = logger
@@ -173,6 +175,10 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
+	// Mirror repositories follow their upstreams: each every interval, at
+	// once when asked; with PostgreSQL one replica at a time per mirror.
+	syncer := mirror.New(srv.App(), box, mirror.Options{AllowPrivate: cfg.AllowPrivateUpstreams, Logger: logger})
+	srv.App().WakeMirror = syncer.Request
 	if pg, ok := db.(*postgres.DB); ok {
 		// Other replicas change charts too: keep this one's in-memory
 		// Helm indexes current with them.
@@ -222,8 +228,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgDone sync.WaitGroup
-	bgDone.Add(2)
+	bgDone.Add(3)
 	go func() { defer bgDone.Done(); dispatcher.Run(bg) }()
+	go func() { defer bgDone.Done(); syncer.Run(bg) }()
 	go func() { defer bgDone.Done(); pruneAudit(bg, db, cfg.AuditRetention.Duration(), logger) }()
 	defer func() { stopBG(); bgDone.Wait() }()
 	logger.Info("chartctl serving", "url", url, "data", cfg.Data, "config", opts.ConfigFile)

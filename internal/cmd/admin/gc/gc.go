@@ -27,10 +27,12 @@ func NewCmdGC(f *cmdutil.Factory, runF func(*GCOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Collect the OCI registry's garbage now",
-		Long: `Collect the OCI registry's garbage now, as the server does every hour:
-upload sessions abandoned for a day, blobs no manifest has referred to for
-the grace period (a day), and stored blobs nothing refers to any more.
-With --dry-run, only list what would go.`,
+		Long: `Collect garbage now, as the server does every hour: upload sessions
+abandoned for a day, OCI blob links no manifest has referred to for the
+grace period (the server's --gc-grace, 1 hour by default), and stored blobs
+nothing has referred to for that long (a deleted chart version's blob is
+removed here once past the grace period). With --dry-run, only list what
+would go.`,
 		Example: `  chartctl admin gc --dry-run
   chartctl admin gc -o json`,
 		Args: cmdutil.NoArgs,

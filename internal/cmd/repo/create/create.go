@@ -23,6 +23,13 @@ type CreateOptions struct {
 	Description  string
 	Organization string
 	Public       bool
+
+	// Mirror, if set, makes the repository a read-only mirror of this
+	// upstream Helm repository.
+	Mirror              string
+	MirrorInterval      string
+	MirrorUsername      string
+	MirrorPasswordStdin bool
 }
 
 // NewCmdCreate returns the `repo create` command; runF replaces the run
@@ -35,13 +42,26 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 		Long: `Create a chart repository. Without --org it belongs to you; with --org it
 belongs to that organization (you need the maintainer role there).
 Repositories are private unless --public is given; a public repository is
-readable by every signed-in user and by anonymous Helm clients.`,
+readable by every signed-in user and by anonymous Helm clients.
+
+With --mirror the repository is a read-only mirror of an upstream Helm
+repository: the server copies every chart version the upstream lists, at
+once and then every --mirror-interval (a duration such as 30m, 12h or 7d;
+at least 5m), and refuses uploads and deletes. Give the upstream's
+credential with --mirror-username and --mirror-password-stdin; the server
+stores the password encrypted and never shows it. See its state with
+` + "`chartctl repo view`" + ` and sync it at once with ` + "`chartctl repo sync`" + `.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
-  chartctl repo create platform --org acme --public`,
+  chartctl repo create platform --org acme --public
+  chartctl repo create bitnami --mirror https://charts.bitnami.com/bitnami --mirror-interval 6h --public
+  echo "$PASS" | chartctl repo create vendor --mirror https://charts.vendor.example --mirror-username robot --mirror-password-stdin`,
 		Args: cmdutil.ExactArgs(1, "a repository name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			opts.JSON = f.WantsJSON()
+			if opts.Mirror == "" && (cmd.Flags().Changed("mirror-interval") || opts.MirrorUsername != "" || opts.MirrorPasswordStdin) {
+				return cmdutil.FlagErrorf("--mirror-interval, --mirror-username and --mirror-password-stdin go with --mirror URL")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -52,6 +72,10 @@ readable by every signed-in user and by anonymous Helm clients.`,
 	cmd.Flags().StringVar(&opts.Organization, "org", "", "organization that owns the repository")
 	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
 	cmd.Flags().BoolVar(&opts.Public, "public", false, "make the repository readable by everyone")
+	cmd.Flags().StringVar(&opts.Mirror, "mirror", "", "make the repository a read-only mirror of this upstream Helm repository URL")
+	cmd.Flags().StringVar(&opts.MirrorInterval, "mirror-interval", "1h", "time between syncs of the mirror, e.g. 30m, 12h or 7d (at least 5m)")
+	cmd.Flags().StringVar(&opts.MirrorUsername, "mirror-username", "", "user name for the upstream (basic auth)")
+	cmd.Flags().BoolVar(&opts.MirrorPasswordStdin, "mirror-password-stdin", false, "read the upstream's password from standard input")
 	return cmd
 }
 
@@ -68,6 +92,20 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if opts.Public {
 		req.Visibility = "public"
 	}
+	if opts.Mirror != "" {
+		m := &client.MirrorRequest{URL: &opts.Mirror, Interval: &opts.MirrorInterval}
+		if opts.MirrorUsername != "" {
+			m.Username = &opts.MirrorUsername
+		}
+		if opts.MirrorPasswordStdin {
+			pw, err := cmdutil.ReadStdinSecret(opts.IO.In, "--mirror-password-stdin")
+			if err != nil {
+				return err
+			}
+			m.Password = &pw
+		}
+		req.Mirror = m
+	}
 	repo, _, err := c.Repositories.Create(ctx, req)
 	if err != nil {
 		return fmt.Errorf("create repository %s: %w", opts.Name, err)
@@ -79,6 +117,12 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	owner := "you"
 	if repo.Organization != nil {
 		owner = *repo.Organization
+	}
+	if repo.Mirror != nil {
+		_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s), a mirror of %s synced every %s; the first sync has started\n",
+			cs.SuccessIcon(), termtext.Line(repo.Visibility), cs.Bold(termtext.Line(repo.Name)), termtext.Line(owner),
+			termtext.Line(repo.Mirror.URL), termtext.Line(repo.Mirror.Interval))
+		return err
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s)\n",
 		cs.SuccessIcon(), termtext.Line(repo.Visibility), cs.Bold(termtext.Line(repo.Name)), termtext.Line(owner))

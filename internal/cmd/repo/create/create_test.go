@@ -20,6 +20,12 @@ func TestNewCmdCreate(t *testing.T) {
 		{name: "all flags on a tty", args: []string{"platform", "--description", "Platform charts", "--org", "acme", "--public"}, tty: true,
 			want: CreateOptions{Name: "platform", Description: "Platform charts", Organization: "acme", Public: true}},
 		{name: "short description", args: []string{"x", "-d", "desc"}, want: CreateOptions{Name: "x", Description: "desc", JSON: true}},
+		{name: "mirror", args: []string{"upstream", "--mirror", "https://charts.example.com", "--mirror-interval", "6h", "--mirror-username", "robot", "--mirror-password-stdin"},
+			want: CreateOptions{Name: "upstream", JSON: true, Mirror: "https://charts.example.com", MirrorInterval: "6h", MirrorUsername: "robot", MirrorPasswordStdin: true}},
+		{name: "mirror with the default interval", args: []string{"upstream", "--mirror", "https://charts.example.com"},
+			want: CreateOptions{Name: "upstream", JSON: true, Mirror: "https://charts.example.com", MirrorInterval: "1h"}},
+		{name: "mirror settings without --mirror", args: []string{"x", "--mirror-interval", "2h"}, wantFlag: true},
+		{name: "mirror password without --mirror", args: []string{"x", "--mirror-password-stdin"}, wantFlag: true},
 		{name: "no name", args: []string{}, wantFlag: true},
 		{name: "two names", args: []string{"a", "b"}, wantFlag: true},
 	}
@@ -45,7 +51,9 @@ func TestNewCmdCreate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got.Name != tt.want.Name || got.Description != tt.want.Description || got.Organization != tt.want.Organization ||
-				got.Public != tt.want.Public || got.JSON != tt.want.JSON {
+				got.Public != tt.want.Public || got.JSON != tt.want.JSON || got.Mirror != tt.want.Mirror ||
+				(tt.want.Mirror != "" && got.MirrorInterval != tt.want.MirrorInterval) || got.MirrorUsername != tt.want.MirrorUsername ||
+				got.MirrorPasswordStdin != tt.want.MirrorPasswordStdin {
 				t.Errorf("options = %+v, want %+v", *got, tt.want)
 			}
 		})

@@ -79,11 +79,37 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	if q, _, err := c.Repositories.Quota(ctx, repo.Name); err == nil {
 		fmt.Fprintf(w, "usage:        %s\n", quotaLine(q))
 	}
+	if m := repo.Mirror; m != nil {
+		fmt.Fprintf(w, "mirror of:    %s (every %s%s)\n", termtext.Line(m.URL), termtext.Line(m.Interval), userPart(m.Username))
+		last := "never"
+		if m.LastSyncAt != nil {
+			last = m.LastSyncAt.UTC().Format("2006-01-02 15:04:05 MST")
+		}
+		status := m.Status
+		switch m.Status {
+		case client.MirrorStatusOK:
+			status = cs.Green(status)
+		case client.MirrorStatusError:
+			status = cs.Red(status)
+		}
+		fmt.Fprintf(w, "sync status:  %s\n", status)
+		fmt.Fprintf(w, "last sync:    %s\n", last)
+		if m.Error != "" {
+			fmt.Fprintf(w, "sync error:   %s\n", termtext.Line(m.Error))
+		}
+	}
 	if opts.IO.IsStdoutTTY() {
 		fmt.Fprintf(w, "\n%s\n  helm repo add %s %s --username x --password $CHARTCTL_TOKEN\n",
 			cs.Gray("Use it with Helm:"), termtext.Line(repo.Name), termtext.Line(helmURL))
 	}
 	return nil
+}
+
+func userPart(u string) string {
+	if u == "" {
+		return ""
+	}
+	return ", as " + termtext.Line(u)
 }
 
 // quotaLine describes usage against the quota: "1.2 MiB of 10 MiB, 3

@@ -1,0 +1,21 @@
+// Package scale holds the scale-out benchmarks of issue #14: bolt + files
+// and PostgreSQL + S3 side by side in one run, on real `chartctl serve`
+// processes (the binary built from this module), a real PostgreSQL
+// (internal/testkit/pgtest: Debian's binaries) and a real S3 server
+// (internal/testkit/s3test: versitygw):
+//
+//	go test -run '^$' -bench . -benchtime 200x -timeout 60m ./bench/scale
+//
+// The benchmarks:
+//
+//   - BenchmarkUpload: one pusher on one server.
+//   - BenchmarkIndexYAML: index.yaml of 1,000 versions, 16 concurrent
+//     readers.
+//   - BenchmarkPushers: 16 concurrent pushers on one bolt node, or spread
+//     over three replicas on one database and bucket.
+//   - BenchmarkLargeRepository: a repository of 100,000 versions
+//     (CHARTCTL_BENCH_LARGE_N): start-up time and chart list pages.
+//
+// The package has only benchmarks: `go test ./...` compiles them and runs
+// nothing. docs/performance.md reports a run and how to read it.
+package scale
