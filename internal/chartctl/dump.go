@@ -198,7 +198,7 @@ var DumpCoverage = map[string]string{
 	"UpdateWebhook":   "Webhook",
 	"DeleteWebhook":   "Webhook",
 	"ClaimDeliveries": "- webhook deliveries are in-flight work, not restored",
-	"RecordAttempt":   "- webhook deliveries are in-flight work, not restored",
+	"RecordAttempts":  "- webhook deliveries are in-flight work, not restored",
 	"Deliveries":      "read",
 	"Redeliver":       "- webhook deliveries are in-flight work, not restored",
 	"EnqueueEvent":    "- webhook deliveries are in-flight work, not restored",
@@ -207,6 +207,7 @@ var DumpCoverage = map[string]string{
 	"Quota":              "read",
 	"SetQuota":           "Quota",
 	"SetRetentionPolicy": "Retention",
+	"MarkRetentionRun":   "- when a schedule last ran: a restored server starts its schedules afresh",
 	"RetentionPolicies":  "read",
 
 	// Leases.
