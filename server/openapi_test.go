@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -156,11 +158,11 @@ func TestOpenAPIValidationCatchesDrift(t *testing.T) {
 
 func TestCORSOrigins(t *testing.T) {
 	ts := testkit.StartServer(t, func(s *server.Server) { s.Config.CORSOrigins = []string{"https://editor.example.com"} })
-	preflight := func(origin, path string) *http.Response {
+	preflight := func(origin, path string, method ...string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodOptions, ts.URL+path, nil)
 		req.Header.Set("Origin", origin)
-		req.Header.Set("Access-Control-Request-Method", "GET")
+		req.Header.Set("Access-Control-Request-Method", append(method, "GET")[0])
 		req.Header.Set("Access-Control-Request-Headers", "authorization")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -180,6 +182,25 @@ func TestCORSOrigins(t *testing.T) {
 	if r := preflight("https://editor.example.com", "/helm/x/index.yaml"); r.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("CORS reached a path outside /v1: %v", r.Header)
 	}
+	// Every documented operation can be called from the tool: its method
+	// is among the preflight's allowed ones (PUT was missing once, found
+	// by calling the quota PUT from Swagger UI).
+	for op := range documentedOperations(t) {
+		method, path, _ := strings.Cut(op, " ")
+		path = pathParam.ReplaceAllString(path, "x")
+		r := preflight("https://editor.example.com", path, method)
+		allowed := strings.Split(r.Header.Get("Access-Control-Allow-Methods"), ",")
+		if r.StatusCode != http.StatusNoContent || !slices.Contains(allowed, method) {
+			t.Errorf("preflight of %s: %d, allowed methods %q", op, r.StatusCode, allowed)
+		}
+	}
+	// The tool's own OAuth sign-in (authorization code with PKCE) ends in
+	// a token request from the browser.
+	for _, p := range []string{"/oauth/token", "/oauth/revoke"} {
+		if r := preflight("https://editor.example.com", p, "POST"); r.Header.Get("Access-Control-Allow-Origin") != "https://editor.example.com" {
+			t.Errorf("preflight of POST %s from the listed origin: %d %v", p, r.StatusCode, r.Header)
+		}
+	}
 	// A real call from the tool, with a key: the answer is readable.
 	got := ts.Do(t, http.MethodGet, "/v1/user", ts.AdminKey, nil, "Origin", "https://editor.example.com")
 	if got.StatusCode != 200 || got.Header.Get("Access-Control-Allow-Origin") != "https://editor.example.com" ||
@@ -193,4 +214,33 @@ func TestCORSOrigins(t *testing.T) {
 	if got.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("CORS on by default: %v", got.Header)
 	}
+}
+
+// TestOpenAPIDocumentHasNoNullKeys catches YAML that parses into something
+// else than was written: an unquoted comma in a flow mapping's description
+// cuts the text and turns its rest into a key with a null value, which
+// OpenAPI tools show without complaint (three such were found by reading
+// the document in Swagger UI).
+func TestOpenAPIDocumentHasNoNullKeys(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(server.OpenAPIDocument(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if e == nil && k != "default" && k != "example" && k != "const" {
+					t.Errorf("%s: key %q has no value (an unquoted comma or colon in a flow mapping?)", path, k)
+				}
+				walk(path+"/"+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s/%d", path, i), e)
+			}
+		}
+	}
+	walk("#", doc)
 }
