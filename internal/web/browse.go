@@ -45,6 +45,23 @@ func (d *Dashboard) viewer(c echo.Context) (*chartctl.Principal, error) {
 	return d.opts.Principals.PrincipalFor(c.Request().Context(), u.ID, "web-session", chartctl.AllScopes)
 }
 
+// visibleRepo loads the viewer and the repository of the path's :repo
+// parameter, answering the request itself (the 404 page) when the viewer
+// may not see it; the bool is false then, or on an error.
+func (d *Dashboard) visibleRepo(c echo.Context) (*chartctl.Principal, *chartctl.Repository, bool, error) {
+	p, err := d.viewer(c)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	r, err := d.opts.App.VisibleRepo(c.Request().Context(), p, c.Param("repo"))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, nil, false, d.notFound(c)
+	} else if err != nil {
+		return nil, nil, false, err
+	}
+	return p, r, true, nil
+}
+
 // browsePage is the Page of a browsing page: the navigation bar shows for
 // anonymous visitors too.
 func (d *Dashboard) browsePage(c echo.Context, title, nav, canonical string, data any) Page {
@@ -295,17 +312,11 @@ type ChartRow struct {
 }
 
 func (d *Dashboard) handleRepo(c echo.Context) error {
-	p, err := d.viewer(c)
-	if err != nil {
+	p, r, ok, err := d.visibleRepo(c)
+	if !ok {
 		return err
 	}
 	ctx := c.Request().Context()
-	r, err := d.opts.App.VisibleRepo(ctx, p, c.Param("repo"))
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return d.notFound(c)
-	} else if err != nil {
-		return err
-	}
 	latest, err := d.opts.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{Latest: true})
 	if err != nil {
 		return err
@@ -446,17 +457,11 @@ func chartURL(repo, name, version string) string {
 }
 
 func (d *Dashboard) handleChart(c echo.Context) error {
-	p, err := d.viewer(c)
-	if err != nil {
+	p, r, ok, err := d.visibleRepo(c)
+	if !ok {
 		return err
 	}
 	ctx := c.Request().Context()
-	r, err := d.opts.App.VisibleRepo(ctx, p, c.Param("repo"))
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return d.notFound(c)
-	} else if err != nil {
-		return err
-	}
 	name, version := c.Param("name"), c.Param("version")
 	if chart.ValidateName(name) != nil || (version != "" && chart.ValidateVersion(version) != nil) {
 		return d.notFound(c)
@@ -623,17 +628,11 @@ func chartIcon(cv *chartctl.ChartVersion) (template.URL, string) {
 }
 
 func (d *Dashboard) handleDownload(c echo.Context) error {
-	p, err := d.viewer(c)
-	if err != nil {
+	_, r, ok, err := d.visibleRepo(c)
+	if !ok {
 		return err
 	}
 	ctx := c.Request().Context()
-	r, err := d.opts.App.VisibleRepo(ctx, p, c.Param("repo"))
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return d.notFound(c)
-	} else if err != nil {
-		return err
-	}
 	file := c.Param("file")
 	prov := strings.HasSuffix(file, ".prov")
 	if file != "download" && file != "download.prov" {

@@ -205,14 +205,8 @@ type RepoSettingsPage struct {
 // settingsRepo loads the repository whose settings the signed-in user may
 // change, answering the request itself when not (the bool is false then).
 func (d *Dashboard) settingsRepo(c echo.Context) (*chartctl.Repository, *chartctl.Principal, bool, error) {
-	p, err := d.viewer(c)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	r, err := d.opts.App.VisibleRepo(c.Request().Context(), p, c.Param("repo"))
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, nil, false, d.notFound(c)
-	} else if err != nil {
+	p, r, ok, err := d.visibleRepo(c)
+	if !ok {
 		return nil, nil, false, err
 	}
 	if !p.RepoRole(r).AtLeast(app.SettingsRole(r)) {
