@@ -18,16 +18,12 @@ import (
 	"github.com/chartctl/chartctl/internal/migrate"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/s3blob"
+	"github.com/chartctl/chartctl/internal/testkit/enginetest"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.StopShared()
-	s3test.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m)) }
 
 var ctx = context.Background()
 

@@ -18,16 +18,12 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/serve"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/enginetest"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.StopShared()
-	s3test.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m)) }
 
 // TestServeOnPostgresAndS3 runs the real binary on PostgreSQL and an S3
 // store: it starts, creates its admin, takes an upload and serves it back

@@ -13,16 +13,12 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/admin/migrate"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/testkit/enginetest"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.StopShared()
-	s3test.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m)) }
 
 // TestMigrateCommand runs the command on a data directory with one chart
 // against a real PostgreSQL and versitygw: progress on stderr, the

@@ -16,6 +16,7 @@ import (
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/s3blob"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/enginetest"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
@@ -72,12 +73,7 @@ func TestRestoreRun(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.StopShared()
-	s3test.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m)) }
 
 // testkitKey is the secrets key testkit servers seal webhook secrets with.
 const testkitKey = "testkit secrets key, 32+ bytes long"
