@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -125,18 +124,9 @@ func New(a *app.App, secrets Opener, opts Options) *Syncer {
 // credentials are not sent to another host. No proxy is used: a proxy
 // would make every upstream look like the proxy's address.
 func NewClient(allowPrivate bool, timeout time.Duration) *http.Client {
-	d := netguard.Dialer(timeout, allowPrivate, app.FlagAllowPrivateUpstreams)
-	return &http.Client{Transport: &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		},
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       30 * time.Second,
-		ForceAttemptHTTP2:     true,
-	}}
+	tr := netguard.Transport(timeout, allowPrivate, app.FlagAllowPrivateUpstreams)
+	tr.ForceAttemptHTTP2 = true
+	return &http.Client{Transport: tr}
 }
 
 // Request asks for a sync of the mirror repo as soon as possible, whether

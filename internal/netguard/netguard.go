@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"syscall"
 	"time"
@@ -60,4 +61,20 @@ func Dialer(timeout time.Duration, allowPrivate bool, flag string) *net.Dialer {
 		d.Control = Control(flag)
 	}
 	return d
+}
+
+// Transport returns an HTTP transport whose every connection goes through
+// Dialer (the address checked after name resolution, so DNS rebinding
+// cannot reach an internal address), with no proxy (a proxy would make
+// every target look like the proxy's address) and every phase bounded by
+// timeout.
+func Transport(timeout time.Duration, allowPrivate bool, flag string) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           Dialer(timeout, allowPrivate, flag).DialContext,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       30 * time.Second,
+	}
 }

@@ -1,8 +1,6 @@
 package webhook
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"time"
 
@@ -15,17 +13,7 @@ import (
 // one later (DNS rebinding) is still refused; redirects are not followed;
 // every phase is bounded by timeout.
 func NewClient(allowPrivate bool, timeout time.Duration) *http.Client {
-	d := netguard.Dialer(timeout, allowPrivate, "--allow-private-webhooks")
-	tr := &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		},
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       30 * time.Second,
-	}
+	tr := netguard.Transport(timeout, allowPrivate, "--allow-private-webhooks")
 	return &http.Client{
 		Transport:     tr,
 		Timeout:       timeout,
