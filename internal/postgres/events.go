@@ -450,6 +450,12 @@ func (db *DB) DeleteWebhook(ctx context.Context, id string) error {
 // to one, and once that claim commits its deliveries are no longer due, so
 // the next claim stops at them — a webhook's deliveries are never sent out
 // of order or twice at once.
+//
+// The locks are taken in a statement of their own: under READ COMMITTED a
+// statement reads the snapshot of its start, so a claim that locked a
+// webhook just after another claim committed would, in one statement,
+// still see that claim's deliveries as due and send them a second time.
+// The statement after the locks sees every claim that held them.
 func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perWebhook, limit int) ([]*chartctl.Delivery, error) {
 	if limit <= 0 || perWebhook <= 0 {
 		return nil, nil
@@ -458,14 +464,20 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 	var out []*chartctl.Delivery
 	err := db.tx(ctx, "claim deliveries", func(tx pgx.Tx) error {
 		out = nil
-		rows, err := tx.Query(ctx, `WITH hooks AS (
-				SELECT id FROM webhooks WHERE active ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
-			), heads AS (
+		rows, err := tx.Query(ctx, `SELECT id FROM webhooks WHERE active ORDER BY id FOR NO KEY UPDATE SKIP LOCKED`)
+		if err != nil {
+			return err
+		}
+		hooks, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(hooks) == 0 {
+			return err
+		}
+		rows, err = tx.Query(ctx, `WITH heads AS (
 				SELECT h.seq, h.webhook_id,
 					bool_and(h.next_attempt_at IS NULL OR h.next_attempt_at <= $1)
 						OVER (PARTITION BY h.webhook_id ORDER BY h.seq) AS due,
 					row_number() OVER (PARTITION BY h.webhook_id ORDER BY h.seq) AS n
-				FROM hooks w CROSS JOIN LATERAL (SELECT seq, webhook_id, next_attempt_at FROM deliveries
+				FROM unnest($5::text[]) w(id) CROSS JOIN LATERAL (SELECT seq, webhook_id, next_attempt_at FROM deliveries
 					WHERE webhook_id = w.id AND state = 'pending' ORDER BY seq LIMIT $4) h
 			), picked AS (
 				-- Round robin over the webhooks (every head before any
@@ -473,7 +485,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 				SELECT seq FROM heads WHERE due ORDER BY n, webhook_id LIMIT $3
 			)
 			UPDATE deliveries d SET next_attempt_at = $2 FROM picked WHERE d.seq = picked.seq RETURNING d.seq`,
-			now, now.Add(lease).Truncate(time.Microsecond), limit, perWebhook)
+			now, now.Add(lease).Truncate(time.Microsecond), limit, perWebhook, hooks)
 		if err != nil {
 			return err
 		}
