@@ -130,7 +130,7 @@ func BenchmarkListCharts(b *testing.B) {
 			cv := &chartctl.ChartVersion{Repository: "r", Name: fmt.Sprintf("chart-%02d", i%40), Version: fmt.Sprintf("1.%d.0", i),
 				Description: "A chart", Digest: fmt.Sprintf("sha256:%064x", i), Size: 3000,
 				Metadata: []byte(fmt.Sprintf(`{"name":"chart-%02d","version":"1.%d.0","description":"A chart","apiVersion":"v2"}`, i%40, i))}
-			_, _, _, err := s.Store.PutChartVersion(ctx, cv, false)
+			_, _, _, err := s.Store.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 			errs <- err
 		}(i)
 	}

@@ -132,8 +132,8 @@ func (g *gatedPuts) arm() *gate {
 	return gt
 }
 
-func (g *gatedPuts) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
-	stored, created, orphans, err := g.Store.PutChartVersion(ctx, cv, overwrite)
+func (g *gatedPuts) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, opts chartctl.PutVersionOptions) (*chartctl.ChartVersion, bool, []string, error) {
+	stored, created, orphans, err := g.Store.PutChartVersion(ctx, cv, opts)
 	if gt := g.hold.Swap(nil); gt != nil {
 		close(gt.committed)
 		<-gt.release

@@ -216,12 +216,12 @@ type gatedBeforePut struct {
 	hold atomic.Pointer[gate]
 }
 
-func (g *gatedBeforePut) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
+func (g *gatedBeforePut) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, opts chartctl.PutVersionOptions) (*chartctl.ChartVersion, bool, []string, error) {
 	if gt := g.hold.Swap(nil); gt != nil {
 		close(gt.committed)
 		<-gt.release
 	}
-	return g.Store.PutChartVersion(ctx, cv, overwrite)
+	return g.Store.PutChartVersion(ctx, cv, opts)
 }
 
 // Regression (issue 12): an upload in flight when its repository was

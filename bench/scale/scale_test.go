@@ -564,7 +564,7 @@ func openLarge(b *testing.B, mode string) *large {
 		for range 64 {
 			wg.Go(func() {
 				for i := int(next.Add(1)) - 1; i < l.n; i = int(next.Add(1)) - 1 {
-					if _, _, _, err := db.PutChartVersion(ctx, largeVersion(i), false); err != nil {
+					if _, _, _, err := db.PutChartVersion(ctx, largeVersion(i), chartctl.PutVersionOptions{}); err != nil {
 						b.Error(err)
 						return
 					}

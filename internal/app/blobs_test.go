@@ -58,7 +58,7 @@ func TestSweepSparesYoungOrphans(t *testing.T) {
 	young, old, kept := put("young orphan"), put("old orphan"), put("referenced")
 	age(old, 2*time.Hour)
 	age(kept, 2*time.Hour)
-	if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "r", Name: "c", Version: "1.0.0", Digest: kept}, false); err != nil {
+	if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "r", Name: "c", Version: "1.0.0", Digest: kept}, chartctl.PutVersionOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	a := app.New(db, blobs, app.Options{Config: app.Config{BlobGrace: time.Hour}})

@@ -44,6 +44,12 @@ type PutOptions struct {
 	// CreatedAt, when set, is the version's creation time instead of now
 	// (an import keeping the source's time; see CheckCreatedAt).
 	CreatedAt time.Time
+	// Manifest, when set, is the OCI manifest the chart was pushed with,
+	// stored with the version in one transaction and tagged Tag
+	// (chartctl.PutVersionOptions).
+	Manifest *chartctl.OCIManifest
+	// Tag is the tag of Manifest.
+	Tag string
 	// mirror marks a mirror's sync (PutMirrored), the only writer allowed
 	// into a mirror repository.
 	mirror bool
@@ -68,8 +74,8 @@ func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, o
 		}
 		return nil, false, a.Reject(u, err)
 	}
-	overwrite := opts.Force && a.Config.AllowOverwrite
-	stored, created, err = a.commit(ctx, r, u, overwrite, opts.CreatedAt)
+	put := chartctl.PutVersionOptions{Overwrite: opts.Force && a.Config.AllowOverwrite, Manifest: opts.Manifest, Tag: opts.Tag}
+	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt)
 	a.observeUpload(created, err)
 	if chartctl.ErrorCode(err) == chartctl.ECONFLICT && opts.Force && !a.Config.AllowOverwrite {
 		return nil, false, chartctl.Errorf(chartctl.ECONFLICT, "%s This server does not allow overwriting (start it with --allow-overwrite).", chartctl.ErrorMessage(err))
@@ -84,7 +90,7 @@ func (a *App) Reject(u *Upload, err error) error {
 	return err
 }
 
-func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, overwrite bool, createdAt time.Time) (*chartctl.ChartVersion, bool, error) {
+func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, put chartctl.PutVersionOptions, createdAt time.Time) (*chartctl.ChartVersion, bool, error) {
 	defer u.Abort()
 	digests := []string{u.blob.Digest()}
 	if u.prov != nil {
@@ -123,7 +129,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		cv.IndexEntry = helmindex.RenderEntry(cv)
 		rctx := a.Record(ctx, "chart.push", ChartTarget(repo.Name, cv.Name, cv.Version), repo.Organization,
 			a.NewEvent(ctx, chartctl.EventChartPushed, repo.Name, repo.Organization, repoPath(repo.Name)+"/charts/"+cv.Name+"/"+cv.Version, cv.Name+"/"+cv.Version, ChartData(cv)))
-		return a.Store.PutChartVersion(rctx, cv, overwrite)
+		return a.Store.PutChartVersion(rctx, cv, put)
 	}()
 	if err != nil || !created {
 		// A refused or repeated upload may leave its blob unreferenced:

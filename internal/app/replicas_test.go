@@ -71,11 +71,11 @@ type pausedStore struct {
 	beforePut func()
 }
 
-func (s *pausedStore) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
+func (s *pausedStore) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, opts chartctl.PutVersionOptions) (*chartctl.ChartVersion, bool, []string, error) {
 	if s.beforePut != nil {
 		s.beforePut()
 	}
-	return s.Store.PutChartVersion(ctx, cv, overwrite)
+	return s.Store.PutChartVersion(ctx, cv, opts)
 }
 
 func mustRepo(t *testing.T, a *app.App, name string) *chartctl.Repository {

@@ -50,7 +50,7 @@ func TestScheduledRetentionOnceAcrossReplicas(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		cv := &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: fmt.Sprintf("1.%d.0", i), Digest: fmt.Sprintf("sha256:%064x", i), Size: 10,
 			Metadata: []byte(`{"name":"web"}`), CreatedAt: now.Add(-time.Hour)}
-		if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+		if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +116,7 @@ func TestScheduledRetentionOnceAcrossReplicas(t *testing.T) {
 	// The next day's time is due again, once.
 	now = now.Add(24 * time.Hour)
 	if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: "2.0.0",
-		Digest: fmt.Sprintf("sha256:%064x", 9), Size: 10, Metadata: []byte(`{"name":"web"}`), CreatedAt: now}, false); err != nil {
+		Digest: fmt.Sprintf("sha256:%064x", 9), Size: 10, Metadata: []byte(`{"name":"web"}`), CreatedAt: now}, chartctl.PutVersionOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	a2.runDue(ctx, now.Add(-time.Minute), now)

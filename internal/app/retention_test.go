@@ -35,7 +35,7 @@ func TestScheduledRetentionRunsWhenDue(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		cv := &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: fmt.Sprintf("1.%d.0", i), Digest: fmt.Sprintf("sha256:%064x", i), Size: 10,
 			Metadata: []byte(`{"name":"web"}`)}
-		if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+		if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -119,7 +119,7 @@ func chart(repo, name, version, content string) *chartctl.ChartVersion {
 
 func mustPut(tb testing.TB, db *bolt.DB, cv *chartctl.ChartVersion) *chartctl.ChartVersion {
 	tb.Helper()
-	stored, created, orphans, err := db.PutChartVersion(context.Background(), cv, false)
+	stored, created, orphans, err := db.PutChartVersion(context.Background(), cv, chartctl.PutVersionOptions{})
 	if err != nil {
 		tb.Fatalf("PutChartVersion(%s %s): %v", cv.Name, cv.Version, err)
 	}

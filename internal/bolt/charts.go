@@ -30,9 +30,11 @@ import (
 // index entry) and the result is created=true. A provenance file with the
 // same content in other archive bytes is a conflict: it signs those bytes,
 // not the stored ones. If the version exists with other content, or with
-// another provenance file, it returns ECONFLICT, unless overwrite is set:
-// then it replaces the record, returns the new one with created=true, and
-// orphans lists (sorted) the blobs no record refers to any more.
+// another provenance file, it returns ECONFLICT, unless opts.Overwrite is
+// set: then it replaces the record, returns the new one with created=true,
+// and orphans lists (sorted) the blobs no record refers to any more. With
+// opts.Manifest the version's OCI manifest is stored in the same commit
+// (chartctl.PutVersionOptions).
 //
 // A new version SemVer-equal to a stored version of the same chart
 // ("v1.0.0" or "1.0.0+build.7" beside "1.0.0", see canonicalVersion) is
@@ -46,7 +48,8 @@ import (
 // A call alone commits at once; concurrent calls share one commit (bbolt's
 // Batch, which waits up to its delay for company). Each is fsynced before it
 // returns.
-func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
+func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, opts chartctl.PutVersionOptions) (*chartctl.ChartVersion, bool, []string, error) {
+	overwrite := opts.Overwrite
 	if err := validateChartKey(cv.Name, cv.Version); err != nil {
 		return nil, false, nil, err
 	}
@@ -75,7 +78,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		commit = db.db.Batch
 	}
 	defer db.puts.Add(-1)
-	err = commit(func(tx *bbolt.Tx) error {
+	put := func(tx *bbolt.Tx) error {
 		stored, created, orphans = nil, false, nil
 		repo, err := getRepo(tx, cv.Repository)
 		if err != nil {
@@ -179,6 +182,14 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		stored, created = rec.domain(), true
 		stored.IndexEntry = cv.IndexEntry
 		return db.writeChange(ctx, tx, true)
+	}
+	err = commit(func(tx *bbolt.Tx) error {
+		if err := put(tx); err != nil || opts.Manifest == nil {
+			return err
+		}
+		m := opts.Manifest
+		m.Chart = &chartctl.OCIChartRef{Repository: cv.Repository, Name: stored.Name, Version: stored.Version}
+		return db.storeManifest(tx, m, opts.Tag)
 	})
 	if err != nil {
 		return nil, false, nil, wrap("put chart version", err)

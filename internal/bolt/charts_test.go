@@ -39,7 +39,7 @@ func TestPutChartVersion(t *testing.T) {
 	cv := chart("stable", "web", "1.0.0", "web-1.0.0")
 	cv.Description = "A web app"
 	cv.ProvDigest = digest("web-1.0.0.prov")
-	stored, created, orphans, err := db.PutChartVersion(ctx, cv, false)
+	stored, created, orphans, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 	if err != nil || !created || len(orphans) != 0 {
 		t.Fatalf("first put: created=%v orphans=%v err=%v", created, orphans, err)
 	}
@@ -59,7 +59,7 @@ func TestPutChartVersion(t *testing.T) {
 	db.Now = func() time.Time { return testTime.Add(time.Hour) }
 	retry := chart("stable", "web", "1.0.0", "web-1.0.0")
 	retry.Description = "changed"
-	stored, created, orphans, err = db.PutChartVersion(ctx, retry, false)
+	stored, created, orphans, err = db.PutChartVersion(ctx, retry, chartctl.PutVersionOptions{})
 	if err != nil || created || len(orphans) != 0 {
 		t.Fatalf("same-digest put: created=%v orphans=%v err=%v", created, orphans, err)
 	}
@@ -67,12 +67,12 @@ func TestPutChartVersion(t *testing.T) {
 		t.Fatalf("same-digest put returned %+v, want the stored record", stored)
 	}
 	// Also with overwrite set.
-	if _, created, _, err := db.PutChartVersion(ctx, retry, true); err != nil || created {
+	if _, created, _, err := db.PutChartVersion(ctx, retry, chartctl.PutVersionOptions{Overwrite: true}); err != nil || created {
 		t.Fatalf("same-digest overwrite: created=%v err=%v", created, err)
 	}
 
 	// Other bytes under the same version conflict.
-	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "other"), false)
+	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "other"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 	wantMessage(t, err, "Chart web version 1.0.0 already exists with different content.")
 	if got, _ := db.ChartVersion(ctx, "stable", "web", "1.0.0"); got.Digest != cv.Digest {
@@ -81,7 +81,7 @@ func TestPutChartVersion(t *testing.T) {
 	mustReferenced(t, db, digest("other"), false)
 
 	// Errors.
-	_, _, _, err = db.PutChartVersion(ctx, chart("ghost", "web", "1.0.0", "x"), false)
+	_, _, _, err = db.PutChartVersion(ctx, chart("ghost", "web", "1.0.0", "x"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ENOTFOUND)
 	wantMessage(t, err, `Repository "ghost" not found.`)
 	for _, bad := range []*chartctl.ChartVersion{
@@ -90,7 +90,7 @@ func TestPutChartVersion(t *testing.T) {
 		chart("stable", "we\x00b", "1.0.0", "x"),
 		{Repository: "stable", Name: "web", Version: "2.0.0"},
 	} {
-		_, _, _, err = db.PutChartVersion(ctx, bad, false)
+		_, _, _, err = db.PutChartVersion(ctx, bad, chartctl.PutVersionOptions{})
 		wantCode(t, err, chartctl.EINVALID)
 	}
 
@@ -117,7 +117,7 @@ func TestOverwrite(t *testing.T) {
 	db.Now = func() time.Time { return testTime.Add(time.Minute) }
 	v2 := chart("stable", "web", "1.0.0", "v2")
 	v2.ProvDigest = prov // the same provenance blob stays referenced
-	stored, created, orphans, err := db.PutChartVersion(ctx, v2, true)
+	stored, created, orphans, err := db.PutChartVersion(ctx, v2, chartctl.PutVersionOptions{Overwrite: true})
 	if err != nil || !created {
 		t.Fatalf("overwrite: created=%v err=%v", created, err)
 	}
@@ -133,7 +133,7 @@ func TestOverwrite(t *testing.T) {
 
 	// Overwriting with a record that has no provenance orphans it too.
 	v3 := chart("stable", "web", "1.0.0", "v3")
-	_, _, orphans, err = db.PutChartVersion(ctx, v3, true)
+	_, _, orphans, err = db.PutChartVersion(ctx, v3, chartctl.PutVersionOptions{Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestConcurrentPutChartVersion(t *testing.T) {
 			defer wg.Done()
 			cv := chart("stable", "web", fmt.Sprintf("1.0.%d", i), fmt.Sprintf("web-%d", i))
 			cv.ProvDigest = digest("shared-prov")
-			_, created[i], _, errs[i] = db.PutChartVersion(ctx, cv, false)
+			_, created[i], _, errs[i] = db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 		}()
 	}
 	wg.Wait()
@@ -340,7 +340,7 @@ func TestConcurrentPutSameVersion(t *testing.T) {
 			if i%2 == 1 {
 				content = fmt.Sprintf("different-%d", i)
 			}
-			stored, created, _, err := db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", content), false)
+			stored, created, _, err := db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", content), chartctl.PutVersionOptions{})
 			r := result{created: created, err: err}
 			if stored != nil {
 				r.digest = stored.Digest
@@ -387,7 +387,7 @@ func BenchmarkPutChartVersion(b *testing.B) {
 			v := i
 			mu.Unlock()
 			cv := chart("bench", "web", fmt.Sprintf("1.0.%d", v), fmt.Sprint(v))
-			if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+			if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -408,7 +408,7 @@ func BenchmarkChartVersions(b *testing.B) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			cv := chart("bench", fmt.Sprintf("chart-%d", i%10), fmt.Sprintf("%d.%d.0", i/100, i%100), fmt.Sprint(i))
-			if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+			if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
 				errs <- err
 			}
 		}()

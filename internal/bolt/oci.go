@@ -192,40 +192,43 @@ func (db *DB) UnreferencedLinks(ctx context.Context, before time.Time) ([]*chart
 // otherwise); a chart manifest replaces the one stored for the same
 // version.
 func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag string) error {
-	err := db.db.Update(func(tx *bbolt.Tx) error {
-		links := bucket(tx, ociBlobLinksBucket)
-		for _, d := range m.Blobs {
-			if links.Get(key(m.Name, d)) == nil {
-				return &chartctl.UnknownReferenceError{Digest: d}
-			}
-		}
-		manifests := bucket(tx, ociManifestsBucket)
-		for _, d := range m.Manifests {
-			if manifests.Get(key(m.Name, d)) == nil {
-				return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
-			}
-		}
-		k := key(m.Name, m.Digest)
-		if v := manifests.Get(k); v != nil {
-			r, err := decode[ociManifestRecord](v)
-			if err != nil {
-				return err
-			}
-			m.CreatedAt = r.CreatedAt
-		} else {
-			if m.CreatedAt.IsZero() {
-				m.CreatedAt = db.now()
-			}
-			if err := putManifest(tx, m); err != nil {
-				return err
-			}
-		}
-		if tag != "" {
-			return bucket(tx, ociTagsBucket).Put(key(m.Name, tag), []byte(m.Digest))
-		}
-		return nil
-	})
+	err := db.db.Update(func(tx *bbolt.Tx) error { return db.storeManifest(tx, m, tag) })
 	return wrap("put manifest", err)
+}
+
+// storeManifest is PutManifest in tx.
+func (db *DB) storeManifest(tx *bbolt.Tx, m *chartctl.OCIManifest, tag string) error {
+	links := bucket(tx, ociBlobLinksBucket)
+	for _, d := range m.Blobs {
+		if links.Get(key(m.Name, d)) == nil {
+			return &chartctl.UnknownReferenceError{Digest: d}
+		}
+	}
+	manifests := bucket(tx, ociManifestsBucket)
+	for _, d := range m.Manifests {
+		if manifests.Get(key(m.Name, d)) == nil {
+			return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
+		}
+	}
+	k := key(m.Name, m.Digest)
+	if v := manifests.Get(k); v != nil {
+		r, err := decode[ociManifestRecord](v)
+		if err != nil {
+			return err
+		}
+		m.CreatedAt = r.CreatedAt
+	} else {
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = db.now()
+		}
+		if err := putManifest(tx, m); err != nil {
+			return err
+		}
+	}
+	if tag != "" {
+		return bucket(tx, ociTagsBucket).Put(key(m.Name, tag), []byte(m.Digest))
+	}
+	return nil
 }
 
 // putManifest writes a new manifest record with its indexes.

@@ -87,7 +87,7 @@ func TestOCIChartManifestFollowsVersion(t *testing.T) {
 	db, _ := setup(t)
 	mustRepo(t, db, "stable", "")
 	cv := chart("stable", "web", "1.0.0", "web-1.0.0")
-	if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+	if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := digest("cfg")

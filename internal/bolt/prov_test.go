@@ -22,7 +22,7 @@ func TestProvenanceOnIdenticalArchive(t *testing.T) {
 	db.Now = func() time.Time { return testTime.Add(time.Hour) }
 	signed := chart("stable", "web", "1.0.0", "v1")
 	signed.ProvDigest = digest("sig one")
-	stored, created, orphans, err := db.PutChartVersion(ctx, signed, false)
+	stored, created, orphans, err := db.PutChartVersion(ctx, signed, chartctl.PutVersionOptions{})
 	if err != nil || !created || len(orphans) != 0 {
 		t.Fatalf("attach: created=%v orphans=%v err=%v", created, orphans, err)
 	}
@@ -39,7 +39,7 @@ func TestProvenanceOnIdenticalArchive(t *testing.T) {
 	for _, p := range []string{signed.ProvDigest, ""} {
 		again := chart("stable", "web", "1.0.0", "v1")
 		again.ProvDigest = p
-		if _, created, _, err := db.PutChartVersion(ctx, again, false); err != nil || created {
+		if _, created, _, err := db.PutChartVersion(ctx, again, chartctl.PutVersionOptions{}); err != nil || created {
 			t.Fatalf("retry with prov %q: created=%v err=%v", p, created, err)
 		}
 	}
@@ -47,9 +47,9 @@ func TestProvenanceOnIdenticalArchive(t *testing.T) {
 	// Another file: conflict, unless overwriting.
 	other := chart("stable", "web", "1.0.0", "v1")
 	other.ProvDigest = digest("sig two")
-	_, _, _, err = db.PutChartVersion(ctx, other, false)
+	_, _, _, err = db.PutChartVersion(ctx, other, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
-	stored, created, orphans, err = db.PutChartVersion(ctx, other, true)
+	stored, created, orphans, err = db.PutChartVersion(ctx, other, chartctl.PutVersionOptions{Overwrite: true})
 	if err != nil || !created || fmt.Sprint(orphans) != fmt.Sprint([]string{signed.ProvDigest}) {
 		t.Fatalf("replace: created=%v orphans=%v err=%v", created, orphans, err)
 	}
@@ -78,6 +78,6 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 	}
 	_, err := db.Repository(ctx, "stable")
 	wantCode(t, err, chartctl.EUNAVAILABLE)
-	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "v1"), false)
+	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "v1"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.EUNAVAILABLE)
 }

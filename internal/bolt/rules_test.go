@@ -30,7 +30,7 @@ func TestPutChartVersionSameContentOtherBytes(t *testing.T) {
 
 	again := chart("stable", "web", "1.0.0", "archive-b")
 	again.ContentDigest = digest("files")
-	got, created, orphans, err := db.PutChartVersion(ctx, again, false)
+	got, created, orphans, err := db.PutChartVersion(ctx, again, chartctl.PutVersionOptions{})
 	if err != nil || created || len(orphans) != 0 {
 		t.Fatalf("same content: created=%v orphans=%v err=%v", created, orphans, err)
 	}
@@ -42,7 +42,7 @@ func TestPutChartVersionSameContentOtherBytes(t *testing.T) {
 	// Other content stays a conflict.
 	other := chart("stable", "web", "1.0.0", "archive-c")
 	other.ContentDigest = digest("other files")
-	_, _, _, err = db.PutChartVersion(ctx, other, false)
+	_, _, _, err = db.PutChartVersion(ctx, other, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 	wantMessage(t, err, "Chart web version 1.0.0 already exists with different content.")
 
@@ -51,11 +51,11 @@ func TestPutChartVersionSameContentOtherBytes(t *testing.T) {
 	signed := chart("stable", "web", "1.0.0", "archive-b")
 	signed.ContentDigest = digest("files")
 	signed.ProvDigest = digest("prov-b")
-	_, _, _, err = db.PutChartVersion(ctx, signed, false)
+	_, _, _, err = db.PutChartVersion(ctx, signed, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 
 	// overwrite keeps its meaning: the new archive replaces the old.
-	got, created, orphans, err = db.PutChartVersion(ctx, again, true)
+	got, created, orphans, err = db.PutChartVersion(ctx, again, chartctl.PutVersionOptions{Overwrite: true})
 	if err != nil || !created || got.Digest != again.Digest || strings.Join(orphans, ",") != first.Digest {
 		t.Fatalf("overwrite: %+v created=%v orphans=%v err=%v", got, created, orphans, err)
 	}
@@ -71,12 +71,12 @@ func TestPutChartVersionWithoutStoredContentDigest(t *testing.T) {
 
 	same := chart("stable", "web", "1.0.0", "archive-a")
 	same.ContentDigest = digest("files")
-	if _, created, _, err := db.PutChartVersion(ctx, same, false); err != nil || created {
+	if _, created, _, err := db.PutChartVersion(ctx, same, chartctl.PutVersionOptions{}); err != nil || created {
 		t.Fatalf("same digest: created=%v err=%v", created, err)
 	}
 	other := chart("stable", "web", "1.0.0", "archive-b")
 	other.ContentDigest = digest("files")
-	_, _, _, err := db.PutChartVersion(ctx, other, false)
+	_, _, _, err := db.PutChartVersion(ctx, other, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 }
 
@@ -91,7 +91,7 @@ func TestSemverEqualVersionsConflict(t *testing.T) {
 
 	for _, v := range []string{"v1.0.0", "1.0.0+build.7", "v1.0.0+x", "1.0", "1"} {
 		for _, overwrite := range []bool{false, true} {
-			_, _, _, err := db.PutChartVersion(ctx, chart("stable", "web", v, "b"+v), overwrite)
+			_, _, _, err := db.PutChartVersion(ctx, chart("stable", "web", v, "b"+v), chartctl.PutVersionOptions{Overwrite: overwrite})
 			wantCode(t, err, chartctl.ECONFLICT)
 			if msg := chartctl.ErrorMessage(err); !strings.Contains(msg, "Chart web version 1.0.0 already exists") || !strings.Contains(msg, v) {
 				t.Fatalf("%s: message %q does not name the stored version", v, msg)
@@ -104,10 +104,10 @@ func TestSemverEqualVersionsConflict(t *testing.T) {
 	mustPut(t, db, chart("stable", "api", "v1.0.0", "e"))
 	mustPut(t, db, chart("other", "web", "v1.0.0", "f"))
 	// The same version string is still an ordinary re-upload.
-	if _, created, _, err := db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "a"), false); err != nil || created {
+	if _, created, _, err := db.PutChartVersion(ctx, chart("stable", "web", "1.0.0", "a"), chartctl.PutVersionOptions{}); err != nil || created {
 		t.Fatalf("re-upload: created=%v err=%v", created, err)
 	}
-	_, _, _, err := db.PutChartVersion(ctx, chart("stable", "api", "1.0.0+b", "g"), false)
+	_, _, _, err := db.PutChartVersion(ctx, chart("stable", "api", "1.0.0+b", "g"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 	wantMessage(t, err, `Chart api version v1.0.0 already exists, and version 1.0.0+b is the same SemVer version (a leading "v" and build metadata after "+" do not make a new version). Use a new version number.`)
 
@@ -179,14 +179,14 @@ func TestSemverIndexBuiltForOlderFile(t *testing.T) {
 			t.Fatalf("stored pair %s: %v", v, err)
 		}
 	}
-	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "v2.0.0", "c"), false)
+	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "v2.0.0", "c"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 	// Both members of the old pair are indexed: deleting one leaves the
 	// number taken by the other.
 	if _, _, err := db.DeleteChartVersion(ctx, "stable", "web", "1.0.0"); err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0+b", "d"), false)
+	_, _, _, err = db.PutChartVersion(ctx, chart("stable", "web", "1.0.0+b", "d"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 	if !strings.Contains(chartctl.ErrorMessage(err), "version v1.0.0 already exists") {
 		t.Fatalf("message = %q", chartctl.ErrorMessage(err))
@@ -208,7 +208,7 @@ func TestPutChartVersionBoundToRepositoryID(t *testing.T) {
 	}
 	cv := chart("stable", "web", "1.0.0", "a")
 	cv.RepositoryID = old.ID
-	_, _, _, err := db.PutChartVersion(ctx, cv, false)
+	_, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ENOTFOUND)
 	if cvs, _ := db.ChartVersions(ctx, "stable", chartctl.ChartFilter{}); len(cvs) != 0 {
 		t.Fatalf("the refused upload was stored: %v", cvs)

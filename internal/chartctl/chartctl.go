@@ -231,13 +231,15 @@ type Store interface {
 	// provenance blob, if any) must already be durable. If the version
 	// exists with the same digest, or the same non-empty content digest,
 	// it returns the stored record and created=false. If it exists with
-	// other content it returns ECONFLICT, unless overwrite is set, when it
-	// replaces the record (orphans then lists blobs no longer referenced).
-	// A version SemVer-equal to another stored version of the chart (build
-	// metadata and a leading "v" aside) is ECONFLICT naming the stored one.
-	// Returns ENOTFOUND if the repository does not exist, or if
-	// cv.RepositoryID is set and is not the repository's ID.
-	PutChartVersion(ctx context.Context, cv *ChartVersion, overwrite bool) (stored *ChartVersion, created bool, orphans []string, err error)
+	// other content it returns ECONFLICT, unless opts.Overwrite is set,
+	// when it replaces the record (orphans then lists blobs no longer
+	// referenced). A version SemVer-equal to another stored version of the
+	// chart (build metadata and a leading "v" aside) is ECONFLICT naming
+	// the stored one. Returns ENOTFOUND if the repository does not exist,
+	// or if cv.RepositoryID is set and is not the repository's ID. With
+	// opts.Manifest, the version's OCI manifest is stored in the same
+	// transaction (see PutVersionOptions).
+	PutChartVersion(ctx context.Context, cv *ChartVersion, opts PutVersionOptions) (stored *ChartVersion, created bool, orphans []string, err error)
 	// ChartVersion returns one version. Returns ENOTFOUND.
 	ChartVersion(ctx context.Context, repo, name, version string) (*ChartVersion, error)
 	// ChartVersions returns the repository's versions matching f, ordered by

@@ -103,6 +103,23 @@ func (e *UnknownReferenceError) Error() string {
 	return fmt.Sprintf("unknown %s %s", kind, e.Digest)
 }
 
+// PutVersionOptions are the choices of a Store.PutChartVersion call.
+type PutVersionOptions struct {
+	// Overwrite lets other content replace a stored version.
+	Overwrite bool
+	// Manifest, when set, is the OCI manifest the version was pushed with.
+	// Once the version is stored (created, or the same content found
+	// stored), the manifest is stored in the same transaction as
+	// OCIStore.PutManifest stores it, with Chart pointing at the version,
+	// and tagged Tag: one commit for an OCI push instead of two, and never
+	// a version without the manifest it was pushed with. A blob the
+	// manifest refers to but its name does not hold is an
+	// *UnknownReferenceError, and nothing is stored.
+	Manifest *OCIManifest
+	// Tag is the tag Manifest is stored under ("" for none).
+	Tag string
+}
+
 // OCIStore keeps the registry's metadata. Every method is atomic.
 type OCIStore interface {
 	// LinkBlob records that name holds the blob digest of size bytes (which

@@ -141,7 +141,7 @@ func loadOne(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 	case r.ChartVersion != nil:
 		cv := *r.ChartVersion
 		what = fmt.Sprintf("chart %s %s in %s", cv.Name, cv.Version, cv.Repository)
-		_, _, _, err = t.PutChartVersion(ctx, &cv, false)
+		_, _, _, err = t.PutChartVersion(ctx, &cv, chartctl.PutVersionOptions{})
 	case r.Quota != nil:
 		q := r.Quota
 		what, err = "quota of "+q.Scope+" "+q.Name, t.SetQuota(ctx, q.Scope, q.Name, q.Quota)

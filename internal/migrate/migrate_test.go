@@ -97,7 +97,7 @@ func TestMigrate(t *testing.T) {
 		if i == 0 {
 			cv.ProvDigest = putBlob(t, srcBlobs, "sha256", "prov "+v)
 		}
-		_, _, _, err := src.PutChartVersion(ctx, cv, false)
+		_, _, _, err := src.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 		must(t, err)
 	}
 	layer := putBlob(t, srcBlobs, "sha512", "oci layer")

@@ -102,10 +102,11 @@ func chartDigests(cv *chartctl.ChartVersion) []string {
 // file with the same content in other archive bytes is a conflict: it
 // signs those bytes, not the stored ones. If the version exists with other
 // content, or with another provenance file, it returns ECONFLICT, unless
-// overwrite is set: then it replaces the record, returns the new one with
-// created=true, and orphans lists (sorted) the blobs no record refers to
-// any more. Replacing a version's archive or provenance file deletes the
-// OCI manifest pushed for it.
+// opts.Overwrite is set: then it replaces the record, returns the new one
+// with created=true, and orphans lists (sorted) the blobs no record refers
+// to any more. Replacing a version's archive or provenance file deletes
+// the OCI manifest pushed for it; with opts.Manifest the version's OCI
+// manifest is stored in the same transaction (chartctl.PutVersionOptions).
 //
 // A new version SemVer-equal to a stored version of the same chart
 // ("v1.0.0" or "1.0.0+build.7" beside "1.0.0") is ECONFLICT naming the
@@ -118,7 +119,8 @@ func chartDigests(cv *chartctl.ChartVersion) []string {
 // Of concurrent calls for one version, or for SemVer-equal versions, on
 // any number of replicas, the unique indexes let exactly one insert; the
 // others wait for it to commit and then see its row.
-func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, overwrite bool) (*chartctl.ChartVersion, bool, []string, error) {
+func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, opts chartctl.PutVersionOptions) (*chartctl.ChartVersion, bool, []string, error) {
+	overwrite := opts.Overwrite
 	if cv.Name == "" || !storable(cv.Name) {
 		return nil, false, nil, chartctl.Invalid("name", "A chart name is required.")
 	}
@@ -127,6 +129,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 	}
 	if cv.Digest == "" || !storable(cv.Digest, cv.ProvDigest, cv.ContentDigest) {
 		return nil, false, nil, chartctl.Invalid("digest", "A chart digest is required.")
+	}
+	if m := opts.Manifest; m != nil && !storable(m.Name, m.Digest, opts.Tag) {
+		return nil, false, nil, chartctl.Invalid("name", "Invalid repository name, digest or tag.")
 	}
 	rec := *cv
 	rec.RepositoryID = ""
@@ -151,7 +156,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		created bool
 		orphans []string
 	)
-	err = db.tx(ctx, "put chart version", func(tx pgx.Tx) error {
+	put := func(tx pgx.Tx) error {
 		stored, created, orphans = nil, false, nil
 		id, err := lockRepo(ctx, tx, cv.Repository, false)
 		if err != nil {
@@ -262,6 +267,14 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, ov
 		}
 		stored, created = &rec, true
 		return db.changedWithChange(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
+	}
+	err = db.tx(ctx, "put chart version", func(tx pgx.Tx) error {
+		if err := put(tx); err != nil || opts.Manifest == nil {
+			return err
+		}
+		m := opts.Manifest
+		m.Chart = &chartctl.OCIChartRef{Repository: cv.Repository, Name: stored.Name, Version: stored.Version}
+		return db.storeManifest(ctx, tx, m, opts.Tag)
 	})
 	if err != nil {
 		return nil, false, nil, err

@@ -29,7 +29,7 @@ func TestExport(t *testing.T) {
 	must(db.AddMember(ctx, &chartctl.Member{Team: "devs", Email: "b@example.com"}))
 	for _, v := range []string{"1.0.0", "2.0.0"} {
 		_, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: v, Digest: "sha256:" + v,
-			Size: 10, ProvDigest: "sha256:prov" + v, ProvSize: 3, Metadata: []byte(`{"name":"web"}`), IndexEntry: []byte("name: web\n")}, false)
+			Size: 10, ProvDigest: "sha256:prov" + v, ProvSize: 3, Metadata: []byte(`{"name":"web"}`), IndexEntry: []byte("name: web\n")}, chartctl.PutVersionOptions{})
 		must(err)
 	}
 	var kinds []string
@@ -41,7 +41,7 @@ func TestExport(t *testing.T) {
 				return err
 			}
 			if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: "3.0.0",
-				Digest: "sha256:late", Size: 1}, false); err != nil {
+				Digest: "sha256:late", Size: 1}, chartctl.PutVersionOptions{}); err != nil {
 				return err
 			}
 		}

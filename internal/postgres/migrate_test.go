@@ -132,7 +132,7 @@ func TestMigrateToSchema4(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, _, err = db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: "3.0.0",
-		Digest: "sha256:d", Size: 10}, false)
+		Digest: "sha256:d", Size: 10}, chartctl.PutVersionOptions{})
 	if chartctl.ErrorCode(err) != chartctl.EQUOTA {
 		t.Fatalf("upload over the migrated usage: %v", err)
 	}
@@ -143,7 +143,7 @@ func TestMigrateToSchema4(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: "3.0.0",
-		Digest: "sha256:d", Size: 10}, false); err != nil {
+		Digest: "sha256:d", Size: 10}, chartctl.PutVersionOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.pool.Exec(ctx, `DELETE FROM usage WHERE scope = 'organization'`); err != nil {

@@ -106,6 +106,11 @@ func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag stri
 	if !storable(m.Name, m.Digest, tag) {
 		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
 	}
+	return db.tx(ctx, "put manifest", func(tx pgx.Tx) error { return db.storeManifest(ctx, tx, m, tag) })
+}
+
+// storeManifest is PutManifest in tx, for a storable m and tag.
+func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManifest, tag string) error {
 	var annotations []byte
 	if len(m.Annotations) > 0 {
 		var err error
@@ -114,84 +119,82 @@ func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag stri
 		}
 	}
 	blobs := uniq(m.Blobs)
-	return db.tx(ctx, "put manifest", func(tx pgx.Tx) error {
-		// Lock the links and manifests referred to, so that none goes away
-		// before this commits.
-		if len(blobs) > 0 {
-			rows, err := tx.Query(ctx, `SELECT digest FROM oci_blob_links WHERE name = $1 AND digest = ANY($2)
-				ORDER BY digest FOR KEY SHARE`, m.Name, blobs)
-			if err != nil {
-				return err
-			}
-			have, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			for _, d := range m.Blobs {
-				if !slices.Contains(have, d) {
-					return &chartctl.UnknownReferenceError{Digest: d}
-				}
-			}
-		}
-		if refs := uniq(m.Manifests); len(refs) > 0 {
-			rows, err := tx.Query(ctx, `SELECT digest FROM oci_manifests WHERE name = $1 AND digest = ANY($2)
-				ORDER BY digest FOR KEY SHARE`, m.Name, refs)
-			if err != nil {
-				return err
-			}
-			have, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			for _, d := range m.Manifests {
-				if !slices.Contains(have, d) {
-					return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
-				}
-			}
-		}
-		var createdAt time.Time
-		err := tx.QueryRow(ctx, `SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest).Scan(&createdAt)
-		switch {
-		case err == nil:
-			m.CreatedAt = utc(createdAt)
-		case errors.Is(err, pgx.ErrNoRows):
-			if m.CreatedAt.IsZero() {
-				m.CreatedAt = db.now()
-			}
-			m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
-			var chartRepo, chartName, chartVersion *string
-			if c := m.Chart; c != nil {
-				if err := deleteOCIChart(ctx, tx, c.Repository, c.Name, c.Version); err != nil {
-					return err
-				}
-				chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
-				blobs, manifests, content, chart_repository, chart_name, chart_version, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-				m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
-				nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion, m.CreatedAt)
-			if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
-				return errRetry // a concurrent push of the same manifest or chart version won
-			} else if err != nil {
-				return err
-			}
-			if len(blobs) > 0 {
-				if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
-					SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
-					return err
-				}
-			}
-		default:
+	// Lock the links and manifests referred to, so that none goes away
+	// before this commits.
+	if len(blobs) > 0 {
+		rows, err := tx.Query(ctx, `SELECT digest FROM oci_blob_links WHERE name = $1 AND digest = ANY($2)
+			ORDER BY digest FOR KEY SHARE`, m.Name, blobs)
+		if err != nil {
 			return err
 		}
-		if tag == "" {
-			return nil
+		have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO oci_tags (name, tag, digest) VALUES ($1, $2, $3)
-			ON CONFLICT (name, tag) DO UPDATE SET digest = EXCLUDED.digest`, m.Name, tag, m.Digest)
+		for _, d := range m.Blobs {
+			if !slices.Contains(have, d) {
+				return &chartctl.UnknownReferenceError{Digest: d}
+			}
+		}
+	}
+	if refs := uniq(m.Manifests); len(refs) > 0 {
+		rows, err := tx.Query(ctx, `SELECT digest FROM oci_manifests WHERE name = $1 AND digest = ANY($2)
+			ORDER BY digest FOR KEY SHARE`, m.Name, refs)
+		if err != nil {
+			return err
+		}
+		have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, d := range m.Manifests {
+			if !slices.Contains(have, d) {
+				return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
+			}
+		}
+	}
+	var createdAt time.Time
+	err := tx.QueryRow(ctx, `SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest).Scan(&createdAt)
+	switch {
+	case err == nil:
+		m.CreatedAt = utc(createdAt)
+	case errors.Is(err, pgx.ErrNoRows):
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = db.now()
+		}
+		m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
+		var chartRepo, chartName, chartVersion *string
+		if c := m.Chart; c != nil {
+			if err := deleteOCIChart(ctx, tx, c.Repository, c.Name, c.Version); err != nil {
+				return err
+			}
+			chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
+			blobs, manifests, content, chart_repository, chart_name, chart_version, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
+			nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion, m.CreatedAt)
+		if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
+			return errRetry // a concurrent push of the same manifest or chart version won
+		} else if err != nil {
+			return err
+		}
+		if len(blobs) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
+				SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
+				return err
+			}
+		}
+	default:
 		return err
-	})
+	}
+	if tag == "" {
+		return nil
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO oci_tags (name, tag, digest) VALUES ($1, $2, $3)
+		ON CONFLICT (name, tag) DO UPDATE SET digest = EXCLUDED.digest`, m.Name, tag, m.Digest)
+	return err
 }
 
 // manifestCols are the columns of a manifest, as scanManifest reads them.

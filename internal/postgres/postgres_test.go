@@ -164,7 +164,7 @@ func TestOutage(t *testing.T) {
 	if msg := chartctl.ErrorMessage(err); msg != "The database is unavailable; retry in a moment." {
 		t.Fatalf("message = %q", msg)
 	}
-	_, _, _, err = db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "r", Name: "web", Version: "1.0.0", Digest: storetest.Digest("x")}, false)
+	_, _, _, err = db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "r", Name: "web", Version: "1.0.0", Digest: storetest.Digest("x")}, chartctl.PutVersionOptions{})
 	if code := chartctl.ErrorCode(err); code != chartctl.EUNAVAILABLE {
 		t.Fatalf("write during outage: code %q (%v)", code, err)
 	}

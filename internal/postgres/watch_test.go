@@ -84,7 +84,7 @@ func TestWatchIndex(t *testing.T) {
 
 	put := func(db *postgres.DB, version string) {
 		cv := &chartctl.ChartVersion{Repository: "r", Name: "web", Version: version, Digest: storetest.Digest(version)}
-		if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+		if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,7 +216,7 @@ func TestListingSeesOtherReplicas(t *testing.T) {
 func put(t *testing.T, db *postgres.DB, version string) {
 	t.Helper()
 	cv := &chartctl.ChartVersion{Repository: "r", Name: "web", Version: version, Digest: storetest.Digest(version)}
-	if _, _, _, err := db.PutChartVersion(ctx, cv, false); err != nil {
+	if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

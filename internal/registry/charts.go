@@ -112,46 +112,46 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		defer pb.Close()
 		prov = pb
 	}
-	cv, err := r.storeChart(ctx, repo, chartName, tag, archive, prov)
-	if err != nil {
-		return err
-	}
-	man.Chart = &chartctl.OCIChartRef{Repository: repo.Name, Name: cv.Name, Version: cv.Version}
-	// A chart manifest always carries the tag of its version, also when it
-	// was pushed by digest.
-	return r.storeManifest(ctx, man, versionTag(cv.Version))
+	return r.storeChart(ctx, repo, man, chartName, tag, archive, prov)
 }
 
 // storeChart reads the chart archive (and provenance file) of a push
 // through the application layer, as /v1 reads an upload, checks it is the
 // chart and version the push names, and stores it as a chart version of
-// repo. Over OCI a push to an existing tag is a forced upload: it replaces
-// the version only on a server started with --allow-overwrite.
-func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, chartName, tag string, archive, prov io.Reader) (*chartctl.ChartVersion, error) {
+// repo with man, its manifest, in one transaction. A chart manifest always
+// carries the tag of its version, also when it was pushed by digest. Over
+// OCI a push to an existing tag is a forced upload: it replaces the
+// version only on a server started with --allow-overwrite.
+func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, man *chartctl.OCIManifest, chartName, tag string, archive, prov io.Reader) error {
 	u, err := r.App.ReceiveArchive(ctx, archive)
 	if err != nil {
-		return nil, chartError(err)
+		return chartError(err)
 	}
 	if u.Chart.Name != chartName {
-		return nil, r.App.Reject(u, errManifestInvalid("The chart in this manifest is %q, but it was pushed to %s/%s; push it to %s/%s.", u.Chart.Name, repo.Name, chartName, repo.Name, u.Chart.Name))
+		return r.App.Reject(u, errManifestInvalid("The chart in this manifest is %q, but it was pushed to %s/%s; push it to %s/%s.", u.Chart.Name, repo.Name, chartName, repo.Name, u.Chart.Name))
 	}
 	if want := versionTag(u.Chart.Version); tag != "" && want != tag {
-		return nil, r.App.Reject(u, errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", u.Chart.Version, want, tag))
+		return r.App.Reject(u, errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", u.Chart.Version, want, tag))
 	}
 	if prov != nil {
 		if err := r.App.ReceiveProv(ctx, u, prov); err != nil {
-			return nil, chartError(r.App.Reject(u, err))
+			return chartError(r.App.Reject(u, err))
 		}
 	}
-	cv, _, err := r.App.PutChart(ctx, repo, u, app.PutOptions{Force: true})
+	_, _, err = r.App.PutChart(ctx, repo, u, app.PutOptions{Force: true, Manifest: man, Tag: versionTag(u.Chart.Version)})
+	// Whatever happened, a tag or manifest may now be there.
+	r.absent.forget()
 	if err != nil {
-		return nil, chartError(err)
+		return chartError(err)
 	}
-	return cv, nil
+	return nil
 }
 
 // chartError maps an error of the chart write path to the registry's.
 func chartError(err error) error {
+	if e := unknownReference(err); e != nil {
+		return e
+	}
 	msg := chartctl.ErrorMessage(err)
 	switch chartctl.ErrorCode(err) {
 	case chartctl.ECONFLICT:

@@ -223,17 +223,26 @@ func (r *Registry) storeManifest(ctx context.Context, man *chartctl.OCIManifest,
 	err := r.OCI.PutManifest(ctx, man, tag)
 	// Whatever happened, a tag or manifest may now be there.
 	r.absent.forget()
-	var ue *chartctl.UnknownReferenceError
-	if errors.As(err, &ue) {
-		kind := "blob"
-		if ue.Manifest {
-			kind = "manifest"
-		}
-		return &Error{Status: http.StatusBadRequest, Code: CodeManifestBlobUnknown,
-			Message: "The manifest refers to a " + kind + " this repository does not hold; push it first.",
-			Detail:  map[string]string{"digest": ue.Digest}}
+	if e := unknownReference(err); e != nil {
+		return e
 	}
 	return err
+}
+
+// unknownReference returns the registry's MANIFEST_BLOB_UNKNOWN for a
+// store's *chartctl.UnknownReferenceError, nil for any other error.
+func unknownReference(err error) *Error {
+	var ue *chartctl.UnknownReferenceError
+	if !errors.As(err, &ue) {
+		return nil
+	}
+	kind := "blob"
+	if ue.Manifest {
+		kind = "manifest"
+	}
+	return &Error{Status: http.StatusBadRequest, Code: CodeManifestBlobUnknown,
+		Message: "The manifest refers to a " + kind + " this repository does not hold; push it first.",
+		Detail:  map[string]string{"digest": ue.Digest}}
 }
 
 // parseManifest checks a pushed manifest and extracts what the store

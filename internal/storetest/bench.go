@@ -18,7 +18,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) Store) {
 		mustRepo(b, s, "charts", "")
 		b.ResetTimer()
 		for i := range b.N {
-			if _, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", i)), false); err != nil {
+			if _, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", i)), chartctl.PutVersionOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -31,7 +31,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) Store) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", n.Add(1))), false); err != nil {
+				if _, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", n.Add(1))), chartctl.PutVersionOptions{}); err != nil {
 					b.Error(err)
 					return
 				}

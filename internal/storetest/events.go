@@ -91,14 +91,14 @@ func testChangeCommits(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.ECONFLICT)
 
 	cv := chart("apps", "web", "1.0.0")
-	stored, created, _, err := s.PutChartVersion(withChange("chart.push", "apps/web/1.0.0", chartctl.EventChartPushed, "evt_3", "apps"), cv, false)
+	stored, created, _, err := s.PutChartVersion(withChange("chart.push", "apps/web/1.0.0", chartctl.EventChartPushed, "evt_3", "apps"), cv, chartctl.PutVersionOptions{})
 	must(t, err)
 	if !created || stored == nil {
 		t.Fatalf("first push: created = %v", created)
 	}
 	// The same version again changes nothing: its audit entry is kept,
 	// its event is not.
-	_, created, _, err = s.PutChartVersion(withChange("chart.push", "apps/web/1.0.0", chartctl.EventChartPushed, "evt_4", "apps"), chart("apps", "web", "1.0.0"), false)
+	_, created, _, err = s.PutChartVersion(withChange("chart.push", "apps/web/1.0.0", chartctl.EventChartPushed, "evt_4", "apps"), chart("apps", "web", "1.0.0"), chartctl.PutVersionOptions{})
 	must(t, err)
 	if created {
 		t.Fatal("identical push: created = true")
@@ -150,7 +150,7 @@ func testChangeEverywhere(t *testing.T, open Open) {
 	must(t, s.CreateRepository(c(), &chartctl.Repository{Name: "acme-apps", Organization: "acme"}))
 	_, err = s.UpdateRepository(c(), "acme-apps", ptr("Apps"), nil)
 	must(t, err)
-	_, _, _, err = s.PutChartVersion(c(), chart("acme-apps", "web", "1.0.0"), false)
+	_, _, _, err = s.PutChartVersion(c(), chart("acme-apps", "web", "1.0.0"), chartctl.PutVersionOptions{})
 	must(t, err)
 	_, _, err = s.DeleteChartVersion(c(), "acme-apps", "web", "1.0.0")
 	must(t, err)
@@ -558,17 +558,17 @@ func testQuotas(t *testing.T, open Open) {
 		t.Fatalf("quota %+v", q)
 	}
 	mustPut(t, s, chart("apps", "web", "2.0.0"))
-	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "3.0.0"), false)
+	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "3.0.0"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.EQUOTA)
 	_, err = s.ChartVersion(ctx, "apps", "web", "3.0.0")
 	wantCode(t, err, chartctl.ENOTFOUND)
 	// The same version again takes nothing more.
-	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "2.0.0"), false)
+	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "2.0.0"), chartctl.PutVersionOptions{})
 	must(t, err)
 
 	// An organization byte quota counts every repository of it.
 	must(t, s.SetQuota(ctx, chartctl.QuotaOrganization, "acme", chartctl.Quota{MaxBytes: ptr(int64(4000))}))
-	_, _, _, err = s.PutChartVersion(ctx, chart("tools", "cli", "2.0.0"), false)
+	_, _, _, err = s.PutChartVersion(ctx, chart("tools", "cli", "2.0.0"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.EQUOTA)
 	// Deleting frees room.
 	_, _, err = s.DeleteChartVersion(ctx, "apps", "web", "2.0.0")
@@ -581,10 +581,10 @@ func testQuotas(t *testing.T, open Open) {
 	// Overwriting with a bigger archive charges the difference.
 	big := chart("tools", "cli", "2.0.0")
 	big.Digest, big.Size = Digest("bigger"), 2000
-	_, _, _, err = s.PutChartVersion(ctx, big, true)
+	_, _, _, err = s.PutChartVersion(ctx, big, chartctl.PutVersionOptions{Overwrite: true})
 	wantCode(t, err, chartctl.EQUOTA)
 	big.Size = 1300
-	_, created, _, err := s.PutChartVersion(ctx, big, true)
+	_, created, _, err := s.PutChartVersion(ctx, big, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	if !created {
 		t.Fatal("overwrite: created = false")
@@ -628,7 +628,7 @@ func testQuotaConcurrency(t *testing.T, open Open) {
 	must(t, s.SetQuota(ctx, chartctl.QuotaOrganization, "acme", chartctl.Quota{MaxVersions: ptr(int64(3))}))
 	errs := race(10, func(i int) error {
 		repo := []string{"a", "b"}[i%2]
-		_, _, _, err := s.PutChartVersion(ctx, chart(repo, "web", fmt.Sprintf("1.0.%d", i)), false)
+		_, _, _, err := s.PutChartVersion(ctx, chart(repo, "web", fmt.Sprintf("1.0.%d", i)), chartctl.PutVersionOptions{})
 		return err
 	})
 	if c := countCodes(errs); c[""] != 3 || c[chartctl.EQUOTA] != 7 {

@@ -63,12 +63,12 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		if i == 0 {
 			cv.ProvDigest, cv.ProvSize = blob("web signature " + v)
 		}
-		_, _, _, err := s.PutChartVersion(ctx, cv, false)
+		_, _, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 		must(tb, err)
 	}
 	d, size := blob("tool archive")
 	_, _, _, err := s.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "pub", Name: "tool", Version: "0.1.0", Digest: d,
-		Size: size, CreatedAt: at(25), Metadata: []byte(`{"name":"tool","version":"0.1.0"}`), IndexEntry: []byte("  - name: tool\n")}, false)
+		Size: size, CreatedAt: at(25), Metadata: []byte(`{"name":"tool","version":"0.1.0"}`), IndexEntry: []byte("  - name: tool\n")}, chartctl.PutVersionOptions{})
 	must(tb, err)
 	must(tb, s.AddDownloads(ctx, []chartctl.DownloadCount{
 		{Repository: "apps", Name: "web", Version: "1.0.0", Count: 7, Last: at(45)},

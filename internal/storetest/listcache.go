@@ -45,7 +45,7 @@ func testListsFollowChanges(t *testing.T, open Open) {
 	}
 	over := chart("lists", "api", "1.0.0")
 	over.Digest = Digest("another api archive")
-	if _, _, _, err := s.PutChartVersion(ctx, over, true); err != nil {
+	if _, _, _, err := s.PutChartVersion(ctx, over, chartctl.PutVersionOptions{Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := list(chartctl.ChartFilter{}, 0, 10); got != "2 [api@1.0.0 web@1.0.0]" {

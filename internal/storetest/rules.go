@@ -303,7 +303,7 @@ func testContentDigest(t *testing.T, open Open) {
 	// created.
 	again := chart("charts", "web", "1.0.0")
 	again.Digest, again.ContentDigest = Digest("repacked"), Digest("files")
-	got, created, orphans, err := s.PutChartVersion(ctx, again, false)
+	got, created, orphans, err := s.PutChartVersion(ctx, again, chartctl.PutVersionOptions{})
 	must(t, err)
 	if created || len(orphans) != 0 || got.Digest != first.Digest || got.ContentDigest != first.ContentDigest {
 		t.Fatalf("PutChartVersion(same content) = %+v created=%v orphans=%v", got, created, orphans)
@@ -311,15 +311,15 @@ func testContentDigest(t *testing.T, open Open) {
 	// ... but with a provenance file, which signs the other bytes: conflict.
 	signed := chart("charts", "web", "1.0.0")
 	signed.Digest, signed.ContentDigest, signed.ProvDigest = Digest("repacked"), Digest("files"), Digest("repacked.prov")
-	_, _, _, err = s.PutChartVersion(ctx, signed, false)
+	_, _, _, err = s.PutChartVersion(ctx, signed, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 	// Other content: conflict, with a neutral message.
 	other := chart("charts", "web", "1.0.0")
 	other.Digest, other.ContentDigest = Digest("other"), Digest("other files")
-	_, _, _, err = s.PutChartVersion(ctx, other, false)
+	_, _, _, err = s.PutChartVersion(ctx, other, chartctl.PutVersionOptions{})
 	wantMessage(t, err, chartctl.ECONFLICT, "Chart web version 1.0.0 already exists with different content.")
 	// Overwrite replaces it.
-	got, created, orphans, err = s.PutChartVersion(ctx, other, true)
+	got, created, orphans, err = s.PutChartVersion(ctx, other, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	if !created || got.Digest != other.Digest || got.ContentDigest != other.ContentDigest {
 		t.Fatalf("overwrite = %+v created=%v", got, created)
@@ -331,12 +331,12 @@ func testContentDigest(t *testing.T, open Open) {
 	mustPut(t, s, old)
 	same := chart("charts", "api", "1.0.0")
 	same.ContentDigest = Digest("api files")
-	if _, created, _, err := s.PutChartVersion(ctx, same, false); err != nil || created {
+	if _, created, _, err := s.PutChartVersion(ctx, same, chartctl.PutVersionOptions{}); err != nil || created {
 		t.Fatalf("same digest, new content digest: created=%v err=%v", created, err)
 	}
 	repacked := chart("charts", "api", "1.0.0")
 	repacked.Digest, repacked.ContentDigest = Digest("api repacked"), Digest("api files")
-	_, _, _, err = s.PutChartVersion(ctx, repacked, false)
+	_, _, _, err = s.PutChartVersion(ctx, repacked, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 }
 
@@ -350,7 +350,7 @@ func testSemVerEqual(t *testing.T, open Open) {
 	}
 	for _, v := range []string{"v1.0.0", "1.0.0+build.7", "1.0", "v1"} {
 		for _, overwrite := range []bool{false, true} {
-			_, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", v), overwrite)
+			_, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", v), chartctl.PutVersionOptions{Overwrite: overwrite})
 			wantMessage(t, err, chartctl.ECONFLICT, want(v))
 		}
 	}
@@ -364,7 +364,7 @@ func testSemVerEqual(t *testing.T, open Open) {
 	_, _, err := s.DeleteChartVersion(ctx, "charts", "web", "1.0.0")
 	must(t, err)
 	mustPut(t, s, chart("charts", "web", "v1.0.0"))
-	_, _, _, err = s.PutChartVersion(ctx, chart("charts", "web", "1.0.0"), false)
+	_, _, _, err = s.PutChartVersion(ctx, chart("charts", "web", "1.0.0"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
 	// Deleting the repository forgets its versions.
 	_, err = s.DeleteRepository(ctx, "other")
@@ -375,7 +375,7 @@ func testSemVerEqual(t *testing.T, open Open) {
 	// Racing SemVer-equal versions: exactly one is stored.
 	variants := []string{"2.0.0", "v2.0.0", "2.0.0+a", "2.0.0+b", "v2.0.0+c"}
 	errs := race(Racers, func(i int) error {
-		_, _, _, err := s.PutChartVersion(ctx, chart("charts", "race", variants[i%len(variants)]), false)
+		_, _, _, err := s.PutChartVersion(ctx, chart("charts", "race", variants[i%len(variants)]), chartctl.PutVersionOptions{})
 		return err
 	})
 	cvs, err := s.ChartVersions(ctx, "charts", chartctl.ChartFilter{Name: "race"})
@@ -410,7 +410,7 @@ func testRepositoryBinding(t *testing.T, open Open) {
 	must(t, s.CreateRepository(ctx, current))
 	late := chart("charts", "web", "2.0.0")
 	late.RepositoryID = old.ID
-	_, _, _, err = s.PutChartVersion(ctx, late, false)
+	_, _, _, err = s.PutChartVersion(ctx, late, chartctl.PutVersionOptions{})
 	wantMessage(t, err, chartctl.ENOTFOUND, `Repository "charts" was deleted while the chart was being uploaded; nothing was stored.`)
 	cvs, err := s.ChartVersions(ctx, "charts", chartctl.ChartFilter{})
 	must(t, err)
@@ -698,7 +698,7 @@ func testOCIChartManifests(t *testing.T, open Open) {
 	// Replacing the version's archive deletes its manifest.
 	repl := chart("charts", "web", "1.0.0")
 	repl.Digest = Digest("replacement")
-	_, _, _, err = s.PutChartVersion(ctx, repl, true)
+	_, _, _, err = s.PutChartVersion(ctx, repl, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	_, err = s.ChartManifest(ctx, "charts", "web", "1.0.0")
 	wantCode(t, err, chartctl.ENOTFOUND)
@@ -724,6 +724,69 @@ func testOCIChartManifests(t *testing.T, open Open) {
 	if !ok {
 		t.Fatal("a blob still linked in an OCI name is not referenced")
 	}
+}
+
+// testOCIChartPushedWithManifest: a chart version put with its OCI
+// manifest stores both in one transaction, or neither.
+func testOCIChartPushedWithManifest(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "charts", "")
+	cv := chart("charts", "web", "1.0.0+build.1")
+	cfg := Digest("chart config")
+	must(t, s.LinkBlob(ctx, "charts/web", cv.Digest, cv.Size))
+
+	// The config blob is not linked: neither the version nor the manifest.
+	m := manifest("charts/web", cfg, cv.Digest)
+	_, _, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{Manifest: m, Tag: "1.0.0_build.1"})
+	var ue *chartctl.UnknownReferenceError
+	if !errors.As(err, &ue) || ue.Digest != cfg {
+		t.Fatalf("put with a manifest of an unlinked blob: %v, want an UnknownReferenceError for %s", err, cfg)
+	}
+	_, err = s.ChartVersion(ctx, "charts", "web", "1.0.0+build.1")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, err = s.Manifest(ctx, "charts/web", m.Digest)
+	wantCode(t, err, chartctl.ENOTFOUND)
+
+	must(t, s.LinkBlob(ctx, "charts/web", cfg, 3))
+	stored, created, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{Manifest: m, Tag: "1.0.0_build.1"})
+	must(t, err)
+	if !created || stored.Version != "1.0.0+build.1" {
+		t.Fatalf("put = %+v created=%v", stored, created)
+	}
+	want := chartctl.OCIChartRef{Repository: "charts", Name: "web", Version: "1.0.0+build.1"}
+	got, err := s.ChartManifest(ctx, "charts", "web", "1.0.0+build.1")
+	must(t, err)
+	if got.Digest != m.Digest || got.Chart == nil || *got.Chart != want {
+		t.Fatalf("ChartManifest = %+v", got)
+	}
+	if d, err := s.Tag(ctx, "charts/web", "1.0.0_build.1"); err != nil || d != m.Digest {
+		t.Fatalf("Tag = %q, %v; want %s", d, err, m.Digest)
+	}
+
+	// The same content again with another manifest (other annotations):
+	// the version stays, the new manifest replaces the old one.
+	m2 := manifest("charts/web", cv.Digest, cfg)
+	_, created, _, err = s.PutChartVersion(ctx, chart("charts", "web", "1.0.0+build.1"), chartctl.PutVersionOptions{Manifest: m2, Tag: "1.0.0_build.1"})
+	must(t, err)
+	if created {
+		t.Fatal("the same content again was created")
+	}
+	got, err = s.ChartManifest(ctx, "charts", "web", "1.0.0+build.1")
+	must(t, err)
+	if got.Digest != m2.Digest {
+		t.Fatalf("ChartManifest after a re-push = %s, want %s", got.Digest, m2.Digest)
+	}
+	_, err = s.Manifest(ctx, "charts/web", m.Digest)
+	wantCode(t, err, chartctl.ENOTFOUND)
+
+	// A conflict stores no manifest either.
+	other := chart("charts", "web", "1.0.0+build.1")
+	other.Digest, other.ContentDigest = Digest("other"), Digest("other content")
+	m3 := manifest("charts/web", cv.Digest)
+	_, _, _, err = s.PutChartVersion(ctx, other, chartctl.PutVersionOptions{Manifest: m3, Tag: "1.0.0_build.1"})
+	wantCode(t, err, chartctl.ECONFLICT)
+	_, err = s.Manifest(ctx, "charts/web", m3.Digest)
+	wantCode(t, err, chartctl.ENOTFOUND)
 }
 
 func testOCIUploads(t *testing.T, open Open) {

@@ -73,6 +73,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIBlobLinks", func(t *testing.T) { testOCIBlobLinks(t, open) })
 	t.Run("OCIManifests", func(t *testing.T) { testOCIManifests(t, open) })
 	t.Run("OCIChartManifests", func(t *testing.T) { testOCIChartManifests(t, open) })
+	t.Run("OCIChartPushedWithManifest", func(t *testing.T) { testOCIChartPushedWithManifest(t, open) })
 	t.Run("OCIUploads", func(t *testing.T) { testOCIUploads(t, open) })
 	t.Run("OCIDeleteRepository", func(t *testing.T) { testOCIDeleteRepository(t, open) })
 	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })
@@ -213,7 +214,7 @@ func chart(repo, name, version string) *chartctl.ChartVersion {
 
 func mustPut(tb testing.TB, s Store, cv *chartctl.ChartVersion) *chartctl.ChartVersion {
 	tb.Helper()
-	stored, created, _, err := s.PutChartVersion(ctx, cv, false)
+	stored, created, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 	must(tb, err)
 	if !created {
 		tb.Fatalf("PutChartVersion(%s %s): created = false, want true", cv.Name, cv.Version)
@@ -500,7 +501,7 @@ func testChartVersions(t *testing.T, open Open) {
 	s := open(t)
 	mustRepo(t, s, "charts", "")
 
-	_, _, _, err := s.PutChartVersion(ctx, chart("missing", "web", "1.0.0"), false)
+	_, _, _, err := s.PutChartVersion(ctx, chart("missing", "web", "1.0.0"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ENOTFOUND)
 	for _, bad := range []func(*chartctl.ChartVersion){
 		func(cv *chartctl.ChartVersion) { cv.Name = "" },
@@ -509,12 +510,12 @@ func testChartVersions(t *testing.T, open Open) {
 	} {
 		cv := chart("charts", "web", "1.0.0")
 		bad(cv)
-		_, _, _, err := s.PutChartVersion(ctx, cv, false)
+		_, _, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 		wantCode(t, err, chartctl.EINVALID)
 	}
 
 	want := chart("charts", "web", "1.0.0")
-	stored, created, orphans, err := s.PutChartVersion(ctx, want, false)
+	stored, created, orphans, err := s.PutChartVersion(ctx, want, chartctl.PutVersionOptions{})
 	must(t, err)
 	if !created || len(orphans) != 0 {
 		t.Fatalf("first put: created=%v orphans=%v", created, orphans)
@@ -540,7 +541,7 @@ func testChartVersions(t *testing.T, open Open) {
 	again := chart("charts", "web", "1.0.0")
 	again.CreatedAt = base.Add(time.Hour)
 	again.Description = "ignored"
-	stored, created, _, err = s.PutChartVersion(ctx, again, false)
+	stored, created, _, err = s.PutChartVersion(ctx, again, chartctl.PutVersionOptions{})
 	must(t, err)
 	if created {
 		t.Fatal("identical put: created = true")
@@ -551,9 +552,9 @@ func testChartVersions(t *testing.T, open Open) {
 	other := chart("charts", "web", "1.0.0")
 	other.Digest = Digest("other bytes")
 	other.CreatedAt = base.Add(2 * time.Hour)
-	_, _, _, err = s.PutChartVersion(ctx, other, false)
+	_, _, _, err = s.PutChartVersion(ctx, other, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
-	stored, created, orphans, err = s.PutChartVersion(ctx, other, true)
+	stored, created, orphans, err = s.PutChartVersion(ctx, other, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	if !created {
 		t.Fatal("overwrite: created = false")
@@ -565,7 +566,7 @@ func testChartVersions(t *testing.T, open Open) {
 	wantChart(t, got, other)
 
 	// Overwriting with the same digest is the identical case.
-	_, created, orphans, err = s.PutChartVersion(ctx, other, true)
+	_, created, orphans, err = s.PutChartVersion(ctx, other, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	if created || len(orphans) != 0 {
 		t.Fatalf("identical overwrite: created=%v orphans=%v", created, orphans)
@@ -620,7 +621,7 @@ func testProvenance(t *testing.T, open Open) {
 	withProv := chart("charts", "web", "1.0.0")
 	withProv.ProvDigest = Digest("prov 1")
 	withProv.CreatedAt = base.Add(time.Hour)
-	stored, created, orphans, err := s.PutChartVersion(ctx, withProv, false)
+	stored, created, orphans, err := s.PutChartVersion(ctx, withProv, chartctl.PutVersionOptions{})
 	must(t, err)
 	if !created || len(orphans) != 0 {
 		t.Fatalf("attach provenance: created=%v orphans=%v", created, orphans)
@@ -639,7 +640,7 @@ func testProvenance(t *testing.T, open Open) {
 	for _, p := range []string{withProv.ProvDigest, ""} {
 		again := chart("charts", "web", "1.0.0")
 		again.ProvDigest = p
-		stored, created, _, err = s.PutChartVersion(ctx, again, false)
+		stored, created, _, err = s.PutChartVersion(ctx, again, chartctl.PutVersionOptions{})
 		must(t, err)
 		if created || stored.ProvDigest != withProv.ProvDigest {
 			t.Fatalf("repeat with prov %q: created=%v stored prov=%q", p, created, stored.ProvDigest)
@@ -650,9 +651,9 @@ func testProvenance(t *testing.T, open Open) {
 	// the old one.
 	prov2 := chart("charts", "web", "1.0.0")
 	prov2.ProvDigest = Digest("prov 2")
-	_, _, _, err = s.PutChartVersion(ctx, prov2, false)
+	_, _, _, err = s.PutChartVersion(ctx, prov2, chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.ECONFLICT)
-	stored, created, orphans, err = s.PutChartVersion(ctx, prov2, true)
+	stored, created, orphans, err = s.PutChartVersion(ctx, prov2, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	if !created || stored.ProvDigest != prov2.ProvDigest {
 		t.Fatalf("replace provenance: created=%v prov=%q", created, stored.ProvDigest)
@@ -869,7 +870,7 @@ func testIndexEntries(t *testing.T, open Open) {
 	over := chart("charts", "web", "1.0.0")
 	over.Digest = Digest("new bytes")
 	over.IndexEntry = []byte("name: web\nversion: 1.0.0\ndigest: new\n")
-	_, _, _, err = s.PutChartVersion(ctx, over, true)
+	_, _, _, err = s.PutChartVersion(ctx, over, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	e, err := s.IndexEntry(ctx, "charts", "web", "1.0.0")
 	must(t, err)
@@ -879,7 +880,7 @@ func testIndexEntries(t *testing.T, open Open) {
 	bare := chart("charts", "web", "1.0.0")
 	bare.Digest = Digest("newer bytes")
 	bare.IndexEntry = nil
-	_, _, _, err = s.PutChartVersion(ctx, bare, true)
+	_, _, _, err = s.PutChartVersion(ctx, bare, chartctl.PutVersionOptions{Overwrite: true})
 	must(t, err)
 	e, err = s.IndexEntry(ctx, "charts", "web", "1.0.0")
 	must(t, err)
@@ -1438,7 +1439,7 @@ func testConcurrency(t *testing.T, open Open) {
 		var mu sync.Mutex
 		created := 0
 		errs := race(Racers, func(int) error {
-			_, c, _, err := s.PutChartVersion(ctx, chart("charts", "web", "1.0.0"), false)
+			_, c, _, err := s.PutChartVersion(ctx, chart("charts", "web", "1.0.0"), chartctl.PutVersionOptions{})
 			if c {
 				mu.Lock()
 				created++
@@ -1459,7 +1460,7 @@ func testConcurrency(t *testing.T, open Open) {
 		errs := race(Racers, func(i int) error {
 			cv := chart("charts", "web", "1.0.0")
 			cv.Digest = Digest(fmt.Sprint("racer ", i))
-			_, _, _, err := s.PutChartVersion(ctx, cv, false)
+			_, _, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 			return err
 		})
 		wantWinner(t, errs, chartctl.ECONFLICT)
@@ -1475,7 +1476,7 @@ func testConcurrency(t *testing.T, open Open) {
 		s := open(t)
 		mustRepo(t, s, "charts", "")
 		errs := race(Racers, func(i int) error {
-			_, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", i)), false)
+			_, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", i)), chartctl.PutVersionOptions{})
 			return err
 		})
 		for _, err := range errs {
@@ -1533,7 +1534,7 @@ func testConcurrency(t *testing.T, open Open) {
 		errs := race(Racers, func(i int) error {
 			cv := chart("charts", "web", "1.0.0")
 			cv.Digest = Digest(fmt.Sprint("overwrite ", i))
-			_, _, orphans, err := s.PutChartVersion(ctx, cv, true)
+			_, _, orphans, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{Overwrite: true})
 			mu.Lock()
 			for _, d := range orphans {
 				orphaned[d]++
@@ -1572,7 +1573,7 @@ func testConcurrency(t *testing.T, open Open) {
 				deleteOrphans, err = s.DeleteRepository(ctx, "charts")
 				return err
 			}
-			_, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", i)), false)
+			_, _, _, err := s.PutChartVersion(ctx, chart("charts", "web", fmt.Sprintf("1.0.%d", i)), chartctl.PutVersionOptions{})
 			return err
 		})
 		for i, err := range errs {
@@ -1737,7 +1738,7 @@ func testHostileKeys(t *testing.T, open Open) {
 	wantCode(t, s.CreateUser(ctx, &chartctl.User{Email: "nul\x00@example.com"}), chartctl.EINVALID)
 	wantCode(t, s.AddMember(ctx, &chartctl.Member{Team: "team", Email: "nul\x00@example.com"}), chartctl.EINVALID)
 	for _, cv := range []*chartctl.ChartVersion{chart("charts", "we\x00b", "1.0.0"), chart("charts", "web", "1.0.\x00")} {
-		_, _, _, err := s.PutChartVersion(ctx, cv, false)
+		_, _, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 		wantCode(t, err, chartctl.EINVALID)
 	}
 

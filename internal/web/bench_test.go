@@ -46,7 +46,7 @@ func bigRepository(tb testing.TB) *oauthtest.Env {
 			cv := *first
 			cv.Version = fmt.Sprintf("%d.%d.%d", i/1000, (i/10)%100, i%10)
 			cv.IndexEntry = nil
-			if _, _, _, err := env.Store.PutChartVersion(ctx, &cv, false); err != nil && chartctl.ErrorCode(err) != chartctl.ECONFLICT {
+			if _, _, _, err := env.Store.PutChartVersion(ctx, &cv, chartctl.PutVersionOptions{}); err != nil && chartctl.ErrorCode(err) != chartctl.ECONFLICT {
 				tb.Fatal(err)
 			}
 		}

@@ -43,7 +43,7 @@ func TestMigrateCommand(t *testing.T) {
 	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "r"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "r", Name: "web", Version: "1.0.0", Digest: d}, false); err != nil {
+	if _, _, _, err := db.PutChartVersion(ctx, &chartctl.ChartVersion{Repository: "r", Name: "web", Version: "1.0.0", Digest: d}, chartctl.PutVersionOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()
