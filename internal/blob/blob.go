@@ -87,6 +87,8 @@ type Store struct {
 	// durable holds the fan-out directories known to be on disk: those
 	// present at Open and those this Store created and synced.
 	durable map[string]bool
+	// entries knows which blobs' directory entries are on disk.
+	entries syncedEntries
 }
 
 // Open opens (creating if needed) the blob store rooted at root and removes
@@ -220,7 +222,8 @@ func (s *Store) Delete(ctx context.Context, digest string) error {
 	if !ok {
 		return nil
 	}
-	err := os.Remove(s.path(alg, h))
+	path := s.path(alg, h)
+	_, err := s.entries.change(path, func() error { return os.Remove(path) })
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete blob: %w", err)
 	}
@@ -355,18 +358,20 @@ func (w *writer) Commit() (string, error) {
 	h := strings.TrimPrefix(digest, w.alg+":")
 	tmp := w.f.Name()
 
-	if _, err := os.Lstat(w.s.path(w.alg, h)); err == nil {
+	target := w.s.path(w.alg, h)
+	if exists, synced, epoch, err := w.s.entries.look(target); err == nil && exists {
 		// The bytes are stored already (synced before they were renamed
 		// into place): this copy needs no fsync. Its directory entry may
-		// belong to a concurrent Commit that has not synced it yet, so the
-		// directory is synced before answering that the blob is durable.
-		// Its modification time is refreshed: a record is about to refer
-		// to it, so garbage collection must see it as young.
+		// belong to a concurrent Commit that has not synced it yet, so
+		// unless it is known to be on disk the directory is synced before
+		// answering that the blob is durable. Its modification time is
+		// refreshed: a record is about to refer to it, so garbage
+		// collection must see it as young.
 		_ = w.f.Close()
 		w.closed = true
 		_ = os.Remove(tmp)
-		touch(w.s.path(w.alg, h))
-		if err := syncDir(w.s.fanoutDir(w.alg, h)); err != nil {
+		touch(target)
+		if err := w.s.syncEntry(target, synced, epoch); err != nil {
 			return "", fmt.Errorf("commit blob: %w", err)
 		}
 		w.digest = digest
@@ -392,12 +397,15 @@ func (w *writer) Commit() (string, error) {
 // commitFile moves the synced temp file tmp into place as blob h and makes
 // the directory entries durable.
 func (w *writer) commitFile(tmp, h string) error {
-	dir := w.s.fanoutDir(w.alg, h)
 	if err := w.s.ensureFanout(w.alg, h[:2]); err != nil {
 		return err
 	}
 	target := w.s.path(w.alg, h)
-	if _, err := os.Lstat(target); err == nil {
+	exists, synced, epoch, err := w.s.entries.look(target)
+	if err != nil {
+		return err
+	}
+	if exists {
 		// Same digest, same bytes: keep the stored file. Its directory
 		// entry may belong to a concurrent Commit that has not synced it
 		// yet, so sync before answering that the blob is durable.
@@ -405,14 +413,27 @@ func (w *writer) commitFile(tmp, h string) error {
 			return err
 		}
 		touch(target)
-		return syncDir(dir)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		return w.s.syncEntry(target, synced, epoch)
+	}
+	epoch, err = w.s.entries.change(target, func() error { return os.Rename(tmp, target) })
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	return w.s.syncEntry(target, false, epoch)
+}
+
+// syncEntry makes the directory entry of the blob file at path durable:
+// nothing to do when it is known to be synced, else a sync of its
+// directory, recorded unless an entry changed since epoch.
+func (s *Store) syncEntry(path string, synced bool, epoch uint64) error {
+	if synced {
+		return nil
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	s.entries.markSynced(path, epoch)
+	return nil
 }
 
 // Abort discards an uncommitted blob. It is safe after Commit, and safe to
