@@ -145,7 +145,7 @@ func (db *DB) BlobNames(ctx context.Context, digest string) ([]string, error) {
 // UnlinkBlob removes digest from name, or returns ENOTFOUND if it was not
 // linked there.
 func (db *DB) UnlinkBlob(ctx context.Context, name, digest string) error {
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		links := bucket(tx, ociBlobLinksBucket)
 		if links.Get(key(name, digest)) == nil {
 			return blobUnknown()
@@ -192,7 +192,7 @@ func (db *DB) UnreferencedLinks(ctx context.Context, before time.Time) ([]*chart
 // otherwise); a chart manifest replaces the one stored for the same
 // version.
 func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag string) error {
-	err := db.db.Update(func(tx *bbolt.Tx) error { return db.storeManifest(tx, m, tag) })
+	err := db.update(ctx, func(tx *bbolt.Tx) error { return db.storeManifest(tx, m, tag) })
 	return wrap("put manifest", err)
 }
 
@@ -401,7 +401,7 @@ func (db *DB) Tags(ctx context.Context, name, last string, n int) ([]string, boo
 // DeleteManifest deletes the manifest with digest in name and its tags.
 func (db *DB) DeleteManifest(ctx context.Context, name, digest string) (*chartctl.OCIManifest, error) {
 	var m *chartctl.OCIManifest
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		var err error
 		if m, err = getManifest(tx, name, digest); err != nil {
 			return err
@@ -413,7 +413,7 @@ func (db *DB) DeleteManifest(ctx context.Context, name, digest string) (*chartct
 
 // DeleteTag deletes one tag, or returns ENOTFOUND.
 func (db *DB) DeleteTag(ctx context.Context, name, tag string) error {
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		tags := bucket(tx, ociTagsBucket)
 		if tags.Get(key(name, tag)) == nil {
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)

@@ -66,14 +66,16 @@ func (db *DB) UnlinkBlob(ctx context.Context, name, digest string) error {
 	if !storable(name, digest) {
 		return blobUnknown()
 	}
-	tag, err := db.pool.Exec(ctx, `DELETE FROM oci_blob_links WHERE name = $1 AND digest = $2`, name, digest)
-	if err != nil {
-		return db.wrap("unlink blob", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return blobUnknown()
-	}
-	return nil
+	return db.mutate(ctx, "unlink blob", func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM oci_blob_links WHERE name = $1 AND digest = $2`, name, digest)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return blobUnknown()
+		}
+		return nil
+	})
 }
 
 // UnreferencedLinks returns the blob links older than before that no
@@ -106,7 +108,7 @@ func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag stri
 	if !storable(m.Name, m.Digest, tag) {
 		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
 	}
-	return db.tx(ctx, "put manifest", func(tx pgx.Tx) error { return db.storeManifest(ctx, tx, m, tag) })
+	return db.mutate(ctx, "put manifest", func(tx pgx.Tx) error { return db.storeManifest(ctx, tx, m, tag) })
 }
 
 // storeManifest is PutManifest in tx, for a storable m and tag.
@@ -300,8 +302,13 @@ func (db *DB) DeleteManifest(ctx context.Context, name, digest string) (*chartct
 	if !storable(name, digest) {
 		return nil, manifestUnknown()
 	}
-	m, err := scanManifest(db.pool.QueryRow(ctx, `DELETE FROM oci_manifests WHERE name = $1 AND digest = $2 RETURNING `+manifestCols, name, digest))
-	return m, db.wrap("delete manifest", err)
+	var m *chartctl.OCIManifest
+	err := db.mutate(ctx, "delete manifest", func(tx pgx.Tx) error {
+		var err error
+		m, err = scanManifest(tx.QueryRow(ctx, `DELETE FROM oci_manifests WHERE name = $1 AND digest = $2 RETURNING `+manifestCols, name, digest))
+		return err
+	})
+	return m, err
 }
 
 // DeleteTag deletes one tag, or returns ENOTFOUND.
@@ -309,14 +316,16 @@ func (db *DB) DeleteTag(ctx context.Context, name, tag string) error {
 	if !storable(name, tag) {
 		return tagNotFound(tag)
 	}
-	res, err := db.pool.Exec(ctx, `DELETE FROM oci_tags WHERE name = $1 AND tag = $2`, name, tag)
-	if err != nil {
-		return db.wrap("delete tag", err)
-	}
-	if res.RowsAffected() == 0 {
-		return tagNotFound(tag)
-	}
-	return nil
+	return db.mutate(ctx, "delete tag", func(tx pgx.Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM oci_tags WHERE name = $1 AND tag = $2`, name, tag)
+		if err != nil {
+			return err
+		}
+		if res.RowsAffected() == 0 {
+			return tagNotFound(tag)
+		}
+		return nil
+	})
 }
 
 // Referrers returns the manifests of name whose subject is digest,

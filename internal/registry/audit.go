@@ -9,9 +9,11 @@ import (
 )
 
 // This file audits refused and failed writes to /v2, as the server's
-// audit middleware does for /v1 and the ChartMuseum API (a successful
-// chart push or delete is audited by the application layer in its
-// transaction). Every PUT, POST, PATCH or DELETE that is answered with an
+// audit middleware does for /v1 and the ChartMuseum API. Successful writes
+// are audited in the store transaction of their change: a chart push or
+// delete by the application layer, the push of any other manifest, the
+// delete of a tag, a manifest or a blob by the handlers (App.Record),
+// with the artifact (name@digest, name:tag) as the target. Every PUT, POST, PATCH or DELETE that is answered with an
 // error leaves an entry: outcome "denied" when the caller's credential,
 // scope or role refused it, "failed" otherwise (a quota, a conflict, an
 // invalid manifest, a rate limit). One 401 is not audited: a request

@@ -123,3 +123,62 @@ func TestRefusedWritesAudited(t *testing.T) {
 		t.Fatalf("owner's audit log: %d %s", a.StatusCode, a.Body)
 	}
 }
+
+// TestArtifactWritesAudited: the successful writes of artifacts that are
+// not charts — an image manifest pushed, a tag deleted, a manifest
+// deleted, a blob deleted — each leave a success entry, written in the
+// store transaction of the change, naming the artifact and the
+// repository's organization.
+func TestArtifactWritesAudited(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	if r := e.DoJSON(t, "POST", "/v1/organizations", e.AdminKey, map[string]any{"name": "acme"}); r.StatusCode != 200 {
+		t.Fatalf("org: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.DoJSON(t, "POST", "/v1/repositories", e.AdminKey, map[string]any{"name": "images", "organization": "acme"}); r.StatusCode != 200 {
+		t.Fatalf("repo: %d %s", r.StatusCode, r.Body)
+	}
+	d1, _ := e.pushImage(t, "images/app", "v1", e.AdminKey)
+	d2, layer := e.pushImage(t, "images/web", "v1", e.AdminKey)
+	ld := digest.FromBytes(layer).String()
+	for _, path := range []string{
+		"/v2/images/app/manifests/v1",
+		"/v2/images/app/manifests/" + d1.String(),
+		"/v2/images/web/manifests/" + d2.String(),
+		"/v2/images/web/blobs/" + ld,
+	} {
+		if r := e.do(t, "DELETE", path, e.AdminKey, nil); r.StatusCode != 202 {
+			t.Fatalf("DELETE %s: %d %s", path, r.StatusCode, r.Body)
+		}
+	}
+	want := []struct{ action, target string }{
+		{"manifest.push", "images/app@" + d1.String()},
+		{"manifest.push", "images/web@" + d2.String()},
+		{"manifest.delete", "images/app:v1"},
+		{"manifest.delete", "images/app@" + d1.String()},
+		{"manifest.delete", "images/web@" + d2.String()},
+		{"blob.delete", "images/web@" + ld},
+	}
+	entries, _, err := e.Store.AuditLog(ctx, chartctl.AuditFilter{Organization: "acme", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*chartctl.AuditEntry
+	for i := len(entries) - 1; i >= 0; i-- { // oldest first
+		if g := entries[i]; strings.HasPrefix(g.Action, "manifest.") || strings.HasPrefix(g.Action, "blob.") {
+			got = append(got, g)
+		}
+	}
+	if len(got) != len(want) {
+		for _, g := range got {
+			t.Logf("%s %s %s", g.Action, g.Outcome, g.Target)
+		}
+		t.Fatalf("%d artifact writes audited, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Action != w.action || g.Target != w.target || g.Outcome != chartctl.OutcomeSuccess || g.Actor.Email != e.Admin.Email || g.Actor.RequestID == "" {
+			t.Errorf("entry %d = %s %s %s actor=%+v, want %s %s success by %s", i, g.Action, g.Target, g.Outcome, g.Actor, w.action, w.target, e.Admin.Email)
+		}
+	}
+}

@@ -24,7 +24,7 @@ func (r *Registry) handleBlob(c echo.Context, m pathMatch) error {
 	if req.Method == http.MethodDelete {
 		act = actionDelete
 	}
-	p, _, err := r.authorize(c, name, act)
+	p, repo, err := r.authorize(c, name, act)
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (r *Registry) handleBlob(c echo.Context, m pathMatch) error {
 		return err
 	}
 	if act == actionDelete {
-		return r.deleteBlob(c, p, name, d)
+		return r.deleteBlob(c, p, repo, name, d)
 	}
 	ctx := req.Context()
 	ds := d.String()
@@ -118,9 +118,10 @@ func (r *Registry) serveBlob(c echo.Context, ds string, data []byte) error {
 	return nil
 }
 
-// deleteBlob unlinks a blob from name. A blob a chart version of the
-// repository refers to is refused: delete the chart version instead.
-func (r *Registry) deleteBlob(c echo.Context, p *chartctl.Principal, name string, d digest.Digest) error {
+// deleteBlob unlinks a blob from name, in repository repo, with its audit
+// entry. A blob a chart version of the repository refers to is refused:
+// delete the chart version instead.
+func (r *Registry) deleteBlob(c echo.Context, p *chartctl.Principal, repo *chartctl.Repository, name string, d digest.Digest) error {
 	ctx := c.Request().Context()
 	if err := r.charge(c, p, ""); err != nil {
 		return err
@@ -138,7 +139,8 @@ func (r *Registry) deleteBlob(c echo.Context, p *chartctl.Principal, name string
 	if owner != nil {
 		return errDenied("Blob %s belongs to chart %s version %s; delete the chart version (its manifest) instead.", d, owner.Name, owner.Version)
 	}
-	if err := r.OCI.UnlinkBlob(ctx, name, d.String()); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+	rctx := r.App.Record(ctx, "blob.delete", name+"@"+d.String(), repo.Organization)
+	if err := r.OCI.UnlinkBlob(rctx, name, d.String()); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return errBlobUnknown(d.String())
 	} else if err != nil {
 		return err

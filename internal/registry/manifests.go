@@ -203,7 +203,7 @@ func (r *Registry) putManifest(c echo.Context, name, ref string) error {
 		if err := r.pushChart(req.Context(), p, repo, man, doc, tag); err != nil {
 			return err
 		}
-	} else if err := r.storeManifest(req.Context(), man, tag); err != nil {
+	} else if err := r.storeManifest(r.App.Record(req.Context(), "manifest.push", name+"@"+man.Digest, repo.Organization), man, tag); err != nil {
 		return err
 	}
 	h := w.Header()
@@ -372,7 +372,7 @@ func (r *Registry) deleteManifest(c echo.Context, name, ref string) error {
 			c.Set(auditActionKey, "chart.delete")
 			return errDenied("Tag %q is chart version %s; delete the chart version by its manifest digest %s.", ref, cm.Chart.Version, cm.Digest)
 		}
-		err := r.OCI.DeleteTag(ctx, name, ref)
+		err := r.OCI.DeleteTag(r.App.Record(ctx, "manifest.delete", name+":"+ref, repo.Organization), name, ref)
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 			return errManifestUnknown(ref)
 		} else if err != nil {
@@ -404,7 +404,8 @@ func (r *Registry) deleteManifest(c echo.Context, name, ref string) error {
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
-	if _, err := r.OCI.DeleteManifest(ctx, name, d.String()); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+	rctx := r.App.Record(ctx, "manifest.delete", name+"@"+d.String(), repo.Organization)
+	if _, err := r.OCI.DeleteManifest(rctx, name, d.String()); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return errManifestUnknown(ref)
 	} else if err != nil {
 		return err

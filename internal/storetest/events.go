@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -166,6 +167,15 @@ func testChangeEverywhere(t *testing.T, open Open) {
 	must(t, s.DeleteWebhook(c(), w.ID))
 	must(t, s.SetQuota(c(), chartctl.QuotaRepository, "acme-apps", chartctl.Quota{MaxVersions: ptr(int64(5))}))
 	must(t, s.SetRetentionPolicy(c(), "acme-apps", &chartctl.RetentionPolicy{KeepLatest: ptr(3)}))
+	// The registry's writes of artifacts that are not charts.
+	layer := Digest("image layer")
+	must(t, s.LinkBlob(ctx, "acme-apps/img", layer, 5))
+	m := manifest("acme-apps/img", layer)
+	must(t, s.PutManifest(c(), m, "v1"))
+	must(t, s.DeleteTag(c(), "acme-apps/img", "v1"))
+	_, err = s.DeleteManifest(c(), "acme-apps/img", m.Digest)
+	must(t, err)
+	must(t, s.UnlinkBlob(c(), "acme-apps/img", layer))
 	_, err = s.DeleteRepository(c(), "acme-apps")
 	must(t, err)
 	must(t, s.DeleteUser(c(), u.ID))
@@ -174,9 +184,15 @@ func testChangeEverywhere(t *testing.T, open Open) {
 	wantCode(t, s.RemoveMember(c(), "devs", "nobody@example.com"), chartctl.ENOTFOUND)
 	_, err = s.UpdateRepository(c(), "missing", ptr("x"), nil)
 	wantCode(t, err, chartctl.ENOTFOUND)
+	wantCode(t, s.DeleteTag(c(), "acme-apps/img", "v1"), chartctl.ENOTFOUND)
+	wantCode(t, s.UnlinkBlob(c(), "acme-apps/img", layer), chartctl.ENOTFOUND)
+	var ue *chartctl.UnknownReferenceError
+	if err := s.PutManifest(c(), manifest("acme-apps/img", layer), "v2"); !errors.As(err, &ue) {
+		t.Fatalf("manifest of an unlinked blob: %v", err)
+	}
 
 	var want []string
-	for i := 20; i >= 1; i-- {
+	for i := 24; i >= 1; i-- {
 		want = append(want, fmt.Sprintf("act.%02d", i))
 	}
 	wantStrings(t, "audit actions", auditActions(t, s), want)
