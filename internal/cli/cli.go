@@ -138,7 +138,11 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 		if apiErr.StatusCode == 429 && apiErr.RetryAfter > 0 {
 			fmt.Fprintf(stderr, "The rate limit resets in %s; see `chartctl rate-limit`.\n", apiErr.RetryAfter)
 		}
-		if apiErr.StatusCode == http.StatusForbidden {
+		if apiErr.StatusCode == http.StatusForbidden && !strings.Contains(apiErr.Message, "chartctl ") {
+			// A refusal whose message names a command already says what to
+			// do next (a read-only mirror: `chartctl repo sync`; too many
+			// keys: `chartctl api-key revoke`); the others may be the
+			// wrong credential.
 			fmt.Fprintln(stderr, "To see the account and scopes of the credential in use, run: chartctl auth status")
 		}
 		return ExitError
