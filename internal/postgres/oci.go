@@ -123,37 +123,15 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 	blobs := uniq(m.Blobs)
 	// Lock the links and manifests referred to, so that none goes away
 	// before this commits.
-	if len(blobs) > 0 {
-		rows, err := tx.Query(ctx, `SELECT digest FROM oci_blob_links WHERE name = $1 AND digest = ANY($2)
-			ORDER BY digest FOR KEY SHARE`, m.Name, blobs)
-		if err != nil {
-			return err
-		}
-		have, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		for _, d := range m.Blobs {
-			if !slices.Contains(have, d) {
-				return &chartctl.UnknownReferenceError{Digest: d}
-			}
-		}
+	if d, err := firstMissing(ctx, tx, "oci_blob_links", m.Name, m.Blobs); err != nil {
+		return err
+	} else if d != "" {
+		return &chartctl.UnknownReferenceError{Digest: d}
 	}
-	if refs := uniq(m.Manifests); len(refs) > 0 {
-		rows, err := tx.Query(ctx, `SELECT digest FROM oci_manifests WHERE name = $1 AND digest = ANY($2)
-			ORDER BY digest FOR KEY SHARE`, m.Name, refs)
-		if err != nil {
-			return err
-		}
-		have, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		for _, d := range m.Manifests {
-			if !slices.Contains(have, d) {
-				return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
-			}
-		}
+	if d, err := firstMissing(ctx, tx, "oci_manifests", m.Name, m.Manifests); err != nil {
+		return err
+	} else if d != "" {
+		return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
 	}
 	var createdAt time.Time
 	err := tx.QueryRow(ctx, `SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest).Scan(&createdAt)
@@ -197,6 +175,30 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 	_, err = tx.Exec(ctx, `INSERT INTO oci_tags (name, tag, digest) VALUES ($1, $2, $3)
 		ON CONFLICT (name, tag) DO UPDATE SET digest = EXCLUDED.digest`, m.Name, tag, m.Digest)
 	return err
+}
+
+// firstMissing locks the rows of table (oci_blob_links or oci_manifests)
+// of name and digests against deletion until tx ends, and returns the
+// first of digests without a row ("" when every one has one).
+func firstMissing(ctx context.Context, tx pgx.Tx, table, name string, digests []string) (string, error) {
+	if len(digests) == 0 {
+		return "", nil
+	}
+	rows, err := tx.Query(ctx, `SELECT digest FROM `+table+` WHERE name = $1 AND digest = ANY($2)
+		ORDER BY digest FOR KEY SHARE`, name, uniq(digests))
+	if err != nil {
+		return "", err
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", err
+	}
+	for _, d := range digests {
+		if !slices.Contains(have, d) {
+			return d, nil
+		}
+	}
+	return "", nil
 }
 
 // manifestCols are the columns of a manifest, as scanManifest reads them.
