@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -289,4 +290,41 @@ func BenchmarkOCIRead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHelmPull measures what a Helm user waits for: one `helm pull`
+// process of a chart version, over the classic repository (its index.yaml
+// cached by `helm repo add`, as after `helm repo update`) and over OCI,
+// in turn, from a public repository of 200 versions. It needs the real
+// Helm 4 (CHARTCTL_HELM4) and skips without it.
+func BenchmarkHelmPull(b *testing.B) {
+	helms := testkit.Helms(b)
+	base, ok := helms["helm4"]
+	if !ok {
+		b.Skip("CHARTCTL_HELM4 is not set")
+	}
+	e := setup(b)
+	mustRepoIn(b, e, "pub", "public")
+	for i := 0; i < 200; i++ {
+		a := testkit.MakeChart(b, testkit.Chart{Name: "web", Version: fmt.Sprintf("1.0.%d", i)})
+		if r := e.Upload(b, "pub", e.AdminKey, a, ""); r.StatusCode != 200 && r.StatusCode != 201 {
+			b.Fatalf("upload: %d", r.StatusCode)
+		}
+	}
+	h := base.Fresh(b)
+	h.Must("repo", "add", "pub", e.URL+"/helm/pub")
+	host := strings.TrimPrefix(e.URL, "http://")
+	dir := b.TempDir()
+	var tc, to time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		h.Must("pull", "pub/web", "--version", "1.0.100", "-d", dir)
+		mid := time.Now()
+		h.Must("pull", "oci://"+host+"/pub/web", "--version", "1.0.100", "--plain-http", "-d", dir)
+		tc, to = tc+mid.Sub(start), to+time.Since(mid)
+	}
+	b.ReportMetric(float64(tc.Microseconds())/1000/float64(b.N), "classic-ms/pull")
+	b.ReportMetric(float64(to.Microseconds())/1000/float64(b.N), "oci-ms/pull")
+	b.ReportMetric(float64(tc)/float64(to), "oci-rate/classic-rate")
 }
