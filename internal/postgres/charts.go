@@ -130,9 +130,6 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 	if cv.Digest == "" || !storable(cv.Digest, cv.ProvDigest, cv.ContentDigest) {
 		return nil, false, nil, chartctl.Invalid("digest", "A chart digest is required.")
 	}
-	if m := opts.Manifest; m != nil && !storable(m.Name, m.Digest, opts.Tag) {
-		return nil, false, nil, chartctl.Invalid("name", "Invalid repository name, digest or tag.")
-	}
 	rec := *cv
 	rec.RepositoryID = ""
 	if rec.CreatedAt.IsZero() {

@@ -105,14 +105,14 @@ func (db *DB) UnreferencedLinks(ctx context.Context, before time.Time) ([]*chart
 // keeps the first record and only moves the tag; a chart manifest
 // replaces the one stored for the same version.
 func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag string) error {
-	if !storable(m.Name, m.Digest, tag) {
-		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
-	}
 	return db.mutate(ctx, "put manifest", func(tx pgx.Tx) error { return db.storeManifest(ctx, tx, m, tag) })
 }
 
-// storeManifest is PutManifest in tx, for a storable m and tag.
+// storeManifest is PutManifest in tx.
 func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManifest, tag string) error {
+	if !storable(m.Name, m.Digest, tag) {
+		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
+	}
 	var annotations []byte
 	if len(m.Annotations) > 0 {
 		var err error

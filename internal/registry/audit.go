@@ -13,7 +13,9 @@ import (
 // are audited in the store transaction of their change: a chart push or
 // delete by the application layer, the push of any other manifest, the
 // delete of a tag, a manifest or a blob by the handlers (App.Record),
-// with the artifact (name@digest, name:tag) as the target. Every PUT, POST, PATCH or DELETE that is answered with an
+// with the artifact (name@digest, name:tag) as the target.
+//
+// Every PUT, POST, PATCH or DELETE that is answered with an
 // error leaves an entry: outcome "denied" when the caller's credential,
 // scope or role refused it, "failed" otherwise (a quota, a conflict, an
 // invalid manifest, a rate limit). One 401 is not audited: a request
