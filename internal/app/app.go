@@ -105,6 +105,7 @@ type App struct {
 	repos     recordCache[string, chartctl.Repository]
 	versions  recordCache[versionKey, chartctl.ChartVersion]
 	hold      blobHold
+	watchers  watchers
 }
 
 // Options configures New.
@@ -153,7 +154,7 @@ func (a *App) observeUpload(created bool, err error) {
 // version match the store: another replica changed it.
 func (a *App) RefreshIndexVersion(ctx context.Context, repo, name, version string) {
 	a.versions.forget(versionKey{repo, name, version})
-	a.Index.Refresh(ctx, repo, name, version)
+	a.versionChanged(ctx, repo, name, version)
 }
 
 // InvalidateIndex forgets the in-memory Helm index of repo (another
@@ -161,7 +162,7 @@ func (a *App) RefreshIndexVersion(ctx context.Context, repo, name, version strin
 // next request loads it from the store.
 func (a *App) InvalidateIndex(repo string) {
 	a.ForgetRepository(repo)
-	a.Index.Drop(repo)
+	a.repositoryChanged(repo)
 }
 
 // replicaName is "host/pid/random": unique among the processes sharing a

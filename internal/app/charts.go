@@ -152,7 +152,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	// The index entry is re-read from the store, not taken from this
 	// upload: a delete or another overwrite of the same version may have
 	// committed after this one and reached the cache first.
-	a.Index.Refresh(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
+	a.versionChanged(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
 	if created {
 		// The web page is rendered once, now; a failure only means it is
 		// rendered when first viewed.
@@ -189,7 +189,7 @@ func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, ver
 	}
 	a.Committed()
 	a.versions.forget(versionKey{r.Name, name, version})
-	a.Index.Refresh(context.WithoutCancel(ctx), r.Name, name, version)
+	a.versionChanged(context.WithoutCancel(ctx), r.Name, name, version)
 	for _, d := range orphans {
 		a.DeleteIfOrphan(ctx, d)
 	}
@@ -207,7 +207,7 @@ func (a *App) DeleteRepository(ctx context.Context, r *chartctl.Repository) erro
 		return err
 	}
 	a.Committed()
-	a.Index.Drop(r.Name)
+	a.repositoryChanged(r.Name)
 	for _, d := range orphans {
 		a.DeleteIfOrphan(ctx, d)
 	}

@@ -161,6 +161,58 @@ func (a *App) ReceiveArchive(ctx context.Context, r io.Reader) (*Upload, error) 
 	return u, nil
 }
 
+// ReceiveStoredArchive validates the chart archive already in the blob
+// store as digest (b, open on it): an OCI push's chart layer, which the
+// registry stored and verified when it was uploaded. Unlike
+// ReceiveArchive it writes nothing; committing the upload checks the blob
+// is still there.
+func (a *App) ReceiveStoredArchive(ctx context.Context, digest string, b chartctl.Blob) (*Upload, error) {
+	u, err := a.receiveStored(ctx, digest, b)
+	if err != nil {
+		a.observeUpload(false, err)
+	}
+	return u, err
+}
+
+func (a *App) receiveStored(ctx context.Context, digest string, b chartctl.Blob) (*Upload, error) {
+	if b.Size() > a.Config.MaxChartSize {
+		return nil, a.tooLarge()
+	}
+	ch, err := chart.Read(b, a.Config.ChartLimits)
+	if chartctl.ErrorCode(err) == chartctl.EINTERNAL {
+		return nil, fmt.Errorf("read stored chart archive %s: %w", digest, err)
+	} else if err != nil {
+		return nil, err
+	}
+	return &Upload{Chart: ch, blob: &storedBlob{ctx: ctx, blobs: a.Blobs, digest: digest, size: b.Size()}}, nil
+}
+
+// storedBlob is an upload's blob that the blob store holds already.
+type storedBlob struct {
+	ctx    context.Context
+	blobs  chartctl.BlobStore
+	digest string
+	size   int64
+}
+
+func (s *storedBlob) Write([]byte) (int, error) {
+	return 0, errors.New("a stored blob is not written")
+}
+func (s *storedBlob) Digest() string { return s.digest }
+func (s *storedBlob) Size() int64    { return s.size }
+func (s *storedBlob) Abort() error   { return nil }
+
+// Commit checks the blob is still stored (the caller's claim on its
+// digest keeps it so until the chart version refers to it).
+func (s *storedBlob) Commit() (string, error) {
+	b, err := s.blobs.Open(s.ctx, s.digest)
+	if err != nil {
+		return "", fmt.Errorf("stored chart archive %s: %w", s.digest, err)
+	}
+	_ = b.Close()
+	return s.digest, nil
+}
+
 // receiveChart streams one archive into a new blob while validating it.
 func (a *App) receiveChart(ctx context.Context, u *Upload, r io.Reader) error {
 	bw, err := a.Blobs.Create(ctx)

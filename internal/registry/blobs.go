@@ -37,33 +37,19 @@ func (r *Registry) handleBlob(c echo.Context, m pathMatch) error {
 	}
 	ctx := req.Context()
 	ds := d.String()
-	// A blob of one of the chart's versions is found in memory: the
-	// version that held it last time, whose record the application layer
-	// keeps. Other blobs by the name's links, then among all the chart's
-	// versions.
-	cb, err := r.hintedChartBlob(ctx, name, ds)
+	// A blob of one of the chart's versions is found in memory (the chart
+	// digest index); other blobs by the name's links.
+	cb, err := r.chartBlob(ctx, name, ds)
 	if err != nil {
 		return err
 	}
 	if cb == nil {
 		if _, err := r.OCI.BlobLink(ctx, name, ds); err == nil {
-			if req.Method == http.MethodGet {
-				// A chart's layer pushed over OCI is also linked: a pull of it is
-				// a download of the archive.
-				if cb, err := r.chartBlob(ctx, name, ds); err == nil && cb != nil && cb.chart.Digest == ds {
-					r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)
-				}
-			}
 			return r.serveBlob(c, ds, nil)
 		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return err
 		}
-		if cb, err = r.chartBlob(ctx, name, ds); err != nil {
-			return err
-		}
-		if cb == nil {
-			return errBlobUnknown(ds)
-		}
+		return errBlobUnknown(ds)
 	}
 	if req.Method == http.MethodGet && cb.chart.Digest == ds {
 		// A pull of the chart layer is a download of the archive.

@@ -103,6 +103,7 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		return err
 	}
 	defer archive.Close()
+	layer := storedLayer{chartLayer.Digest.String(), archive}
 	var prov io.Reader
 	if provLayer != nil {
 		pb, err := r.Blobs.Open(ctx, provLayer.Digest.String())
@@ -112,7 +113,13 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		defer pb.Close()
 		prov = pb
 	}
-	return r.storeChart(ctx, repo, man, chartName, tag, archive, prov)
+	return r.storeChart(ctx, repo, man, chartName, tag, layer, prov)
+}
+
+// storedLayer is a chart layer in the blob store, open.
+type storedLayer struct {
+	digest string
+	blob   chartctl.Blob
 }
 
 // storeChart reads the chart archive (and provenance file) of a push
@@ -122,8 +129,8 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 // carries the tag of its version, also when it was pushed by digest. Over
 // OCI a push to an existing tag is a forced upload: it replaces the
 // version only on a server started with --allow-overwrite.
-func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, man *chartctl.OCIManifest, chartName, tag string, archive, prov io.Reader) error {
-	u, err := r.App.ReceiveArchive(ctx, archive)
+func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, man *chartctl.OCIManifest, chartName, tag string, archive storedLayer, prov io.Reader) error {
+	u, err := r.App.ReceiveStoredArchive(ctx, archive.digest, archive.blob)
 	if err != nil {
 		return chartError(err)
 	}
@@ -289,18 +296,38 @@ func (r *Registry) chartManifestByTag(ctx context.Context, name, tag string) (*c
 // name whose digest is d, nil when there is none. (Manifests pushed over
 // OCI are stored, and found before this.)
 func (r *Registry) chartManifestByDigest(ctx context.Context, name, d string) (*chartctl.OCIManifest, error) {
-	cvs, err := r.chartVersions(ctx, name)
-	if err != nil {
+	cv, err := r.digestVersion(ctx, name, d, kindManifest)
+	if cv == nil || err != nil {
 		return nil, err
 	}
-	for _, cv := range cvs {
-		m, _, err := r.deriveManifest(ctx, name, cv)
-		if err != nil {
-			return nil, err
+	m, _, err := r.deriveManifest(ctx, name, cv)
+	if err != nil || m.Digest != d {
+		return nil, err
+	}
+	return m, nil
+}
+
+// digestVersion returns the chart version of name that has digest d as a
+// digest of kind (the chart digest index, chartdigests.go), nil when
+// none has.
+func (r *Registry) digestVersion(ctx context.Context, name, d string, kinds ...digestKind) (*chartctl.ChartVersion, error) {
+	repo, chartName, ok := chartPath(name)
+	if !ok {
+		return nil, nil
+	}
+	vd, ok, err := r.digests.lookup(ctx, r, name, d)
+	if !ok || err != nil {
+		return nil, err
+	}
+	for _, k := range kinds {
+		if vd.kind != k {
+			continue
 		}
-		if m.Digest == d {
-			return m, nil
+		cv, err := r.chartVersion(ctx, repo, chartName, vd.version)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil, nil
 		}
+		return cv, err
 	}
 	return nil, nil
 }
@@ -331,43 +358,8 @@ type chartBlobRef struct {
 // configs (computed). It returns nil when d is none of them. A pushed
 // chart's config is a blob linked to the name, found before this.
 func (r *Registry) chartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
-	if ref, err := r.hintedChartBlob(ctx, name, d); ref != nil || err != nil {
-		return ref, err
-	}
-	cvs, err := r.chartVersions(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	var found *chartBlobRef
-	for _, cv := range cvs {
-		for _, b := range []string{cv.Digest, cv.ProvDigest, configDigest(cv)} {
-			if b != "" {
-				r.hints.put(hintKey{name, b}, cv.Version)
-			}
-		}
-		if found == nil {
-			found = matchChartBlob(cv, d)
-		}
-	}
-	return found, nil
-}
-
-// hintedChartBlob returns the blob d of the chart version of name that
-// held it last time chartBlob looked, if that version (its record as the
-// application layer keeps it) still has it; nil otherwise.
-func (r *Registry) hintedChartBlob(ctx context.Context, name, d string) (*chartBlobRef, error) {
-	version, ok := r.hints.get(hintKey{name, d})
-	if !ok {
-		return nil, nil
-	}
-	repo, chartName, ok := chartPath(name)
-	if !ok {
-		return nil, nil
-	}
-	cv, err := r.chartVersion(ctx, repo, chartName, version)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, nil
-	} else if err != nil {
+	cv, err := r.digestVersion(ctx, name, d, kindArchive, kindProvenance, kindConfig)
+	if cv == nil || err != nil {
 		return nil, err
 	}
 	return matchChartBlob(cv, d), nil
@@ -446,33 +438,6 @@ func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-// hintCache remembers which chart version holds a blob of a name, so
-// serving a chart's blob reads one record instead of all the chart's
-// versions. A hint is only a guess: it is checked against the record.
-type hintCache struct {
-	mu sync.Mutex
-	m  map[hintKey]string
-}
-
-// hintKey is an OCI name and a blob digest.
-type hintKey struct{ name, digest string }
-
-func (c *hintCache) get(key hintKey) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[key]
-	return v, ok
-}
-
-func (c *hintCache) put(key hintKey, version string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxDerived*3 {
-		c.m = map[hintKey]string{}
-	}
-	c.m[key] = version
 }
 
 // derivedEntry is a derived manifest with its config.

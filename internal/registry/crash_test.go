@@ -85,6 +85,7 @@ func serveChild(dir string) int {
 	}
 	reg := registry.New(app.New(db, blobs, app.Options{}), db, blobs, filepath.Join(dir, "uploads"))
 	reg.Auth = storeAuth{db}
+	reg.SessionKey = []byte("crash test: the same key after every restart")
 	e := echo.New()
 	reg.Register(e)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -331,10 +332,16 @@ func TestUploadSurvivesRestart(t *testing.T) {
 	if r := do("PATCH", c.url+loc, "hello ", "Content-Range", "0-5"); r.StatusCode != 202 {
 		t.Fatalf("chunk: %d", r.StatusCode)
 	}
+	// A session with no chunk yet: nothing of it is stored, its ID is
+	// known after the restart all the same.
+	fresh := do("POST", c.url+"/v2/crash/app/blobs/uploads/", "").Header.Get("Location")
 	_ = c.cmd.Process.Signal(syscall.SIGKILL)
 	_ = c.cmd.Wait()
 
 	c = startChild(t, dir)
+	if r := do("PUT", c.url+fresh+"?digest="+digest.FromString("fresh").String(), "fresh"); r.StatusCode != 201 {
+		t.Fatalf("whole PUT to a session started before the restart: %d", r.StatusCode)
+	}
 	if r := do("GET", c.url+loc, ""); r.StatusCode != 204 || r.Header.Get("Range") != "0-5" {
 		t.Fatalf("status after restart: %d %q", r.StatusCode, r.Header.Get("Range"))
 	}

@@ -16,8 +16,6 @@
 package registry
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"os"
@@ -103,11 +101,15 @@ type Registry struct {
 	Logger *slog.Logger
 	// Now is the clock.
 	Now func() time.Time
+	// SessionKey, when set, keys upload session IDs so that a session
+	// needs no record until its first chunk (sessionid.go). Every replica
+	// must have the same key; nil stores each session when it starts.
+	SessionKey []byte
 
 	initOnce sync.Once
 	sessions keyedLocks
 	derived  derivedCache
-	hints    hintCache
+	digests  chartDigests
 	absent   absentCache
 	headers  headerCache
 }
@@ -302,25 +304,6 @@ func (r *Registry) service(req *http.Request) string {
 
 // uploadPath returns the file of an upload session's data.
 func (r *Registry) uploadPath(id string) string { return filepath.Join(r.Config.UploadDir, id) }
-
-// newID returns a new unguessable identifier.
-func newID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// validID reports whether id has the form newID gives (so it is safe as a
-// file name).
-func validID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	_, err := hex.DecodeString(id)
-	return err == nil
-}
 
 // keyedLocks serializes work per key (an upload session).
 type keyedLocks struct {

@@ -31,6 +31,10 @@ type env struct {
 
 type regOption func(*registry.Registry)
 
+// unkeyedSessions makes the registry store every upload session when it
+// starts (no SessionKey), as a replica without a shared secrets key does.
+func unkeyedSessions(r *registry.Registry) { r.SessionKey = nil }
+
 // setup starts a real server (testkit: bbolt file and blob directory in a
 // temp dir, the real router on 127.0.0.1) with the registry mounted on it
 // through the server's Extra hook, on the server's application layer,
@@ -54,6 +58,7 @@ func setupServer(tb testing.TB, srvOpt func(*server.Server), opts ...regOption) 
 			blobs := s.Blobs.(*blob.Store)
 			e.Reg = registry.New(s.App(), db, blobs, filepath.Join(filepath.Dir(blobs.Root()), "uploads"))
 			e.Reg.Auth, e.Reg.Limits = s, s
+			e.Reg.SessionKey = []byte("registry tests: upload session key")
 			for _, o := range opts {
 				o(e.Reg)
 			}

@@ -2,13 +2,15 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/labstack/echo/v4"
 	"io"
+	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -64,20 +66,54 @@ func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 		}
 		return blobCreated(w, name, d)
 	}
+	if len(r.SessionKey) > 0 {
+		// A keyed session: nothing is stored until it has a chunk.
+		id, err := r.newKeyedID(name, r.Now())
+		if err != nil {
+			return err
+		}
+		return uploadAccepted(w, &chartctl.OCIUpload{ID: id, Name: name}, http.StatusAccepted)
+	}
 	id, err := newID()
 	if err != nil {
 		return err
 	}
-	data := r.sessionData()
-	if err := data.create(req.Context(), id); err != nil {
-		return err
-	}
 	u := &chartctl.OCIUpload{ID: id, Name: name}
-	if err := r.OCI.CreateUpload(req.Context(), u); err != nil {
-		_ = data.remove(context.WithoutCancel(req.Context()), id)
+	if err := r.storeSession(req.Context(), u); err != nil {
 		return err
 	}
 	return uploadAccepted(w, u, http.StatusAccepted)
+}
+
+// storeSession creates the data and the record of session u (at offset
+// 0); a keyed session's data may exist already, from a first chunk that
+// failed before its record was stored.
+func (r *Registry) storeSession(ctx context.Context, u *chartctl.OCIUpload) error {
+	data := r.sessionData()
+	if err := data.create(ctx, u.ID); err != nil && !(keyedID(u.ID) && errors.Is(err, fs.ErrExist)) {
+		return err
+	}
+	if err := r.OCI.CreateUpload(ctx, u); err != nil {
+		_ = data.remove(context.WithoutCancel(ctx), u.ID)
+		return err
+	}
+	return nil
+}
+
+// closeSession ends session u: a keyed ID's record is replaced by one that
+// closes the ID (offset -1), another's deleted; its data goes.
+func (r *Registry) closeSession(ctx context.Context, u *chartctl.OCIUpload) error {
+	var err error
+	if keyedID(u.ID) {
+		err = r.OCI.CreateUpload(ctx, &chartctl.OCIUpload{ID: u.ID, Name: u.Name, Offset: -1, CreatedAt: u.CreatedAt})
+	} else if err = r.OCI.DeleteUpload(ctx, u.ID); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	r.removeSessionData(ctx, u.ID)
+	return nil
 }
 
 // mount links digest, held by from (or, without from, by any name the
@@ -152,25 +188,39 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	defer unlock()
 	ctx := req.Context()
 	u, err := r.OCI.Upload(ctx, id)
+	stored := err == nil
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return errUploadUnknown()
+		if u = r.keyedSession(name, id); u == nil {
+			return errUploadUnknown()
+		}
 	} else if err != nil {
 		return err
 	}
-	if u.Name != name || r.Now().Sub(u.UpdatedAt) > r.Config.UploadExpiry {
+	if u.Offset < 0 || u.Name != name || r.Now().Sub(u.UpdatedAt) > r.Config.UploadExpiry {
 		return errUploadUnknown()
+	}
+	// store gives a keyed session without a record one, before its
+	// first chunk.
+	store := func() error {
+		if stored {
+			return nil
+		}
+		stored = true
+		return r.storeSession(ctx, u)
 	}
 	switch req.Method {
 	case http.MethodGet:
 		return uploadAccepted(w, u, http.StatusNoContent)
 	case http.MethodDelete:
-		if err := r.OCI.DeleteUpload(ctx, id); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		if err := r.closeSession(ctx, u); err != nil {
 			return err
 		}
-		r.removeSessionData(ctx, id)
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case http.MethodPatch:
+		if err := store(); err != nil {
+			return err
+		}
 		if err := r.appendChunk(c, u); err != nil {
 			return err
 		}
@@ -181,13 +231,16 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	if err != nil {
 		return err
 	}
-	if u.Offset == 0 && req.Header.Get("Content-Range") == "" {
+	if u.Offset == 0 && (req.Header.Get("Content-Range") == "" || !hasBody(req)) {
 		// The whole blob in this PUT: straight into the blob store.
 		if err := r.putMonolithic(c, name, d); err != nil {
 			return err
 		}
 	} else {
 		if hasBody(req) {
+			if err := store(); err != nil {
+				return err
+			}
 			if err := r.appendChunk(c, u); err != nil {
 				return err
 			}
@@ -196,10 +249,11 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 			return err
 		}
 	}
-	if err := r.OCI.DeleteUpload(ctx, id); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-		return err
+	if stored {
+		if err := r.closeSession(ctx, u); err != nil {
+			return err
+		}
 	}
-	r.removeSessionData(ctx, id)
 	return blobCreated(w, name, d)
 }
 

@@ -7,6 +7,7 @@ package secrets
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -21,6 +22,7 @@ const MinKeyFileSize = 32
 // Box seals and opens secrets with one key.
 type Box struct {
 	aead cipher.AEAD
+	key  [32]byte
 }
 
 // New returns a Box keyed by material (at least MinKeyFileSize bytes; it
@@ -39,7 +41,16 @@ func New(material []byte) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Box{aead: aead}, nil
+	return &Box{aead: aead, key: k}, nil
+}
+
+// Derive returns a 32-byte key for purpose, derived from the box's key
+// (HMAC-SHA256 of purpose), so every server holding the same key file
+// derives the same key, and no derived key reveals the box's.
+func (b *Box) Derive(purpose string) []byte {
+	m := hmac.New(sha256.New, b.key[:])
+	m.Write([]byte("chartctl derived key: " + purpose))
+	return m.Sum(nil)
 }
 
 // Load reads the key file at path. When generate is set and the file does

@@ -131,7 +131,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if keyFile == "" {
 		keyFile, generate = filepath.Join(cfg.Data, "secrets.key"), true
 		if _, ok := db.(*postgres.DB); ok {
-			logger.Warn("--secrets-key-file is not set: this replica seals webhook secrets and mirror passwords with its own key in --data, which other replicas cannot open; give every replica the same --secrets-key-file")
+			logger.Warn("--secrets-key-file is not set: this replica seals webhook secrets and mirror passwords with its own key in --data, which other replicas cannot open, and stores every OCI upload session when it starts; give every replica the same --secrets-key-file")
 		}
 	}
 	box, err := secrets.Load(keyFile, generate)
@@ -175,6 +175,12 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
+	if _, pg := db.(*postgres.DB); !pg || !generate {
+		// Upload sessions known by their IDs (a push's POST stores
+		// nothing): every replica must derive the same key, so not from a
+		// key file a PostgreSQL replica generated for itself.
+		reg.SessionKey = box.Derive("oci upload sessions")
+	}
 	// Mirror repositories follow their upstreams: each every interval, at
 	// once when asked; with PostgreSQL one replica at a time per mirror.
 	syncer := mirror.New(srv.App(), box, mirror.Options{AllowPrivate: cfg.AllowPrivateUpstreams, Logger: logger})
