@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/opencontainers/go-digest"
-
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -106,7 +104,7 @@ func (e *chartDigestEntry) add(ctx context.Context, r *Registry, name string, cv
 		return err
 	}
 	ds := []versionDigest{{cv.Version, kindArchive}, {cv.Version, kindConfig}, {cv.Version, kindManifest}}
-	keys := []string{cv.Digest, digest.SHA256.FromBytes(derivedConfig(cv)).String(), m.Digest}
+	keys := []string{cv.Digest, configDigest(cv), m.Digest}
 	if cv.ProvDigest != "" {
 		ds, keys = append(ds, versionDigest{cv.Version, kindProvenance}), append(keys, cv.ProvDigest)
 	}

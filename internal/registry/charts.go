@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -103,7 +104,6 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		return err
 	}
 	defer archive.Close()
-	layer := storedLayer{chartLayer.Digest.String(), archive}
 	var prov io.Reader
 	if provLayer != nil {
 		pb, err := r.Blobs.Open(ctx, provLayer.Digest.String())
@@ -113,24 +113,19 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		defer pb.Close()
 		prov = pb
 	}
-	return r.storeChart(ctx, repo, man, chartName, tag, layer, prov)
+	return r.storeChart(ctx, repo, man, chartName, tag, chartLayer.Digest.String(), archive, prov)
 }
 
-// storedLayer is a chart layer in the blob store, open.
-type storedLayer struct {
-	digest string
-	blob   chartctl.Blob
-}
-
-// storeChart reads the chart archive (and provenance file) of a push
-// through the application layer, as /v1 reads an upload, checks it is the
+// storeChart reads the chart archive (blob layer, open as archive) and the
+// provenance file of a push through the application layer, as /v1 reads
+// an upload, checks it is the
 // chart and version the push names, and stores it as a chart version of
 // repo with man, its manifest, in one transaction. A chart manifest always
 // carries the tag of its version, also when it was pushed by digest. Over
 // OCI a push to an existing tag is a forced upload: it replaces the
 // version only on a server started with --allow-overwrite.
-func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, man *chartctl.OCIManifest, chartName, tag string, archive storedLayer, prov io.Reader) error {
-	u, err := r.App.ReceiveStoredArchive(ctx, archive.digest, archive.blob)
+func (r *Registry) storeChart(ctx context.Context, repo *chartctl.Repository, man *chartctl.OCIManifest, chartName, tag, layer string, archive chartctl.Blob, prov io.Reader) error {
+	u, err := r.App.ReceiveStoredArchive(ctx, layer, archive)
 	if err != nil {
 		return chartError(err)
 	}
@@ -319,17 +314,14 @@ func (r *Registry) digestVersion(ctx context.Context, name, d string, kinds ...d
 	if !ok || err != nil {
 		return nil, err
 	}
-	for _, k := range kinds {
-		if vd.kind != k {
-			continue
-		}
-		cv, err := r.chartVersion(ctx, repo, chartName, vd.version)
-		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return nil, nil
-		}
-		return cv, err
+	if !slices.Contains(kinds, vd.kind) {
+		return nil, nil
 	}
-	return nil, nil
+	cv, err := r.chartVersion(ctx, repo, chartName, vd.version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, nil
+	}
+	return cv, err
 }
 
 // chartTags returns the tags of the chart versions of name.

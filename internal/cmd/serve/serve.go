@@ -127,10 +127,11 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 
+	_, onPostgres := db.(*postgres.DB)
 	keyFile, generate := cfg.SecretsKeyFile, false
 	if keyFile == "" {
 		keyFile, generate = filepath.Join(cfg.Data, "secrets.key"), true
-		if _, ok := db.(*postgres.DB); ok {
+		if onPostgres {
 			logger.Warn("--secrets-key-file is not set: this replica seals webhook secrets and mirror passwords with its own key in --data, which other replicas cannot open, and stores every OCI upload session when it starts; give every replica the same --secrets-key-file")
 		}
 	}
@@ -175,7 +176,7 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
-	if _, pg := db.(*postgres.DB); !pg || !generate {
+	if !onPostgres || !generate {
 		// Upload sessions known by their IDs (a push's POST stores
 		// nothing): every replica must derive the same key, so not from a
 		// key file a PostgreSQL replica generated for itself.
