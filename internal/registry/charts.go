@@ -64,11 +64,20 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 	if stored, err := r.OCI.Manifest(ctx, man.Name, man.Digest); err == nil && stored.Chart != nil {
 		// The same manifest again (clients push by digest, then tag it):
 		// the chart version is stored; only the tag may be new.
-		if tag != "" && tag != versionTag(stored.Chart.Version) {
-			return errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", stored.Chart.Version, versionTag(stored.Chart.Version), tag)
+		want := versionTag(stored.Chart.Version)
+		if tag != "" && tag != want {
+			return errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", stored.Chart.Version, want, tag)
+		}
+		// Helm pushes a chart by digest and then tags it; the first PUT
+		// tagged it already, so the second changes nothing and writes
+		// nothing.
+		if d, err := r.OCI.Tag(ctx, man.Name, want); err == nil && d == man.Digest {
+			return nil
+		} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
 		}
 		man.Chart = stored.Chart
-		return r.storeManifest(ctx, man, versionTag(stored.Chart.Version))
+		return r.storeManifest(ctx, man, want)
 	} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return err
 	}
@@ -94,7 +103,7 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 	}
 	for _, d := range man.Blobs {
 		if _, err := r.OCI.BlobLink(ctx, man.Name, d); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return &Error{Status: http.StatusBadRequest, Code: CodeManifestBlobUnknown, Message: "The manifest refers to a blob this repository does not hold; push it first.", Detail: map[string]string{"digest": d}}
+			return errManifestBlobUnknown("blob", d)
 		} else if err != nil {
 			return err
 		}

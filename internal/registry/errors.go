@@ -63,6 +63,14 @@ func errBlobUnknown(digest string) *Error {
 	return &Error{Status: http.StatusNotFound, Code: CodeBlobUnknown, Message: "Blob unknown to registry.", Detail: map[string]string{"digest": digest}}
 }
 
+// errManifestBlobUnknown answers a manifest that refers to a blob (kind
+// "blob") or manifest (kind "manifest") the name does not hold.
+func errManifestBlobUnknown(kind, digest string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeManifestBlobUnknown,
+		Message: "The manifest refers to a " + kind + " this repository does not hold; push it first.",
+		Detail:  map[string]string{"digest": digest}}
+}
+
 func errManifestUnknown(ref string) *Error {
 	return &Error{Status: http.StatusNotFound, Code: CodeManifestUnknown, Message: "Manifest unknown to registry.", Detail: map[string]string{"reference": ref}}
 }

@@ -199,6 +199,9 @@ func (r *Registry) putManifest(c echo.Context, name, ref string) error {
 	if err := r.charge(c, p, uploadRepo); err != nil {
 		return err
 	}
+	if err := r.storedBlobs(req.Context(), man); err != nil {
+		return err
+	}
 	if isChart(doc) {
 		if err := r.pushChart(req.Context(), p, repo, man, doc, tag); err != nil {
 			return err
@@ -240,9 +243,22 @@ func unknownReference(err error) *Error {
 	if ue.Manifest {
 		kind = "manifest"
 	}
-	return &Error{Status: http.StatusBadRequest, Code: CodeManifestBlobUnknown,
-		Message: "The manifest refers to a " + kind + " this repository does not hold; push it first.",
-		Detail:  map[string]string{"digest": ue.Digest}}
+	return errManifestBlobUnknown(kind, ue.Digest)
+}
+
+// storedBlobs answers MANIFEST_BLOB_UNKNOWN for the first blob man refers
+// to that the blob store does not have. The store checks that each is
+// linked to the name; a link can outlive a blob that was never stored (a
+// crash during its upload, see storeBlob), so the bytes are checked too.
+func (r *Registry) storedBlobs(ctx context.Context, man *chartctl.OCIManifest) error {
+	for _, d := range man.Blobs {
+		if _, err := r.Blobs.ModTime(ctx, d); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return errManifestBlobUnknown("blob", d)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseManifest checks a pushed manifest and extracts what the store

@@ -15,6 +15,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/registry"
+	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -223,5 +224,64 @@ func TestRateLimits(t *testing.T) {
 	r := e.do(t, "POST", "/v2/rl/app/blobs/uploads/", e.AdminKey, nil)
 	if r.StatusCode != 429 || ociCode(r) != "TOOMANYREQUESTS" || r.Header.Get("Retry-After") == "" || r.Header.Get("X-RateLimit-Remaining") != "0" {
 		t.Fatalf("third write: %d %s %v", r.StatusCode, r.Body, r.Header)
+	}
+}
+
+// TestLinkWithoutBlob: a blob's link and its bytes are made durable at
+// the same time, so a crash during an upload (never acknowledged) can
+// leave a link to bytes that were never stored. Such a link is harmless:
+// the blob is unknown to reads, a manifest referring to it is refused
+// (image and chart alike), and pushing the blob again repairs it.
+func TestLinkWithoutBlob(t *testing.T) {
+	e := setup(t)
+	mustRepoIn(t, e, "apps", "private")
+	ctx := context.Background()
+	config, layer := []byte(`{"name":"dangling"}`), []byte("a layer")
+	d := digest.FromBytes(config)
+	for _, name := range []string{"apps/img", "apps/web"} {
+		if err := e.Reg.OCI.LinkBlob(ctx, name, d.String(), int64(len(config))); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.do(t, "HEAD", "/v2/"+name+"/blobs/"+d.String(), e.AdminKey, nil); r.StatusCode != 404 {
+			t.Fatalf("HEAD of a linked blob never stored: %d", r.StatusCode)
+		}
+	}
+
+	e.pushBlobHTTP(t, "apps/img", e.AdminKey, layer)
+	m := imageManifest(t, config, layer)
+	r := e.do(t, "PUT", "/v2/apps/img/manifests/v1", e.AdminKey, m, "Content-Type", ocispec.MediaTypeImageManifest)
+	if r.StatusCode != 400 || ociCode(r) != "MANIFEST_BLOB_UNKNOWN" || !strings.Contains(string(r.Body), d.String()) {
+		t.Fatalf("image manifest over a blob never stored: %d %s", r.StatusCode, r.Body)
+	}
+
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})
+	e.pushBlobHTTP(t, "apps/web", e.AdminKey, archive)
+	cm, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: d, Size: int64(len(config))},
+		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: digest.FromBytes(archive), Size: int64(len(archive))}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.do(t, "PUT", "/v2/apps/web/manifests/1.0.0", e.AdminKey, cm, "Content-Type", ocispec.MediaTypeImageManifest)
+	if r.StatusCode != 400 || ociCode(r) != "MANIFEST_BLOB_UNKNOWN" {
+		t.Fatalf("chart manifest over a config never stored: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.do(t, "GET", "/helm/apps/index.yaml", e.AdminKey, nil); strings.Contains(string(r.Body), "web") {
+		t.Fatalf("a refused chart push is in the index:\n%s", r.Body)
+	}
+
+	// Pushed for real, the same blob completes both pushes.
+	e.pushBlobHTTP(t, "apps/img", e.AdminKey, config)
+	e.pushBlobHTTP(t, "apps/web", e.AdminKey, config)
+	if r := e.do(t, "PUT", "/v2/apps/img/manifests/v1", e.AdminKey, m, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
+		t.Fatalf("image manifest after the blob was pushed: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.do(t, "PUT", "/v2/apps/web/manifests/1.0.0", e.AdminKey, cm, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
+		t.Fatalf("chart manifest after the config was pushed: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.do(t, "GET", "/v2/apps/web/blobs/"+d.String(), e.AdminKey, nil); r.StatusCode != 200 || string(r.Body) != string(config) {
+		t.Fatalf("config: %d %q", r.StatusCode, r.Body)
 	}
 }

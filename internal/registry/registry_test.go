@@ -73,9 +73,18 @@ func setupServer(tb testing.TB, srvOpt func(*server.Server), opts ...regOption) 
 // key is set.
 func (e *env) do(tb testing.TB, method, path, key string, body []byte, header ...string) *testkit.Response {
 	tb.Helper()
-	req, err := http.NewRequest(method, e.URL+path, bytes.NewReader(body))
+	r, err := e.try(method, path, key, body, header...)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return r
+}
+
+// try is do for other goroutines than the test's: it returns the error.
+func (e *env) try(method, path, key string, body []byte, header ...string) (*testkit.Response, error) {
+	req, err := http.NewRequest(method, e.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	if key != "" {
 		req.SetBasicAuth("anyone", key)
@@ -85,11 +94,11 @@ func (e *env) do(tb testing.TB, method, path, key string, body []byte, header ..
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return &testkit.Response{Response: resp, Body: b}
+	b, err := io.ReadAll(resp.Body)
+	return &testkit.Response{Response: resp, Body: b}, err
 }
 
 func ociCode(r *testkit.Response) string {

@@ -330,6 +330,14 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) e
 // storeBlob writes src to the blob store, verifies its digest is d, commits
 // it and links it to name, under a claim of the digest so no garbage
 // collection, on any replica, deletes it between commit and link.
+//
+// The commit (fsync of the file and of its directory) and the link (a
+// metadata commit) wait on different files, so they run at the same time:
+// the upload is acknowledged when both are durable, in the time of the
+// slower. A crash between them can leave a link to a blob that was never
+// stored (the upload was not acknowledged); such a link is harmless:
+// reads of the blob answer BLOB_UNKNOWN, a manifest referring to it is
+// refused (heldBlobs), and garbage collection removes it as unreferenced.
 func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request) error {
 	bw, err := r.Blobs.CreateAlgorithm(ctx, string(d.Algorithm()))
 	if err != nil {
@@ -357,10 +365,10 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 		return err
 	}
 	defer release()
-	if _, err := bw.Commit(); err != nil {
-		return err
-	}
-	return r.OCI.LinkBlob(ctx, name, d.String(), n)
+	linked := make(chan error, 1)
+	go func() { linked <- r.OCI.LinkBlob(ctx, name, d.String(), n) }()
+	_, err = bw.Commit()
+	return errors.Join(err, <-linked)
 }
 
 // parseContentRange parses "start-end" (optionally "bytes start-end" or
