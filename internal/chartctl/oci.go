@@ -122,8 +122,10 @@ type PutVersionOptions struct {
 
 // OCIStore keeps the registry's metadata. Every method is atomic.
 type OCIStore interface {
-	// LinkBlob records that name holds the blob digest of size bytes (which
-	// must be durable in the BlobStore), refreshing LinkedAt if linked.
+	// LinkBlob records that name holds the blob digest of size bytes,
+	// refreshing LinkedAt if linked. The registry writes a link while the
+	// blob is being made durable, so a link left by a crash may name a blob
+	// the BlobStore does not have; readers check the BlobStore.
 	LinkBlob(ctx context.Context, name, digest string, size int64) error
 	// BlobLink returns the link of digest in name. Returns ENOTFOUND.
 	BlobLink(ctx context.Context, name, digest string) (*OCIBlobLink, error)

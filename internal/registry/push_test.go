@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,7 +239,7 @@ func TestLinkWithoutBlob(t *testing.T) {
 	ctx := context.Background()
 	config, layer := []byte(`{"name":"dangling"}`), []byte("a layer")
 	d := digest.FromBytes(config)
-	for _, name := range []string{"apps/img", "apps/web"} {
+	for _, name := range []string{"apps/img", "apps/web", "apps/left"} {
 		if err := e.Reg.OCI.LinkBlob(ctx, name, d.String(), int64(len(config))); err != nil {
 			t.Fatal(err)
 		}
@@ -283,5 +284,22 @@ func TestLinkWithoutBlob(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/v2/apps/web/blobs/"+d.String(), e.AdminKey, nil); r.StatusCode != 200 || string(r.Body) != string(config) {
 		t.Fatalf("config: %d %q", r.StatusCode, r.Body)
+	}
+
+	// Never repaired, the link is collected past the grace period; the
+	// links the manifests use stay, and so does the blob.
+	e.Reg.Now = func() time.Time { return time.Now().Add(e.Reg.Config.GCGrace + time.Minute) }
+	rep, err := e.Reg.CollectGarbage(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(rep.Links, "apps/left@"+d.String()) || slices.Contains(rep.Links, "apps/img@"+d.String()) || slices.Contains(rep.Links, "apps/web@"+d.String()) {
+		t.Fatalf("collected links %v", rep.Links)
+	}
+	if _, err := e.Reg.OCI.BlobLink(ctx, "apps/left", d.String()); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("link without a blob after collection: %v", err)
+	}
+	if r := e.do(t, "GET", "/v2/apps/img/blobs/"+d.String(), e.AdminKey, nil); r.StatusCode != 200 {
+		t.Fatalf("config after collection: %d", r.StatusCode)
 	}
 }

@@ -337,7 +337,8 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) e
 // slower. A crash between them can leave a link to a blob that was never
 // stored (the upload was not acknowledged); such a link is harmless:
 // reads of the blob answer BLOB_UNKNOWN, a manifest referring to it is
-// refused (heldBlobs), and garbage collection removes it as unreferenced.
+// refused (storedBlobs), and garbage collection removes it as
+// unreferenced.
 func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request) error {
 	bw, err := r.Blobs.CreateAlgorithm(ctx, string(d.Algorithm()))
 	if err != nil {
