@@ -59,9 +59,9 @@ func (c *SharedCache) Get(ctx context.Context, key string) ([]byte, error) {
 	if !isCertificate(key) {
 		return nil, autocert.ErrCacheMiss
 	}
-	ok, err := c.Store.AcquireLease(ctx, leaseName(key), c.Holder, orderLease)
-	if err != nil {
-		return nil, err
+	data, ok, err := c.takeOrder(ctx, key)
+	if err != nil || data != nil {
+		return data, err
 	}
 	if ok {
 		// This replica orders; Put releases the lease.
@@ -90,11 +90,32 @@ func (c *SharedCache) Get(ctx context.Context, key string) ([]byte, error) {
 		if err != nil || data != nil {
 			return data, err
 		}
-		if ok, err := c.Store.AcquireLease(ctx, leaseName(key), c.Holder, orderLease); err == nil && ok {
+		if data, ok, err := c.takeOrder(ctx, key); err == nil && data != nil {
+			return data, nil
+		} else if err == nil && ok {
 			// The other replica gave up (released or lapsed): order here.
 			return nil, autocert.ErrCacheMiss
 		}
 	}
+}
+
+// takeOrder takes the lease of the order for certificate key. Holding it,
+// it reads the entry again: the replica that held the lease may have
+// stored the certificate and released the lease since this one missed it,
+// and then the entry is returned (the lease released) instead of a second
+// order. ok reports that the lease is this replica's and the entry still
+// missing: this replica orders.
+func (c *SharedCache) takeOrder(ctx context.Context, key string) (data []byte, ok bool, err error) {
+	ok, err = c.Store.AcquireLease(ctx, leaseName(key), c.Holder, orderLease)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	data, err = c.get(ctx, key)
+	if err != nil || data != nil {
+		_ = c.Store.ReleaseLease(ctx, leaseName(key), c.Holder)
+		return data, false, err
+	}
+	return nil, true, nil
 }
 
 // get reads and opens one entry; nil and no error when there is none.

@@ -195,3 +195,63 @@ func TestSharedCacheLeasesOnlyCertificates(t *testing.T) {
 		t.Errorf("b got %q", data)
 	}
 }
+
+// raceStore runs before once, right before the next AcquireLease.
+type raceStore struct {
+	tlsconfig.CacheStore
+	before func()
+}
+
+func (s *raceStore) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	if f := s.before; f != nil {
+		s.before = nil
+		f()
+	}
+	return s.CacheStore.AcquireLease(ctx, name, holder, ttl)
+}
+
+// TestSharedCacheOrderFinishedMeanwhile: a replica that misses a
+// certificate while another orders it, and takes the lease only after the
+// other stored the certificate and released the lease, serves the stored
+// certificate instead of ordering a second one (the race
+// TestACMESharedByReplicas met now and then).
+func TestSharedCacheOrderFinishedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	db, box := openShared(t)
+	a := &tlsconfig.SharedCache{Store: db, Box: box, Holder: "a", Wait: time.Hour}
+	if _, err := a.Get(ctx, acmeName); !errors.Is(err, autocert.ErrCacheMiss) {
+		t.Fatalf("first Get = %v, want a miss (a orders)", err)
+	}
+	for _, poll := range []bool{false, true} {
+		name := acmeName
+		if poll {
+			// b first finds a's lease and waits; a finishes between one
+			// of b's reads and its next try of the lease.
+			name = otherName
+			if _, err := a.Get(ctx, name); !errors.Is(err, autocert.ErrCacheMiss) {
+				t.Fatalf("first Get of %s = %v, want a miss (a orders)", name, err)
+			}
+		}
+		store := &raceStore{CacheStore: db}
+		b := &tlsconfig.SharedCache{Store: store, Box: box, Holder: "b", Wait: time.Hour, Poll: 10 * time.Millisecond}
+		finish := func() {
+			if err := a.Put(ctx, name, []byte("the certificate of "+name)); err != nil {
+				t.Error(err)
+			}
+		}
+		if poll {
+			// The first AcquireLease is refused (a holds it); a finishes
+			// right before the second.
+			store.before = func() { store.before = finish }
+		} else {
+			store.before = finish
+		}
+		data, err := b.Get(ctx, name)
+		if err != nil || string(data) != "the certificate of "+name {
+			t.Fatalf("b.Get(%s) (while polling: %v) = %q, %v; want a's certificate, not a second order", name, poll, data, err)
+		}
+		if ok, err := db.AcquireLease(ctx, "acme-order:"+name, "c", time.Hour); err != nil || !ok {
+			t.Fatalf("b kept the order's lease of %s: %v %v", name, ok, err)
+		}
+	}
+}
