@@ -22,7 +22,6 @@ import (
 // refusal.
 func TestRefusedWritesAudited(t *testing.T) {
 	e := setup(t)
-	ctx := context.Background()
 	mustRepoIn(t, e, "pub", "public")
 	mustRepoIn(t, e, "priv", "private")
 	owner := e.MustUser(t, "owner@example.com", false)
@@ -88,22 +87,9 @@ func TestRefusedWritesAudited(t *testing.T) {
 		}
 	}
 
-	entries, _, err := e.Store.AuditLog(ctx, chartctl.AuditFilter{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []*chartctl.AuditEntry
-	for i := len(entries) - 1; i >= 0; i-- { // oldest first
-		if entries[i].Outcome != chartctl.OutcomeSuccess {
-			got = append(got, entries[i])
-		}
-	}
-	if len(got) != len(wants) {
-		for _, g := range got {
-			t.Logf("%s %s %s", g.Action, g.Outcome, g.Target)
-		}
-		t.Fatalf("%d refusals audited, want %d", len(got), len(wants))
-	}
+	got := audited(t, e, chartctl.AuditFilter{Limit: 100}, "refusals", len(wants), func(g *chartctl.AuditEntry) bool {
+		return g.Outcome != chartctl.OutcomeSuccess
+	})
 	for i, w := range wants {
 		g := got[i]
 		if g.Action != w.action || string(g.Outcome) != w.outcome || g.Target != w.target || g.Organization != w.org || g.Actor.Email != w.email {
@@ -131,7 +117,6 @@ func TestRefusedWritesAudited(t *testing.T) {
 // repository's organization.
 func TestArtifactWritesAudited(t *testing.T) {
 	e := setup(t)
-	ctx := context.Background()
 	if r := e.DoJSON(t, "POST", "/v1/organizations", e.AdminKey, map[string]any{"name": "acme"}); r.StatusCode != 200 {
 		t.Fatalf("org: %d %s", r.StatusCode, r.Body)
 	}
@@ -159,26 +144,37 @@ func TestArtifactWritesAudited(t *testing.T) {
 		{"manifest.delete", "images/web@" + d2.String()},
 		{"blob.delete", "images/web@" + ld},
 	}
-	entries, _, err := e.Store.AuditLog(ctx, chartctl.AuditFilter{Organization: "acme", Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []*chartctl.AuditEntry
-	for i := len(entries) - 1; i >= 0; i-- { // oldest first
-		if g := entries[i]; strings.HasPrefix(g.Action, "manifest.") || strings.HasPrefix(g.Action, "blob.") {
-			got = append(got, g)
-		}
-	}
-	if len(got) != len(want) {
-		for _, g := range got {
-			t.Logf("%s %s %s", g.Action, g.Outcome, g.Target)
-		}
-		t.Fatalf("%d artifact writes audited, want %d", len(got), len(want))
-	}
+	got := audited(t, e, chartctl.AuditFilter{Organization: "acme", Limit: 100}, "artifact writes", len(want), func(g *chartctl.AuditEntry) bool {
+		return strings.HasPrefix(g.Action, "manifest.") || strings.HasPrefix(g.Action, "blob.")
+	})
 	for i, w := range want {
 		g := got[i]
 		if g.Action != w.action || g.Target != w.target || g.Outcome != chartctl.OutcomeSuccess || g.Actor.Email != e.Admin.Email || g.Actor.RequestID == "" {
 			t.Errorf("entry %d = %s %s %s actor=%+v, want %s %s success by %s", i, g.Action, g.Target, g.Outcome, g.Actor, w.action, w.target, e.Admin.Email)
 		}
 	}
+}
+
+// audited returns the entries of the audit log matching filter and keep,
+// oldest first, and fails (listing them) unless there are n of them, what
+// they are.
+func audited(t *testing.T, e *env, filter chartctl.AuditFilter, what string, n int, keep func(*chartctl.AuditEntry) bool) []*chartctl.AuditEntry {
+	t.Helper()
+	entries, _, err := e.Store.AuditLog(context.Background(), filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*chartctl.AuditEntry
+	for i := len(entries) - 1; i >= 0; i-- { // oldest first
+		if keep(entries[i]) {
+			got = append(got, entries[i])
+		}
+	}
+	if len(got) != n {
+		for _, g := range got {
+			t.Logf("%s %s %s", g.Action, g.Outcome, g.Target)
+		}
+		t.Fatalf("%d %s audited, want %d", len(got), what, n)
+	}
+	return got
 }

@@ -687,13 +687,7 @@ func testOCIChartManifests(t *testing.T, open Open) {
 	m2 := manifest("charts/web", cv.Digest)
 	m2.Chart = m.Chart
 	must(t, s.PutManifest(ctx, m2, "1.0.0"))
-	got, err = s.ChartManifest(ctx, "charts", "web", "1.0.0")
-	must(t, err)
-	if got.Digest != m2.Digest {
-		t.Fatalf("ChartManifest after a re-push = %s, want %s", got.Digest, m2.Digest)
-	}
-	_, err = s.Manifest(ctx, "charts/web", m.Digest)
-	wantCode(t, err, chartctl.ENOTFOUND)
+	wantManifestReplaced(t, s, "1.0.0", m.Digest, m2.Digest)
 
 	// Replacing the version's archive deletes its manifest.
 	repl := chart("charts", "web", "1.0.0")
@@ -771,13 +765,7 @@ func testOCIChartPushedWithManifest(t *testing.T, open Open) {
 	if created {
 		t.Fatal("the same content again was created")
 	}
-	got, err = s.ChartManifest(ctx, "charts", "web", "1.0.0+build.1")
-	must(t, err)
-	if got.Digest != m2.Digest {
-		t.Fatalf("ChartManifest after a re-push = %s, want %s", got.Digest, m2.Digest)
-	}
-	_, err = s.Manifest(ctx, "charts/web", m.Digest)
-	wantCode(t, err, chartctl.ENOTFOUND)
+	wantManifestReplaced(t, s, "1.0.0+build.1", m.Digest, m2.Digest)
 
 	// A conflict stores no manifest either.
 	other := chart("charts", "web", "1.0.0+build.1")
@@ -900,4 +888,17 @@ func testOCIConcurrency(t *testing.T, open Open) {
 	if len(names) != Racers/2+1 {
 		t.Fatalf("BlobNames = %d names, want %d", len(names), Racers/2+1)
 	}
+}
+
+// wantManifestReplaced checks that version of chart charts/web has the
+// manifest now and that the manifest old it replaced is gone.
+func wantManifestReplaced(t *testing.T, s Store, version, old, now string) {
+	t.Helper()
+	got, err := s.ChartManifest(ctx, "charts", "web", version)
+	must(t, err)
+	if got.Digest != now {
+		t.Fatalf("ChartManifest after a re-push = %s, want %s", got.Digest, now)
+	}
+	_, err = s.Manifest(ctx, "charts/web", old)
+	wantCode(t, err, chartctl.ENOTFOUND)
 }
