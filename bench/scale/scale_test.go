@@ -332,6 +332,12 @@ func prepare(b *testing.B, n, set int) []upload {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return uploadsOf(b, charts)
+}
+
+// uploadsOf makes the /v1 multipart upload of each chart.
+func uploadsOf(b *testing.B, charts []corpus.Chart) []upload {
+	b.Helper()
 	out := make([]upload, len(charts))
 	for i, c := range charts {
 		var buf bytes.Buffer

@@ -233,5 +233,15 @@ func (a *App) OpenBlob(ctx context.Context, digest string) (chartctl.Blob, error
 	return a.blobCache.Open(ctx, a.Blobs, digest)
 }
 
+// KeepBlob keeps data, the content of the blob with digest that the
+// caller has just committed and still claims (ClaimDigests), in memory,
+// so that its first reads through OpenBlob need not go back to the blob
+// store. A blob larger than MaxKeptBlob is not kept.
+func (a *App) KeepBlob(digest string, data []byte) { a.blobCache.Put(digest, data) }
+
+// MaxKeptBlob returns the size of the largest blob kept in memory: 0 when
+// none is (Config.BlobCacheSize 0).
+func (a *App) MaxKeptBlob() int64 { return a.blobCache.MaxBlob() }
+
 // BlobCacheStats describes the blobs held in memory for downloads.
 func (a *App) BlobCacheStats() smallblobs.Stats { return a.blobCache.Stats() }

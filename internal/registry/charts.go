@@ -76,9 +76,15 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return err
 		}
+		// Its blobs were checked when it was stored, and they stay while
+		// the version refers to them (a blob of a chart version cannot be
+		// deleted on its own), so the blob store is not asked again.
 		man.Chart = stored.Chart
 		return r.storeManifest(ctx, man, want)
 	} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return err
+	}
+	if err := r.storedBlobs(ctx, man); err != nil {
 		return err
 	}
 	var chartLayer, provLayer *ocispec.Descriptor
@@ -108,7 +114,9 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 			return err
 		}
 	}
-	archive, err := r.Blobs.Open(ctx, chartLayer.Digest.String())
+	// Through the application layer's memory: the layer was most often
+	// just pushed, and will be pulled.
+	archive, err := r.App.OpenBlob(ctx, chartLayer.Digest.String())
 	if err != nil {
 		return err
 	}

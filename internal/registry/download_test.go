@@ -3,10 +3,12 @@ package registry_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
@@ -119,5 +121,37 @@ func TestPullSeesAPushAtOnce(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/v2/pub/other/manifests/v1", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, img) {
 		t.Fatalf("pull of the new tag: %d %s", r.StatusCode, r.Body)
+	}
+}
+
+// A small blob is kept in memory once pushed: its first pull, and the
+// read of a chart's layer when its manifest is pushed, do not go back to
+// the blob store. With the cache off, nothing is kept.
+func TestPushedBlobsServedFromMemory(t *testing.T) {
+	for _, size := range []int64{server.DefaultBlobCacheSize, 0} {
+		t.Run(fmt.Sprintf("cache-%d", size), func(t *testing.T) {
+			e := setupServer(t, func(s *server.Server) { s.Config.BlobCacheSize = size })
+			mustRepoIn(t, e, "pub", "public")
+			archive := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})
+			m := chartManifest(t, e, "pub/web", archive, nil) // pushes the config and the layer
+			kept := 0
+			if size > 0 {
+				kept = 2
+			}
+			if st := e.App().BlobCacheStats(); st.Blobs != kept || st.Hits != 0 || st.Misses != 0 {
+				t.Fatalf("after the blob pushes: %+v, want %d blobs kept and no reads", st, kept)
+			}
+			if r := e.do(t, "PUT", "/v2/pub/web/manifests/1.0.0", e.AdminKey, m, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
+				t.Fatalf("manifest: %d %s", r.StatusCode, r.Body)
+			}
+			r := e.do(t, "GET", "/v2/pub/web/blobs/"+digest.FromBytes(archive).String(), "", nil)
+			if r.StatusCode != 200 || !bytes.Equal(r.Body, archive) {
+				t.Fatalf("layer: %d, %d bytes", r.StatusCode, len(r.Body))
+			}
+			// The layer was read twice (validation, pull): from memory.
+			if st := e.App().BlobCacheStats(); size > 0 && (st.Hits != 2 || st.Misses != 0) {
+				t.Fatalf("after the manifest push and a pull: %+v, want 2 hits and no miss", st)
+			}
+		})
 	}
 }

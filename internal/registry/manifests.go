@@ -199,13 +199,12 @@ func (r *Registry) putManifest(c echo.Context, name, ref string) error {
 	if err := r.charge(c, p, uploadRepo); err != nil {
 		return err
 	}
-	if err := r.storedBlobs(req.Context(), man); err != nil {
-		return err
-	}
 	if isChart(doc) {
 		if err := r.pushChart(req.Context(), p, repo, man, doc, tag); err != nil {
 			return err
 		}
+	} else if err := r.storedBlobs(req.Context(), man); err != nil {
+		return err
 	} else if err := r.storeManifest(r.App.Record(req.Context(), "manifest.push", name+"@"+man.Digest, repo.Organization), man, tag); err != nil {
 		return err
 	}

@@ -345,7 +345,11 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 		return err
 	}
 	defer bw.Abort()
-	n, err := io.Copy(bw, io.LimitReader(src, r.Config.MaxBlobSize+1))
+	// A small blob is also kept in memory once stored: the manifest that
+	// follows reads it (a chart's layer is validated) and clients pull it.
+	keep := &capBuffer{max: r.App.MaxKeptBlob()}
+	keep.over = req != nil && req.ContentLength > keep.max
+	n, err := io.Copy(io.MultiWriter(bw, keep), io.LimitReader(src, r.Config.MaxBlobSize+1))
 	if err != nil {
 		if req != nil {
 			return newError(http.StatusBadRequest, CodeBlobUploadInvalid, "The blob could not be read completely.")
@@ -369,7 +373,32 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	linked := make(chan error, 1)
 	go func() { linked <- r.OCI.LinkBlob(ctx, name, d.String(), n) }()
 	_, err = bw.Commit()
-	return errors.Join(err, <-linked)
+	if err = errors.Join(err, <-linked); err != nil {
+		return err
+	}
+	if keep.buf != nil && int64(len(keep.buf)) == n {
+		r.App.KeepBlob(d.String(), keep.buf)
+	}
+	return nil
+}
+
+// capBuffer collects what is written to it while it stays within max
+// bytes; past that it drops what it has and collects nothing more.
+type capBuffer struct {
+	max  int64
+	buf  []byte
+	over bool
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	if !c.over {
+		if int64(len(c.buf)+len(p)) > c.max {
+			c.over, c.buf = true, nil
+		} else {
+			c.buf = append(c.buf, p...)
+		}
+	}
+	return len(p), nil
 }
 
 // parseContentRange parses "start-end" (optionally "bytes start-end" or

@@ -176,6 +176,33 @@ func (c *Cache) Open(ctx context.Context, store chartctl.BlobStore, digest strin
 	return b.NewReader(), nil
 }
 
+// MaxBlob returns the size of the largest blob the cache keeps: 0 for a
+// nil cache, which keeps none.
+func (c *Cache) MaxBlob() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.maxBlob
+}
+
+// Put keeps data, the content of the blob with digest, that its writer has
+// just committed to the store, so that its first reads need not go back to
+// the store. The caller must hold the blob against deletion (a claim on
+// its digest) until Put returns, so the store has what the cache keeps.
+// Data larger than MaxBlob is not kept; the cache keeps data, which the
+// caller must not modify afterwards.
+func (c *Cache) Put(digest string, data []byte) {
+	if c == nil || int64(len(data)) > c.maxBlob {
+		return
+	}
+	b := newBlob(digest, data)
+	c.mu.Lock()
+	if c.entries[digest] == nil {
+		c.insert(b)
+	}
+	c.mu.Unlock()
+}
+
 // Forget drops the blob with digest: call it when the blob is deleted
 // from the store, so that it is no longer served.
 func (c *Cache) Forget(digest string) {

@@ -106,6 +106,39 @@ func TestForgetStopsServing(t *testing.T) {
 	}
 }
 
+// A blob put by its writer is served from memory from its first read;
+// one over the size limit is not kept.
+func TestPutServesFromMemory(t *testing.T) {
+	s := newStore(t)
+	c := smallblobs.New(1<<20, 100)
+	small, big := []byte("just committed"), bytes.Repeat([]byte("y"), 101)
+	ds, db := put(t, s, small), put(t, s, big)
+	c.Put(ds, small)
+	c.Put(db, big)
+	if c.MaxBlob() != 100 {
+		t.Fatalf("MaxBlob %d, want 100", c.MaxBlob())
+	}
+	if got, mem := read(t, c, s, ds); !bytes.Equal(got, small) || !mem {
+		t.Fatalf("put blob: %q, from memory %v", got, mem)
+	}
+	if got, mem := read(t, c, s, db); !bytes.Equal(got, big) || mem {
+		t.Fatalf("large put blob: %d bytes, from memory %v", len(got), mem)
+	}
+	if st := c.Stats(); st.Blobs != 1 || st.Bytes != int64(len(small)) || st.Hits != 1 || st.Misses != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Putting it again keeps one copy.
+	c.Put(ds, small)
+	if st := c.Stats(); st.Blobs != 1 || st.Bytes != int64(len(small)) {
+		t.Fatalf("stats after a second put %+v", st)
+	}
+	var nilCache *smallblobs.Cache
+	nilCache.Put(ds, small)
+	if nilCache.MaxBlob() != 0 {
+		t.Fatal("a nil cache keeps blobs")
+	}
+}
+
 func TestMissingBlobIsNotRemembered(t *testing.T) {
 	s := newStore(t)
 	c := smallblobs.New(1<<20, 1<<10)
