@@ -15,6 +15,9 @@
 //     over three replicas on one database and bucket.
 //   - BenchmarkLargeRepository: a repository of 100,000 versions
 //     (CHARTCTL_BENCH_LARGE_N): start-up time and chart list pages.
+//   - BenchmarkOCIPush: chart versions pushed in turn through /v1 and over
+//     OCI with the requests `helm push oci://` sends (issue #13), corpus
+//     charts and minimal ones; reports the ratio oci/v1.
 //
 // The package has only benchmarks: `go test ./...` compiles them and runs
 // nothing. docs/performance.md reports a run and how to read it.
