@@ -63,7 +63,7 @@ type Config struct {
 	DefaultRepoQuota     ByteSize
 	// BlobCacheSize is the memory kept for small blobs served to
 	// downloads (0: none).
-	BlobCacheSize ByteSize
+	BlobCacheSize ByteSizeOrZero
 	// AllowPrivateUpstreams lets mirror repositories follow upstreams on
 	// loopback, private and link-local addresses (CONTRACT §14).
 	AllowPrivateUpstreams bool
@@ -239,6 +239,30 @@ func (b *ByteSize) Set(s string) error {
 
 // Type names the flag's value type in help.
 func (b *ByteSize) Type() string { return "size" }
+
+// ByteSizeOrZero is a ByteSize that may also be 0 ("0", "0B", "0MiB"): for
+// the flags where 0 turns something off (--blob-cache-size).
+type ByteSizeOrZero ByteSize
+
+// String formats the size as ByteSize does; 0 as "0".
+func (b *ByteSizeOrZero) String() string {
+	if *b == 0 {
+		return "0"
+	}
+	return (*ByteSize)(b).String()
+}
+
+// Set parses a size or zero.
+func (b *ByteSizeOrZero) Set(s string) error {
+	if n, err := strconv.ParseInt(strings.TrimRight(strings.TrimSpace(s), "GMKiB"), 10, 64); err == nil && n == 0 {
+		*b = 0
+		return nil
+	}
+	return (*ByteSize)(b).Set(s)
+}
+
+// Type names the flag's value type in help.
+func (b *ByteSizeOrZero) Type() string { return "size" }
 
 // Days is a retention period in whole days that parses "365d", "365" or a
 // Go duration of whole days ("8760h").

@@ -87,6 +87,25 @@ func TestByteSize(t *testing.T) {
 	if b.String() != "10MiB" {
 		t.Errorf("String = %s", b.String())
 	}
+	if err := b.Set("0"); err == nil {
+		t.Error("a size of 0 was accepted")
+	}
+	// --blob-cache-size 0 turns the cache off.
+	for in, want := range map[string]int64{"0": 0, "0MiB": 0, " 0B": 0, "64MiB": 64 << 20} {
+		var z ByteSizeOrZero
+		if err := z.Set(in); err != nil || int64(z) != want {
+			t.Errorf("ByteSizeOrZero.Set(%q) = %d, %v", in, z, err)
+		}
+	}
+	for _, in := range []string{"-1", "x", "0x"} {
+		var z ByteSizeOrZero
+		if err := z.Set(in); err == nil {
+			t.Errorf("ByteSizeOrZero.Set(%q) accepted", in)
+		}
+	}
+	if z := ByteSizeOrZero(0); z.String() != "0" {
+		t.Errorf("String of 0 = %q", z.String())
+	}
 }
 
 // runServeCmd runs `chartctl serve ARGS` with the environment env (set
