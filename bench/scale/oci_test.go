@@ -1,15 +1,7 @@
 package scale_test
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,129 +9,19 @@ import (
 	"github.com/chartctl/chartctl/internal/testkit"
 )
 
-// The media types of a Helm chart pushed over OCI.
-const (
-	helmConfigType = "application/vnd.cncf.helm.config.v1+json"
-	helmChartType  = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
-	ociManifest    = "application/vnd.oci.image.manifest.v1+json"
-)
-
-// ociPush is one chart prepared for a push over OCI as Helm makes it.
-type ociPush struct {
-	name, tag                  string
-	config, archive, manifest  []byte
-	configD, layerD, manifestD string
-}
-
-func sha256Of(b []byte) string {
-	s := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(s[:])
-}
-
-// prepareOCI makes the manifest, config and layer of each chart as Helm
-// does: the config is the chart's metadata as JSON.
-func prepareOCI(b *testing.B, charts []corpus.Chart) []ociPush {
-	b.Helper()
-	out := make([]ociPush, len(charts))
-	for i, c := range charts {
-		config, err := json.Marshal(map[string]any{"apiVersion": "v2", "name": c.Name, "version": c.Version,
-			"appVersion": c.AppVersion, "description": c.Description, "keywords": c.Keywords})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p := ociPush{name: c.Name, tag: strings.ReplaceAll(c.Version, "+", "_"), config: config, archive: c.Archive,
-			configD: sha256Of(config), layerD: sha256Of(c.Archive)}
-		p.manifest = fmt.Appendf(nil, `{"schemaVersion":2,"config":{"mediaType":%q,"digest":%q,"size":%d},"layers":[{"mediaType":%q,"digest":%q,"size":%d}]}`,
-			helmConfigType, p.configD, len(config), helmChartType, p.layerD, len(c.Archive))
-		p.manifestD = sha256Of(p.manifest)
-		out[i] = p
-	}
-	return out
-}
-
-// ociDo sends one registry request with the API key as HTTP Basic
-// credentials and wants status want.
-func (d *deployment) ociDo(method, url string, body []byte, want int, header ...string) (*http.Response, error) {
-	req, err := http.NewRequest(method, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.SetBasicAuth("ci", d.key)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != want {
-		return nil, fmt.Errorf("%s %s: %d, want %d: %s", method, url, resp.StatusCode, want, out)
-	}
-	return resp, nil
-}
-
-// pushBlob pushes one blob as oras-go does: HEAD, POST, PUT.
-func (d *deployment) pushBlob(base, digest string, blob []byte) error {
-	if _, err := d.ociDo("HEAD", base+"/blobs/"+digest, nil, http.StatusNotFound); err != nil {
-		return err
-	}
-	resp, err := d.ociDo("POST", base+"/blobs/uploads/", nil, http.StatusAccepted)
-	if err != nil {
-		return err
-	}
-	loc := resp.Header.Get("Location")
-	sep := "?"
-	if strings.Contains(loc, "?") {
-		sep = "&"
-	}
-	if strings.HasPrefix(loc, "/") {
-		loc = base[:strings.Index(base, "/v2/")] + loc
-	}
-	_, err = d.ociDo("PUT", loc+sep+"digest="+digest, blob, http.StatusCreated, "Content-Type", "application/octet-stream")
-	return err
-}
-
-// pushOCI pushes p to repo on url with the requests `helm push oci://`
-// sends (Helm 4.3 and 3.22, oras-go's ExtendedCopy, as the server's
-// request log shows): a HEAD of the manifest by digest; for the config
-// and the chart layer at the same time a HEAD, a POST and a PUT; the PUT
-// of the manifest by digest, its GET and its PUT by tag.
-func (d *deployment) pushOCI(url, repo string, p ociPush) (time.Duration, error) {
-	base := url + "/v2/" + repo + "/" + p.name
+// pushOCI pushes c to repo on url as `helm push oci://` does
+// (testkit.PushLikeHelm) and returns how long it took.
+func (d *deployment) pushOCI(url, repo string, c *testkit.OCIChart) (time.Duration, error) {
 	start := time.Now()
-	if _, err := d.ociDo("HEAD", base+"/manifests/"+p.manifestD, nil, http.StatusNotFound); err != nil {
-		return 0, err
-	}
-	var wg sync.WaitGroup
-	var cerr, lerr error
-	wg.Go(func() { cerr = d.pushBlob(base, p.configD, p.config) })
-	wg.Go(func() { lerr = d.pushBlob(base, p.layerD, p.archive) })
-	wg.Wait()
-	if cerr != nil || lerr != nil {
-		return 0, fmt.Errorf("blobs: %v %v", cerr, lerr)
-	}
-	if _, err := d.ociDo("PUT", base+"/manifests/"+p.manifestD, p.manifest, http.StatusCreated, "Content-Type", ociManifest); err != nil {
-		return 0, err
-	}
-	if _, err := d.ociDo("GET", base+"/manifests/"+p.manifestD, nil, http.StatusOK, "Accept", ociManifest); err != nil {
-		return 0, err
-	}
-	if _, err := d.ociDo("PUT", base+"/manifests/"+p.tag, p.manifest, http.StatusCreated, "Content-Type", ociManifest); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
+	err := testkit.PushLikeHelm(client, url, repo, "ci", d.key, c)
+	return time.Since(start), err
 }
 
 // pushPair is one chart version to push through /v1 and another to push
 // over OCI.
 type pushPair struct {
 	v1  upload
-	oci ociPush
+	oci *testkit.OCIChart
 }
 
 // pairCharts returns n pairs of the kind of chart named: "corpus", the
@@ -168,10 +50,14 @@ func pairCharts(b *testing.B, kind string, n int) []pushPair {
 			v1s, ocis = append(v1s, c), append(ocis, c)
 		}
 	}
-	uploads, pushes := uploadsOf(b, v1s), prepareOCI(b, ocis)
+	uploads := uploadsOf(b, v1s)
 	out := make([]pushPair, n)
-	for i := range out {
-		out[i] = pushPair{uploads[i], pushes[i]}
+	for i, c := range ocis {
+		oc, err := testkit.NewOCIChart(c.Name, c.Version, c.Archive)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i] = pushPair{uploads[i], oc}
 	}
 	return out
 }

@@ -203,13 +203,12 @@ func (s *storedBlob) Size() int64    { return s.size }
 func (s *storedBlob) Abort() error   { return nil }
 
 // Commit checks the blob is still stored (the caller's claim on its
-// digest keeps it so until the chart version refers to it).
+// digest keeps it so until the chart version refers to it): a stat, not a
+// read (on S3 a HEAD, not a GET).
 func (s *storedBlob) Commit() (string, error) {
-	b, err := s.blobs.Open(s.ctx, s.digest)
-	if err != nil {
+	if _, err := s.blobs.ModTime(s.ctx, s.digest); err != nil {
 		return "", fmt.Errorf("stored chart archive %s: %w", s.digest, err)
 	}
-	_ = b.Close()
 	return s.digest, nil
 }
 

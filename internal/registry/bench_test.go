@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,11 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opencontainers/go-digest"
-	specs "github.com/opencontainers/image-spec/specs-go"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-
-	"github.com/chartctl/chartctl/internal/registry"
 	"github.com/chartctl/chartctl/internal/testkit"
 )
 
@@ -161,44 +154,17 @@ func BenchmarkChartPush(b *testing.B) {
 			b.Fatalf("manifest: %d %s", r.StatusCode, r.Body)
 		}
 	}
-	// What Helm 4 and Helm 3 (oras-go's ExtendedCopy) send, as the
-	// server's request log shows: a HEAD of the manifest by digest; for
-	// the config and the chart layer at the same time, a HEAD, a POST that
-	// opens an upload session and a PUT of the whole blob; the PUT of the
-	// manifest by digest, its GET and its PUT by tag. The config is the
-	// chart's metadata, so it differs from one version to the next. (Each
-	// `helm push` process also exchanges its credentials for a token
+	// What Helm 4 and Helm 3 send (testkit.PushLikeHelm). The config is
+	// the chart's metadata, so it differs from one version to the next.
+	// (Each `helm push` process also exchanges its credentials for a token
 	// first; the benchmark, one client, sends them with every request.)
 	pushHelm := func(b *testing.B, chart string, archive []byte, version string) {
-		config := []byte(`{"apiVersion":"v2","name":"` + chart + `","version":"` + version + `"}`)
-		m, err := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2},
-			Config: ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: digest.FromBytes(config), Size: int64(len(config))},
-			Layers: []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: digest.FromBytes(archive), Size: int64(len(archive))}}})
+		c, err := testkit.NewOCIChart(chart, version, archive)
+		if err == nil {
+			err = testkit.PushLikeHelm(http.DefaultClient, e.URL, "bench", "anyone", e.AdminKey, c)
+		}
 		if err != nil {
 			b.Fatal(err)
-		}
-		md := digest.FromBytes(m).String()
-		if r := e.do(b, "HEAD", "/v2/bench/"+chart+"/manifests/"+md, e.AdminKey, nil); r.StatusCode != 404 {
-			b.Fatalf("HEAD manifest: %d", r.StatusCode)
-		}
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for i, blob := range [][]byte{config, archive} {
-			wg.Go(func() { errs[i] = pushHelmBlob(e, "bench/"+chart, blob) })
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			b.Fatal(err)
-		}
-		for _, ref := range []string{md, version} {
-			if r := e.do(b, "PUT", "/v2/bench/"+chart+"/manifests/"+ref, e.AdminKey, m, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
-				b.Fatalf("PUT manifest %s: %d %s", ref, r.StatusCode, r.Body)
-			}
-			if ref == md {
-				if r := e.do(b, "GET", "/v2/bench/"+chart+"/manifests/"+md, e.AdminKey, nil, "Accept", ocispec.MediaTypeImageManifest); r.StatusCode != 200 {
-					b.Fatalf("GET manifest: %d", r.StatusCode)
-				}
-			}
 		}
 	}
 	b.Run("oci-helm", func(b *testing.B) {
@@ -239,27 +205,6 @@ func BenchmarkChartPush(b *testing.B) {
 		b.ReportMetric(float64(toci.Microseconds())/float64(b.N), "oci-µs/push")
 		b.ReportMetric(float64(toci)/float64(tv1), "oci/v1")
 	})
-}
-
-// pushHelmBlob pushes blob to name as oras-go does: HEAD, POST, PUT.
-func pushHelmBlob(e *env, name string, blob []byte) error {
-	d := digest.FromBytes(blob)
-	r, err := e.try("HEAD", "/v2/"+name+"/blobs/"+d.String(), e.AdminKey, nil)
-	if err != nil || r.StatusCode != 404 {
-		return fmt.Errorf("HEAD blob: %v %v", r, err)
-	}
-	if r, err = e.try("POST", "/v2/"+name+"/blobs/uploads/", e.AdminKey, nil); err != nil || r.StatusCode != 202 {
-		return fmt.Errorf("POST upload: %v %v", r, err)
-	}
-	loc := r.Header.Get("Location")
-	sep := "?"
-	if strings.Contains(loc, "?") {
-		sep = "&"
-	}
-	if r, err = e.try("PUT", loc+sep+"digest="+d.String(), e.AdminKey, blob, "Content-Type", "application/octet-stream"); err != nil || r.StatusCode != 201 {
-		return fmt.Errorf("PUT upload: %v %v", r, err)
-	}
-	return nil
 }
 
 // patternReader yields n bytes of a repeating pattern without holding them.

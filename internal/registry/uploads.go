@@ -348,7 +348,7 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	// A small blob is also kept in memory once stored: the manifest that
 	// follows reads it (a chart's layer is validated) and clients pull it.
 	keep := &capBuffer{max: r.App.MaxKeptBlob()}
-	keep.over = req != nil && req.ContentLength > keep.max
+	keep.over = req != nil && req.ContentLength > keep.max // known too large
 	n, err := io.Copy(io.MultiWriter(bw, keep), io.LimitReader(src, r.Config.MaxBlobSize+1))
 	if err != nil {
 		if req != nil {

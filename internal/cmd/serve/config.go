@@ -218,6 +218,17 @@ func (b *ByteSize) String() string {
 
 // Set parses a size.
 func (b *ByteSize) Set(s string) error {
+	n, err := parseSize(s, false)
+	if err != nil {
+		return err
+	}
+	*b = ByteSize(n)
+	return nil
+}
+
+// parseSize parses a size of at most 1 TiB, positive unless zero is
+// allowed.
+func parseSize(s string, zero bool) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := int64(1)
 	for _, u := range []struct {
@@ -230,11 +241,10 @@ func (b *ByteSize) Set(s string) error {
 		}
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<40)/mult {
-		return fmt.Errorf("invalid size %q: use e.g. 10MiB, 512KiB or a number of bytes", s)
+	if err != nil || n < 0 || (n == 0 && !zero) || n > (1<<40)/mult {
+		return 0, fmt.Errorf("invalid size %q: use e.g. 10MiB, 512KiB or a number of bytes", s)
 	}
-	*b = ByteSize(n * mult)
-	return nil
+	return n * mult, nil
 }
 
 // Type names the flag's value type in help.
@@ -244,21 +254,17 @@ func (b *ByteSize) Type() string { return "size" }
 // the flags where 0 turns something off (--blob-cache-size).
 type ByteSizeOrZero ByteSize
 
-// String formats the size as ByteSize does; 0 as "0".
-func (b *ByteSizeOrZero) String() string {
-	if *b == 0 {
-		return "0"
-	}
-	return (*ByteSize)(b).String()
-}
+// String formats the size as ByteSize does.
+func (b *ByteSizeOrZero) String() string { return (*ByteSize)(b).String() }
 
 // Set parses a size or zero.
 func (b *ByteSizeOrZero) Set(s string) error {
-	if n, err := strconv.ParseInt(strings.TrimRight(strings.TrimSpace(s), "GMKiB"), 10, 64); err == nil && n == 0 {
-		*b = 0
-		return nil
+	n, err := parseSize(s, true)
+	if err != nil {
+		return err
 	}
-	return (*ByteSize)(b).Set(s)
+	*b = ByteSizeOrZero(n)
+	return nil
 }
 
 // Type names the flag's value type in help.
