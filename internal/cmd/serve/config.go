@@ -60,7 +60,9 @@ type Config struct {
 	WebhookRetryBase     time.Duration
 	WebhookTimeout       time.Duration
 	AuditRetention       Days
-	DefaultRepoQuota     ByteSize
+	// DefaultRepoQuota is the max_bytes quota of new repositories (0:
+	// unlimited).
+	DefaultRepoQuota ByteSizeOrZero
 	// BlobCacheSize is the memory kept for small blobs served to
 	// downloads (0: none).
 	BlobCacheSize ByteSizeOrZero
@@ -126,7 +128,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.Var((*Duration)(&c.WebhookTimeout), "webhook-timeout", "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")
 	fs.Var(&c.BlobCacheSize, "blob-cache-size", "memory kept for the small chart archives, provenance files and OCI blobs (up to 256KiB each) downloads are served from, e.g. 64MiB (0 disables)")
-	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (default: unlimited)")
+	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (0: unlimited, the default)")
 
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert; re-read when it changes")

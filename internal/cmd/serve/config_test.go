@@ -240,3 +240,27 @@ func TestDurationsTakeDays(t *testing.T) {
 		}
 	}
 }
+
+// What --print-config prints is a configuration file the server accepts,
+// and --default-repository-quota 0 is the default it prints: unlimited.
+func TestPrintConfigOutputIsAConfigFile(t *testing.T) {
+	_, out, err := runServeCmd(t, []string{"--config", writeConfig(t, ""), "--print-config"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, again, err := runServeCmd(t, []string{"--config", writeConfig(t, out), "--print-config"}, nil)
+	if err != nil {
+		t.Fatalf("the printed configuration is refused: %v\n%s", err, out)
+	}
+	if o != nil || again != out {
+		t.Errorf("printed again:\n%s\nfirst:\n%s", again, out)
+	}
+	o, _, err = runServeCmd(t, []string{"--config", writeConfig(t, ""), "--default-repository-quota", "0"}, nil)
+	if err != nil || o.Config.DefaultRepoQuota != 0 {
+		t.Fatalf("--default-repository-quota 0: %v", err)
+	}
+	o, _, err = runServeCmd(t, []string{"--config", writeConfig(t, ""), "--default-repository-quota", "1GiB"}, nil)
+	if err != nil || o.Config.DefaultRepoQuota != 1<<30 {
+		t.Fatalf("--default-repository-quota 1GiB: %v", err)
+	}
+}
