@@ -10,10 +10,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -80,7 +83,8 @@ func upload(t *testing.T, url, key, repo string, c testkit.Chart) (int, []byte) 
 // notifications, and through the generation check when the listening
 // connection is killed or the database restarts), rate limits and quotas
 // exact over the replicas, one winner of racing pushes, each webhook event
-// delivered once by the three dispatchers, download counts added up, and
+// delivered once by the three dispatchers, download counts added up, the
+// OCI conformance suite passing behind a round-robin load balancer, and
 // no acknowledged upload lost when a replica is killed.
 func TestReplicas(t *testing.T) {
 	if testing.Short() {
@@ -383,6 +387,36 @@ func TestReplicas(t *testing.T) {
 		if resp.StatusCode != 200 || !bytes.Equal(got, data) {
 			t.Fatalf("blob from replica 2: %d, %d bytes", resp.StatusCode, len(got))
 		}
+	})
+
+	t.Run("OCIConformanceBehindLoadBalancer", func(t *testing.T) {
+		// The OCI conformance suite against the three replicas behind a
+		// round-robin balancer: every request of a push, a pull, a
+		// referrers query or a delete may land on another replica than
+		// the one before, so each must see what the others just stored.
+		var next atomic.Uint64
+		targets := make([]*url.URL, len(rs.procs))
+		for i, p := range rs.procs {
+			u, err := url.Parse(p.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			targets[i] = u
+		}
+		lb := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(targets[next.Add(1)%uint64(len(targets))])
+			r.Out.Host = r.In.Host
+		}})
+		t.Cleanup(lb.Close)
+		if r, b, err := do(t, "POST", lb.URL+"/v1/repositories", rs.key, strings.NewReader(`{"name":"conformance","visibility":"private"}`), "application/json"); err != nil || r.StatusCode != 200 {
+			t.Fatalf("create repo: %v %s", err, b)
+		}
+		testkit.RunOCIConformance(t, testkit.OCIConformance{
+			Registry: strings.TrimPrefix(lb.URL, "http://"),
+			Repo1:    "conformance/repo1", Repo2: "conformance/repo2",
+			Username: "conformance", Password: rs.key,
+		})
+		t.Logf("%d requests spread over %d replicas", next.Load(), len(targets))
 	})
 
 	t.Run("ListenerKilled", func(t *testing.T) {
