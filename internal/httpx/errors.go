@@ -63,7 +63,7 @@ func Describe(c echo.Context, logger *slog.Logger, err error) (code, msg string)
 		code, msg = chartctl.ETOOLARGE, "Request body too large."
 	}
 	if code == chartctl.EINTERNAL {
-		if m := storageFault(err); m != "" {
+		if m := StorageFault(err); m != "" {
 			// Not a bug: the operator must act, and the client may retry
 			// later. The log keeps the error for the operator.
 			rid := c.Response().Header().Get(echo.HeaderXRequestID)
@@ -77,10 +77,12 @@ func Describe(c echo.Context, logger *slog.Logger, err error) (code, msg string)
 	return code, msg
 }
 
-// storageFault says what a person may read about a failed write for a
+// StorageFault says what a person may read about a failed write for a
 // condition of the server's storage rather than a bug (a full disk, a
 // quota of the file system, a read-only mount), or "" for anything else.
-func storageFault(err error) string {
+// Such a failure is answered 503 (the client may retry once an operator
+// has acted), not as an internal error.
+func StorageFault(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "The server's storage is full; retry once an operator has freed space."
