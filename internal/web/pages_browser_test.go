@@ -284,9 +284,7 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, shot+".png"), buf, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if size.name == "desktop" {
-					checkA11y(t, ctx, axe, shot)
-				}
+				checkA11y(t, ctx, axe, shot)
 			}
 		}
 	}
