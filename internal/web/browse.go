@@ -66,7 +66,7 @@ func (d *Dashboard) visibleRepo(c echo.Context) (*chartctl.Principal, *chartctl.
 // anonymous visitors too.
 func (d *Dashboard) browsePage(c echo.Context, title, nav, canonical string, data any) Page {
 	u, s := d.Session(c)
-	p := Page{Title: title, User: u, Nav: nav, Public: true, Data: data}
+	p := Page{Title: title, User: u, Nav: nav, Public: true, Data: data, SignIn: signInBack(c, u)}
 	if s != nil {
 		p.CSRF = s.CSRFToken
 	}
@@ -79,7 +79,17 @@ func (d *Dashboard) browsePage(c echo.Context, title, nav, canonical string, dat
 // notFound renders the 404 page, the same for unknown and invisible
 // resources.
 func (d *Dashboard) notFound(c echo.Context) error {
-	return d.RenderError(c, http.StatusNotFound, "Page not found", "There is nothing here that you can see. If you expected a private repository, sign in first.")
+	u, s := d.Session(c)
+	msg := "There is nothing here that you can see."
+	if u == nil {
+		// The page may be private: offer to sign in and come back to it.
+		msg += " If you expected a private repository, sign in first."
+	}
+	p := Page{Title: "Page not found", User: u, Data: ErrorPage{Heading: "Page not found", Message: msg, Back: "/", SignIn: signInBack(c, u)}}
+	if s != nil {
+		p.CSRF = s.CSRFToken
+	}
+	return d.render(c, http.StatusNotFound, "error", p)
 }
 
 // SearchResult is one chart found by a search.

@@ -300,3 +300,38 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 	signInAs(t, ctx, c.URL, "root@example.com", "%2F")
 	visit("server-webhooks", "/admin/webhooks")
 }
+
+// TestBrowserSignInFromPageReturnsToIt follows a link to a private chart
+// as an anonymous visitor: the 404 page asks to sign in and offers it, and
+// signing in lands on the chart, not on the home page. The top bar's Sign
+// in on a public page comes back to that page too.
+func TestBrowserSignInFromPageReturnsToIt(t *testing.T) {
+	c := setupCatalog(t)
+	ctx := newBrowser(t)
+	const private = "/repositories/internal-charts/charts/billing?tab=values"
+	if s := status(t, ctx, c.URL+private); s != http.StatusNotFound {
+		t.Fatalf("anonymous private chart: %d", s)
+	}
+	signInThrough := func(step string) {
+		t.Helper()
+		run(t, ctx, step,
+			chromedp.Click(chromedp.CSS(`#signin-link`)),
+			chromedp.WaitVisible(chromedp.CSS(`#email`)),
+			chromedp.SendKeys(chromedp.CSS(`#email`), memberEmail),
+			chromedp.SendKeys(chromedp.CSS(`#password`), password),
+			chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`.account button[type=submit]`)),
+		)
+	}
+	signInThrough("sign in from the 404 page")
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+private {
+		t.Errorf("after signing in from the 404 page the browser is at %s, want %s", loc, c.URL+private)
+	}
+	run(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`#email`)))
+	const public = "/repositories/platform-charts/charts/nginx/1.0.0"
+	run(t, ctx, "public chart", chromedp.Navigate(c.URL+public), chromedp.WaitVisible(chromedp.CSS(`#signin-link`)))
+	signInThrough("sign in from the top bar")
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+public {
+		t.Errorf("after signing in from the top bar the browser is at %s, want %s", loc, c.URL+public)
+	}
+}

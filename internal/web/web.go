@@ -302,6 +302,9 @@ type Page struct {
 	Public bool
 	// Canonical is the page's canonical URL, "" for none.
 	Canonical string
+	// SignIn is the top bar's sign-in link for an anonymous visitor: back
+	// to this page once signed in. "" links to the plain sign-in page.
+	SignIn string
 	// Data is the page's own content.
 	Data any
 }
@@ -339,6 +342,9 @@ type ErrorPage struct {
 	Message string
 	// Back is a link to offer, "" for none.
 	Back string
+	// SignIn is a sign-in link back to the page, offered to anonymous
+	// visitors of a page that may be private; "" for none.
+	SignIn string
 }
 
 // RenderError writes an error page with status; it never redirects.
@@ -436,6 +442,15 @@ func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), &act)))
 		return next(c)
 	}
+}
+
+// signInBack is the sign-in link that comes back to the requested page,
+// for an anonymous visitor's GET; "" otherwise.
+func signInBack(c echo.Context, u *chartctl.User) string {
+	if u != nil || (c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead) {
+		return ""
+	}
+	return SignInURL(safeReturnTo(c.Request().URL.RequestURI()))
 }
 
 // SignInURL is the sign-in page that returns to returnTo (a local path)
