@@ -167,8 +167,13 @@ func (d *Dashboard) handleSearch(c echo.Context) error {
 		}
 	}
 	if c.QueryParam("fragment") == "1" {
-		// Search as you type asks for the results alone.
-		return d.renderFragment(c, status, "search", "results", d.browsePage(c, "", "", "", sp))
+		// Search as you type asks for the results alone; their sign-in
+		// link comes back to the search, not to this fragment.
+		page := d.browsePage(c, "", "", "", sp)
+		if page.SignIn != "" {
+			page.SignIn = SignInURL("/search?" + url.Values{"q": {q}}.Encode())
+		}
+		return d.renderFragment(c, status, "search", "results", page)
 	}
 	title := "Search"
 	canonical := "/search"

@@ -123,6 +123,13 @@ func TestBrowseAnonymously(t *testing.T) {
 	if strings.Contains(frag.Body, "<html") || !strings.Contains(frag.Body, "nginx") {
 		t.Errorf("search fragment: %s", frag.Body)
 	}
+	// A search that finds nothing offers to sign in and come back to it,
+	// typed or as you type.
+	for _, path := range []string{"/search?q=billing", "/search?q=billing&fragment=1"} {
+		if p := b.Get(t, path); !strings.Contains(p.Body, `href="/signin?return_to=%2Fsearch%3Fq%3Dbilling"`) {
+			t.Errorf("%s: no sign-in link back to the search: %s", path, p.Body)
+		}
+	}
 	for _, path := range []string{"/repositories/internal-charts", "/repositories/internal-charts/charts/billing", "/repositories/internal-charts/charts/billing/0.3.0/download",
 		"/repositories/nope", "/repositories/platform-charts/charts/nope", "/repositories/platform-charts/charts/nginx/9.9.9", "/organizations/acme", "/teams/platform"} {
 		if p := b.Get(t, path); p.StatusCode != http.StatusNotFound {
