@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -249,5 +250,36 @@ func TestPageRenderedOnUploadForgottenOnDelete(t *testing.T) {
 	}
 	if _, err := env.Store.ChartPage(t.Context(), up.Data.Digest); err == nil {
 		t.Error("the page of a deleted archive is still recorded")
+	}
+}
+
+// TestPagesAnswerHEAD checks that every page a visitor can open by address
+// answers HEAD as it answers GET, without a body (RFC 9110 §9.3.2): uptime
+// monitors and link checkers ask with HEAD and must not see a 405.
+func TestPagesAnswerHEAD(t *testing.T) {
+	c := setupCatalog(t)
+	b := c.NewBrowser(t)
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/", 200}, {"/search?q=nginx", 200}, {"/signin", 200}, {"/repositories", 200},
+		{"/repositories/platform-charts", 200}, {"/repositories/platform-charts/charts/nginx", 200},
+		{"/repositories/platform-charts/charts/nginx/1.0.0", 200}, {"/static/style.css", 200}, {"/static/highlight.css", 200},
+		{"/repositories/internal-charts", 404}, {"/settings/api-keys", 303},
+	} {
+		get := b.Get(t, tc.path)
+		resp, err := b.Head(c.URL + tc.path)
+		if err != nil {
+			t.Fatalf("HEAD %s: %v", tc.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || get.StatusCode != tc.status {
+			t.Errorf("%s: HEAD %d, GET %d, want %d", tc.path, resp.StatusCode, get.StatusCode, tc.status)
+		}
+		if len(body) != 0 || resp.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
+			t.Errorf("%s: HEAD answered %d body bytes, Content-Type %q (GET %q)", tc.path, len(body), resp.Header.Get("Content-Type"), get.Header.Get("Content-Type"))
+		}
 	}
 }
