@@ -380,6 +380,9 @@ type ConsentPage struct {
 	// Action is the form's target; Params are its hidden fields.
 	Action string
 	Params []Param
+	// ReturnTo is this consent page's own local address: "use another
+	// account" signs out and, after signing in again, comes back to it.
+	ReturnTo string
 }
 
 // ScopeItem is a scope with its description in words.
