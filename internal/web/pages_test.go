@@ -283,3 +283,33 @@ func TestPagesAnswerHEAD(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamNoticeCannotBeForged: the notice after a member change comes
+// from the redirect's query string. A link anyone can craft must not put
+// its own words in the team page's success notice, nor claim a change that
+// did not happen; the notices of real changes still show.
+func TestTeamNoticeCannotBeForged(t *testing.T) {
+	c := setupCatalog(t)
+	b := c.NewBrowser(t)
+	b.SignIn(t, memberEmail, password)
+	for _, q := range []url.Values{
+		{"done": {"removed"}, "email": {"Security notice: your session expired. Sign in again at https://evil.example/login"}},
+		{"done": {"added"}, "email": {"attacker@evil.example"}},
+		{"done": {"removed"}, "email": {memberEmail}},
+		{"done": {"role"}, "email": {"nobody@example.com"}},
+	} {
+		p := b.Get(t, "/teams/platform?"+q.Encode())
+		if p.StatusCode != http.StatusOK || strings.Contains(p.Body, "alert-success") {
+			t.Errorf("/teams/platform?%s: %d, a notice is shown:\n%s", q.Encode(), p.StatusCode, p.Body)
+		}
+	}
+	for q, want := range map[string]string{
+		"done=added&email=" + url.QueryEscape(memberEmail):   memberEmail + " was added to the team.",
+		"done=role&email=" + url.QueryEscape(memberEmail):    "The role of " + memberEmail + " was changed.",
+		"done=removed&email=" + url.QueryEscape("gone@x.io"): "gone@x.io was removed from the team.",
+	} {
+		if p := b.Get(t, "/teams/platform?"+q); !strings.Contains(p.Body, want) {
+			t.Errorf("/teams/platform?%s does not say %q", q, want)
+		}
+	}
+}
