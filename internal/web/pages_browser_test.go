@@ -335,3 +335,30 @@ func TestBrowserSignInFromPageReturnsToIt(t *testing.T) {
 		t.Errorf("after signing in from the top bar the browser is at %s, want %s", loc, c.URL+public)
 	}
 }
+
+// TestBrowserClearedSearchLeavesNoTrace types a search on the home page,
+// then clears it: the results go, and so does the search from the address
+// bar and the title, so a reload or a bookmark does not bring it back.
+func TestBrowserClearedSearchLeavesNoTrace(t *testing.T) {
+	c := setupCatalog(t)
+	ctx := newBrowser(t)
+	run(t, ctx, "type a search",
+		chromedp.Navigate(c.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#q`)),
+		chromedp.SendKeys(chromedp.CSS(`#q`), "redi"),
+		chromedp.WaitVisible(chromedp.CSS(`#search-results`)),
+	)
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+"/search?q=redi" {
+		t.Errorf("while searching the address is %s", loc)
+	}
+	run(t, ctx, "clear it",
+		chromedp.SendKeys(chromedp.CSS(`#q`), "\b\b\b\b"),
+		chromedp.WaitNotPresent(chromedp.CSS(`#search-results`)),
+	)
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+"/" {
+		t.Errorf("after clearing the search the address is %s, want %s/", loc, c.URL)
+	}
+	if title := get(t, ctx, "title", chromedp.Title()); title != "Find Helm charts · chartctl" {
+		t.Errorf("after clearing the search the title is %q", title)
+	}
+}
