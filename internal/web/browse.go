@@ -593,7 +593,9 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 }
 
 // dependencyURL links a dependency to its chart page when its repository
-// is a repository of this server that p can see.
+// is a repository of this server that p can see: to the version it pins
+// when that version is stored, else to the chart, and not at all when the
+// chart is not there (the link would be the 404 page).
 func (d *Dashboard) dependencyURL(c echo.Context, p *chartctl.Principal, dep chartrender.Dependency) string {
 	u, err := url.Parse(strings.TrimSpace(dep.Repository))
 	if err != nil || dep.Name == "" {
@@ -616,8 +618,17 @@ func (d *Dashboard) dependencyURL(c echo.Context, p *chartctl.Principal, dep cha
 	default:
 		return ""
 	}
-	r, err := d.opts.App.VisibleRepo(c.Request().Context(), p, repo)
-	if err != nil {
+	ctx := c.Request().Context()
+	r, err := d.opts.App.VisibleRepo(ctx, p, repo)
+	if err != nil || chart.ValidateName(dep.Name) != nil {
+		return ""
+	}
+	if v := strings.TrimSpace(dep.Version); chart.ValidateVersion(v) == nil {
+		if cv, err := d.opts.Store.ChartVersion(ctx, r.Name, dep.Name, v); err == nil {
+			return chartURL(r.Name, dep.Name, cv.Version)
+		}
+	}
+	if _, total, err := d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: dep.Name}, 0, 1); err != nil || total == 0 {
 		return ""
 	}
 	return chartURL(r.Name, dep.Name, "")

@@ -313,3 +313,22 @@ func TestTeamNoticeCannotBeForged(t *testing.T) {
 		}
 	}
 }
+
+// TestDependencyLinks: a dependency on a chart of this server links to the
+// version it pins when that version is stored, to the chart when it names
+// a range, and not at all when the chart is not there (a link would lead
+// to the 404 page).
+func TestDependencyLinks(t *testing.T) {
+	c := setupCatalog(t)
+	deps := "dependencies:\n" +
+		"  - name: nginx\n    version: 1.0.0\n    repository: " + c.URL + "/helm/platform-charts\n" +
+		"  - name: redis\n    version: ~1.2.0\n    repository: " + c.URL + "/helm/platform-charts\n" +
+		"  - name: postgres\n    version: 9.0.0\n    repository: " + c.URL + "/helm/platform-charts\n"
+	c.upload(t, "platform-charts", testkit.Chart{Name: "stack", Version: "0.1.0", Extra: deps})
+	p := c.NewBrowser(t).Get(t, "/repositories/platform-charts/charts/stack")
+	for _, want := range []string{`<a href="/repositories/platform-charts/charts/nginx/1.0.0">nginx</a>`, `<a href="/repositories/platform-charts/charts/redis">redis</a>`, `<li>postgres <span`} {
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("the dependencies do not show %s:\n%s", want, p.Body)
+		}
+	}
+}
