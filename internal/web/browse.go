@@ -76,6 +76,12 @@ func (d *Dashboard) browsePage(c echo.Context, title, nav, canonical string, dat
 	return p
 }
 
+// NotFoundPage answers a browser that asked for an address no page has:
+// the 404 page, with the pages' security headers.
+func (d *Dashboard) NotFoundPage(c echo.Context) error {
+	return SecurityHeaders(d.notFound)(c)
+}
+
 // notFound renders the 404 page, the same for unknown and invisible
 // resources.
 func (d *Dashboard) notFound(c echo.Context) error {

@@ -332,3 +332,36 @@ func TestDependencyLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownAddressIsThe404Page: a browser that asks for an address no
+// page has (a trailing slash, a URL cut short, a typo) gets the 404 page,
+// as for an unknown repository, not the API's JSON error; API clients and
+// other methods keep the API's answers.
+func TestUnknownAddressIsThe404Page(t *testing.T) {
+	c := setupCatalog(t)
+	const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	for _, path := range []string{"/repositories/platform-charts/", "/repositories/platform-charts/charts", "/teams", "/no/such/page"} {
+		p := c.Do(t, http.MethodGet, path, "", nil, "Accept", browserAccept)
+		if p.StatusCode != http.StatusNotFound || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(p.Body), "Page not found") ||
+			p.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("browser GET %s: %d %s %q", path, p.StatusCode, p.Header.Get("Content-Type"), p.Body)
+		}
+	}
+	for _, tc := range []struct {
+		method, path, accept string
+		status               int
+		code                 string
+	}{
+		{http.MethodGet, "/no/such/page", "application/json", 404, "not_found"},
+		{http.MethodGet, "/no/such/page", "*/*", 404, "not_found"},
+		{http.MethodGet, "/v1/nope", browserAccept, 404, "not_found"},
+		{http.MethodGet, "/helm/nope/x/y", browserAccept, 404, "not_found"},
+		{http.MethodDelete, "/repositories/platform-charts", browserAccept, 405, "method_not_allowed"},
+		{http.MethodPost, "/no/such/page", browserAccept, 404, "not_found"},
+	} {
+		p := c.Do(t, tc.method, tc.path, "", nil, "Accept", tc.accept)
+		if p.StatusCode != tc.status || !strings.Contains(string(p.Body), `"code":"`+tc.code+`"`) {
+			t.Errorf("%s %s (Accept %s): %d %s, want %d %s", tc.method, tc.path, tc.accept, p.StatusCode, p.Body, tc.status, tc.code)
+		}
+	}
+}
