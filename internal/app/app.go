@@ -140,7 +140,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
-	}, helmindex.Options{ContextPath: "/helm", Now: opts.Now, LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})
+	}, helmindex.Options{ContextPath: "/helm", LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})
 	return a
 }
 

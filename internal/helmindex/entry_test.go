@@ -15,7 +15,7 @@ func TestStoredEntriesAreUsed(t *testing.T) {
 		mkCV(t, richMetadata(), "web", "1.2.3", t0),
 		mkCV(t, nil, "web", "1.10.0", t0.Add(time.Minute)),
 	}
-	c, _, _ := setup(t, fresh...)
+	c, _ := setup(t, fresh...)
 	want := mustGet(t, c).Body
 
 	var stored []*chartctl.ChartVersion
@@ -24,7 +24,7 @@ func TestStoredEntriesAreUsed(t *testing.T) {
 		cp.IndexEntry = RenderEntry(cv)
 		stored = append(stored, &cp)
 	}
-	c2, _, _ := setup(t, stored...)
+	c2, _ := setup(t, stored...)
 	if got := mustGet(t, c2).Body; !bytes.Equal(got, want) {
 		t.Fatalf("index from stored entries differs:\n%s\nwant\n%s", got, want)
 	}
@@ -32,7 +32,7 @@ func TestStoredEntriesAreUsed(t *testing.T) {
 	// And a stored entry wins over the metadata (it is not re-rendered).
 	marked := *fresh[0]
 	marked.IndexEntry = append(RenderEntry(fresh[0]), []byte("    # stored\n")...)
-	c3, _, _ := setup(t, &marked)
+	c3, _ := setup(t, &marked)
 	if got := mustGet(t, c3).Body; !bytes.Contains(got, []byte("# stored")) {
 		t.Fatalf("stored entry not used:\n%s", got)
 	}

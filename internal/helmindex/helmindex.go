@@ -53,8 +53,6 @@ type Options struct {
 	// ContextPath is the index's serverInfo.contextPath, which the
 	// ChartMuseum push plugin reads; default "/helm".
 	ContextPath string
-	// Now is the clock for the generated field; default time.Now.
-	Now func() time.Time
 	// Observe, if set, is told how long each assembly of an index body took
 	// (the load of a repository included), for metrics.
 	Observe func(time.Duration)
@@ -65,7 +63,6 @@ type Options struct {
 type Cache struct {
 	load       Loader
 	loadVer    VersionLoader
-	now        func() time.Time
 	observe    func(time.Duration)
 	serverInfo []byte
 
@@ -127,15 +124,12 @@ func New(load Loader, opts Options) *Cache {
 	if opts.ContextPath == "" {
 		opts.ContextPath = "/helm"
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	si, err := yaml.Marshal(map[string]any{"serverInfo": map[string]string{"contextPath": opts.ContextPath}})
 	if err != nil {
 		// A map of strings always marshals.
 		panic(fmt.Sprintf("helmindex: render serverInfo: %v", err))
 	}
-	return &Cache{load: load, loadVer: opts.LoadVersion, now: opts.Now, observe: opts.Observe, serverInfo: si, repos: map[string]*repoIndex{}}
+	return &Cache{load: load, loadVer: opts.LoadVersion, observe: opts.Observe, serverInfo: si, repos: map[string]*repoIndex{}}
 }
 
 // repoIndex is one repository's index. mu is held while the repository
@@ -164,9 +158,10 @@ func (ce *chartEntries) position(v *version) int {
 }
 
 type version struct {
-	raw  string
-	sv   *semver.Version // nil if unparseable: sorted last, as Helm does
-	frag []byte          // "  - apiVersion: ...\n    ...\n"
+	raw     string
+	sv      *semver.Version // nil if unparseable: sorted last, as Helm does
+	frag    []byte          // "  - apiVersion: ...\n    ...\n"
+	created time.Time       // the version's upload time, for generated
 }
 
 // Get returns the repository's current index, loading the repository on
@@ -194,19 +189,10 @@ func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
 		// Rendering dominates a load (about 0.1 ms a version), so it runs
 		// on every CPU.
 		frags := renderAll(cvs)
-		var latest time.Time
 		for i, cv := range cvs {
 			r.insert(cv, frags[i])
-			if cv.CreatedAt.After(latest) {
-				latest = cv.CreatedAt
-			}
 		}
-		// The last change we can know of is the newest upload; using it
-		// keeps the ETag stable across restarts.
-		r.generated = latest.UTC()
-		if latest.IsZero() {
-			r.generated = c.now().UTC()
-		}
+		r.generated = r.newest()
 		r.loaded = true
 		r.current = nil
 	}
@@ -261,15 +247,24 @@ func (c *Cache) Refresh(ctx context.Context, repo, name, version string) {
 	var changed bool
 	switch {
 	case err == nil:
-		changed = r.insert(cv, entry(cv))
+		if changed = r.insert(cv, entry(cv)); changed {
+			if cv.CreatedAt.After(r.generated) {
+				r.generated = cv.CreatedAt.UTC()
+			} else {
+				// An overwrite may have replaced the newest upload.
+				r.generated = r.newest()
+			}
+		}
 	case chartctl.ErrorCode(err) == chartctl.ENOTFOUND:
-		changed = r.remove(name, version)
+		var created time.Time
+		if created, changed = r.remove(name, version); changed && !created.Before(r.generated) {
+			r.generated = r.newest()
+		}
 	default:
 		r.loaded, r.current = false, nil
 		return
 	}
 	if changed {
-		r.generated = c.now().UTC()
 		r.current = nil
 	}
 }
@@ -320,13 +315,13 @@ func (r *repoIndex) insert(cv *chartctl.ChartVersion, frag []byte) bool {
 		r.names = insertName(r.names, cv.Name)
 	}
 	if v := ce.byRaw[cv.Version]; v != nil {
-		if bytes.Equal(v.frag, frag) {
+		if bytes.Equal(v.frag, frag) && v.created.Equal(cv.CreatedAt) {
 			return false
 		}
-		v.frag = frag
+		v.frag, v.created = frag, cv.CreatedAt
 		return true
 	}
-	nv := &version{raw: cv.Version, frag: frag}
+	nv := &version{raw: cv.Version, frag: frag, created: cv.CreatedAt}
 	if sv, err := semver.NewVersion(cv.Version); err == nil {
 		nv.sv = sv
 	}
@@ -338,12 +333,31 @@ func (r *repoIndex) insert(cv *chartctl.ChartVersion, frag []byte) bool {
 	return true
 }
 
-// remove removes a version and reports whether it was there.
-func (r *repoIndex) remove(name, version string) bool {
+// newest returns the index's generated time: the upload time of its
+// newest version, or the Unix epoch when it has none. It is a function
+// of the content, not of when this process saw it change, so every
+// replica and every restart render the same bytes, and the same ETag,
+// for the same versions.
+func (r *repoIndex) newest() time.Time {
+	latest := time.Unix(0, 0)
+	for _, ce := range r.charts {
+		for _, v := range ce.versions {
+			if v.created.After(latest) {
+				latest = v.created
+			}
+		}
+	}
+	return latest.UTC()
+}
+
+// remove removes a version and reports whether it was there, and its
+// upload time.
+func (r *repoIndex) remove(name, version string) (time.Time, bool) {
 	ce := r.charts[name]
 	if ce == nil || ce.byRaw[version] == nil {
-		return false
+		return time.Time{}, false
 	}
+	created := ce.byRaw[version].created
 	i := ce.position(ce.byRaw[version])
 	ce.versions = append(ce.versions[:i], ce.versions[i+1:]...)
 	delete(ce.byRaw, version)
@@ -351,7 +365,7 @@ func (r *repoIndex) remove(name, version string) bool {
 		delete(r.charts, name)
 		r.names = removeName(r.names, name)
 	}
-	return true
+	return created, true
 }
 
 // newer orders versions newest first: SemVer descending, unparseable

@@ -205,28 +205,10 @@ func del(c *Cache, l *staticLoader, name, version string) {
 }
 
 // clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Second)
-}
-
-func setup(tb testing.TB, cvs ...*chartctl.ChartVersion) (*Cache, *staticLoader, *clock) {
+func setup(tb testing.TB, cvs ...*chartctl.ChartVersion) (*Cache, *staticLoader) {
 	tb.Helper()
 	l := &staticLoader{cvs: cvs}
-	clk := &clock{t: t0.Add(time.Hour)}
-	return New(l.load, Options{Now: clk.now, LoadVersion: l.loadVersion}), l, clk
+	return New(l.load, Options{LoadVersion: l.loadVersion}), l
 }
 
 func mustGet(tb testing.TB, c *Cache) *Index {
@@ -254,7 +236,7 @@ func TestIndexIsWhatHelmWrites(t *testing.T) {
 		mkCV(t, nil, "a_b.c-d", "1.0.0", t0),
 		mkCV(t, &chart.Metadata{APIVersion: "v1"}, "old", "1.0.0", t0),
 	}
-	c, _, _ := setup(t, cvs...)
+	c, _ := setup(t, cvs...)
 	ix := mustGet(t, c)
 	if !ix.Generated.Equal(t0.Add(7 * time.Minute)) {
 		t.Errorf("generated = %v, want the newest upload", ix.Generated)
@@ -292,10 +274,10 @@ func TestIndexIsWhatHelmWrites(t *testing.T) {
 }
 
 func TestEmptyIndex(t *testing.T) {
-	c, _, clk := setup(t)
+	c, _ := setup(t)
 	ix := mustGet(t, c)
-	if !ix.Generated.Equal(clk.now()) {
-		t.Errorf("generated = %v", ix.Generated)
+	if !ix.Generated.Equal(time.Unix(0, 0)) {
+		t.Errorf("generated = %v, want the Unix epoch: an empty index has no upload time", ix.Generated)
 	}
 	if want := helmIndex(t, nil, ix.Generated); !bytes.Equal(ix.Body, want) {
 		t.Fatalf("ours\n%s\nHelm's\n%s", ix.Body, want)
@@ -307,11 +289,10 @@ func TestEmptyIndex(t *testing.T) {
 
 func TestIncrementalChanges(t *testing.T) {
 	a1 := mkCV(t, nil, "a", "1.0.0", t0)
-	c, l, clk := setup(t, a1)
+	c, l := setup(t, a1)
 	ix1 := mustGet(t, c)
 
 	// The same record again: nothing changes.
-	clk.advance()
 	put(c, l, a1)
 	if ix := mustGet(t, c); ix != ix1 {
 		t.Error("identical Put changed the index")
@@ -320,12 +301,11 @@ func TestIncrementalChanges(t *testing.T) {
 	// A new version, a new chart.
 	a2 := mkCV(t, nil, "a", "2.0.0", t0.Add(time.Minute))
 	b1 := mkCV(t, nil, "b", "0.1.0", t0.Add(time.Minute))
-	clk.advance()
 	put(c, l, a2)
 	put(c, l, b1)
 	ix2 := mustGet(t, c)
-	if ix2.ETag == ix1.ETag || !ix2.Generated.Equal(clk.now()) {
-		t.Errorf("ETag %s, generated %v after a change", ix2.ETag, ix2.Generated)
+	if ix2.ETag == ix1.ETag || !ix2.Generated.Equal(a2.CreatedAt) {
+		t.Errorf("ETag %s, generated %v after a change, want the newest upload %v", ix2.ETag, ix2.Generated, a2.CreatedAt)
 	}
 	if want := helmIndex(t, []*chartctl.ChartVersion{a1, a2, b1}, ix2.Generated); !bytes.Equal(ix2.Body, want) {
 		t.Fatalf("after puts:\n%s\nwant\n%s", ix2.Body, want)
@@ -337,7 +317,6 @@ func TestIncrementalChanges(t *testing.T) {
 	// Replacing a version (a forced overwrite) replaces its one entry.
 	a2b := mkCV(t, nil, "a", "2.0.0", t0.Add(2*time.Minute))
 	a2b.Digest = "sha256:" + strings.Repeat("ab", 32)
-	clk.advance()
 	put(c, l, a2b)
 	ix3 := mustGet(t, c)
 	if ix3.ETag == ix2.ETag {
@@ -347,9 +326,11 @@ func TestIncrementalChanges(t *testing.T) {
 	if len(hi.Entries["a"]) != 2 || hi.Entries["a"][0].Digest != strings.Repeat("ab", 32) {
 		t.Errorf("after replace: %+v", hi.Entries["a"])
 	}
+	if !ix3.Generated.Equal(a2b.CreatedAt) {
+		t.Errorf("generated %v after a replace, want its upload time %v", ix3.Generated, a2b.CreatedAt)
+	}
 
 	// Deleting a version, then a chart's last version.
-	clk.advance()
 	del(c, l, "a", "1.0.0")
 	del(c, l, "b", "0.1.0")
 	ix4 := mustGet(t, c)
@@ -358,7 +339,6 @@ func TestIncrementalChanges(t *testing.T) {
 	}
 
 	// Deleting what is not there changes nothing.
-	clk.advance()
 	del(c, l, "a", "9.9.9")
 	del(c, l, "zzz", "1.0.0")
 	if ix := mustGet(t, c); ix != ix4 {
@@ -370,17 +350,58 @@ func TestIncrementalChanges(t *testing.T) {
 	}
 
 	// Putting and deleting back to an earlier content gives its bytes
-	// back, but for generated: the ETag follows the content.
-	clk.advance()
+	// back, generated included: the ETag follows the content alone.
 	put(c, l, b1)
 	del(c, l, "b", "0.1.0")
-	if ix := mustGet(t, c); ix.ETag == ix4.ETag || !bytes.Equal(ix.Body[:bytes.Index(ix.Body, []byte("generated:"))], ix4.Body[:bytes.Index(ix4.Body, []byte("generated:"))]) {
-		t.Error("entries differ after put+delete")
+	if ix := mustGet(t, c); ix.ETag != ix4.ETag || !bytes.Equal(ix.Body, ix4.Body) {
+		t.Errorf("after put+delete back to earlier content:\n%s\nwant\n%s", ix.Body, ix4.Body)
+	}
+}
+
+// An index kept current change by change renders the bytes, and the
+// ETag, that an index loaded from the store afresh renders (another
+// replica, or this one after a restart), whatever the order of uploads
+// and deletes: generated is the newest remaining upload, falling back to
+// the next newest when that one is deleted, and the Unix epoch when none
+// is left.
+func TestGeneratedFollowsContent(t *testing.T) {
+	c, l := setup(t)
+	mustGet(t, c)
+	old := mkCV(t, nil, "a", "1.0.0", t0)
+	newest := mkCV(t, nil, "b", "1.0.0", t0.Add(time.Hour))
+	middle := mkCV(t, nil, "a", "2.0.0", t0.Add(time.Minute))
+	fresh := func() *Index {
+		t.Helper()
+		cvs, _ := l.load(context.Background(), "r")
+		c2, _ := setup(t, cvs...)
+		return mustGet(t, c2)
+	}
+	steps := []struct {
+		what string
+		do   func()
+		want time.Time
+	}{
+		{"upload", func() { put(c, l, old) }, old.CreatedAt},
+		{"newer upload", func() { put(c, l, newest) }, newest.CreatedAt},
+		{"older upload", func() { put(c, l, middle) }, newest.CreatedAt},
+		{"delete of the newest", func() { del(c, l, "b", "1.0.0") }, middle.CreatedAt},
+		{"delete of an older one", func() { del(c, l, "a", "1.0.0") }, middle.CreatedAt},
+		{"delete of the last", func() { del(c, l, "a", "2.0.0") }, time.Unix(0, 0)},
+	}
+	for _, st := range steps {
+		st.do()
+		ix := mustGet(t, c)
+		if !ix.Generated.Equal(st.want) {
+			t.Errorf("after the %s: generated %v, want %v", st.what, ix.Generated, st.want)
+		}
+		if f := fresh(); f.ETag != ix.ETag || !bytes.Equal(f.Body, ix.Body) {
+			t.Errorf("after the %s: the kept index differs from one loaded afresh:\n%s\nfresh\n%s", st.what, ix.Body, f.Body)
+		}
 	}
 }
 
 func TestLazyLoading(t *testing.T) {
-	c, l, _ := setup(t, mkCV(t, nil, "a", "1.0.0", t0))
+	c, l := setup(t, mkCV(t, nil, "a", "1.0.0", t0))
 	// Refreshes before the first Get are no-ops: the load reads the store.
 	c.Refresh(context.Background(), "r", "b", "1.0.0")
 	c.Refresh(context.Background(), "r", "a", "1.0.0")
@@ -464,7 +485,7 @@ func TestPutDuringLoad(t *testing.T) {
 }
 
 func TestConcurrentPutGet(t *testing.T) {
-	c, l, _ := setup(t)
+	c, l := setup(t)
 	mustGet(t, c)
 	var wg sync.WaitGroup
 	final := make([][]*chartctl.ChartVersion, 4)
@@ -526,7 +547,7 @@ func TestOrderingRandomised(t *testing.T) {
 	}
 	for range 5 {
 		rng.Shuffle(len(cvs), func(i, j int) { cvs[i], cvs[j] = cvs[j], cvs[i] })
-		c, l, _ := setup(t, cvs[:len(cvs)/2]...)
+		c, l := setup(t, cvs[:len(cvs)/2]...)
 		mustGet(t, c)
 		for _, cv := range cvs[len(cvs)/2:] {
 			put(c, l, cv)
@@ -576,7 +597,7 @@ func TestYAMLKeyOrder(t *testing.T) {
 }
 
 func TestGzip(t *testing.T) {
-	c, _, _ := setup(t, mkCV(t, richMetadata(), "a", "1.0.0", t0))
+	c, _ := setup(t, mkCV(t, richMetadata(), "a", "1.0.0", t0))
 	ix := mustGet(t, c)
 	z := ix.Gzip()
 	if &z[0] != &ix.Gzip()[0] {
@@ -596,14 +617,14 @@ func TestGzip(t *testing.T) {
 }
 
 func TestETag(t *testing.T) {
-	c, _, _ := setup(t, mkCV(t, nil, "a", "1.0.0", t0))
+	c, _ := setup(t, mkCV(t, nil, "a", "1.0.0", t0))
 	ix := mustGet(t, c)
 	sum := sha256.Sum256(ix.Body)
 	if ix.ETag != `"sha256-`+hex.EncodeToString(sum[:])+`"` {
 		t.Errorf("ETag = %s", ix.ETag)
 	}
 	// A fresh cache over the same store (a restart) serves the same ETag.
-	c2, _, _ := setup(t, mkCV(t, nil, "a", "1.0.0", t0))
+	c2, _ := setup(t, mkCV(t, nil, "a", "1.0.0", t0))
 	if ix2 := mustGet(t, c2); ix2.ETag != ix.ETag {
 		t.Error("ETag differs across restarts")
 	}
@@ -613,7 +634,7 @@ func TestMetadataFallback(t *testing.T) {
 	cv := mkCV(t, nil, "a", "1.0.0", t0)
 	cv.Metadata = nil
 	cv.Description, cv.AppVersion, cv.Keywords = "desc", "2.0", []string{"k"}
-	c, _, _ := setup(t, cv)
+	c, _ := setup(t, cv)
 	hi := loadWithHelm(t, mustGet(t, c).Body)
 	e := hi.Entries["a"]
 	if len(e) != 1 || e[0].Description != "desc" || e[0].AppVersion != "2.0" || e[0].Keywords[0] != "k" || e[0].APIVersion != "v2" {
@@ -646,7 +667,7 @@ func populated(tb testing.TB, n int) (*Cache, *staticLoader) {
 		md.Dependencies = nil
 		cvs = append(cvs, mkCV(tb, md, fmt.Sprintf("chart%d", i%10), fmt.Sprintf("1.%d.%d", i/100, i%100), t0))
 	}
-	c, l, _ := setup(tb, cvs...)
+	c, l := setup(tb, cvs...)
 	mustGet(tb, c)
 	return c, l
 }
@@ -721,7 +742,7 @@ func FuzzIndexMatchesHelm(f *testing.F) {
 			return
 		}
 		cv := mkCV(t, md, "c", "1.0.0", t0)
-		c, _, _ := setup(t, cv)
+		c, _ := setup(t, cv)
 		ix := mustGet(t, c)
 		if want := helmIndex(t, []*chartctl.ChartVersion{cv}, ix.Generated); !bytes.Equal(ix.Body, want) {
 			t.Fatalf("ours\n%s\nHelm's\n%s", ix.Body, want)
@@ -781,7 +802,7 @@ func BenchmarkFirstGet(b *testing.B) {
 			for i := range n {
 				cvs = append(cvs, mkCV(b, nil, fmt.Sprintf("chart%d", i%10), fmt.Sprintf("1.%d.%d", i/100, i%100), t0))
 			}
-			c, _, _ := setup(b, cvs...)
+			c, _ := setup(b, cvs...)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
