@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/helmrepo"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // routes registers every route of the service. Each /v1 route states the
@@ -23,7 +24,7 @@ func (s *Server) routes(e *echo.Echo) {
 	// The API's own description, for OpenAPI tools: no credential.
 	e.GET("/v1/openapi.json", handleOpenAPI)
 
-	v1 := e.Group("/v1", s.authenticate)
+	v1 := e.Group("/v1", httpx.UnescapePathParams, s.authenticate)
 	v1.GET("/rate-limit", s.handleRateLimit)
 
 	api := v1.Group("", s.rateLimit)

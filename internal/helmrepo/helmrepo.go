@@ -77,7 +77,7 @@ func (f *fileNames) candidates(file string) []chart.NameVersion {
 
 // Register adds the protocol's routes to e under ContextPath.
 func (h *Handler) Register(e *echo.Echo) {
-	g := e.Group(ContextPath)
+	g := e.Group(ContextPath, httpx.UnescapePathParams)
 	g.GET("/:repo/index.yaml", h.handleIndex)
 	g.HEAD("/:repo/index.yaml", h.handleIndex)
 	g.GET("/:repo/charts/:file", h.handleDownload)
