@@ -81,6 +81,9 @@ func Run(ctx context.Context, f *cmdutil.Factory, h Hooks, args []string) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
+		err = unknownSubcommand(cmd)
+	}
+	if err == nil {
 		return ExitOK
 	}
 	return printError(f, root, cmd, err)
@@ -216,6 +219,29 @@ func isCobraUsageError(err error) bool {
 		strings.HasPrefix(msg, "if any flags in the group") || strings.HasPrefix(msg, "invalid argument ")
 }
 
+// unknownSubcommand returns the usage error of a command group (repo,
+// chart, user, ...) run with an argument that names none of its
+// subcommands, nil otherwise. Cobra checks this for the root command
+// only: for a group it prints the group's help and succeeds, so a
+// mistyped `chartctl repo crate x` in a CI step would pass.
+func unknownSubcommand(cmd *cobra.Command) error {
+	if cmd == nil || !cmd.HasParent() || cmd.Runnable() || !cmd.HasSubCommands() {
+		return nil
+	}
+	args := cmd.Flags().Args()
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // as cobra does for the root
+	}
+	if suggestions := cmd.SuggestionsFor(args[0]); len(suggestions) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t") + "\n"
+	}
+	return &cmdutil.FlagError{Err: errors.New(msg)}
+}
+
 // NewRootCmd builds the command tree over f.
 func NewRootCmd(f *cmdutil.Factory, h Hooks) *cobra.Command {
 	root := &cobra.Command{
@@ -299,6 +325,15 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		add("server", c(f))
 	}
 	root.SetHelpCommandGroupID("server")
+	// A group given an unknown subcommand prints no help: Run reports
+	// the usage error (unknownSubcommand).
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		if unknownSubcommand(cmd) != nil {
+			return
+		}
+		help(cmd, args)
+	})
 	wrapArgs(root)
 	return root
 }
