@@ -16,9 +16,14 @@ func (s *Server) routes(e *echo.Echo) {
 	}
 	e.Use(s.observe)
 
-	e.GET("/healthz", s.handleHealthz)
-	e.GET("/livez", s.handleLivez)
-	e.GET("/readyz", s.handleReadyz)
+	// The probes answer HEAD too: uptime monitors probe with it.
+	for _, p := range []struct {
+		path string
+		h    echo.HandlerFunc
+	}{{"/healthz", s.handleHealthz}, {"/livez", s.handleLivez}, {"/readyz", s.handleReadyz}} {
+		e.GET(p.path, p.h)
+		e.HEAD(p.path, p.h)
+	}
 	e.GET("/metrics", s.handleMetrics)
 
 	// The API's own description, for OpenAPI tools: no credential.

@@ -86,6 +86,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.POST("/api/:repo/charts", h.handleCMUpload)
 	g.GET("/api/:repo/charts/:name", h.handleCMVersions)
 	g.GET("/api/:repo/charts/:name/:version", h.handleCMVersion)
+	// ChartMuseum's existence checks: the chart (any version), a version.
+	g.HEAD("/api/:repo/charts/:name", h.handleCMVersions)
+	g.HEAD("/api/:repo/charts/:name/:version", h.handleCMVersion)
 	g.DELETE("/api/:repo/charts/:name/:version", h.handleCMDelete)
 }
 
