@@ -109,6 +109,7 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 	var apiErr *client.Error
 	var opErr *net.OpError
 	var urlErr *url.Error
+	var notAPI *client.NotAPIError
 	switch {
 	case errors.Is(err, cmdutil.ErrSilent):
 		return ExitError
@@ -152,6 +153,14 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 	case errors.As(err, &opErr):
 		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", serverOf(f), termtext.Sanitize(opErr.Err.Error()))
 		fmt.Fprintln(stderr, serverHint(f, "Check that the server is running and the address is right"))
+		return ExitError
+	case errors.As(err, &notAPI):
+		kind := "a web page"
+		if !strings.HasPrefix(notAPI.ContentType, "text/html") {
+			kind = "something else"
+		}
+		fmt.Fprintf(stderr, "error: cannot talk to %s: it answered with %s (%s), not the chartctl API\n", serverOf(f), kind, termtext.Line(notAPI.ContentType))
+		fmt.Fprintln(stderr, serverHint(f, "Check that the address is the chartctl server's own (no path such as /helm or /v1)"))
 		return ExitError
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted")
