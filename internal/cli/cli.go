@@ -141,6 +141,9 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 		}
 		if apiErr.StatusCode == 429 && apiErr.RetryAfter > 0 {
 			fmt.Fprintf(stderr, "The rate limit resets in %s; see `chartctl rate-limit`.\n", apiErr.RetryAfter)
+		} else if apiErr.StatusCode >= 500 && apiErr.RetryAfter > 0 {
+			// A wait too long to sleep through (CONTRACT §10): say it.
+			fmt.Fprintf(stderr, "The server asks to retry in %s.\n", apiErr.RetryAfter)
 		}
 		if apiErr.StatusCode == http.StatusForbidden && !strings.Contains(apiErr.Message, "chartctl ") {
 			// A refusal whose message names a command already says what to
