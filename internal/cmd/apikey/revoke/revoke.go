@@ -53,7 +53,7 @@ you are asked to confirm; elsewhere --yes is required.`,
 func revokeRun(ctx context.Context, opts *RevokeOptions) error {
 	if !opts.Yes {
 		q := fmt.Sprintf("Revoke API key %s? Anything using it stops working.", termtext.Line(opts.ID))
-		if err := cmdutil.Confirm(opts.IO, q, "Not revoked"); err != nil {
+		if err := cmdutil.Confirm(ctx, opts.IO, q, "Not revoked"); err != nil {
 			return err
 		}
 	}

@@ -58,7 +58,7 @@ to confirm; elsewhere --yes is required.`,
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
 		what := fmt.Sprintf("chart %s %s from %s", opts.Name, opts.Version, opts.Repo)
-		if err := cmdutil.ConfirmByName(opts.IO, what, opts.Name); err != nil {
+		if err := cmdutil.ConfirmByName(ctx, opts.IO, what, opts.Name); err != nil {
 			return err
 		}
 	}

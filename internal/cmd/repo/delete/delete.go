@@ -51,7 +51,7 @@ type the repository's name; elsewhere --yes is required.`,
 
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
-		if err := cmdutil.ConfirmByName(opts.IO, "repository "+opts.Name+" and all its charts", opts.Name); err != nil {
+		if err := cmdutil.ConfirmByName(ctx, opts.IO, "repository "+opts.Name+" and all its charts", opts.Name); err != nil {
 			return err
 		}
 	}

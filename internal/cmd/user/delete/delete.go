@@ -53,7 +53,7 @@ confirm; elsewhere --yes is required.`,
 
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
-		if err := cmdutil.ConfirmByName(opts.IO, "user "+termtext.Line(opts.Email), opts.Email); err != nil {
+		if err := cmdutil.ConfirmByName(ctx, opts.IO, "user "+termtext.Line(opts.Email), opts.Email); err != nil {
 			return err
 		}
 	}

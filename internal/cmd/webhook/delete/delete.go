@@ -48,7 +48,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
-		if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete webhook %s? Pending deliveries are dropped.", termtext.Line(opts.ID)), "Not deleted"); err != nil {
+		if err := cmdutil.Confirm(ctx, opts.IO, fmt.Sprintf("Delete webhook %s? Pending deliveries are dropped.", termtext.Line(opts.ID)), "Not deleted"); err != nil {
 			return err
 		}
 	}
