@@ -197,3 +197,46 @@ func TestHTTPSToPlainServer(t *testing.T) {
 		t.Errorf("stderr %q, want it to start with %q", stderr, want)
 	}
 }
+
+// TestHelmAdviceOnTerminal checks the `helm repo add` lines `repo view`
+// and `chart view` print: a private repository's take an API key with
+// repo:read from $KEY, and the command that makes one runs as printed; a
+// public repository's need no credential. (repo view suggested
+// `--password $CHARTCTL_TOKEN`, empty after `chartctl login`, and the
+// hint's `chartctl api-key create --scopes repo:read` lacked --name.)
+func TestHelmAdviceOnTerminal(t *testing.T) {
+	srv := testkit.StartServer(t)
+	srv.MustRepo(t, "private", "")
+	srv.MustRepo(t, "open", "public")
+	for _, repo := range []string{"private", "open"} {
+		if r := srv.Upload(t, repo, srv.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"}), ""); r.StatusCode != http.StatusOK {
+			t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	env := map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey}
+	onTerminal := func(args ...string) string {
+		t.Helper()
+		ios, _, out, errOut := iostreams.Test()
+		ios.SetStdoutTTY(true)
+		ios.SetTerminalWidth(200)
+		f := newFactory(t, t.TempDir(), env)
+		f.IOStreams = ios
+		if code := Run(context.Background(), f, Hooks{}, args); code != ExitOK {
+			t.Fatalf("%v: %d %s", args, code, errOut)
+		}
+		return out.String()
+	}
+	keyHint := "chartctl api-key create --name helm --scopes repo:read"
+	for _, args := range [][]string{{"repo", "view", "private"}, {"chart", "view", "web", "--repo", "private"}} {
+		out := onTerminal(args...)
+		if !strings.Contains(out, "helm repo add private "+srv.URL+`/helm/private --username x --password "$KEY"`) || !strings.Contains(out, keyHint) || strings.Contains(out, "CHARTCTL_TOKEN") {
+			t.Errorf("%v:\n%s", args, out)
+		}
+	}
+	for _, args := range [][]string{{"repo", "view", "open"}, {"chart", "view", "web", "--repo", "open"}} {
+		out := onTerminal(args...)
+		if !strings.Contains(out, "helm repo add open "+srv.URL+"/helm/open\n") || strings.Contains(out, "--password") || strings.Contains(out, "KEY") {
+			t.Errorf("%v:\n%s", args, out)
+		}
+	}
+}
