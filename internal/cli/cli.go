@@ -153,7 +153,9 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 			fmt.Fprintln(stderr, "To see the account and scopes of the credential in use, run: chartctl auth status")
 		}
 		return ExitError
-	case errors.As(err, &opErr):
+	case errors.As(err, &opErr) && opErr.Op != "listen":
+		// A client's failure to reach the server; `serve` failing to
+		// listen is said as it is, below.
 		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", serverOf(f), termtext.Sanitize(opErr.Err.Error()))
 		fmt.Fprintln(stderr, serverHint(f, "Check that the server is running and the address is right"))
 		return ExitError
