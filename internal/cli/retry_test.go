@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/testkit"
 )
 
 // A server (or the proxy in front of it) that answers 503 with a
@@ -33,5 +34,21 @@ func TestLongRetryAfterIsReported(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "The server is shutting down. (HTTP 503)") || !strings.Contains(stderr, "The server asks to retry in 2m0s.") {
 		t.Errorf("stderr %q: want the message and the wait the server asked for", stderr)
+	}
+}
+
+// A CI secret often ends with a newline (a file mounted from a
+// Kubernetes Secret, a pasted value). CHARTCTL_TOKEN or --token with
+// surrounding white space works, instead of "cannot talk to SERVER:
+// net/http: invalid header field value" and advice to check the address.
+func TestTokenWithNewlineWorks(t *testing.T) {
+	srv := testkit.StartServer(t)
+	code, _, stderr := run(t, newFactory(t, t.TempDir(), map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey + "\n"}), "repo", "list")
+	if code != ExitOK {
+		t.Errorf("CHARTCTL_TOKEN with a newline: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = run(t, newFactory(t, t.TempDir(), map[string]string{cmdutil.EnvServer: srv.URL}), "repo", "list", "--token", " "+srv.AdminKey+"\r\n")
+	if code != ExitOK {
+		t.Errorf("--token with white space: exit %d, %s", code, stderr)
 	}
 }

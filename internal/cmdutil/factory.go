@@ -188,11 +188,13 @@ func serverPath(p string) bool {
 // the keyring. A stored OAuth token comes as a TokenSource that refreshes
 // it when it expires and stores the rotated token. Without any credential
 // both results are nil.
+// White space around a given token is dropped: a CI secret often ends with
+// a newline, which no header value may hold.
 func (f *Factory) Token(ctx context.Context, server string) (oauth2.TokenSource, string, error) {
-	if t := f.Flags.Token; t != "" {
+	if t := strings.TrimSpace(f.Flags.Token); t != "" {
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: t, TokenType: "Bearer"}), "--token", nil
 	}
-	if t := f.Getenv(EnvToken); t != "" {
+	if t := strings.TrimSpace(f.Getenv(EnvToken)); t != "" {
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: t, TokenType: "Bearer"}), EnvToken, nil
 	}
 	kr, err := f.Keyring()
