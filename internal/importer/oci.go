@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -37,10 +36,6 @@ type OCISource struct {
 	// PlainHTTP talks HTTP instead of HTTPS to the registry.
 	PlainHTTP bool
 	client    *auth.Client
-	// cred and hc send the catalog request with the credential at once
-	// (credentialCatalog).
-	cred Auth
-	hc   *http.Client
 }
 
 // NewOCISource returns the source at ref ("oci://HOST/PATH").
@@ -56,7 +51,7 @@ func NewOCISource(ref string, a Auth, hc *http.Client, plainHTTP bool) (*OCISour
 	}
 	cred := auth.Credential{Username: a.Username, Password: a.Password, AccessToken: a.Token}
 	c := &auth.Client{Client: hc, Cache: auth.NewCache(), Credential: auth.StaticCredential(host, cred)}
-	return &OCISource{Host: host, Path: path, PlainHTTP: plainHTTP, client: c, cred: a, hc: hc}, nil
+	return &OCISource{Host: host, Path: path, PlainHTTP: plainHTTP, client: c}, nil
 }
 
 // String returns the reference.
@@ -127,18 +122,6 @@ func (s *OCISource) repositories(ctx context.Context) ([]string, error) {
 		}
 		return nil
 	})
-	if len(repos) == 0 && s.cred != (Auth{}) {
-		// A registry may answer an anonymous catalog request with what
-		// anonymous callers may see (chartctl: the public repositories)
-		// instead of a challenge, so the client never sends the
-		// credential it holds: ask again with it.
-		more, err := s.credentialCatalog(ctx)
-		if err == nil {
-			repos = more
-		} else if catErr == nil {
-			catErr = err
-		}
-	}
 	if len(repos) > 0 {
 		return repos, nil
 	}
@@ -149,79 +132,6 @@ func (s *OCISource) repositories(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("%s has no tags and the registry's catalog cannot list the repositories below it: %w", s, catErr)
 	}
 	return nil, fmt.Errorf("%s holds no charts", s)
-}
-
-// maxCatalogPages bounds the catalog pages credentialCatalog reads.
-const maxCatalogPages = 100
-
-// credentialCatalog lists the catalog's repositories below the path,
-// sending the source's credential with every request (Bearer for a token,
-// else HTTP Basic), to the source's own host only: a next page elsewhere
-// ends the listing. It serves registries that, like chartctl, accept the
-// credential straight on /v2; one that wants its token flow refuses, and
-// the error says so.
-func (s *OCISource) credentialCatalog(ctx context.Context) ([]string, error) {
-	scheme := "https"
-	if s.PlainHTTP {
-		scheme = "http"
-	}
-	next, err := url.Parse(scheme + "://" + s.Host + "/v2/_catalog?n=1000")
-	if err != nil {
-		return nil, err
-	}
-	var repos []string
-	for page := 0; next != nil && page < maxCatalogPages; page++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, next.String(), nil)
-		if err != nil {
-			return nil, err
-		}
-		if s.cred.Token != "" {
-			req.Header.Set("Authorization", "Bearer "+s.cred.Token)
-		} else {
-			req.SetBasicAuth(s.cred.Username, s.cred.Password)
-		}
-		resp, err := s.hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		var body struct {
-			Repositories []string `json:"repositories"`
-		}
-		err = json.NewDecoder(io.LimitReader(resp.Body, maxManifestSize)).Decode(&body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("the catalog answered %s", resp.Status)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read the catalog: %w", err)
-		}
-		for _, name := range body.Repositories {
-			if strings.HasPrefix(name, s.Path+"/") {
-				repos = append(repos, name)
-			}
-		}
-		next = nextPage(next, resp.Header.Get("Link"))
-		if next != nil && next.Host != s.Host {
-			break
-		}
-	}
-	return repos, nil
-}
-
-// nextPage is the rel="next" target of a Link header, resolved against
-// the request's URL; nil when there is none.
-func nextPage(base *url.URL, link string) *url.URL {
-	for _, part := range strings.Split(link, ",") {
-		target, params, ok := strings.Cut(strings.TrimSpace(part), ";")
-		if !ok || !strings.Contains(strings.ReplaceAll(params, " ", ""), `rel="next"`) {
-			continue
-		}
-		u, err := base.Parse(strings.Trim(strings.TrimSpace(target), "<>"))
-		if err == nil {
-			return u
-		}
-	}
-	return nil
 }
 
 func isNameUnknown(err error) bool {

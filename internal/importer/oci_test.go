@@ -2,7 +2,6 @@ package importer_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -12,14 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/labstack/echo/v4"
 
-	"github.com/chartctl/chartctl/internal/blob"
-	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/importer"
-	chartregistry "github.com/chartctl/chartctl/internal/registry"
 	"github.com/chartctl/chartctl/internal/testkit"
-	"github.com/chartctl/chartctl/server"
 )
 
 // OCI import against a small in-test registry (go-containerregistry's
@@ -77,47 +71,5 @@ func TestImportOCI(t *testing.T) {
 	}
 	if len(res.Imported) != 0 || strings.Join(names(res.Skipped), " ") != "alpha@0.1.0 alpha@0.2.0" {
 		t.Fatalf("re-run imported %v, skipped %v", names(res.Imported), names(res.Skipped))
-	}
-}
-
-// A private chartctl repository as the source (oci://HOST/REPO, its
-// charts found through the catalog). chartctl answers an anonymous
-// catalog request with the public repositories only, and 200: no
-// challenge, so the client never sent the credential it was given, saw
-// none of the charts and said "holds no charts".
-func TestImportOCIFromPrivateChartctl(t *testing.T) {
-	ts := testkit.StartServer(t, func(s *server.Server) {
-		s.Extra = func(e *echo.Echo) {
-			blobs := s.Blobs.(*blob.Store)
-			reg := chartregistry.New(s.App(), s.Store.(*bolt.DB), blobs, filepath.Join(filepath.Dir(blobs.Root()), "uploads"))
-			reg.Auth, reg.Limits = s, s
-			reg.Register(e)
-		}
-	})
-	ts.MustRepo(t, "src", "private")
-	for _, v := range []string{"1.0.0", "1.1.0"} {
-		if r := ts.Upload(t, "src", ts.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: v}), ""); r.StatusCode != 200 {
-			t.Fatalf("upload %s: %d %s", v, r.StatusCode, r.Body)
-		}
-	}
-	host := strings.TrimPrefix(ts.URL, "http://")
-	for i, opts := range []importer.SourceOptions{
-		{PlainHTTP: true, Auth: importer.Auth{Token: ts.AdminKey}},
-		{PlainHTTP: true, Auth: importer.Auth{Username: "ci", Password: ts.AdminKey}},
-	} {
-		dst := fmt.Sprintf("dst%d", i)
-		ts.MustRepo(t, dst, "private")
-		src, err := importer.OpenSource("oci://"+host+"/src", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		im := &importer.Importer{Client: newClient(t, ts, ts.AdminKey), Repo: dst}
-		res, err := im.Run(context.Background(), src)
-		if err != nil {
-			t.Fatalf("credential %d: %v", i, err)
-		}
-		if got := strings.Join(names(res.Imported), " "); got != "app@1.0.0 app@1.1.0" || len(res.Failed) != 0 {
-			t.Errorf("credential %d: imported %s, failed %+v", i, got, res.Failed)
-		}
 	}
 }
