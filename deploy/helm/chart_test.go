@@ -353,10 +353,13 @@ func lintAndRender(t *testing.T, h *testkit.Helm) {
 
 	t.Run("values that cannot work are refused", func(t *testing.T) {
 		for args, want := range map[string]string{
-			"--set replicaCount=3":                                 "scaleOut.existingSecret",
-			"--set replicaCount=3 --set scaleOut.existingSecret=s": "admin.existingSecret",
-			"--set replicaCount=0":                                 "at least 1",
-			"--set config.addr=0.0.0.0:9999":                       "config.addr",
+			"--set replicaCount=3":                                                             "scaleOut.existingSecret",
+			"--set replicaCount=3 --set scaleOut.existingSecret=s":                             "admin.existingSecret",
+			"--set replicaCount=0":                                                             "at least 1",
+			"--set config.addr=0.0.0.0:9999":                                                   "config.addr",
+			"--set config.log-format=text":                                                     "set logFormat instead",
+			"--set config.base-url=https://charts.example.com":                                 "set baseURL instead",
+			"--set config.admin-email=ops@example.com":                                         "set admin.email instead",
 			"--set replicaCount=2 --set scaleOut.existingSecret=s --set admin.existingSecret=": "admin.existingSecret",
 		} {
 			out, err := h.Run(append([]string{"template", "rel", chart}, strings.Fields(args)...)...)

@@ -7,6 +7,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // Buckets of quotas and usage.
@@ -113,7 +114,7 @@ func charge(tx *bbolt.Tx, repo *repoRecord, dBytes, dVersions int64) error {
 					fmt.Sprintf("%d bytes used; this upload needs %d more", u.Bytes, dBytes))
 			}
 			if q.MaxVersions != nil && dVersions > 0 && u.Versions+dVersions > *q.MaxVersions {
-				return quotaError(sc[0], sc[1], "max_versions", plural(*q.MaxVersions, "chart version"),
+				return quotaError(sc[0], sc[1], "max_versions", text.Count(*q.MaxVersions, "chart version", "chart versions"),
 					fmt.Sprintf("%d stored", u.Versions))
 			}
 		}
@@ -207,12 +208,4 @@ func dropRepoUsage(tx *bbolt.Tx, repo *repoRecord) error {
 		return err
 	}
 	return bucket(tx, quotasBucket).Delete(key(chartctl.QuotaRepository, repo.Name))
-}
-
-// plural writes "1 chart version", "2 chart versions".
-func plural(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -342,7 +342,9 @@ func Singular(kind string) string {
 func Plural(kind string) string {
 	s := Singular(kind)
 	switch {
-	case strings.HasSuffix(s, "y"):
+	// "policy" → "policies", but "key" → "keys": only a consonant before
+	// the y turns it into "ies".
+	case strings.HasSuffix(s, "y") && len(s) > 1 && !strings.ContainsRune("aeiou", rune(s[len(s)-2])):
 		return strings.TrimSuffix(s, "y") + "ies"
 	case strings.HasSuffix(s, "s"):
 		return s + "es"

@@ -221,3 +221,31 @@ func TestDiff(t *testing.T) {
 		t.Errorf("Diff reports renumbered audit entries: %s", d)
 	}
 }
+
+// Summaries name kinds in plain English: "3 API keys", not "3 API keies".
+func TestPluralAndCount(t *testing.T) {
+	want := map[string]string{
+		chartctl.DumpUser: "users", chartctl.DumpAPIKey: "API keys", chartctl.DumpOAuthClient: "OAuth clients",
+		chartctl.DumpOrganization: "organizations", chartctl.DumpRepository: "repositories", chartctl.DumpTeam: "teams",
+		chartctl.DumpMember: "members", chartctl.DumpChartVersion: "chart versions", chartctl.DumpQuota: "quotas",
+		chartctl.DumpRetention: "retention policies", chartctl.DumpWebhook: "webhooks",
+		chartctl.DumpOCIBlobLink: "OCI blob links", chartctl.DumpOCIManifest: "OCI manifests", chartctl.DumpOCITag: "OCI tags",
+		chartctl.DumpAuditEntry: "audit entries",
+	}
+	for _, k := range chartctl.DumpKinds {
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("kind %q has no expected plural here; add it", k)
+			continue
+		}
+		if got := dump.Plural(k); got != w {
+			t.Errorf("Plural(%q) = %q, want %q", k, got, w)
+		}
+	}
+	if got := dump.Count(2, chartctl.DumpAPIKey); got != "2 API keys" {
+		t.Errorf("Count(2, api_key) = %q", got)
+	}
+	if got := dump.Count(1, chartctl.DumpAPIKey); got != "1 API key" {
+		t.Errorf("Count(1, api_key) = %q", got)
+	}
+}

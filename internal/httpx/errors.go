@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"syscall"
 
 	"github.com/labstack/echo/v4"
 
@@ -62,11 +63,33 @@ func Describe(c echo.Context, logger *slog.Logger, err error) (code, msg string)
 		code, msg = chartctl.ETOOLARGE, "Request body too large."
 	}
 	if code == chartctl.EINTERNAL {
+		if m := StorageFault(err); m != "" {
+			// Not a bug: the operator must act, and the client may retry
+			// later. The log keeps the error for the operator.
+			rid := c.Response().Header().Get(echo.HeaderXRequestID)
+			logger.Error("storage fault", "request_id", rid, "method", c.Request().Method, "path", c.Path(), "err", err)
+			return chartctl.EUNAVAILABLE, m
+		}
 		rid := c.Response().Header().Get(echo.HeaderXRequestID)
 		logger.Error("internal error", "request_id", rid, "method", c.Request().Method, "path", c.Path(), "err", err)
 		msg = "Internal error; quote request id " + rid + " when reporting it."
 	}
 	return code, msg
+}
+
+// StorageFault says what a person may read about a failed write for a
+// condition of the server's storage rather than a bug (a full disk, a
+// quota of the file system, a read-only mount), or "" for anything else.
+// Such a failure is answered 503 (the client may retry once an operator
+// has acted), not as an internal error.
+func StorageFault(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "The server's storage is full; retry once an operator has freed space."
+	case errors.Is(err, syscall.EROFS):
+		return "The server's storage is read-only; retry once an operator has made it writable."
+	}
+	return ""
 }
 
 func echoErrorCode(he *echo.HTTPError) (code, msg string) {

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type OCISource struct {
 	// PlainHTTP talks HTTP instead of HTTPS to the registry.
 	PlainHTTP bool
 	client    *auth.Client
+	// authorization is the source's credential as an Authorization
+	// header value ("" without one), sent unasked to the catalog.
+	authorization string
 }
 
 // NewOCISource returns the source at ref ("oci://HOST/PATH").
@@ -51,7 +55,28 @@ func NewOCISource(ref string, a Auth, hc *http.Client, plainHTTP bool) (*OCISour
 	}
 	cred := auth.Credential{Username: a.Username, Password: a.Password, AccessToken: a.Token}
 	c := &auth.Client{Client: hc, Cache: auth.NewCache(), Credential: auth.StaticCredential(host, cred)}
-	return &OCISource{Host: host, Path: path, PlainHTTP: plainHTTP, client: c}, nil
+	src := &OCISource{Host: host, Path: path, PlainHTTP: plainHTTP, client: c}
+	switch {
+	case a.Token != "":
+		src.authorization = "Bearer " + a.Token
+	case a.Username != "" || a.Password != "":
+		src.authorization = "Basic " + base64.StdEncoding.EncodeToString([]byte(a.Username+":"+a.Password))
+	}
+	return src, nil
+}
+
+// presetAuth sends a credential with every request instead of waiting to
+// be challenged for it (auth.Client passes such requests through).
+type presetAuth struct {
+	next          remote.Client
+	authorization string
+}
+
+// Do sends req with the credential.
+func (p presetAuth) Do(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", p.authorization)
+	return p.next.Do(req)
 }
 
 // String returns the reference.
@@ -113,15 +138,30 @@ func (s *OCISource) repositories(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	reg.PlainHTTP = s.PlainHTTP
-	reg.Client = s.client
-	catErr := reg.Repositories(ctx, "", func(rs []string) error {
+	below := func(rs []string) error {
 		for _, name := range rs {
 			if strings.HasPrefix(name, s.Path+"/") {
 				repos = append(repos, name)
 			}
 		}
 		return nil
-	})
+	}
+	// A registry may answer the catalog to anyone, listing to each caller
+	// what it may read (chartctl, zot): asked anonymously it lists no
+	// private repository and never challenges for the credential. So the
+	// credential goes with the catalog request; a registry that takes it
+	// only through its token flow refuses that, and is asked the usual
+	// way.
+	catErr, tagged := errNoCredential, len(repos)
+	if s.authorization != "" {
+		reg.Client = presetAuth{next: s.client, authorization: s.authorization}
+		catErr = reg.Repositories(ctx, "", below)
+	}
+	if catErr != nil {
+		repos = repos[:tagged] // drop a partial listing
+		reg.Client = s.client
+		catErr = reg.Repositories(ctx, "", below)
+	}
 	if len(repos) > 0 {
 		return repos, nil
 	}
@@ -133,6 +173,9 @@ func (s *OCISource) repositories(ctx context.Context) ([]string, error) {
 	}
 	return nil, fmt.Errorf("%s holds no charts", s)
 }
+
+// errNoCredential marks a catalog not yet asked with the credential.
+var errNoCredential = errors.New("no credential")
 
 func isNameUnknown(err error) bool {
 	var er *errcode.ErrorResponse

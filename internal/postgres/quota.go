@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	textfmt "github.com/chartctl/chartctl/internal/text"
 )
 
 // scope is one quota scope: a repository or an organization.
@@ -83,7 +84,7 @@ func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersi
 				fmt.Sprintf("%d bytes used; this upload needs %d more", used, dBytes))
 		}
 		if maxV != nil && dVersions > 0 && count+dVersions > *maxV {
-			return quotaError(sc, "max_versions", plural(*maxV, "chart version"), fmt.Sprintf("%d stored", count))
+			return quotaError(sc, "max_versions", textfmt.Count(*maxV, "chart version", "chart versions"), fmt.Sprintf("%d stored", count))
 		}
 	}
 	for _, sc := range scopes {
@@ -115,14 +116,6 @@ func countUsage(ctx context.Context, tx pgx.Tx, sc scope) error {
 func quotaError(sc scope, which, limit, use string) error {
 	return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the %s quota of %s %q is %s, with %s. Delete chart versions, or ask an admin to raise the quota.",
 		which, sc.kind, sc.name, limit, use)
-}
-
-// plural writes "1 chart version", "2 chart versions".
-func plural(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // checkScope returns ENOTFOUND unless the repository or organization

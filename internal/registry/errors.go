@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // The error codes of the OCI Distribution Specification.
@@ -157,6 +158,11 @@ func (r *Registry) fromDomain(req *http.Request, err error) *Error {
 		return newError(http.StatusTooManyRequests, CodeTooManyRequests, "%s", msg)
 	case chartctl.EUNAVAILABLE:
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "%s", msg)
+	}
+	if m := httpx.StorageFault(err); m != "" {
+		// As on /v1: the operator must act, the client may retry.
+		r.Logger.Error("storage fault", "method", req.Method, "path", req.URL.Path, "err", err)
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "%s", m)
 	}
 	r.Logger.Error("registry request failed", "method", req.Method, "path", req.URL.Path, "err", err)
 	return newError(http.StatusInternalServerError, CodeUnknown, "Internal error; the server logged it.")

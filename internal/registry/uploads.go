@@ -287,12 +287,16 @@ func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
 	}
 	defer f.Abort()
 	room := r.Config.MaxBlobSize - u.Offset
-	n, err := io.Copy(f, io.LimitReader(r.idleReader(w, req), room+1))
+	body := &sourceReader{r: r.idleReader(w, req)}
+	n, err := io.Copy(f, io.LimitReader(body, room+1))
 	fail := func(e error) error {
 		_ = f.Abort()
 		return e
 	}
 	switch {
+	case err != nil && body.err == nil:
+		// The session's storage, not the client: a full disk, say.
+		return fail(fmt.Errorf("store upload chunk: %w", err))
 	case err != nil:
 		return fail(newError(http.StatusBadRequest, CodeBlobUploadInvalid, "The chunk could not be read completely."))
 	case n > room:
@@ -349,8 +353,13 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	// follows reads it (a chart's layer is validated) and clients pull it.
 	keep := &capBuffer{max: r.App.MaxKeptBlob()}
 	keep.over = req != nil && req.ContentLength > keep.max // known too large
-	n, err := io.Copy(io.MultiWriter(bw, keep), io.LimitReader(src, r.Config.MaxBlobSize+1))
+	body := &sourceReader{r: src}
+	n, err := io.Copy(io.MultiWriter(bw, keep), io.LimitReader(body, r.Config.MaxBlobSize+1))
 	if err != nil {
+		if body.err == nil {
+			// The blob store, not the client: a full disk, say.
+			return fmt.Errorf("store blob: %w", err)
+		}
 		if req != nil {
 			return newError(http.StatusBadRequest, CodeBlobUploadInvalid, "The blob could not be read completely.")
 		}
@@ -380,6 +389,22 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 		r.App.KeepBlob(d.String(), keep.buf)
 	}
 	return nil
+}
+
+// sourceReader remembers the error its source returned, so a failed copy
+// can tell the client's body (BLOB_UPLOAD_INVALID) from the storage it
+// was written to (a fault of the server).
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
 }
 
 // capBuffer collects what is written to it while it stays within max

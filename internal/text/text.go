@@ -111,3 +111,12 @@ func Usage(usedBytes int64, maxBytes *int64, usedVersions int64, maxVersions *in
 	}
 	return bytes + ", " + versions
 }
+
+// Count writes n things for a person, with one or many as the number
+// asks: Count(1, "blob", "blobs") is "1 blob", Count(3, …) "3 blobs".
+func Count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}

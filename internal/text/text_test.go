@@ -132,3 +132,14 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0 repositories"}, {1, "1 repository"}, {2, "2 repositories"}} {
+		if got := Count(c.n, "repository", "repositories"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -60,7 +60,9 @@ type Config struct {
 	WebhookRetryBase     time.Duration
 	WebhookTimeout       time.Duration
 	AuditRetention       Days
-	DefaultRepoQuota     ByteSize
+	// DefaultRepoQuota is the max_bytes quota of new repositories (0:
+	// unlimited).
+	DefaultRepoQuota ByteSizeOrZero
 	// BlobCacheSize is the memory kept for small blobs served to
 	// downloads (0: none).
 	BlobCacheSize ByteSizeOrZero
@@ -102,7 +104,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AuthURL, "auth-url", c.AuthURL, "external URL of the OAuth authorization server (default: the base URL)")
 	fs.Var(&c.MaxChartSize, "max-chart-size", "largest chart archive accepted (e.g. 10MiB)")
 	fs.BoolVar(&c.AllowOverwrite, "allow-overwrite", c.AllowOverwrite, "let uploads with ?force=true replace a stored chart version")
-	fs.DurationVar(&c.RepoNameGrace, "repo-name-grace", c.RepoNameGrace, "how long a deleted repository's name stays reserved for its owner, e.g. 24h (0 disables)")
+	fs.Var((*Duration)(&c.RepoNameGrace), "repo-name-grace", "how long a deleted repository's name stays reserved for its owner, e.g. 24h (0 disables)")
 	fs.Var(&c.RateLimitGlobal, "rate-limit-global", "requests per credential per window, e.g. 1000/1h (0 disables)")
 	fs.Var(&c.RateLimitUpload, "rate-limit-upload", "chart uploads per repository per window, e.g. 100/1h (0 disables)")
 	fs.Var(&c.RateLimitSearch, "rate-limit-search", "searches per client IP per window, e.g. 300/1h (0 disables)")
@@ -110,8 +112,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
 	fs.Var(&c.MaxBlobSize, "max-blob-size", "largest blob the OCI registry accepts (e.g. 10GiB)")
-	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "cut a registry blob transfer after this long without a byte")
-	fs.DurationVar(&c.GCGrace, "gc-grace", c.GCGrace, "unreferenced blobs younger than this are never collected")
+	fs.Var((*Duration)(&c.IdleTimeout), "idle-timeout", "cut a registry blob transfer after this long without a byte")
+	fs.Var((*Duration)(&c.GCGrace), "gc-grace", "unreferenced blobs younger than this are never collected")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed")
 	fs.StringSliceVar(&c.CORSOrigins, "cors-origins", c.CORSOrigins, "comma-separated browser origins allowed to call /v1, e.g. https://editor.swagger.io (default none)")
 	fs.StringVar(&c.AdminEmail, "admin-email", c.AdminEmail, "email of the admin user created on first start")
@@ -122,11 +124,11 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
 	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams on loopback, private and link-local addresses")
-	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", c.WebhookRetryBase, "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
-	fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "time limit of one webhook delivery attempt")
+	fs.Var((*Duration)(&c.WebhookRetryBase), "webhook-retry-base", "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
+	fs.Var((*Duration)(&c.WebhookTimeout), "webhook-timeout", "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")
 	fs.Var(&c.BlobCacheSize, "blob-cache-size", "memory kept for the small chart archives, provenance files and OCI blobs (up to 256KiB each) downloads are served from, e.g. 64MiB (0 disables)")
-	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (default: unlimited)")
+	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (0: unlimited, the default)")
 
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert; re-read when it changes")
@@ -302,6 +304,36 @@ func (d *Days) Type() string { return "days" }
 
 // Duration is the period as a time.Duration.
 func (d Days) Duration() time.Duration { return time.Duration(d) * 24 * time.Hour }
+
+// Duration is a time.Duration flag value that also takes whole days
+// ("30d"), as every duration does (CONTRACT §14): the duration flags bind
+// their time.Duration fields through it, (*Duration)(&c.GCGrace).
+type Duration time.Duration
+
+// String formats the duration as time.Duration does ("1h0m0s").
+func (d *Duration) String() string { return time.Duration(*d).String() }
+
+// Set parses a Go duration ("90s", "12h") or a whole number of days ("7d").
+func (d *Duration) Set(s string) error {
+	t := strings.TrimSpace(s)
+	if n, ok := strings.CutSuffix(t, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > 36500 {
+			return fmt.Errorf("invalid duration %q: use e.g. 90s, 12h or 30d", s)
+		}
+		*d = Duration(time.Duration(days) * 24 * time.Hour)
+		return nil
+	}
+	v, err := time.ParseDuration(t)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: use e.g. 90s, 12h or 30d", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Type names the flag's value type in help.
+func (d *Duration) Type() string { return "duration" }
 
 // TLS returns the TLS options of the configuration; ACME state is cached
 // under DATA/acme.

@@ -213,3 +213,54 @@ func TestPrintConfigLeavesOutGlobalFlags(t *testing.T) {
 		t.Errorf("a global flag is accepted as a key: %v", err)
 	}
 }
+
+// CONTRACT §14: durations everywhere, flags and config included, take Go's
+// form plus d for days.
+func TestDurationsTakeDays(t *testing.T) {
+	path := writeConfig(t, "idle-timeout: 1d\nwebhook-retry-base: 30s\n")
+	o, _, err := runServeCmd(t, []string{"--config", path, "--gc-grace", "2d", "--webhook-timeout", "90s"},
+		map[string]string{"CHARTCTL_REPO_NAME_GRACE": "7d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.Config
+	if c.GCGrace != 48*time.Hour || c.RepoNameGrace != 7*24*time.Hour || c.IdleTimeout != 24*time.Hour ||
+		c.WebhookRetryBase != 30*time.Second || c.WebhookTimeout != 90*time.Second {
+		t.Errorf("gc-grace %s, repo-name-grace %s, idle-timeout %s, webhook-retry-base %s, webhook-timeout %s",
+			c.GCGrace, c.RepoNameGrace, c.IdleTimeout, c.WebhookRetryBase, c.WebhookTimeout)
+	}
+	// A value a flag overrides is still checked.
+	_, _, err = runServeCmd(t, []string{"--config", writeConfig(t, "gc-grace: 2x\n"), "--gc-grace", "1h"}, nil)
+	if err == nil || !strings.Contains(err.Error(), `:1: invalid value for key "gc-grace"`) {
+		t.Errorf("a bad overridden duration: %v", err)
+	}
+	for _, bad := range []string{"d", "-1d", "1.5d", "soon"} {
+		if _, _, err := runServeCmd(t, []string{"--gc-grace", bad}, nil); err == nil {
+			t.Errorf("--gc-grace %q accepted", bad)
+		}
+	}
+}
+
+// What --print-config prints is a configuration file the server accepts,
+// and --default-repository-quota 0 is the default it prints: unlimited.
+func TestPrintConfigOutputIsAConfigFile(t *testing.T) {
+	_, out, err := runServeCmd(t, []string{"--config", writeConfig(t, ""), "--print-config"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, again, err := runServeCmd(t, []string{"--config", writeConfig(t, out), "--print-config"}, nil)
+	if err != nil {
+		t.Fatalf("the printed configuration is refused: %v\n%s", err, out)
+	}
+	if o != nil || again != out {
+		t.Errorf("printed again:\n%s\nfirst:\n%s", again, out)
+	}
+	o, _, err = runServeCmd(t, []string{"--config", writeConfig(t, ""), "--default-repository-quota", "0"}, nil)
+	if err != nil || o.Config.DefaultRepoQuota != 0 {
+		t.Fatalf("--default-repository-quota 0: %v", err)
+	}
+	o, _, err = runServeCmd(t, []string{"--config", writeConfig(t, ""), "--default-repository-quota", "1GiB"}, nil)
+	if err != nil || o.Config.DefaultRepoQuota != 1<<30 {
+		t.Fatalf("--default-repository-quota 1GiB: %v", err)
+	}
+}

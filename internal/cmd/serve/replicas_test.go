@@ -10,10 +10,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -80,7 +83,8 @@ func upload(t *testing.T, url, key, repo string, c testkit.Chart) (int, []byte) 
 // notifications, and through the generation check when the listening
 // connection is killed or the database restarts), rate limits and quotas
 // exact over the replicas, one winner of racing pushes, each webhook event
-// delivered once by the three dispatchers, download counts added up, and
+// delivered once by the three dispatchers, download counts added up, the
+// OCI conformance suite passing behind a round-robin load balancer, and
 // no acknowledged upload lost when a replica is killed.
 func TestReplicas(t *testing.T) {
 	if testing.Short() {
@@ -385,6 +389,55 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("OCIConformanceBehindLoadBalancer", func(t *testing.T) {
+		// The OCI conformance suite against the three replicas behind a
+		// round-robin balancer: every request of a push, a pull, a
+		// referrers query or a delete may land on another replica than
+		// the one before, so each must see what the others just stored.
+		lb, requests := rs.balancer(t)
+		if r, b, err := do(t, "POST", lb.URL+"/v1/repositories", rs.key, strings.NewReader(`{"name":"conformance","visibility":"private"}`), "application/json"); err != nil || r.StatusCode != 200 {
+			t.Fatalf("create repo: %v %s", err, b)
+		}
+		testkit.RunOCIConformance(t, testkit.OCIConformance{
+			Registry: strings.TrimPrefix(lb.URL, "http://"),
+			Repo1:    "conformance/repo1", Repo2: "conformance/repo2",
+			Username: "conformance", Password: rs.key,
+		})
+		t.Logf("%d requests spread over %d replicas", requests(), len(rs.procs))
+	})
+
+	t.Run("HelmOCIBehindLoadBalancer", func(t *testing.T) {
+		// Helm's own push and pull through the balancer: the blobs, the
+		// manifest and the token exchange of one `helm push` land on
+		// different replicas, and the chart is a chart version on all.
+		h := testkit.NewHelm(t).Fresh(t)
+		lb, _ := rs.balancer(t)
+		host := strings.TrimPrefix(lb.URL, "http://")
+		pushed := testkit.MakeChart(t, testkit.Chart{Name: "lbweb", Version: "1.0.0"})
+		h.Must("registry", "login", host, "--username", "ci", "--password", rs.key, "--plain-http")
+		h.Must("push", h.Write("lbweb-1.0.0.tgz", pushed), "oci://"+host+"/shared", "--plain-http")
+		rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return strings.Contains(ix, "lbweb-1.0.0.tgz") })
+		for i := range rs.procs {
+			r, b, err := do(t, "GET", rs.url(i)+"/helm/shared/charts/lbweb-1.0.0.tgz", rs.key, nil, "")
+			if err != nil || r.StatusCode != 200 || !bytes.Equal(b, pushed) {
+				t.Fatalf("classic download of the OCI push from replica %d: %v %d", i, err, r.StatusCode)
+			}
+		}
+		uploaded := testkit.MakeChart(t, testkit.Chart{Name: "lbweb", Version: "1.1.0"})
+		body, ctype := testkit.Multipart(t, map[string][]byte{"chart": uploaded})
+		if r, b, err := do(t, "POST", rs.url(1)+"/v1/repositories/shared/charts", rs.key, bytes.NewReader(body), ctype); err != nil || r.StatusCode != 200 {
+			t.Fatalf("upload: %v %s", err, b)
+		}
+		for version, want := range map[string][]byte{"1.0.0": pushed, "1.1.0": uploaded} {
+			dir := t.TempDir()
+			h.Must("pull", "oci://"+host+"/shared/lbweb", "--version", version, "--plain-http", "-d", dir)
+			got, err := os.ReadFile(filepath.Join(dir, "lbweb-"+version+".tgz"))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("helm pull oci:// %s through the balancer: %v (%d bytes, want %d)", version, err, len(got), len(want))
+			}
+		}
+	})
+
 	t.Run("ListenerKilled", func(t *testing.T) {
 		conn, err := pgx.Connect(context.Background(), rs.dbURL)
 		if err != nil {
@@ -481,6 +534,27 @@ func TestReplicas(t *testing.T) {
 		}
 		t.Logf("%d acknowledged uploads, all present on the surviving replicas", len(acked))
 	})
+}
+
+// balancer starts a round-robin load balancer in front of the replicas
+// and returns it with a count of the requests it has passed on.
+func (rs *replicaSet) balancer(t *testing.T) (*httptest.Server, func() uint64) {
+	t.Helper()
+	var next atomic.Uint64
+	targets := make([]*url.URL, len(rs.procs))
+	for i, p := range rs.procs {
+		u, err := url.Parse(p.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets[i] = u
+	}
+	lb := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(targets[next.Add(1)%uint64(len(targets))])
+		r.Out.Host = r.In.Host
+	}})
+	t.Cleanup(lb.Close)
+	return lb, next.Load
 }
 
 // countVersions counts the version entries of an index.yaml.

@@ -14,6 +14,7 @@ import (
 	ibackup "github.com/chartctl/chartctl/internal/backup"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // BackupOptions are the inputs of `admin backup`.
@@ -139,8 +140,9 @@ func backupRun(ctx context.Context, opts *BackupOptions) error {
 	if toStdout {
 		name = "standard output"
 	}
-	_, err = fmt.Fprintf(w, "%s Backed up %d repositories, %d chart versions, %d blobs (%s) to %s\n",
-		opts.IO.ColorScheme().SuccessIcon(), s.Repositories, s.ChartVersions, s.Blobs, human(s.Bytes), name)
+	_, err = fmt.Fprintf(w, "%s Backed up %s, %s, %s (%s) to %s\n",
+		opts.IO.ColorScheme().SuccessIcon(), text.Count(int64(s.Repositories), "repository", "repositories"),
+		text.Count(int64(s.ChartVersions), "chart version", "chart versions"), text.Count(int64(s.Blobs), "blob", "blobs"), text.HumanBytes(s.Bytes), name)
 	return err
 }
 
@@ -169,23 +171,11 @@ func (p *progress) update(n int64) {
 		return
 	}
 	p.drawn, p.last = true, n
-	fmt.Fprintf(p.w, "\r\x1b[KBacking up… %s", human(n))
+	fmt.Fprintf(p.w, "\r\x1b[KBacking up… %s", text.HumanBytes(n))
 }
 
 func (p *progress) done() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -50,7 +50,7 @@ func TestBackupToFileAndStdout(t *testing.T) {
 	if _, res := ibackup.Read(context.Background(), bytes.NewReader(out.Bytes()), nil); !res.OK {
 		t.Fatalf("stdout is not a whole backup: %+v", res.Problems)
 	}
-	if !strings.Contains(errOut.String(), "Backed up 1 repositories, 1 chart versions, 1 blobs") {
+	if !strings.Contains(errOut.String(), "Backed up 1 repository, 1 chart version, 1 blob") {
 		t.Errorf("summary on stderr: %q", errOut)
 	}
 

@@ -26,6 +26,7 @@ import (
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/s3blob"
 	"github.com/chartctl/chartctl/internal/secrets"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // RestoreOptions are the inputs of `admin restore`.
@@ -290,8 +291,9 @@ func report(opts *RestoreOptions, s *Summary) error {
 		start += " --blob-store " + quote(s.BlobStore)
 	}
 	out := opts.IO.Out
-	fmt.Fprintf(out, "%s Restored %d repositories, %d chart versions and %d blobs into %s\n",
-		opts.IO.ColorScheme().SuccessIcon(), s.Repositories, s.ChartVersions, s.Blobs, into)
+	fmt.Fprintf(out, "%s Restored %s, %s and %s into %s\n",
+		opts.IO.ColorScheme().SuccessIcon(), text.Count(int64(s.Repositories), "repository", "repositories"),
+		text.Count(int64(s.ChartVersions), "chart version", "chart versions"), text.Count(int64(s.Blobs), "blob", "blobs"), into)
 	var parts []string
 	for _, k := range chartctl.DumpKinds {
 		if n := s.Records[k]; n > 0 {

@@ -37,7 +37,7 @@ func TestRestoreRun(t *testing.T) {
 	if err := restoreRun(context.Background(), &RestoreOptions{IO: ios, File: file, Data: data}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "Restored 1 repositories, 1 chart versions and 1 blobs") {
+	if !strings.Contains(out.String(), "Restored 1 repository, 1 chart version and 1 blob") {
 		t.Errorf("output %q", out)
 	}
 	restored := testkit.OpenServer(t, data)
@@ -149,7 +149,7 @@ func TestRestoreIntoPostgresAndS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Restored 1 repositories, 1 chart versions and 1 blobs", "1 webhook,", "3 audit entries", "opens the webhook secrets (1 webhook,",
+	for _, want := range []string{"Restored 1 repository, 1 chart version and 1 blob", "1 webhook,", "3 audit entries", "opens the webhook secrets (1 webhook,",
 		"Start the server with --database 'postgres://", "--blob-store '" + bucket + "'"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -13,6 +13,7 @@ import (
 	ibackup "github.com/chartctl/chartctl/internal/backup"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // VerifyOptions are the inputs of `admin verify`.
@@ -102,11 +103,18 @@ func printResult(opts *VerifyOptions, res *client.VerifyResult) error {
 		fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", termtext.Line(p.Kind), termtext.Line(p.Target), termtext.Line(p.Detail))
 	}
 	if res.OK {
-		_, err := fmt.Fprintf(opts.IO.ErrOut, "%s %s is in order: %d repositories, %d chart versions, %d blobs (%d bytes) checked\n",
-			cs.SuccessIcon(), termtext.Line(what), ch.Repositories, ch.ChartVersions, ch.Blobs, ch.Bytes)
+		_, err := fmt.Fprintf(opts.IO.ErrOut, "%s %s is in order: %s (%s) checked\n",
+			cs.SuccessIcon(), termtext.Line(what), checked(ch), text.Count(ch.Bytes, "byte", "bytes"))
 		return err
 	}
-	_, err := fmt.Fprintf(opts.IO.ErrOut, "%s %s has %d problems (%d repositories, %d chart versions, %d blobs checked)\n",
-		cs.Red("X"), termtext.Line(what), len(res.Problems), ch.Repositories, ch.ChartVersions, ch.Blobs)
+	_, err := fmt.Fprintf(opts.IO.ErrOut, "%s %s has %s (%s checked)\n",
+		cs.Red("X"), termtext.Line(what), text.Count(int64(len(res.Problems)), "problem", "problems"), checked(ch))
 	return err
+}
+
+// checked writes how many records and blobs were checked, for a person.
+func checked(ch client.VerifyChecked) string {
+	return text.Count(int64(ch.Repositories), "repository", "repositories") + ", " +
+		text.Count(int64(ch.ChartVersions), "chart version", "chart versions") + ", " +
+		text.Count(int64(ch.Blobs), "blob", "blobs")
 }

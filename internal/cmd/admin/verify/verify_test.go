@@ -27,7 +27,7 @@ func TestVerifyRun(t *testing.T) {
 	if err := verifyRun(context.Background(), &VerifyOptions{IO: ios, Client: mk}); err != nil {
 		t.Fatalf("server verify: %v %s", err, errOut)
 	}
-	if !strings.Contains(errOut.String(), "is in order: 1 repositories, 1 chart versions, 1 blobs") {
+	if !strings.Contains(errOut.String(), "is in order: 1 repository, 1 chart version, 1 blob") {
 		t.Errorf("stderr %q", errOut)
 	}
 
