@@ -40,6 +40,7 @@ import (
 	webhookcmd "github.com/chartctl/chartctl/internal/cmd/webhook"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/termquiet"
 )
 
 // Exit codes.
@@ -66,6 +67,7 @@ func Main() int {
 
 // MainWith is Main with the given hooks.
 func MainWith(h Hooks) int {
+	termquiet.Restore()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	f := cmdutil.New(iostreams.System(), os.Getenv)
