@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -93,6 +94,14 @@ func FormatTime(ios *iostreams.IOStreams, now, t time.Time) string {
 // ago" or "in 2 hours".
 func FuzzyAgo(now, t time.Time) string {
 	d := now.Sub(t)
+	if d == math.MaxInt64 || d == math.MinInt64 {
+		// Past what a Duration holds (about 292 years): Sub saturates,
+		// and negating the minimum overflows. Count calendar years.
+		if years := now.Year() - t.Year(); years > 0 {
+			return fmt.Sprintf("%d years ago", years)
+		}
+		return fmt.Sprintf("in %d years", t.Year()-now.Year())
+	}
 	if d < 0 {
 		return "in " + fuzzy(-d)
 	}
