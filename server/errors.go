@@ -29,8 +29,27 @@ func (s *Server) handleNoRoute(c echo.Context) error {
 		}
 	}
 	if len(allow) == 0 {
+		if s.NotFoundPage != nil && wantsPage(c.Request(), path) {
+			return s.NotFoundPage(c)
+		}
 		return echo.ErrNotFound
 	}
 	c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
 	return echo.ErrMethodNotAllowed
+}
+
+// wantsPage reports whether a request for an unknown address comes from a
+// browser navigating to a page: a GET or HEAD that accepts HTML, outside
+// the API, the registry and the Helm repositories, whose clients read the
+// JSON error.
+func wantsPage(r *http.Request, path string) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	for _, p := range []string{"/v1/", "/v2/", "/helm/"} {
+		if strings.HasPrefix(path, p) || path+"/" == p {
+			return false
+		}
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
 }

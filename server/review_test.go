@@ -262,10 +262,11 @@ func (failingWriter) Write(p []byte) (int, error) {
 	return 0, &os.PathError{Op: "write", Path: "/secret/data/blobs/tmp/blob-123", Err: syscall.ENOSPC}
 }
 
-// A full disk while an upload streams in is not an invalid chart nor a
-// bug: 503 unavailable saying the storage is full (httpx, a69bdd7),
-// nothing of the OS error shown; nothing is left in the temp directory,
-// and the server keeps serving.
+// A full disk while an upload streams in is the server's storage, not an
+// invalid chart and not a bug: 503 unavailable in the envelope saying the
+// storage is full (nothing of the OS error shown, the request id in its
+// header); nothing is left in the temp directory, and the server keeps
+// serving.
 func TestUploadOnFullDisk(t *testing.T) {
 	fd := &fullDisk{}
 	s := testkit.StartServer(t, func(srv *server.Server) { fd.BlobStore = srv.Blobs; srv.Blobs = fd })
@@ -275,11 +276,14 @@ func TestUploadOnFullDisk(t *testing.T) {
 	fd.failFrom.Store(1) // the archive's blob fails
 	r := s.Upload(t, "r", s.AdminKey, archive, "")
 	expectError(t, r, 503, "unavailable", "")
+	if !bytes.Contains(r.Body, []byte("storage is full")) {
+		t.Fatalf("the message does not say the storage is full: %s", r.Body)
+	}
 	if bytes.Contains(r.Body, []byte("secret")) || bytes.Contains(r.Body, []byte("no space left")) {
 		t.Fatalf("the OS error leaked: %s", r.Body)
 	}
-	if !bytes.Contains(r.Body, []byte("storage is full")) {
-		t.Fatalf("message does not say the storage is full: %s", r.Body)
+	if r.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("no request id header")
 	}
 
 	// The provenance file's blob fails; the archive's is fine.

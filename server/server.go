@@ -113,6 +113,10 @@ type Server struct {
 	Logger *slog.Logger
 	// AccessTokens verifies OAuth access tokens; nil accepts API keys only.
 	AccessTokens httpx.AccessTokenVerifier
+	// NotFoundPage, if set, answers a browser's GET or HEAD of an address
+	// no route has (outside /v1, /v2 and /helm) with a page instead of the
+	// API's JSON error: the dashboard's 404 page.
+	NotFoundPage echo.HandlerFunc
 	// Now is the clock; tests inject one.
 	Now func() time.Time
 	// RateLimits makes the rate limiters and the authentication throttle;
@@ -231,6 +235,10 @@ func (s *Server) App() *app.App {
 	s.init()
 	return s.app
 }
+
+// ServeNotFoundPage makes h answer browsers that ask for an unknown
+// address (see NotFoundPage).
+func (s *Server) ServeNotFoundPage(h echo.HandlerFunc) { s.NotFoundPage = h }
 
 // AcceptAccessTokens makes the API accept the OAuth access tokens v
 // verifies.

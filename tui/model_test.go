@@ -459,3 +459,40 @@ func TestChartCountOfAPartlyLoadedChart(t *testing.T) {
 		t.Errorf("after page 2: done=%v, counts %q and %q; want 3 and 3", s.done, s.rows[0].cells[3], s.rows[1].cells[3])
 	}
 }
+
+// TestDetailInstallLinesStayWhole checks that an install command too long
+// for the window is wrapped onto continuation lines that fit, so joining
+// them gives back the whole command: none of it may be cut off by the
+// window's edge, or the line a user copies no longer works.
+func TestDetailInstallLinesStayWhole(t *testing.T) {
+	api := newFakeAPI()
+	long := "this-is-a-very-long-chart-name-that-might-break-layouts-in-the-tui"
+	api.charts["apps"] = []client.Chart{chartVersion(long, "0.1.0", "1.0.0", "Long name")}
+	for _, width := range []int{60, 80, 121} {
+		m := newTestModel(t, api, width, 60)
+		for _, k := range navigations["detail"] {
+			m = settle(t, m, k)
+		}
+		view := strings.Split(m.View(), "\n")
+		var cmds []string
+		install := false
+		for _, l := range view {
+			switch {
+			case strings.TrimSpace(l) == "Install":
+				install = true
+			case !install:
+			case strings.TrimSpace(l) == "":
+				install = false
+			case strings.HasPrefix(l, "     ") && len(cmds) > 0:
+				cmds[len(cmds)-1] += strings.TrimPrefix(l, "     ")
+			case strings.HasPrefix(l, "   helm"):
+				cmds = append(cmds, strings.TrimPrefix(l, "   "))
+			}
+		}
+		want := client.Install(testServer, "apps", long, "0.1.0", false)
+		if !slices.Equal(cmds, []string{want.RepoAdd, want.Install, want.OCIInstall}) {
+			t.Errorf("at %d columns the install lines read back as\n%s\nwant\n%s\n%s\n%s\nview:\n%s",
+				width, strings.Join(cmds, "\n"), want.RepoAdd, want.Install, want.OCIInstall, m.View())
+		}
+	}
+}

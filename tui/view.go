@@ -327,8 +327,10 @@ func (m *Model) detailLines(s *screen, w int) []string {
 		cmds = append(cmds, l.OCIInstall)
 	}
 	for _, cmd := range cmds {
-		// Commands are hard-wrapped rather than cut so they stay complete.
-		for i, part := range strings.Split(ansi.Hardwrap(cmd, max(w-4, 10), true), "\n") {
+		// Commands are hard-wrapped rather than cut so they stay complete:
+		// to the width left beside the deeper indent of the continuation
+		// lines, so no piece reaches the window's edge and is clipped.
+		for i, part := range strings.Split(ansi.Hardwrap(cmd, max(w-6, 10), true), "\n") {
 			indent := "   "
 			if i > 0 {
 				indent = "     "

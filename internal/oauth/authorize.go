@@ -166,6 +166,7 @@ func (p *Provider) consent(c echo.Context, r *authRequest, u *chartctl.User, s *
 	cp := web.ConsentPage{
 		ClientName: r.client.Name, RedirectHost: host, Scopes: web.ScopeItems(scopes), Action: "/oauth/authorize",
 		Admin: scopes.Allows(chartctl.ScopeAdmin), KeysOutlive: scopes.Allows(chartctl.ScopeKeysWrite),
+		ReturnTo: "/oauth/authorize?" + r.params.Encode(),
 	}
 	for _, name := range authParams {
 		if v := r.params.Get(name); v != "" {

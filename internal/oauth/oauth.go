@@ -147,6 +147,9 @@ type Host interface {
 	web.Principals
 	// AcceptAccessTokens makes the API accept the tokens v verifies.
 	AcceptAccessTokens(v httpx.AccessTokenVerifier)
+	// ServeNotFoundPage makes h answer browsers asking for an unknown
+	// address: the dashboard's 404 page.
+	ServeNotFoundPage(h echo.HandlerFunc)
 	// App is the application layer the dashboard's pages read through and
 	// their writes go through, so they are audited and emit events like the
 	// API's.
@@ -176,6 +179,7 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 		Logger:   logger, Now: now, RateLimits: cfg.RateLimits,
 	}, app.CheckPassword, app.HashPassword)
 	dash.Register(e)
+	host.ServeNotFoundPage(dash.NotFoundPage)
 	p := New(Options{
 		Store: store, OAuth: store, Dashboard: dash, Issuer: strings.TrimRight(issuer, "/"),
 		AccessTokenTTL: cfg.AccessTokenTTL, RefreshTokenTTL: cfg.RefreshTokenTTL,

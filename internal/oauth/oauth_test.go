@@ -652,3 +652,38 @@ func TestRegisterClientValidation(t *testing.T) {
 		t.Errorf("public client %+v", pub)
 	}
 }
+
+// TestConsentOffersAnotherAccount: a browser already signed in to the
+// dashboard as one user reaches the consent page of a login meant for
+// another account. The page offers to use another account; that signs the
+// first one out and, after signing in as the other, comes back to the
+// same consent, which then names the other account and issues its code.
+func TestConsentOffersAnotherAccount(t *testing.T) {
+	env, app := setup(t)
+	const other = "ops@example.com"
+	env.MustUserWithPassword(t, other, userPassword, false)
+	b := signedIn(t, env)
+	_, challenge := oauthtest.PKCE()
+	authorize := "/oauth/authorize?" + authParams(app.ClientID, appRedirect, challenge, "repo:read").Encode()
+	consent := b.Get(t, authorize)
+	if consent.StatusCode != http.StatusOK || !strings.Contains(consent.Body, userEmail) {
+		t.Fatalf("consent: %d %s", consent.StatusCode, consent.Body)
+	}
+	if !strings.Contains(consent.Body, `id="switch-account"`) {
+		t.Fatalf("the consent page offers no way to use another account: %s", consent.Body)
+	}
+	out := b.PostForm(t, "/signout", url.Values{"csrf_token": {consent.CSRF(t)}, "return_to": {authorize}})
+	loc := out.Header.Get("Location")
+	if out.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/signin?") {
+		t.Fatalf("use another account: %d to %q", out.StatusCode, loc)
+	}
+	signin := b.Get(t, loc)
+	in := b.PostForm(t, "/signin", url.Values{"csrf_token": {signin.CSRF(t)}, "email": {other}, "password": {userPassword}, "return_to": {signin.HiddenFields().Get("return_to")}})
+	if in.StatusCode != http.StatusSeeOther || in.Header.Get("Location") != authorize {
+		t.Fatalf("sign in as %s: %d to %q, want %q", other, in.StatusCode, in.Header.Get("Location"), authorize)
+	}
+	again := b.Get(t, authorize)
+	if again.StatusCode != http.StatusOK || !strings.Contains(again.Body, other) || strings.Contains(again.Body, userEmail) {
+		t.Fatalf("consent after switching: %d %s", again.StatusCode, again.Body)
+	}
+}

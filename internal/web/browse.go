@@ -66,7 +66,7 @@ func (d *Dashboard) visibleRepo(c echo.Context) (*chartctl.Principal, *chartctl.
 // anonymous visitors too.
 func (d *Dashboard) browsePage(c echo.Context, title, nav, canonical string, data any) Page {
 	u, s := d.Session(c)
-	p := Page{Title: title, User: u, Nav: nav, Public: true, Data: data}
+	p := Page{Title: title, User: u, Nav: nav, Public: true, Data: data, SignIn: signInBack(c, u)}
 	if s != nil {
 		p.CSRF = s.CSRFToken
 	}
@@ -76,10 +76,26 @@ func (d *Dashboard) browsePage(c echo.Context, title, nav, canonical string, dat
 	return p
 }
 
+// NotFoundPage answers a browser that asked for an address no page has:
+// the 404 page, with the pages' security headers.
+func (d *Dashboard) NotFoundPage(c echo.Context) error {
+	return SecurityHeaders(d.notFound)(c)
+}
+
 // notFound renders the 404 page, the same for unknown and invisible
 // resources.
 func (d *Dashboard) notFound(c echo.Context) error {
-	return d.RenderError(c, http.StatusNotFound, "Page not found", "There is nothing here that you can see. If you expected a private repository, sign in first.")
+	u, s := d.Session(c)
+	msg := "There is nothing here that you can see."
+	if u == nil {
+		// The page may be private: offer to sign in and come back to it.
+		msg += " If you expected a private repository, sign in first."
+	}
+	p := Page{Title: "Page not found", User: u, Data: ErrorPage{Heading: "Page not found", Message: msg, Back: "/", SignIn: signInBack(c, u)}}
+	if s != nil {
+		p.CSRF = s.CSRFToken
+	}
+	return d.render(c, http.StatusNotFound, "error", p)
 }
 
 // SearchResult is one chart found by a search.
@@ -157,8 +173,13 @@ func (d *Dashboard) handleSearch(c echo.Context) error {
 		}
 	}
 	if c.QueryParam("fragment") == "1" {
-		// Search as you type asks for the results alone.
-		return d.renderFragment(c, status, "search", "results", d.browsePage(c, "", "", "", sp))
+		// Search as you type asks for the results alone; their sign-in
+		// link comes back to the search, not to this fragment.
+		page := d.browsePage(c, "", "", "", sp)
+		if page.SignIn != "" {
+			page.SignIn = SignInURL("/search?" + url.Values{"q": {q}}.Encode())
+		}
+		return d.renderFragment(c, status, "search", "results", page)
 	}
 	title := "Search"
 	canonical := "/search"
@@ -578,7 +599,9 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 }
 
 // dependencyURL links a dependency to its chart page when its repository
-// is a repository of this server that p can see.
+// is a repository of this server that p can see: to the version it pins
+// when that version is stored, else to the chart, and not at all when the
+// chart is not there (the link would be the 404 page).
 func (d *Dashboard) dependencyURL(c echo.Context, p *chartctl.Principal, dep chartrender.Dependency) string {
 	u, err := url.Parse(strings.TrimSpace(dep.Repository))
 	if err != nil || dep.Name == "" {
@@ -601,8 +624,17 @@ func (d *Dashboard) dependencyURL(c echo.Context, p *chartctl.Principal, dep cha
 	default:
 		return ""
 	}
-	r, err := d.opts.App.VisibleRepo(c.Request().Context(), p, repo)
-	if err != nil {
+	ctx := c.Request().Context()
+	r, err := d.opts.App.VisibleRepo(ctx, p, repo)
+	if err != nil || chart.ValidateName(dep.Name) != nil {
+		return ""
+	}
+	if v := strings.TrimSpace(dep.Version); chart.ValidateVersion(v) == nil {
+		if cv, err := d.opts.Store.ChartVersion(ctx, r.Name, dep.Name, v); err == nil {
+			return chartURL(r.Name, dep.Name, cv.Version)
+		}
+	}
+	if _, total, err := d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: dep.Name}, 0, 1); err != nil || total == 0 {
 		return ""
 	}
 	return chartURL(r.Name, dep.Name, "")

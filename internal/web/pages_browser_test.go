@@ -284,9 +284,7 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, shot+".png"), buf, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if size.name == "desktop" {
-					checkA11y(t, ctx, axe, shot)
-				}
+				checkA11y(t, ctx, axe, shot)
 			}
 		}
 	}
@@ -301,4 +299,66 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 	ctx = newBrowser(t)
 	signInAs(t, ctx, c.URL, "root@example.com", "%2F")
 	visit("server-webhooks", "/admin/webhooks")
+}
+
+// TestBrowserSignInFromPageReturnsToIt follows a link to a private chart
+// as an anonymous visitor: the 404 page asks to sign in and offers it, and
+// signing in lands on the chart, not on the home page. The top bar's Sign
+// in on a public page comes back to that page too.
+func TestBrowserSignInFromPageReturnsToIt(t *testing.T) {
+	c := setupCatalog(t)
+	ctx := newBrowser(t)
+	const private = "/repositories/internal-charts/charts/billing?tab=values"
+	if s := status(t, ctx, c.URL+private); s != http.StatusNotFound {
+		t.Fatalf("anonymous private chart: %d", s)
+	}
+	signInThrough := func(step string) {
+		t.Helper()
+		run(t, ctx, step,
+			chromedp.Click(chromedp.CSS(`#signin-link`)),
+			chromedp.WaitVisible(chromedp.CSS(`#email`)),
+			chromedp.SendKeys(chromedp.CSS(`#email`), memberEmail),
+			chromedp.SendKeys(chromedp.CSS(`#password`), password),
+			chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`.account button[type=submit]`)),
+		)
+	}
+	signInThrough("sign in from the 404 page")
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+private {
+		t.Errorf("after signing in from the 404 page the browser is at %s, want %s", loc, c.URL+private)
+	}
+	run(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`#email`)))
+	const public = "/repositories/platform-charts/charts/nginx/1.0.0"
+	run(t, ctx, "public chart", chromedp.Navigate(c.URL+public), chromedp.WaitVisible(chromedp.CSS(`#signin-link`)))
+	signInThrough("sign in from the top bar")
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+public {
+		t.Errorf("after signing in from the top bar the browser is at %s, want %s", loc, c.URL+public)
+	}
+}
+
+// TestBrowserClearedSearchLeavesNoTrace types a search on the home page,
+// then clears it: the results go, and so does the search from the address
+// bar and the title, so a reload or a bookmark does not bring it back.
+func TestBrowserClearedSearchLeavesNoTrace(t *testing.T) {
+	c := setupCatalog(t)
+	ctx := newBrowser(t)
+	run(t, ctx, "type a search",
+		chromedp.Navigate(c.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#q`)),
+		chromedp.SendKeys(chromedp.CSS(`#q`), "redi"),
+		chromedp.WaitVisible(chromedp.CSS(`#search-results`)),
+	)
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+"/search?q=redi" {
+		t.Errorf("while searching the address is %s", loc)
+	}
+	run(t, ctx, "clear it",
+		chromedp.SendKeys(chromedp.CSS(`#q`), "\b\b\b\b"),
+		chromedp.WaitNotPresent(chromedp.CSS(`#search-results`)),
+	)
+	if loc := get(t, ctx, "location", chromedp.Location()); loc != c.URL+"/" {
+		t.Errorf("after clearing the search the address is %s, want %s/", loc, c.URL)
+	}
+	if title := get(t, ctx, "title", chromedp.Title()); title != "Find Helm charts · chartctl" {
+		t.Errorf("after clearing the search the title is %q", title)
+	}
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -123,6 +124,13 @@ func TestBrowseAnonymously(t *testing.T) {
 	if strings.Contains(frag.Body, "<html") || !strings.Contains(frag.Body, "nginx") {
 		t.Errorf("search fragment: %s", frag.Body)
 	}
+	// A search that finds nothing offers to sign in and come back to it,
+	// typed or as you type.
+	for _, path := range []string{"/search?q=billing", "/search?q=billing&fragment=1"} {
+		if p := b.Get(t, path); !strings.Contains(p.Body, `href="/signin?return_to=%2Fsearch%3Fq%3Dbilling"`) {
+			t.Errorf("%s: no sign-in link back to the search: %s", path, p.Body)
+		}
+	}
 	for _, path := range []string{"/repositories/internal-charts", "/repositories/internal-charts/charts/billing", "/repositories/internal-charts/charts/billing/0.3.0/download",
 		"/repositories/nope", "/repositories/platform-charts/charts/nope", "/repositories/platform-charts/charts/nginx/9.9.9", "/organizations/acme", "/teams/platform"} {
 		if p := b.Get(t, path); p.StatusCode != http.StatusNotFound {
@@ -242,5 +250,118 @@ func TestPageRenderedOnUploadForgottenOnDelete(t *testing.T) {
 	}
 	if _, err := env.Store.ChartPage(t.Context(), up.Data.Digest); err == nil {
 		t.Error("the page of a deleted archive is still recorded")
+	}
+}
+
+// TestPagesAnswerHEAD checks that every page a visitor can open by address
+// answers HEAD as it answers GET, without a body (RFC 9110 §9.3.2): uptime
+// monitors and link checkers ask with HEAD and must not see a 405.
+func TestPagesAnswerHEAD(t *testing.T) {
+	c := setupCatalog(t)
+	b := c.NewBrowser(t)
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/", 200}, {"/search?q=nginx", 200}, {"/signin", 200}, {"/repositories", 200},
+		{"/repositories/platform-charts", 200}, {"/repositories/platform-charts/charts/nginx", 200},
+		{"/repositories/platform-charts/charts/nginx/1.0.0", 200}, {"/static/style.css", 200}, {"/static/highlight.css", 200},
+		{"/repositories/internal-charts", 404}, {"/settings/api-keys", 303},
+	} {
+		get := b.Get(t, tc.path)
+		resp, err := b.Head(c.URL + tc.path)
+		if err != nil {
+			t.Fatalf("HEAD %s: %v", tc.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || get.StatusCode != tc.status {
+			t.Errorf("%s: HEAD %d, GET %d, want %d", tc.path, resp.StatusCode, get.StatusCode, tc.status)
+		}
+		if len(body) != 0 || resp.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
+			t.Errorf("%s: HEAD answered %d body bytes, Content-Type %q (GET %q)", tc.path, len(body), resp.Header.Get("Content-Type"), get.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// TestTeamNoticeCannotBeForged: the notice after a member change comes
+// from the redirect's query string. A link anyone can craft must not put
+// its own words in the team page's success notice, nor claim a change that
+// did not happen; the notices of real changes still show.
+func TestTeamNoticeCannotBeForged(t *testing.T) {
+	c := setupCatalog(t)
+	b := c.NewBrowser(t)
+	b.SignIn(t, memberEmail, password)
+	for _, q := range []url.Values{
+		{"done": {"removed"}, "email": {"Security notice: your session expired. Sign in again at https://evil.example/login"}},
+		{"done": {"added"}, "email": {"attacker@evil.example"}},
+		{"done": {"removed"}, "email": {memberEmail}},
+		{"done": {"role"}, "email": {"nobody@example.com"}},
+	} {
+		p := b.Get(t, "/teams/platform?"+q.Encode())
+		if p.StatusCode != http.StatusOK || strings.Contains(p.Body, "alert-success") {
+			t.Errorf("/teams/platform?%s: %d, a notice is shown:\n%s", q.Encode(), p.StatusCode, p.Body)
+		}
+	}
+	for q, want := range map[string]string{
+		"done=added&email=" + url.QueryEscape(memberEmail):   memberEmail + " was added to the team.",
+		"done=role&email=" + url.QueryEscape(memberEmail):    "The role of " + memberEmail + " was changed.",
+		"done=removed&email=" + url.QueryEscape("gone@x.io"): "gone@x.io was removed from the team.",
+	} {
+		if p := b.Get(t, "/teams/platform?"+q); !strings.Contains(p.Body, want) {
+			t.Errorf("/teams/platform?%s does not say %q", q, want)
+		}
+	}
+}
+
+// TestDependencyLinks: a dependency on a chart of this server links to the
+// version it pins when that version is stored, to the chart when it names
+// a range, and not at all when the chart is not there (a link would lead
+// to the 404 page).
+func TestDependencyLinks(t *testing.T) {
+	c := setupCatalog(t)
+	deps := "dependencies:\n" +
+		"  - name: nginx\n    version: 1.0.0\n    repository: " + c.URL + "/helm/platform-charts\n" +
+		"  - name: redis\n    version: ~1.2.0\n    repository: " + c.URL + "/helm/platform-charts\n" +
+		"  - name: postgres\n    version: 9.0.0\n    repository: " + c.URL + "/helm/platform-charts\n"
+	c.upload(t, "platform-charts", testkit.Chart{Name: "stack", Version: "0.1.0", Extra: deps})
+	p := c.NewBrowser(t).Get(t, "/repositories/platform-charts/charts/stack")
+	for _, want := range []string{`<a href="/repositories/platform-charts/charts/nginx/1.0.0">nginx</a>`, `<a href="/repositories/platform-charts/charts/redis">redis</a>`, `<li>postgres <span`} {
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("the dependencies do not show %s:\n%s", want, p.Body)
+		}
+	}
+}
+
+// TestUnknownAddressIsThe404Page: a browser that asks for an address no
+// page has (a trailing slash, a URL cut short, a typo) gets the 404 page,
+// as for an unknown repository, not the API's JSON error; API clients and
+// other methods keep the API's answers.
+func TestUnknownAddressIsThe404Page(t *testing.T) {
+	c := setupCatalog(t)
+	const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	for _, path := range []string{"/repositories/platform-charts/", "/repositories/platform-charts/charts", "/teams", "/no/such/page"} {
+		p := c.Do(t, http.MethodGet, path, "", nil, "Accept", browserAccept)
+		if p.StatusCode != http.StatusNotFound || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(p.Body), "Page not found") ||
+			p.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("browser GET %s: %d %s %q", path, p.StatusCode, p.Header.Get("Content-Type"), p.Body)
+		}
+	}
+	for _, tc := range []struct {
+		method, path, accept string
+		status               int
+		code                 string
+	}{
+		{http.MethodGet, "/no/such/page", "application/json", 404, "not_found"},
+		{http.MethodGet, "/no/such/page", "*/*", 404, "not_found"},
+		{http.MethodGet, "/v1/nope", browserAccept, 404, "not_found"},
+		{http.MethodGet, "/helm/nope/x/y", browserAccept, 404, "not_found"},
+		{http.MethodDelete, "/repositories/platform-charts", browserAccept, 405, "method_not_allowed"},
+		{http.MethodPost, "/no/such/page", browserAccept, 404, "not_found"},
+	} {
+		p := c.Do(t, tc.method, tc.path, "", nil, "Accept", tc.accept)
+		if p.StatusCode != tc.status || !strings.Contains(string(p.Body), `"code":"`+tc.code+`"`) {
+			t.Errorf("%s %s (Accept %s): %d %s, want %d %s", tc.method, tc.path, tc.accept, p.StatusCode, p.Body, tc.status, tc.code)
+		}
 	}
 }

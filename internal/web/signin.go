@@ -146,7 +146,9 @@ func (d *Dashboard) handleSignOut(c echo.Context) error {
 		}
 	}
 	d.setCookie(c, SessionCookie, "", -1)
-	return c.Redirect(http.StatusSeeOther, "/signin")
+	// return_to (a local path) is where to come back after signing in
+	// again: "use another account" on the consent page.
+	return c.Redirect(http.StatusSeeOther, SignInURL(safeReturnTo(c.FormValue("return_to"))))
 }
 
 // sweepDue reports whether an hour has passed since the last sweep of

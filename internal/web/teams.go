@@ -92,19 +92,32 @@ func (d *Dashboard) renderTeam(c echo.Context, status int, tp TeamPage, flash st
 	pg := d.browsePage(c, t.Name+" · "+t.Organization, "", "/teams/"+t.Name, tp)
 	pg.Flash = flash
 	if flash == "" {
-		pg.Flash = teamFlash(c.QueryParam("done"), c.QueryParam("email"))
+		pg.Flash = teamFlash(c.QueryParam("done"), c.QueryParam("email"), tp.Members)
 	}
 	return d.render(c, status, "team", pg)
 }
 
 // teamFlash is the notice after a member change (post, redirect, get).
-func teamFlash(done, email string) string {
-	switch done {
-	case "added":
+// The query string is anyone's to write, so the notice shows only for an
+// email address whose membership agrees with it: a crafted link cannot
+// put its own words in the page's success notice.
+func teamFlash(done, email string, members []*chartctl.Member) string {
+	email, err := app.ValidateEmail(email)
+	if err != nil {
+		return ""
+	}
+	member := false
+	for _, m := range members {
+		if strings.EqualFold(m.Email, email) {
+			member = true
+		}
+	}
+	switch {
+	case done == "added" && member:
 		return email + " was added to the team."
-	case "role":
+	case done == "role" && member:
 		return "The role of " + email + " was changed."
-	case "removed":
+	case done == "removed" && !member:
 		return email + " was removed from the team."
 	}
 	return ""

@@ -203,49 +203,54 @@ func (d *Dashboard) Register(e *echo.Echo) {
 		// defect, not a runtime condition.
 		panic(fmt.Errorf("embedded static assets: %w", err))
 	}
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheStatic(http.FileServer(http.FS(static))))))
+	// Pages and assets answer HEAD as they answer GET (RFC 9110 §9.3.2;
+	// net/http leaves the body out): uptime monitors and link checkers ask
+	// with HEAD.
+	getHead := []string{http.MethodGet, http.MethodHead}
+	e.Match(getHead, "/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheStatic(http.FileServer(http.FS(static))))))
 
 	g := e.Group("", SecurityHeaders)
-	e.GET("/static/highlight.css", func(c echo.Context) error {
+	page := func(path string, h echo.HandlerFunc) { g.Match(getHead, path, h) }
+	e.Match(getHead, "/static/highlight.css", func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
 		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
 		return c.Blob(http.StatusOK, "text/css; charset=utf-8", highlightCSS)
 	})
 
-	g.GET("/", d.handleHome)
-	g.GET("/search", d.handleSearch)
-	g.GET("/signin", d.handleSignInPage)
+	page("/", d.handleHome)
+	page("/search", d.handleSearch)
+	page("/signin", d.handleSignInPage)
 	g.POST("/signin", d.handleSignIn, LimitForm)
 	g.POST("/signout", d.handleSignOut, LimitForm)
-	g.GET("/settings", d.signedIn(d.handleProfile))
-	g.GET("/settings/api-keys", d.signedIn(d.handleAPIKeys))
-	g.GET("/settings/api-keys/new", d.signedIn(d.handleNewAPIKey))
+	page("/settings", d.signedIn(d.handleProfile))
+	page("/settings/api-keys", d.signedIn(d.handleAPIKeys))
+	page("/settings/api-keys/new", d.signedIn(d.handleNewAPIKey))
 	g.POST("/settings/api-keys", d.signedIn(d.handleCreateAPIKey), LimitForm)
-	g.GET("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKeyPage))
+	page("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKeyPage))
 	g.POST("/settings/api-keys/:id/revoke", d.signedIn(d.handleRevokeAPIKey), LimitForm)
-	g.GET("/repositories", d.handleRepos)
-	g.GET("/repositories/:repo", d.handleRepo)
-	g.GET("/repositories/:repo/settings", d.signedIn(d.handleRepoSettings))
+	page("/repositories", d.handleRepos)
+	page("/repositories/:repo", d.handleRepo)
+	page("/repositories/:repo/settings", d.signedIn(d.handleRepoSettings))
 	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo), LimitForm)
 	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo), LimitForm)
 	g.POST("/repositories/:repo/sync", d.signedIn(d.handleSyncRepo), LimitForm)
-	g.GET("/repositories/:repo/charts/:name", d.handleChart)
-	g.GET("/repositories/:repo/charts/:name/:version", d.handleChart)
+	page("/repositories/:repo/charts/:name", d.handleChart)
+	page("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
-	g.GET("/organizations/:org", d.handleOrg)
-	g.GET("/teams/:team", d.handleTeam)
+	page("/organizations/:org", d.handleOrg)
+	page("/teams/:team", d.handleTeam)
 	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember), LimitForm)
 	g.POST("/teams/:team/members/:member/role", d.signedIn(d.handleChangeRole), LimitForm)
 	g.POST("/teams/:team/members/:member/remove", d.signedIn(d.handleRemoveMember), LimitForm)
-	g.GET("/repositories/:repo/webhooks", d.signedIn(d.handleWebhooks))
+	page("/repositories/:repo/webhooks", d.signedIn(d.handleWebhooks))
 	g.POST("/repositories/:repo/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
-	g.GET("/organizations/:org/webhooks", d.signedIn(d.handleWebhooks))
+	page("/organizations/:org/webhooks", d.signedIn(d.handleWebhooks))
 	g.POST("/organizations/:org/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
-	g.GET("/admin/webhooks", d.signedIn(d.handleWebhooks))
+	page("/admin/webhooks", d.signedIn(d.handleWebhooks))
 	g.POST("/admin/webhooks", d.signedIn(d.handleCreateWebhook), LimitForm)
-	g.GET("/webhooks/:id", d.signedIn(d.handleWebhook))
+	page("/webhooks/:id", d.signedIn(d.handleWebhook))
 	g.POST("/webhooks/:id/ping", d.signedIn(d.handlePingWebhook), LimitForm)
-	g.GET("/webhooks/:id/delete", d.signedIn(d.handleDeleteWebhookPage))
+	page("/webhooks/:id/delete", d.signedIn(d.handleDeleteWebhookPage))
 	g.POST("/webhooks/:id/delete", d.signedIn(d.handleDeleteWebhook), LimitForm)
 	g.POST("/webhooks/:id/deliveries/:delivery/redeliver", d.signedIn(d.handleRedeliver), LimitForm)
 }
@@ -302,6 +307,9 @@ type Page struct {
 	Public bool
 	// Canonical is the page's canonical URL, "" for none.
 	Canonical string
+	// SignIn is the top bar's sign-in link for an anonymous visitor: back
+	// to this page once signed in. "" links to the plain sign-in page.
+	SignIn string
 	// Data is the page's own content.
 	Data any
 }
@@ -339,6 +347,9 @@ type ErrorPage struct {
 	Message string
 	// Back is a link to offer, "" for none.
 	Back string
+	// SignIn is a sign-in link back to the page, offered to anonymous
+	// visitors of a page that may be private; "" for none.
+	SignIn string
 }
 
 // RenderError writes an error page with status; it never redirects.
@@ -369,6 +380,9 @@ type ConsentPage struct {
 	// Action is the form's target; Params are its hidden fields.
 	Action string
 	Params []Param
+	// ReturnTo is this consent page's own local address: "use another
+	// account" signs out and, after signing in again, comes back to it.
+	ReturnTo string
 }
 
 // ScopeItem is a scope with its description in words.
@@ -436,6 +450,15 @@ func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(c.Request().WithContext(chartctl.WithActor(c.Request().Context(), &act)))
 		return next(c)
 	}
+}
+
+// signInBack is the sign-in link that comes back to the requested page,
+// for an anonymous visitor's GET; "" otherwise.
+func signInBack(c echo.Context, u *chartctl.User) string {
+	if u != nil || (c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead) {
+		return ""
+	}
+	return SignInURL(safeReturnTo(c.Request().URL.RequestURI()))
 }
 
 // SignInURL is the sign-in page that returns to returnTo (a local path)

@@ -50,11 +50,20 @@
   if (form && input && results && window.fetch) {
     var timer = null;
     var seq = 0;
+    // Where a cleared search goes back to: the page as it was opened
+    // without a query (home, or the empty search page).
+    var home = location.pathname === "/";
+    var emptyURL = home ? "/" : "/search";
+    var emptyTitle = home ? "Find Helm charts · chartctl" : "Search · chartctl";
     var run = function () {
       var q = input.value.trim();
       var mine = ++seq;
       if (q === "") {
         results.innerHTML = "";
+        if (window.history && history.replaceState) {
+          history.replaceState(null, "", emptyURL);
+          document.title = emptyTitle;
+        }
         return;
       }
       var url = "/search?fragment=1&q=" + encodeURIComponent(q);
