@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -349,6 +350,15 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*Response, e
 				defer resp.Body.Close()
 				meta, err := decodeBody(resp.Body, v)
 				response.Meta = meta
+				if err != nil && !jsonMediaType(resp.Header.Get("Content-Type")) {
+					// A web page where the API should be: the base URL
+					// is not a chartctl server's (or a proxy answered).
+					ctype := resp.Header.Get("Content-Type")
+					if ctype == "" {
+						ctype = "no content type"
+					}
+					err = &NotAPIError{URL: req.URL.Redacted(), ContentType: ctype}
+				}
 				return response, err
 			}
 			drainAndClose(resp.Body)
@@ -381,6 +391,34 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*Response, e
 		}
 		waited += wait
 	}
+}
+
+// ErrNotAPI is what a NotAPIError matches with errors.Is.
+var ErrNotAPI = errors.New("the answer is not the chartctl API's JSON")
+
+// NotAPIError is a successful answer that is not the API's JSON (a web
+// page, a proxy's sign-in page): the client's base URL is not the address
+// of a chartctl server.
+type NotAPIError struct {
+	// URL is the request's URL, without credentials.
+	URL string
+	// ContentType is the answer's Content-Type.
+	ContentType string
+}
+
+// Error implements error.
+func (e *NotAPIError) Error() string {
+	return fmt.Sprintf("chartctl: %s answered with %s, not the chartctl API's JSON", e.URL, e.ContentType)
+}
+
+// Is reports whether target is ErrNotAPI.
+func (e *NotAPIError) Is(target error) bool { return target == ErrNotAPI }
+
+// jsonMediaType reports whether a Content-Type is JSON (application/json
+// or a +json type).
+func jsonMediaType(ctype string) bool {
+	mt, _, err := mime.ParseMediaType(ctype)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // backoff returns the full-jitter wait before retry number attempt+1.

@@ -253,8 +253,14 @@ func TestDoBadJSON(t *testing.T) {
 	if _, _, err := e.client.Users.Me(context.Background()); err == nil {
 		t.Error("Me: wrong-typed field accepted")
 	}
-	if _, _, err := e.client.RateLimit.Get(context.Background(), ""); err == nil {
-		t.Error("RateLimit.Get: HTML accepted")
+	_, _, err := e.client.RateLimit.Get(context.Background(), "")
+	if err == nil {
+		t.Fatal("RateLimit.Get: HTML accepted")
+	}
+	// A web page where the API should be (a wrong base URL, a proxy's
+	// sign-in page) is named as such, not as a JSON syntax error.
+	if !errors.Is(err, ErrNotAPI) || !strings.Contains(err.Error(), "text/html") || strings.Contains(err.Error(), "invalid character") {
+		t.Errorf("HTML answer: %v, want ErrNotAPI naming text/html", err)
 	}
 }
 

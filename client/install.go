@@ -46,7 +46,8 @@ func Install(serverURL, repo, chart, version string, private bool) InstallLines 
 	if version != "" {
 		ver = " --version " + version
 	}
-	l.Install = fmt.Sprintf("helm install my-%s %s/%s%s", chart, repo, chart, ver)
+	release := releaseName(chart)
+	l.Install = fmt.Sprintf("helm install %s %s/%s%s", release, repo, chart, ver)
 	if !OCIName(chart) {
 		return l
 	}
@@ -60,8 +61,38 @@ func Install(serverURL, repo, chart, version string, private bool) InstallLines 
 	if private {
 		l.RegistryLogin = fmt.Sprintf(`echo "$KEY" | helm registry login %s --username x --password-stdin%s`, hostOnly(host), plain)
 	}
-	l.OCIInstall = fmt.Sprintf("helm install my-%s oci://%s/%s/%s%s%s", chart, host, repo, chart, ver, plain)
+	l.OCIInstall = fmt.Sprintf("helm install %s oci://%s/%s/%s%s%s", release, host, repo, chart, ver, plain)
 	return l
+}
+
+// maxReleaseName is the longest release name Helm accepts.
+const maxReleaseName = 53
+
+// releaseName is the release name the install lines suggest for chart:
+// "my-" and the chart's name, made into one Helm accepts (lower-case
+// DNS-1123 labels separated by dots, at most 53 characters), since chart
+// names may have upper case, '_', runs of dots and any length.
+func releaseName(chart string) string {
+	var labels []string
+	for _, label := range strings.Split(strings.ToLower(chart), ".") {
+		label = strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+				return r
+			}
+			return '-'
+		}, label)
+		if label = strings.Trim(label, "-"); label != "" {
+			labels = append(labels, label)
+		}
+	}
+	name := "my-" + strings.Join(labels, ".")
+	if len(labels) == 0 {
+		name = "my-chart"
+	}
+	if len(name) > maxReleaseName {
+		name = name[:maxReleaseName]
+	}
+	return strings.TrimRight(name, "-.")
 }
 
 // hostOnly drops a path prefix: `helm registry login` takes a host.

@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/helmrepo"
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // routes registers every route of the service. Each /v1 route states the
@@ -15,15 +16,20 @@ func (s *Server) routes(e *echo.Echo) {
 	}
 	e.Use(s.observe)
 
-	e.GET("/healthz", s.handleHealthz)
-	e.GET("/livez", s.handleLivez)
-	e.GET("/readyz", s.handleReadyz)
+	// The probes answer HEAD too: uptime monitors probe with it.
+	for _, p := range []struct {
+		path string
+		h    echo.HandlerFunc
+	}{{"/healthz", s.handleHealthz}, {"/livez", s.handleLivez}, {"/readyz", s.handleReadyz}} {
+		e.GET(p.path, p.h)
+		e.HEAD(p.path, p.h)
+	}
 	e.GET("/metrics", s.handleMetrics)
 
 	// The API's own description, for OpenAPI tools: no credential.
 	e.GET("/v1/openapi.json", handleOpenAPI)
 
-	v1 := e.Group("/v1", s.authenticate)
+	v1 := e.Group("/v1", httpx.UnescapePathParams, s.authenticate)
 	v1.GET("/rate-limit", s.handleRateLimit)
 
 	api := v1.Group("", s.rateLimit)

@@ -23,7 +23,9 @@ import (
 // as `helm package` lays it out (every file under NAME/), honouring the
 // chart's .helmignore with Helm's own rules (helm.sh/helm/v4/pkg/ignore),
 // and returns the archive's path. The archive is checked with Read before
-// it is kept, so what Package writes the server accepts.
+// it is kept, so what Package writes the server accepts; and, as `helm
+// package` does, a chart whose declared dependencies are not in charts/
+// is refused (checkDependencies), since it could never be installed.
 //
 // The archive is reproducible: the same directory gives the same bytes,
 // whenever and wherever it is packaged, so pushing a chart directory twice
@@ -149,11 +151,69 @@ func Package(dir, outDir string, lim Limits) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("package %s: %s", dir, strings.TrimPrefix(chartctl.ErrorMessage(err), "Invalid chart archive: "))
 	}
+	if len(ch.Metadata.Dependencies) > 0 {
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = f.name
+		}
+		if err := checkDependencies(ch, top, paths, lim); err != nil {
+			return "", fmt.Errorf("package %s: %w", dir, err)
+		}
+	}
 	out := filepath.Join(outDir, ArchiveFileName(ch.Name, ch.Version))
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 		return "", err
 	}
 	return out, nil
+}
+
+// checkDependencies returns the error `helm package` gives when a
+// dependency Chart.yaml (or requirements.yaml) declares is not in charts/,
+// matched by the subcharts' own names, as Helm's CheckDependencies does.
+// paths are the files being packaged, relative to top: Helm's loader
+// reads a subchart from a directory charts/X/ or an archive charts/X.tgz,
+// and skips names starting with '.' or '_'.
+func checkDependencies(ch *Chart, top string, paths []string, lim Limits) error {
+	present := map[string]bool{}
+	for _, p := range paths {
+		rest, ok := strings.CutPrefix(p, "charts/")
+		if !ok || strings.IndexAny(rest, "._") == 0 {
+			continue
+		}
+		sub, file, nested := strings.Cut(rest, "/")
+		switch {
+		case !nested && strings.HasSuffix(sub, ".tgz"):
+			f, err := os.Open(filepath.Join(top, filepath.FromSlash(p)))
+			if err != nil {
+				return err
+			}
+			subchart, err := Read(f, lim)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("subchart %s: %s", p, strings.TrimPrefix(chartctl.ErrorMessage(err), "Invalid chart archive: "))
+			}
+			present[subchart.Name] = true
+		case nested && file == "Chart.yaml":
+			b, err := os.ReadFile(filepath.Join(top, filepath.FromSlash(p)))
+			if err != nil {
+				return err
+			}
+			var md struct{ Name string }
+			if yaml.Unmarshal(b, &md) == nil && md.Name != "" {
+				present[md.Name] = true
+			}
+		}
+	}
+	var missing []string
+	for _, d := range ch.Metadata.Dependencies {
+		if !present[d.Name] {
+			missing = append(missing, d.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("found in Chart.yaml, but missing in charts/ directory: %s; run 'helm dependency build' in the chart's directory first", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // SourceDateEpoch returns the time Package stamps on every archive entry:

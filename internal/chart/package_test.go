@@ -188,3 +188,43 @@ func TestPackageHonoursSourceDateEpoch(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A chart whose Chart.yaml lists dependencies that are not in charts/ is
+// refused, as `helm package` refuses it: pushed, it would fail every
+// install ("found in Chart.yaml, but missing in charts/ directory"), and
+// the version could not be pushed again fixed.
+func TestPackageChecksDependencies(t *testing.T) {
+	chartYAML := "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n" +
+		"  - name: db\n    version: 2.0.0\n    repository: https://charts.example.com\n" +
+		"  - name: cache\n    version: 1.x\n    repository: https://charts.example.com\n    alias: redis\n"
+	dir := writeChartDir(t, map[string]string{"Chart.yaml": chartYAML, "values.yaml": "a: 1\n"})
+	_, err := Package(dir, t.TempDir(), DefaultLimits())
+	if err == nil || !strings.Contains(err.Error(), "found in Chart.yaml, but missing in charts/ directory: db, cache") || !strings.Contains(err.Error(), "helm dependency build") {
+		t.Fatalf("missing dependencies: err = %v", err)
+	}
+
+	// One as a directory, the other as an archive (what `helm dependency
+	// build` writes): packaged.
+	sub := writeChartDir(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: cache\nversion: 1.4.0\n"})
+	cache := packageBytes(t, sub)
+	dir = writeChartDir(t, map[string]string{
+		"Chart.yaml":             chartYAML,
+		"charts/db/Chart.yaml":   "apiVersion: v2\nname: db\nversion: 2.0.0\n",
+		"charts/cache-1.4.0.tgz": string(cache),
+	})
+	if _, err := Package(dir, t.TempDir(), DefaultLimits()); err != nil {
+		t.Fatalf("dependencies present: %v", err)
+	}
+
+	// A subchart directory counts by the name in its Chart.yaml, not by the
+	// directory's name; an ignored one does not count.
+	dir = writeChartDir(t, map[string]string{
+		"Chart.yaml":                 chartYAML,
+		".helmignore":                "charts/cache-1.4.0.tgz\n",
+		"charts/database/Chart.yaml": "apiVersion: v2\nname: db\nversion: 2.0.0\n",
+		"charts/cache-1.4.0.tgz":     string(cache),
+	})
+	if _, err := Package(dir, t.TempDir(), DefaultLimits()); err == nil || !strings.Contains(err.Error(), "missing in charts/ directory: cache") {
+		t.Fatalf("ignored dependency: err = %v", err)
+	}
+}

@@ -40,6 +40,7 @@ import (
 	webhookcmd "github.com/chartctl/chartctl/internal/cmd/webhook"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/termquiet"
 )
 
 // Exit codes.
@@ -66,6 +67,7 @@ func Main() int {
 
 // MainWith is Main with the given hooks.
 func MainWith(h Hooks) int {
+	termquiet.Restore()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	f := cmdutil.New(iostreams.System(), os.Getenv)
@@ -80,6 +82,9 @@ func Run(ctx context.Context, f *cmdutil.Factory, h Hooks, args []string) int {
 	root := NewRootCmd(f, h)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		err = unknownSubcommand(cmd)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -106,6 +111,7 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 	var apiErr *client.Error
 	var opErr *net.OpError
 	var urlErr *url.Error
+	var notAPI *client.NotAPIError
 	switch {
 	case errors.Is(err, cmdutil.ErrSilent):
 		return ExitError
@@ -137,6 +143,9 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 		}
 		if apiErr.StatusCode == 429 && apiErr.RetryAfter > 0 {
 			fmt.Fprintf(stderr, "The rate limit resets in %s; see `chartctl rate-limit`.\n", apiErr.RetryAfter)
+		} else if apiErr.StatusCode >= 500 && apiErr.RetryAfter > 0 {
+			// A wait too long to sleep through (CONTRACT §10): say it.
+			fmt.Fprintf(stderr, "The server asks to retry in %s.\n", apiErr.RetryAfter)
 		}
 		if apiErr.StatusCode == http.StatusForbidden && !strings.Contains(apiErr.Message, "chartctl ") {
 			// A refusal whose message names a command already says what to
@@ -146,9 +155,19 @@ func printErrorOnly(f *cmdutil.Factory, root, cmd *cobra.Command, err error) int
 			fmt.Fprintln(stderr, "To see the account and scopes of the credential in use, run: chartctl auth status")
 		}
 		return ExitError
-	case errors.As(err, &opErr):
+	case errors.As(err, &opErr) && opErr.Op != "listen":
+		// A client's failure to reach the server; `serve` failing to
+		// listen is said as it is, below.
 		fmt.Fprintf(stderr, "error: cannot reach %s: %s\n", serverOf(f), termtext.Sanitize(opErr.Err.Error()))
 		fmt.Fprintln(stderr, serverHint(f, "Check that the server is running and the address is right"))
+		return ExitError
+	case errors.As(err, &notAPI):
+		kind := "a web page"
+		if !strings.HasPrefix(notAPI.ContentType, "text/html") {
+			kind = "something else"
+		}
+		fmt.Fprintf(stderr, "error: cannot talk to %s: it answered with %s (%s), not the chartctl API\n", serverOf(f), kind, termtext.Line(notAPI.ContentType))
+		fmt.Fprintln(stderr, serverHint(f, "Check that the address is the chartctl server's own (no path such as /helm or /v1)"))
 		return ExitError
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted")
@@ -214,6 +233,29 @@ func isCobraUsageError(err error) bool {
 	msg := err.Error()
 	return strings.HasPrefix(msg, "unknown command ") || strings.HasPrefix(msg, "required flag") ||
 		strings.HasPrefix(msg, "if any flags in the group") || strings.HasPrefix(msg, "invalid argument ")
+}
+
+// unknownSubcommand returns the usage error of a command group (repo,
+// chart, user, ...) run with an argument that names none of its
+// subcommands, nil otherwise. Cobra checks this for the root command
+// only: for a group it prints the group's help and succeeds, so a
+// mistyped `chartctl repo crate x` in a CI step would pass.
+func unknownSubcommand(cmd *cobra.Command) error {
+	if cmd == nil || !cmd.HasParent() || cmd.Runnable() || !cmd.HasSubCommands() {
+		return nil
+	}
+	args := cmd.Flags().Args()
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // as cobra does for the root
+	}
+	if suggestions := cmd.SuggestionsFor(args[0]); len(suggestions) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t") + "\n"
+	}
+	return &cmdutil.FlagError{Err: errors.New(msg)}
 }
 
 // NewRootCmd builds the command tree over f.
@@ -299,6 +341,15 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		add("server", c(f))
 	}
 	root.SetHelpCommandGroupID("server")
+	// A group given an unknown subcommand prints no help: Run reports
+	// the usage error (unknownSubcommand).
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		if unknownSubcommand(cmd) != nil {
+			return
+		}
+		help(cmd, args)
+	})
 	wrapArgs(root)
 	return root
 }

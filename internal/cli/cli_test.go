@@ -66,6 +66,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv(cmdutil.EnvNoKeyring, "1")
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("SERVER", srv.URL)
+			env.Setenv("SERVER_ADDR", strings.TrimPrefix(srv.URL, "http://"))
 			env.Setenv("ADMIN_KEY", srv.AdminKey)
 			return os.WriteFile(filepath.Join(env.WorkDir, "key.txt"), []byte(srv.AdminKey+"\n"), 0o600)
 		},

@@ -197,3 +197,106 @@ func TestHTTPSToPlainServer(t *testing.T) {
 		t.Errorf("stderr %q, want it to start with %q", stderr, want)
 	}
 }
+
+// TestHelmAdviceOnTerminal checks the `helm repo add` lines `repo view`
+// and `chart view` print: a private repository's take an API key with
+// repo:read from $KEY, and the command that makes one runs as printed; a
+// public repository's need no credential. (repo view suggested
+// `--password $CHARTCTL_TOKEN`, empty after `chartctl login`, and the
+// hint's `chartctl api-key create --scopes repo:read` lacked --name.)
+func TestHelmAdviceOnTerminal(t *testing.T) {
+	srv := testkit.StartServer(t)
+	srv.MustRepo(t, "private", "")
+	srv.MustRepo(t, "open", "public")
+	for _, repo := range []string{"private", "open"} {
+		if r := srv.Upload(t, repo, srv.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"}), ""); r.StatusCode != http.StatusOK {
+			t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	env := map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey}
+	onTerminal := func(args ...string) string {
+		t.Helper()
+		ios, _, out, errOut := iostreams.Test()
+		ios.SetStdoutTTY(true)
+		ios.SetTerminalWidth(200)
+		f := newFactory(t, t.TempDir(), env)
+		f.IOStreams = ios
+		if code := Run(context.Background(), f, Hooks{}, args); code != ExitOK {
+			t.Fatalf("%v: %d %s", args, code, errOut)
+		}
+		return out.String()
+	}
+	keyHint := "chartctl api-key create --name helm --scopes repo:read"
+	for _, args := range [][]string{{"repo", "view", "private"}, {"chart", "view", "web", "--repo", "private"}} {
+		out := onTerminal(args...)
+		if !strings.Contains(out, "helm repo add private "+srv.URL+`/helm/private --username x --password "$KEY"`) || !strings.Contains(out, keyHint) || strings.Contains(out, "CHARTCTL_TOKEN") {
+			t.Errorf("%v:\n%s", args, out)
+		}
+	}
+	for _, args := range [][]string{{"repo", "view", "open"}, {"chart", "view", "web", "--repo", "open"}} {
+		out := onTerminal(args...)
+		if !strings.Contains(out, "helm repo add open "+srv.URL+"/helm/open\n") || strings.Contains(out, "--password") || strings.Contains(out, "KEY") {
+			t.Errorf("%v:\n%s", args, out)
+		}
+	}
+}
+
+// TestJSONOutputOfActions checks that commands that change something
+// print JSON under -o json (the default off a terminal), as every list
+// and create command does: deletes, revokes, pings, redeliveries and
+// retention set printed "✓ Deleted …" lines that broke `| jq`.
+func TestJSONOutputOfActions(t *testing.T) {
+	srv := testkit.StartServer(t)
+	srv.MustRepo(t, "stable", "")
+	srv.MustRepo(t, "gone", "")
+	if r := srv.Upload(t, "stable", srv.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"}), ""); r.StatusCode != http.StatusOK {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	srv.MustUser(t, "leaver@example.com", false)
+	env := map[string]string{cmdutil.EnvServer: srv.URL, cmdutil.EnvToken: srv.AdminKey}
+	jsonOf := func(args ...string) map[string]any {
+		t.Helper()
+		code, stdout, stderr := run(t, newFactory(t, t.TempDir(), env), append(args, "-o", "json")...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d, %s", args, code, stderr)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+			t.Fatalf("%v: stdout is not a JSON object: %q", args, stdout)
+		}
+		return v
+	}
+	hook := jsonOf("webhook", "create", "--repo", "stable", "--url", "https://example.com/hook")
+	id, _ := hook["id"].(string)
+	key := jsonOf("api-key", "create", "--name", "temp", "--scopes", "repo:read")
+	keyID, _ := key["id"].(string)
+
+	ping := jsonOf("webhook", "ping", id)
+	delivery, _ := ping["id"].(string)
+	if ping["event_type"] != "ping" || delivery == "" {
+		t.Errorf("webhook ping: %v", ping)
+	}
+	if v := jsonOf("webhook", "redeliver", id, delivery); v["event_type"] != "ping" || v["id"] == "" {
+		t.Errorf("webhook redeliver: %v", v)
+	}
+	if v := jsonOf("repo", "retention", "set", "stable", "--keep-latest", "3"); v["keep_latest"] != 3.0 {
+		t.Errorf("retention set: %v", v)
+	}
+	for _, c := range []struct {
+		args []string
+		want map[string]any
+	}{
+		{[]string{"chart", "delete", "web", "1.0.0", "--repo", "stable", "--yes"}, map[string]any{"repository": "stable", "name": "web", "version": "1.0.0", "deleted": true}},
+		{[]string{"webhook", "delete", id, "--yes"}, map[string]any{"id": id, "deleted": true}},
+		{[]string{"api-key", "revoke", keyID, "--yes"}, map[string]any{"id": keyID, "revoked": true}},
+		{[]string{"repo", "delete", "gone", "--yes"}, map[string]any{"name": "gone", "deleted": true}},
+		{[]string{"user", "delete", "leaver@example.com", "--yes"}, map[string]any{"email": "leaver@example.com", "deleted": true}},
+	} {
+		v := jsonOf(c.args...)
+		for k, want := range c.want {
+			if v[k] != want {
+				t.Errorf("%v: %s = %v, want %v (%v)", c.args, k, v[k], want, v)
+			}
+		}
+	}
+}

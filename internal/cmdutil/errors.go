@@ -79,3 +79,7 @@ const HintRepoList = "To see the repositories you can read, run: chartctl repo l
 func HintChartList(repo string) string {
 	return "To see the charts in " + repo + ", run: chartctl chart list --repo " + repo
 }
+
+// HelmKeyHint says what $KEY is in the `helm repo add … --password "$KEY"`
+// lines printed for a private repository, and how to make one.
+const HelmKeyHint = "KEY is an API key with repo:read (chartctl api-key create --name helm --scopes repo:read)."

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -159,7 +160,27 @@ func NormalizeServer(s string) (string, error) {
 	if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
 		return "", &FlagError{Err: fmt.Errorf("invalid server %q: want an http:// or https:// URL", s)}
 	}
-	return strings.TrimRight(s, "/"), nil
+	s = strings.TrimRight(s, "/")
+	if u, err := url.Parse(s); err == nil && serverPath(u.Path) {
+		// The Helm repository URL (…/helm/stable) or the API's, pasted
+		// where the server's address belongs, would only ever get 404s.
+		base := *u
+		base.Path, base.RawPath, base.RawQuery, base.Fragment = "", "", "", ""
+		return "", &FlagError{Err: fmt.Errorf("invalid server %q: %s is a path on the server; use the server's address: %s", s, u.Path, base.String())}
+	}
+	return s, nil
+}
+
+// serverPath reports whether p is one of the paths a chartctl server
+// serves (its API, registry, Helm repositories, OAuth server, dashboard
+// pages) rather than a prefix a proxy may put the whole server under.
+func serverPath(p string) bool {
+	for _, prefix := range []string{"/v1", "/v2", "/helm", "/oauth", "/repositories"} {
+		if p == prefix || strings.HasPrefix(p, prefix+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Token returns the credential to send and where it came from: --token,
@@ -167,11 +188,13 @@ func NormalizeServer(s string) (string, error) {
 // the keyring. A stored OAuth token comes as a TokenSource that refreshes
 // it when it expires and stores the rotated token. Without any credential
 // both results are nil.
+// White space around a given token is dropped: a CI secret often ends with
+// a newline, which no header value may hold.
 func (f *Factory) Token(ctx context.Context, server string) (oauth2.TokenSource, string, error) {
-	if t := f.Flags.Token; t != "" {
+	if t := strings.TrimSpace(f.Flags.Token); t != "" {
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: t, TokenType: "Bearer"}), "--token", nil
 	}
-	if t := f.Getenv(EnvToken); t != "" {
+	if t := strings.TrimSpace(f.Getenv(EnvToken)); t != "" {
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: t, TokenType: "Bearer"}), EnvToken, nil
 	}
 	kr, err := f.Keyring()

@@ -212,4 +212,15 @@ func TestFuzzyAgo(t *testing.T) {
 			t.Errorf("FuzzyAgo(-%s) = %q, want %q", d, got, want)
 		}
 	}
+	// Beyond what a Duration holds (about 292 years; the server takes
+	// an API key expiring 9999-12-31): counted in years, not
+	// "in -9223372036 years".
+	for when, want := range map[time.Time]string{
+		time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC): "in 7973 years",
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC):      "2025 years ago",
+	} {
+		if got := FuzzyAgo(now, when); got != want {
+			t.Errorf("FuzzyAgo(%s) = %q, want %q", when.Format(time.RFC3339), got, want)
+		}
+	}
 }

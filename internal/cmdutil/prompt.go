@@ -2,21 +2,46 @@ package cmdutil
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/chartctl/chartctl/internal/iostreams"
 )
 
+// readAnswer reads one line of ios.In, or returns ctx's error as soon as
+// ctx is done. The root context is cancelled on Ctrl-C, which then no
+// longer kills the process: a prompt that only read its input would ignore
+// Ctrl-C until Enter. The abandoned read ends with the process.
+func readAnswer(ctx context.Context, ios *iostreams.IOStreams) (string, error) {
+	type answer struct {
+		line string
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(ios.In).ReadString('\n')
+		ch <- answer{line, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.line, a.err
+	case <-ctx.Done():
+		fmt.Fprintln(ios.ErrOut) // end the prompt's line
+		return "", ctx.Err()
+	}
+}
+
 // ConfirmByName asks the user to type name to confirm a destructive
 // action, as `gh repo delete` does; a different answer is ErrCancel.
 // Callers ask only when ios.CanPrompt().
-func ConfirmByName(ios *iostreams.IOStreams, what, name string) error {
+func ConfirmByName(ctx context.Context, ios *iostreams.IOStreams, what, name string) error {
 	fmt.Fprintf(ios.ErrOut, "Type %s to confirm deleting %s: ", name, what)
-	line, err := bufio.NewReader(ios.In).ReadString('\n')
+	line, err := readAnswer(ctx, ios)
 	if err != nil && line == "" {
 		return fmt.Errorf("read confirmation: %w", err)
 	}
@@ -30,9 +55,9 @@ func ConfirmByName(ios *iostreams.IOStreams, what, name string) error {
 // Confirm asks a yes/no question on the terminal; anything but "y" or
 // "yes" is ErrCancel. notDone says what was left undone ("Not revoked").
 // Callers ask only when ios.CanPrompt().
-func Confirm(ios *iostreams.IOStreams, question, notDone string) error {
+func Confirm(ctx context.Context, ios *iostreams.IOStreams, question, notDone string) error {
 	fmt.Fprintf(ios.ErrOut, "%s [y/N] ", question)
-	line, err := bufio.NewReader(ios.In).ReadString('\n')
+	line, err := readAnswer(ctx, ios)
 	if err != nil && line == "" {
 		return fmt.Errorf("read confirmation: %w", err)
 	}
@@ -69,6 +94,14 @@ func FormatTime(ios *iostreams.IOStreams, now, t time.Time) string {
 // ago" or "in 2 hours".
 func FuzzyAgo(now, t time.Time) string {
 	d := now.Sub(t)
+	if d == math.MaxInt64 || d == math.MinInt64 {
+		// Past what a Duration holds (about 292 years): Sub saturates,
+		// and negating the minimum overflows. Count calendar years.
+		if years := now.Year() - t.Year(); years > 0 {
+			return fmt.Sprintf("%d years ago", years)
+		}
+		return fmt.Sprintf("in %d years", t.Year()-now.Year())
+	}
 	if d < 0 {
 		return "in " + fuzzy(-d)
 	}

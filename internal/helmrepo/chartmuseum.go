@@ -29,8 +29,12 @@ func (h *Handler) cmFail(c echo.Context, err error) error {
 // mirror. Only then is the write charged to
 // the same rate limits as its /v1 equivalent: global, and upload for
 // uploads.
+//
+// The write rules alone decide (ChartWritableRepo: repo:write, then the
+// repository's visibility, then the role), as on /v1: reading the
+// repository first named repo:read to a credential that had neither.
 func (h *Handler) cmWritableRepo(c echo.Context, upload bool) (*chartctl.Repository, error) {
-	_, p, err := h.repo(c)
+	p, err := h.Auth.OptionalPrincipal(c, basicChallenge)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func (f *fileNames) candidates(file string) []chart.NameVersion {
 
 // Register adds the protocol's routes to e under ContextPath.
 func (h *Handler) Register(e *echo.Echo) {
-	g := e.Group(ContextPath)
+	g := e.Group(ContextPath, httpx.UnescapePathParams)
 	g.GET("/:repo/index.yaml", h.handleIndex)
 	g.HEAD("/:repo/index.yaml", h.handleIndex)
 	g.GET("/:repo/charts/:file", h.handleDownload)
@@ -86,6 +86,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.POST("/api/:repo/charts", h.handleCMUpload)
 	g.GET("/api/:repo/charts/:name", h.handleCMVersions)
 	g.GET("/api/:repo/charts/:name/:version", h.handleCMVersion)
+	// ChartMuseum's existence checks: the chart (any version), a version.
+	g.HEAD("/api/:repo/charts/:name", h.handleCMVersions)
+	g.HEAD("/api/:repo/charts/:name/:version", h.handleCMVersion)
 	g.DELETE("/api/:repo/charts/:name/:version", h.handleCMDelete)
 }
 

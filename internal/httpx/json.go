@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -58,14 +59,66 @@ func jsonError(err error) error {
 		return chartctl.Invalid("expires_at", "expires_at must be an RFC 3339 time, such as 2027-01-31T00:00:00Z.")
 	}
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return chartctl.Invalid(te.Field, "Invalid %s: expected %s.", te.Field, te.Type.String())
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return chartctl.Invalid("body", "The request body must be a JSON object.")
+		}
+		return chartctl.Invalid(te.Field, "Invalid %s: expected %s, got %s.", te.Field, jsonTypeName(te.Type), jsonValueName(te.Value))
 	}
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
 		field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
 		return chartctl.Invalid(field, "Unknown field %q in the request body.", field)
 	}
 	return chartctl.Invalid("body", "The request body is not valid JSON.")
+}
+
+// jsonTypeName names what a Go type takes in JSON's words ("an array of
+// strings", not "[]string"), for a person who sent the wrong shape.
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		switch elem := jsonTypeName(t.Elem()); elem {
+		case "a string":
+			return "an array of strings"
+		case "an object":
+			return "an array of objects"
+		}
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another JSON value"
+}
+
+// jsonValueName names the JSON value UnmarshalTypeError.Value describes
+// ("string", "number", "number 1.5", "bool", "array", "object").
+func jsonValueName(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	}
+	return "another JSON value"
 }
 
 // Data writes v in the success envelope {"data": v}.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
 // DirSource is a ChartMuseum storage directory: chart archives (*.tgz),
@@ -91,6 +92,14 @@ func readChart(p string) (*chart.Chart, fs.FileInfo, error) {
 	}
 	ch, err := chart.Read(f, chart.DefaultLimits())
 	if err != nil {
+		// chart.Read's errors are written for API callers ("Invalid chart
+		// archive: not gzip-compressed."): keep the reason, not the
+		// *chartctl.Error's debugging form, which names its code.
+		var ce *chartctl.Error
+		if errors.As(err, &ce) {
+			reason := strings.TrimSuffix(strings.TrimPrefix(ce.Message, "Invalid chart archive: "), ".")
+			return nil, nil, fmt.Errorf("%s is not a valid chart archive: %s", filepath.Base(p), reason)
+		}
 		return nil, nil, fmt.Errorf("%s is not a valid chart archive: %w", filepath.Base(p), err)
 	}
 	return ch, fi, nil

@@ -67,7 +67,7 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 	if err != nil {
 		return err
 	}
-	var entries []*client.AuditEntry
+	entries := []*client.AuditEntry{}
 	q := &client.AuditOptions{Actor: opts.Actor, Action: opts.Action, Target: opts.Target, Limit: min(opts.Limit, 100)}
 	for _, tm := range []struct {
 		flag, v string

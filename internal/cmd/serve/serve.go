@@ -4,6 +4,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -209,6 +210,10 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		var opErr *net.OpError
+		if errors.As(err, &opErr) {
+			err = opErr.Err // "bind: address already in use": the address is said once
+		}
 		return fmt.Errorf("listen on %s: %w (is another server running there? choose another --addr)", cfg.Addr, err)
 	}
 	url := "http://" + ln.Addr().String()

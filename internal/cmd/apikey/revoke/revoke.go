@@ -20,6 +20,8 @@ type RevokeOptions struct {
 
 	ID  string
 	Yes bool
+	// JSON prints the outcome as JSON (-o json, or off a terminal).
+	JSON bool
 }
 
 // NewCmdRevoke returns the `api-key revoke` command.
@@ -37,6 +39,7 @@ you are asked to confirm; elsewhere --yes is required.`,
 		Args: cmdutil.ExactArgs(1, "an API key id is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			opts.JSON = f.WantsJSON()
 			if err := cmdutil.RequireYes(opts.IO, opts.Yes); err != nil {
 				return err
 			}
@@ -53,7 +56,7 @@ you are asked to confirm; elsewhere --yes is required.`,
 func revokeRun(ctx context.Context, opts *RevokeOptions) error {
 	if !opts.Yes {
 		q := fmt.Sprintf("Revoke API key %s? Anything using it stops working.", termtext.Line(opts.ID))
-		if err := cmdutil.Confirm(opts.IO, q, "Not revoked"); err != nil {
+		if err := cmdutil.Confirm(ctx, opts.IO, q, "Not revoked"); err != nil {
 			return err
 		}
 	}
@@ -63,6 +66,9 @@ func revokeRun(ctx context.Context, opts *RevokeOptions) error {
 	}
 	if _, err := c.APIKeys.Revoke(ctx, opts.ID); err != nil {
 		return fmt.Errorf("revoke API key %s: %w", opts.ID, err)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, map[string]any{"id": opts.ID, "revoked": true})
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Revoked API key %s\n", opts.IO.ColorScheme().SuccessIcon(), termtext.Line(opts.ID))
 	return err

@@ -22,6 +22,8 @@ type DeleteOptions struct {
 	Name    string
 	Version string
 	Yes     bool
+	// JSON prints the outcome as JSON (-o json, or off a terminal).
+	JSON bool
 }
 
 // NewCmdDelete returns the `chart delete` command.
@@ -40,6 +42,7 @@ to confirm; elsewhere --yes is required.`,
 			if opts.Repo == "" {
 				return cmdutil.FlagErrorf("--repo is required")
 			}
+			opts.JSON = f.WantsJSON()
 			if err := cmdutil.RequireYes(opts.IO, opts.Yes); err != nil {
 				return err
 			}
@@ -58,7 +61,7 @@ to confirm; elsewhere --yes is required.`,
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
 		what := fmt.Sprintf("chart %s %s from %s", opts.Name, opts.Version, opts.Repo)
-		if err := cmdutil.ConfirmByName(opts.IO, what, opts.Name); err != nil {
+		if err := cmdutil.ConfirmByName(ctx, opts.IO, what, opts.Name); err != nil {
 			return err
 		}
 	}
@@ -68,6 +71,9 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	}
 	if _, err := c.Charts.Delete(ctx, opts.Repo, opts.Name, opts.Version); err != nil {
 		return cmdutil.HintNotFound(fmt.Errorf("delete %s %s from %s: %w", opts.Name, opts.Version, opts.Repo, err), cmdutil.HintChartList(opts.Repo))
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, map[string]any{"repository": opts.Repo, "name": opts.Name, "version": opts.Version, "deleted": true})
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted %s %s from %s\n", opts.IO.ColorScheme().SuccessIcon(),
 		termtext.Line(opts.Name), termtext.Line(opts.Version), termtext.Line(opts.Repo))

@@ -98,6 +98,12 @@ func pullRun(ctx context.Context, opts *PullOptions) error {
 		return fmt.Errorf("write %s: %w", dest, err)
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600; the archive is no secret, and
+	// `helm pull` writes 0644.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", dest, err)
+	}
 	h := sha256.New()
 	resp, err := c.Charts.Download(ctx, opts.Repo, opts.Name, version, io.MultiWriter(tmp, h))
 	if cerr := tmp.Close(); err == nil && cerr != nil {

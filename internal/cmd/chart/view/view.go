@@ -139,7 +139,7 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 		fmt.Fprintf(w, "  %s\n", termtext.Line(lines.OCIInstall))
 	}
 	if repo.Visibility != "public" {
-		fmt.Fprintf(w, "\n%s\n", cs.Gray("KEY is an API key with repo:read (chartctl api-key create --scopes repo:read)."))
+		fmt.Fprintf(w, "\n%s\n", cs.Gray(cmdutil.HelmKeyHint))
 	}
 	return nil
 }

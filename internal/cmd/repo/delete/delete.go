@@ -20,6 +20,8 @@ type DeleteOptions struct {
 
 	Name string
 	Yes  bool
+	// JSON prints the outcome as JSON (-o json, or off a terminal).
+	JSON bool
 }
 
 // NewCmdDelete returns the `repo delete` command.
@@ -36,6 +38,7 @@ type the repository's name; elsewhere --yes is required.`,
 		ValidArgsFunction: cmdutil.FirstArgOnly(cmdutil.CompleteRepositories(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
+			opts.JSON = f.WantsJSON()
 			if err := cmdutil.RequireYes(opts.IO, opts.Yes); err != nil {
 				return err
 			}
@@ -51,7 +54,7 @@ type the repository's name; elsewhere --yes is required.`,
 
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
-		if err := cmdutil.ConfirmByName(opts.IO, "repository "+opts.Name+" and all its charts", opts.Name); err != nil {
+		if err := cmdutil.ConfirmByName(ctx, opts.IO, "repository "+opts.Name+" and all its charts", opts.Name); err != nil {
 			return err
 		}
 	}
@@ -63,6 +66,9 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 		return cmdutil.HintNotFound(fmt.Errorf("delete repository %s: %w", opts.Name, err), cmdutil.HintRepoList)
 	}
 	cs := opts.IO.ColorScheme()
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, map[string]any{"name": opts.Name, "deleted": true})
+	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted repository %s\n", cs.SuccessIcon(), termtext.Line(opts.Name))
 	return err
 }

@@ -99,8 +99,17 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 		}
 	}
 	if opts.IO.IsStdoutTTY() {
-		fmt.Fprintf(w, "\n%s\n  helm repo add %s %s --username x --password $CHARTCTL_TOKEN\n",
-			cs.Gray("Use it with Helm:"), termtext.Line(repo.Name), termtext.Line(helmURL))
+		// A public repository needs no credential; a private one an API
+		// key (not the CLI's own token, which may be an hour-long OAuth
+		// token, or unset after `chartctl login`).
+		add := "helm repo add " + termtext.Line(repo.Name) + " " + termtext.Line(helmURL)
+		if repo.Visibility != "public" {
+			add += ` --username x --password "$KEY"`
+		}
+		fmt.Fprintf(w, "\n%s\n  %s\n", cs.Gray("Use it with Helm:"), add)
+		if repo.Visibility != "public" {
+			fmt.Fprintf(w, "\n%s\n", cs.Gray(cmdutil.HelmKeyHint))
+		}
 	}
 	return nil
 }

@@ -20,6 +20,8 @@ type DeleteOptions struct {
 
 	Email string
 	Yes   bool
+	// JSON prints the outcome as JSON (-o json, or off a terminal).
+	JSON bool
 }
 
 // NewCmdDelete returns the `user delete` command.
@@ -38,6 +40,7 @@ confirm; elsewhere --yes is required.`,
 		Args: cmdutil.ExactArgs(1, "a user's email is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Email = args[0]
+			opts.JSON = f.WantsJSON()
 			if err := cmdutil.RequireYes(opts.IO, opts.Yes); err != nil {
 				return err
 			}
@@ -53,7 +56,7 @@ confirm; elsewhere --yes is required.`,
 
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
-		if err := cmdutil.ConfirmByName(opts.IO, "user "+termtext.Line(opts.Email), opts.Email); err != nil {
+		if err := cmdutil.ConfirmByName(ctx, opts.IO, "user "+termtext.Line(opts.Email), opts.Email); err != nil {
 			return err
 		}
 	}
@@ -63,6 +66,9 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	}
 	if _, err := c.Users.Delete(ctx, opts.Email); err != nil {
 		return fmt.Errorf("delete user %s: %w", opts.Email, err)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, map[string]any{"email": opts.Email, "deleted": true})
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted user %s\n", opts.IO.ColorScheme().SuccessIcon(), termtext.Line(opts.Email))
 	return err

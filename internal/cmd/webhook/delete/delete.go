@@ -20,6 +20,8 @@ type DeleteOptions struct {
 
 	ID  string
 	Yes bool
+	// JSON prints the outcome as JSON (-o json, or off a terminal).
+	JSON bool
 }
 
 // NewCmdDelete returns the `webhook delete` command.
@@ -33,6 +35,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Args: cmdutil.ExactArgs(1, "a webhook id is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			opts.JSON = f.WantsJSON()
 			if err := cmdutil.RequireYes(opts.IO, opts.Yes); err != nil {
 				return err
 			}
@@ -48,7 +51,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 
 func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if !opts.Yes {
-		if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete webhook %s? Pending deliveries are dropped.", termtext.Line(opts.ID)), "Not deleted"); err != nil {
+		if err := cmdutil.Confirm(ctx, opts.IO, fmt.Sprintf("Delete webhook %s? Pending deliveries are dropped.", termtext.Line(opts.ID)), "Not deleted"); err != nil {
 			return err
 		}
 	}
@@ -58,6 +61,9 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	}
 	if _, err := c.Webhooks.Delete(ctx, opts.ID); err != nil {
 		return fmt.Errorf("delete webhook %s: %w", opts.ID, err)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, map[string]any{"id": opts.ID, "deleted": true})
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Deleted webhook %s\n", opts.IO.ColorScheme().SuccessIcon(), termtext.Line(opts.ID))
 	return err

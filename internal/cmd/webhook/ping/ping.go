@@ -43,6 +43,9 @@ func NewCmdPing(f *cmdutil.Factory, runF func(*PingOptions) error) *cobra.Comman
 			if err != nil {
 				return fmt.Errorf("ping webhook %s: %w", opts.ID, err)
 			}
+			if f.WantsJSON() {
+				return cmdutil.PrintJSON(opts.IO.Out, d)
+			}
 			_, err = fmt.Fprintf(opts.IO.Out, "%s Queued ping as delivery %s; check it with: chartctl webhook deliveries %s\n",
 				opts.IO.ColorScheme().SuccessIcon(), termtext.Line(d.ID), termtext.Line(opts.ID))
 			return err

@@ -41,6 +41,9 @@ func NewCmdRedeliver(f *cmdutil.Factory, runF func(*RedeliverOptions) error) *co
 			if err != nil {
 				return fmt.Errorf("redeliver: %w", err)
 			}
+			if f.WantsJSON() {
+				return cmdutil.PrintJSON(opts.IO.Out, d)
+			}
 			return report(opts.IO, d)
 		},
 	}

@@ -44,7 +44,7 @@ elsewhere --yes is required.`,
 					return err
 				}
 				if !opts.Yes {
-					if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete the versions of %s the retention policy does not keep?", termtext.Line(opts.Repo)), "Nothing deleted"); err != nil {
+					if err := cmdutil.Confirm(cmd.Context(), opts.IO, fmt.Sprintf("Delete the versions of %s the retention policy does not keep?", termtext.Line(opts.Repo)), "Nothing deleted"); err != nil {
 						return err
 					}
 				}

@@ -59,8 +59,12 @@ expression for runs without you (e.g. "0 3 * * *").`,
 			if err != nil {
 				return err
 			}
-			if _, _, err := c.Repositories.SetRetention(cmd.Context(), opts.Repo, &opts.Policy); err != nil {
+			p, _, err := c.Repositories.SetRetention(cmd.Context(), opts.Repo, &opts.Policy)
+			if err != nil {
 				return fmt.Errorf("set retention policy of %s: %w", opts.Repo, err)
+			}
+			if f.WantsJSON() {
+				return cmdutil.PrintJSON(opts.IO.Out, p)
 			}
 			_, err = fmt.Fprintf(opts.IO.Out, "%s Set the retention policy of %s; see what it would delete with: chartctl repo retention run %s --dry-run\n",
 				opts.IO.ColorScheme().SuccessIcon(), termtext.Line(opts.Repo), termtext.Line(opts.Repo))
