@@ -110,4 +110,8 @@ func TestRetentionDryRunEqualsRun(t *testing.T) {
 	expectError(t, s.DoJSON(t, "PUT", "/v1/repositories/apps/retention", s.AdminKey, map[string]any{"keep_matching": "not a constraint"}), 400, "invalid_parameter", "keep_matching")
 	expectError(t, s.DoJSON(t, "PUT", "/v1/repositories/apps/retention", s.AdminKey, map[string]any{"schedule": "every day"}), 400, "invalid_parameter", "schedule")
 	expectError(t, s.DoJSON(t, "PUT", "/v1/repositories/apps/retention", s.AdminKey, map[string]any{"keep_pushed_within": "soon"}), 400, "invalid_parameter", "keep_pushed_within")
+	// keep_latest 0 keeps nothing: on its own it would delete every version.
+	for _, n := range []int{0, -1} {
+		expectError(t, s.DoJSON(t, "PUT", "/v1/repositories/apps/retention", s.AdminKey, map[string]any{"keep_latest": n}), 400, "invalid_parameter", "keep_latest")
+	}
 }

@@ -47,10 +47,13 @@ func FormatRetentionDuration(d time.Duration) string {
 }
 
 // ValidateRetention checks a policy: a SemVer constraint, a cron
-// expression, a non-negative keep_latest.
+// expression, a keep_latest of 1 or more. keep_latest 0 keeps nothing, so
+// on its own it would delete every version at the next run: a slip of a
+// flag, not a policy (what it does beside other rules, leaving it out
+// does), so it is refused.
 func ValidateRetention(p *chartctl.RetentionPolicy) error {
-	if p.KeepLatest != nil && *p.KeepLatest < 0 {
-		return chartctl.Invalid("keep_latest", "keep_latest must be 0 or more.")
+	if p.KeepLatest != nil && *p.KeepLatest < 1 {
+		return chartctl.Invalid("keep_latest", "keep_latest must be 1 or more: 0 would keep no version, and on its own delete them all. Leave it out (null) to keep no fixed number.")
 	}
 	if p.KeepMatching != "" {
 		if _, err := semver.NewConstraint(p.KeepMatching); err != nil {

@@ -67,7 +67,7 @@ elsewhere --yes is required.`,
 			if res.DryRun {
 				verb = "Would delete"
 			}
-			fmt.Fprintf(opts.IO.ErrOut, "%s %d chart versions of %s\n", verb, len(res.Deleted), termtext.Line(opts.Repo))
+			fmt.Fprintf(opts.IO.ErrOut, "%s %s of %s\n", verb, text.Count(int64(len(res.Deleted)), "chart version", "chart versions"), termtext.Line(opts.Repo))
 			t := opts.Table()
 			t.Header("name", "version", "reason")
 			for _, d := range res.Deleted {
