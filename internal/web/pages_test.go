@@ -104,6 +104,11 @@ func TestBrowseAnonymously(t *testing.T) {
 	if old.StatusCode != 200 || !strings.Contains(old.Body, "latest is 1.1.0") || !strings.Contains(old.Body, "replicaCount") {
 		t.Errorf("old version values: %d", old.StatusCode)
 	}
+	// Percent-encoded segments name the same page (encodeURIComponent of
+	// "1.0.0+build.1" sends %2B; here every segment is escaped).
+	if enc := b.Get(t, "/repositories/platform%2Dcharts/charts/nginx/1%2E0%2E0?tab=values"); enc.StatusCode != 200 || !strings.Contains(enc.Body, "replicaCount") {
+		t.Errorf("chart page with percent-encoded segments: %d", enc.StatusCode)
+	}
 	schema := b.Get(t, "/repositories/platform-charts/charts/nginx?tab=schema")
 	if !strings.Contains(schema.Body, "image.tag") || !strings.Contains(schema.Body, "Pods to run") {
 		t.Errorf("schema tab: %s", schema.Body)

@@ -32,6 +32,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/chartrender"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/token"
@@ -209,7 +210,9 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	getHead := []string{http.MethodGet, http.MethodHead}
 	e.Match(getHead, "/static/*", echo.WrapHandler(http.StripPrefix("/static/", cacheStatic(http.FileServer(http.FS(static))))))
 
-	g := e.Group("", SecurityHeaders)
+	// Path parameters are decoded, so every spelling of a segment names
+	// the same page ("1.0.0%2Bbuild.1" is "1.0.0+build.1").
+	g := e.Group("", SecurityHeaders, httpx.UnescapePathParams)
 	page := func(path string, h echo.HandlerFunc) { g.Match(getHead, path, h) }
 	e.Match(getHead, "/static/highlight.css", func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
