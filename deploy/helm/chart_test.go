@@ -7,10 +7,8 @@ package helm_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,9 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/chartctl/chartctl/internal/cmd/serve"
-	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/servetest"
 )
 
 const chartDir = "chartctl"
@@ -378,35 +375,8 @@ type chartctl struct {
 
 func startChartctl(t *testing.T) *chartctl {
 	t.Helper()
-	cfg := serve.DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Data = t.TempDir()
-	cfg.RateLimitGlobal, cfg.RateLimitUpload, cfg.RateLimitSearch = ratelimit.Limit{}, ratelimit.Limit{}, ratelimit.Limit{}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve.Run(ctx, &serve.Options{Config: cfg, Stderr: io.Discard, Ready: func(u string) { ready <- u }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
 	c := &chartctl{}
-	select {
-	case c.url = <-ready:
-	case err := <-done:
-		t.Fatalf("chartctl did not start: %v", err)
-	}
-	b, err := os.ReadFile(filepath.Join(cfg.Data, serve.InitialAdminFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var admin serve.InitialAdmin
-	if err := json.Unmarshal(b, &admin); err != nil {
-		t.Fatal(err)
-	}
-	c.key = admin.APIKey
+	c.url, c.key = servetest.Start(t)
 	return c
 }
 

@@ -2,53 +2,16 @@ package importer_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/chartctl/chartctl/internal/cmd/serve"
 	"github.com/chartctl/chartctl/internal/importer"
-	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/servetest"
 )
-
-// startChartctl runs the serve command's composition (the OCI registry
-// included) on loopback and returns its URL and its first admin's key.
-func startChartctl(t *testing.T) (url, key string) {
-	t.Helper()
-	cfg := serve.DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Data = t.TempDir()
-	cfg.RateLimitGlobal, cfg.RateLimitUpload, cfg.RateLimitSearch = ratelimit.Limit{}, ratelimit.Limit{}, ratelimit.Limit{}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve.Run(ctx, &serve.Options{Config: cfg, Stderr: io.Discard, Ready: func(u string) { ready <- u }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	select {
-	case url = <-ready:
-	case err := <-done:
-		t.Fatalf("chartctl did not start: %v", err)
-	}
-	b, err := os.ReadFile(filepath.Join(cfg.Data, serve.InitialAdminFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var admin serve.InitialAdmin
-	if err := json.Unmarshal(b, &admin); err != nil {
-		t.Fatal(err)
-	}
-	return url, admin.APIKey
-}
 
 // A namespace of a registry whose catalog lists to each caller what it may
 // read, and to an anonymous one only public repositories (chartctl's own
@@ -57,7 +20,7 @@ func startChartctl(t *testing.T) (url, key string) {
 // credential is a user name and password or a token.
 func TestImportOCINamespaceOfPrivateRepository(t *testing.T) {
 	helm := testkit.HelmBinary(t)
-	srcURL, srcKey := startChartctl(t)
+	srcURL, srcKey := servetest.Start(t)
 	host := strings.TrimPrefix(srcURL, "http://")
 	req, _ := http.NewRequest("POST", srcURL+"/v1/repositories", strings.NewReader(`{"name":"apps","visibility":"private"}`))
 	req.Header.Set("Authorization", "Bearer "+srcKey)
