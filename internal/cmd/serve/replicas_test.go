@@ -136,6 +136,19 @@ func TestReplicas(t *testing.T) {
 		}
 		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return strings.Contains(ix, "version: 1.0.0") })
 		t.Logf("index.yaml current on every replica %v after the upload's answer", took)
+		// The same versions render the same bytes everywhere: one ETag, so
+		// a conditional request holds whichever replica answers it.
+		etags := map[string]bool{}
+		for i := range rs.procs {
+			r, _, err := do(t, "GET", rs.url(i)+"/helm/shared/index.yaml", rs.key, nil, "")
+			if err != nil || r.StatusCode != 200 {
+				t.Fatalf("index.yaml from replica %d: %v", i, err)
+			}
+			etags[r.Header.Get("ETag")] = true
+		}
+		if len(etags) != 1 {
+			t.Errorf("the replicas' index.yaml ETags differ: %v", etags)
+		}
 		for i := 1; i < 3; i++ {
 			r, b, err := do(t, "GET", rs.url(i)+"/v1/repositories/shared/charts/web/1.0.0/archive", rs.key, nil, "")
 			if err != nil || r.StatusCode != 200 || len(b) == 0 {
