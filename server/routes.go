@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/helmrepo"
@@ -17,13 +19,10 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Use(s.observe)
 
 	// The probes answer HEAD too: uptime monitors probe with it.
-	for _, p := range []struct {
-		path string
-		h    echo.HandlerFunc
-	}{{"/healthz", s.handleHealthz}, {"/livez", s.handleLivez}, {"/readyz", s.handleReadyz}} {
-		e.GET(p.path, p.h)
-		e.HEAD(p.path, p.h)
-	}
+	getHead := []string{http.MethodGet, http.MethodHead}
+	e.Match(getHead, "/healthz", s.handleHealthz)
+	e.Match(getHead, "/livez", s.handleLivez)
+	e.Match(getHead, "/readyz", s.handleReadyz)
 	e.GET("/metrics", s.handleMetrics)
 
 	// The API's own description, for OpenAPI tools: no credential.

@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -12,6 +11,7 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // This file holds the webhook endpoints of §15 and GET /v1/audit. The
@@ -267,16 +267,9 @@ func parseAuditTime(v string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, v); err == nil {
 		return t, nil
 	}
-	if d, ok := strings.CutSuffix(v, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err != nil || n < 0 {
-			return time.Time{}, strconv.ErrSyntax
-		}
-		return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return time.Time{}, strconv.ErrSyntax
+	d, err := text.ParseDuration(v)
+	if err != nil {
+		return time.Time{}, err
 	}
 	return now.Add(-d), nil
 }

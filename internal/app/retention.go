@@ -13,6 +13,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // RetentionDeletion is a version a retention run deletes, and why.
@@ -20,19 +21,11 @@ type RetentionDeletion struct {
 	Name, Version, Reason string
 }
 
-// ParseRetentionDuration reads "30d", "12h" or "90m".
+// ParseRetentionDuration reads "30d", "12h" or "90m" (text.ParseDuration).
 func ParseRetentionDuration(param, v string) (time.Duration, error) {
-	bad := chartctl.Invalid(param, "%s must be a duration such as 30d or 12h.", param)
-	if n, ok := strings.CutSuffix(v, "d"); ok {
-		d, err := strconv.Atoi(n)
-		if err != nil || d < 0 || d > 36500 {
-			return 0, bad
-		}
-		return time.Duration(d) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, bad
+	d, err := text.ParseDuration(v)
+	if err != nil {
+		return 0, chartctl.Invalid(param, "%s must be a duration such as 30d or 12h.", param)
 	}
 	return d, nil
 }

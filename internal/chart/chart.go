@@ -306,9 +306,19 @@ type reader struct {
 	visit WalkFunc
 }
 
+// invalidPrefix opens the message of every archive Read refuses.
+const invalidPrefix = "Invalid chart archive: "
+
 // invalid returns the EINVALID error naming "chart".
 func invalid(format string, args ...any) error {
-	return chartctl.Invalid("chart", "Invalid chart archive: "+format, args...)
+	return chartctl.Invalid("chart", invalidPrefix+format, args...)
+}
+
+// Reason is why Read refused an archive, for a sentence of the caller's
+// own ("web-1.0.0.tgz is not a valid chart archive: …"): err's message
+// without its opening "Invalid chart archive: ".
+func Reason(err error) string {
+	return strings.TrimPrefix(chartctl.ErrorMessage(err), invalidPrefix)
 }
 
 func (rd *reader) read() (*Chart, error) {

@@ -15,8 +15,6 @@ import (
 
 	"helm.sh/helm/v4/pkg/ignore"
 	"sigs.k8s.io/yaml"
-
-	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
 // Package writes the chart in dir as a chart archive into outDir, laid out
@@ -149,7 +147,7 @@ func Package(dir, outDir string, lim Limits) (string, error) {
 	}
 	ch, err := Read(bytes.NewReader(buf.Bytes()), lim)
 	if err != nil {
-		return "", fmt.Errorf("package %s: %s", dir, strings.TrimPrefix(chartctl.ErrorMessage(err), "Invalid chart archive: "))
+		return "", fmt.Errorf("package %s: %s", dir, Reason(err))
 	}
 	if len(ch.Metadata.Dependencies) > 0 {
 		paths := make([]string, len(files))
@@ -190,7 +188,7 @@ func checkDependencies(ch *Chart, top string, paths []string, lim Limits) error 
 			subchart, err := Read(f, lim)
 			f.Close()
 			if err != nil {
-				return fmt.Errorf("subchart %s: %s", p, strings.TrimPrefix(chartctl.ErrorMessage(err), "Invalid chart archive: "))
+				return fmt.Errorf("subchart %s: %s", p, Reason(err))
 			}
 			present[subchart.Name] = true
 		case nested && file == "Chart.yaml":

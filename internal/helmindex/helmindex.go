@@ -136,12 +136,11 @@ func New(load Loader, opts Options) *Cache {
 // loads, so a Refresh arriving meanwhile waits and then applies to
 // the loaded state.
 type repoIndex struct {
-	mu        sync.Mutex
-	loaded    bool
-	charts    map[string]*chartEntries
-	names     []string // chart names in YAML key order
-	generated time.Time
-	current   *Index // nil when a change has not been rendered yet
+	mu      sync.Mutex
+	loaded  bool
+	charts  map[string]*chartEntries
+	names   []string // chart names in YAML key order
+	current *Index   // nil when a change has not been rendered yet
 }
 
 // chartEntries are one chart's versions, newest first.
@@ -192,7 +191,6 @@ func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
 		for i, cv := range cvs {
 			r.insert(cv, frags[i])
 		}
-		r.generated = r.newest()
 		r.loaded = true
 		r.current = nil
 	}
@@ -247,19 +245,9 @@ func (c *Cache) Refresh(ctx context.Context, repo, name, version string) {
 	var changed bool
 	switch {
 	case err == nil:
-		if changed = r.insert(cv, entry(cv)); changed {
-			if cv.CreatedAt.After(r.generated) {
-				r.generated = cv.CreatedAt.UTC()
-			} else {
-				// An overwrite may have replaced the newest upload.
-				r.generated = r.newest()
-			}
-		}
+		changed = r.insert(cv, entry(cv))
 	case chartctl.ErrorCode(err) == chartctl.ENOTFOUND:
-		var created time.Time
-		if created, changed = r.remove(name, version); changed && !created.Before(r.generated) {
-			r.generated = r.newest()
-		}
+		changed = r.remove(name, version)
 	default:
 		r.loaded, r.current = false, nil
 		return
@@ -333,31 +321,12 @@ func (r *repoIndex) insert(cv *chartctl.ChartVersion, frag []byte) bool {
 	return true
 }
 
-// newest returns the index's generated time: the upload time of its
-// newest version, or the Unix epoch when it has none. It is a function
-// of the content, not of when this process saw it change, so every
-// replica and every restart render the same bytes, and the same ETag,
-// for the same versions.
-func (r *repoIndex) newest() time.Time {
-	latest := time.Unix(0, 0)
-	for _, ce := range r.charts {
-		for _, v := range ce.versions {
-			if v.created.After(latest) {
-				latest = v.created
-			}
-		}
-	}
-	return latest.UTC()
-}
-
-// remove removes a version and reports whether it was there, and its
-// upload time.
-func (r *repoIndex) remove(name, version string) (time.Time, bool) {
+// remove removes a version and reports whether it was there.
+func (r *repoIndex) remove(name, version string) bool {
 	ce := r.charts[name]
 	if ce == nil || ce.byRaw[version] == nil {
-		return time.Time{}, false
+		return false
 	}
-	created := ce.byRaw[version].created
 	i := ce.position(ce.byRaw[version])
 	ce.versions = append(ce.versions[:i], ce.versions[i+1:]...)
 	delete(ce.byRaw, version)
@@ -365,7 +334,7 @@ func (r *repoIndex) remove(name, version string) (time.Time, bool) {
 		delete(r.charts, name)
 		r.names = removeName(r.names, name)
 	}
-	return created, true
+	return true
 }
 
 // newer orders versions newest first: SemVer descending, unparseable
@@ -403,21 +372,32 @@ func removeName(names []string, name string) []string {
 }
 
 // render concatenates the fragments into a new Index.
+//
+// generated is the upload time of the newest version, or the Unix epoch
+// when there is none: a function of the content, not of when this
+// process saw it change, so every replica and every restart render the
+// same bytes, and the same ETag, for the same versions.
 func (c *Cache) render(r *repoIndex) *Index {
-	gen, err := yaml.Marshal(struct {
-		Generated time.Time `json:"generated"`
-	}{r.generated})
-	if err != nil {
-		// A time always marshals.
-		panic(fmt.Sprintf("helmindex: render generated: %v", err))
-	}
-	size := len("apiVersion: v1\nentries:\n") + len(gen) + len(c.serverInfo)
+	generated := time.Unix(0, 0)
+	size := len("apiVersion: v1\nentries:\n") + len(c.serverInfo)
 	for _, ce := range r.charts {
 		size += len(ce.key)
 		for _, v := range ce.versions {
 			size += len(v.frag)
+			if v.created.After(generated) {
+				generated = v.created
+			}
 		}
 	}
+	generated = generated.UTC()
+	gen, err := yaml.Marshal(struct {
+		Generated time.Time `json:"generated"`
+	}{generated})
+	if err != nil {
+		// A time always marshals.
+		panic(fmt.Sprintf("helmindex: render generated: %v", err))
+	}
+	size += len(gen)
 	body := make([]byte, 0, size)
 	body = append(body, "apiVersion: v1\n"...)
 	if len(r.names) == 0 {
@@ -436,7 +416,7 @@ func (c *Cache) render(r *repoIndex) *Index {
 	body = append(body, c.serverInfo...)
 	sum := sha256.Sum256(body)
 	etag := `"sha256-` + hex.EncodeToString(sum[:]) + `"`
-	return &Index{Body: body, ETag: etag, Generated: r.generated, ETagHeader: headerValue(etag), LengthHeader: headerValue(strconv.Itoa(len(body)))}
+	return &Index{Body: body, ETag: etag, Generated: generated, ETagHeader: headerValue(etag), LengthHeader: headerValue(strconv.Itoa(len(body)))}
 }
 
 // indexEntry is one version in the index: Helm's repo.ChartVersion (the

@@ -63,14 +63,13 @@ func Describe(c echo.Context, logger *slog.Logger, err error) (code, msg string)
 		code, msg = chartctl.ETOOLARGE, "Request body too large."
 	}
 	if code == chartctl.EINTERNAL {
+		rid := c.Response().Header().Get(echo.HeaderXRequestID)
 		if m := StorageFault(err); m != "" {
 			// Not a bug: the operator must act, and the client may retry
 			// later. The log keeps the error for the operator.
-			rid := c.Response().Header().Get(echo.HeaderXRequestID)
 			logger.Error("storage fault", "request_id", rid, "method", c.Request().Method, "path", c.Path(), "err", err)
 			return chartctl.EUNAVAILABLE, m
 		}
-		rid := c.Response().Header().Get(echo.HeaderXRequestID)
 		logger.Error("internal error", "request_id", rid, "method", c.Request().Method, "path", c.Path(), "err", err)
 		msg = "Internal error; quote request id " + rid + " when reporting it."
 	}

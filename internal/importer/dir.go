@@ -97,8 +97,7 @@ func readChart(p string) (*chart.Chart, fs.FileInfo, error) {
 		// *chartctl.Error's debugging form, which names its code.
 		var ce *chartctl.Error
 		if errors.As(err, &ce) {
-			reason := strings.TrimSuffix(strings.TrimPrefix(ce.Message, "Invalid chart archive: "), ".")
-			return nil, nil, fmt.Errorf("%s is not a valid chart archive: %s", filepath.Base(p), reason)
+			return nil, nil, fmt.Errorf("%s is not a valid chart archive: %s", filepath.Base(p), strings.TrimSuffix(chart.Reason(err), "."))
 		}
 		return nil, nil, fmt.Errorf("%s is not a valid chart archive: %w", filepath.Base(p), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-runewidth"
 )
@@ -92,6 +93,26 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid size %q: it is not a whole number of bytes", s)
 	}
 	return int64(v), nil
+}
+
+// ParseDuration reads a duration as people write it: a Go duration
+// ("90s", "12h", "1h30m") or a whole number of days ("30d", up to 100
+// years), 0 or more.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	bad := fmt.Errorf("invalid duration %q: use e.g. 90s, 12h or 30d", s)
+	if n, ok := strings.CutSuffix(t, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > 36500 {
+			return 0, bad
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d < 0 {
+		return 0, bad
+	}
+	return d, nil
 }
 
 // Usage describes storage used against a quota, in words: "1.2 MiB of

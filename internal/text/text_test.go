@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTruncate(t *testing.T) {
@@ -140,6 +141,19 @@ func TestCount(t *testing.T) {
 	}{{0, "0 repositories"}, {1, "1 repository"}, {2, "2 repositories"}} {
 		if got := Count(c.n, "repository", "repositories"); got != c.want {
 			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "12h": 12 * time.Hour, " 30d ": 30 * 24 * time.Hour, "0d": 0, "1h30m": 90 * time.Minute} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "d", "-1d", "-5s", "1.5d", "36501d", "soon"} {
+		if _, err := ParseDuration(in); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", in)
 		}
 	}
 }

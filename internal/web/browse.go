@@ -91,11 +91,7 @@ func (d *Dashboard) notFound(c echo.Context) error {
 		// The page may be private: offer to sign in and come back to it.
 		msg += " If you expected a private repository, sign in first."
 	}
-	p := Page{Title: "Page not found", User: u, Data: ErrorPage{Heading: "Page not found", Message: msg, Back: "/", SignIn: signInBack(c, u)}}
-	if s != nil {
-		p.CSRF = s.CSRFToken
-	}
-	return d.render(c, http.StatusNotFound, "error", p)
+	return d.renderError(c, http.StatusNotFound, u, s, ErrorPage{Heading: "Page not found", Message: msg, Back: "/", SignIn: signInBack(c, u)})
 }
 
 // SearchResult is one chart found by a search.

@@ -358,7 +358,13 @@ type ErrorPage struct {
 // RenderError writes an error page with status; it never redirects.
 func (d *Dashboard) RenderError(c echo.Context, status int, heading, message string) error {
 	u, s := d.Session(c)
-	p := Page{Title: heading, User: u, Data: ErrorPage{Heading: heading, Message: message, Back: "/"}}
+	return d.renderError(c, status, u, s, ErrorPage{Heading: heading, Message: message, Back: "/"})
+}
+
+// renderError renders e as the error page of the visitor signed in as u
+// with session s (nil, nil for an anonymous one).
+func (d *Dashboard) renderError(c echo.Context, status int, u *chartctl.User, s *chartctl.WebSession, e ErrorPage) error {
+	p := Page{Title: e.Heading, User: u, Data: e}
 	if s != nil {
 		p.CSRF = s.CSRFToken
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
 	"github.com/chartctl/chartctl/server"
 )
@@ -228,25 +229,17 @@ func (b *ByteSize) Set(s string) error {
 	return nil
 }
 
-// parseSize parses a size of at most 1 TiB, positive unless zero is
-// allowed.
+// parseSize parses a size as people write it (text.ParseBytes, as the
+// CLI's quota flags do) of at most 1 TiB, positive unless zero is allowed.
 func parseSize(s string, zero bool) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.size
-			break
-		}
+	n, err := text.ParseBytes(s)
+	if err != nil {
+		return 0, err
 	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || (n == 0 && !zero) || n > (1<<40)/mult {
-		return 0, fmt.Errorf("invalid size %q: use e.g. 10MiB, 512KiB or a number of bytes", s)
+	if (n == 0 && !zero) || n > 1<<40 {
+		return 0, fmt.Errorf("invalid size %q: use a size from 1 byte to 1TiB, such as 10MiB", s)
 	}
-	return n * mult, nil
+	return n, nil
 }
 
 // Type names the flag's value type in help.
@@ -313,20 +306,12 @@ type Duration time.Duration
 // String formats the duration as time.Duration does ("1h0m0s").
 func (d *Duration) String() string { return time.Duration(*d).String() }
 
-// Set parses a Go duration ("90s", "12h") or a whole number of days ("7d").
+// Set parses a Go duration ("90s", "12h") or a whole number of days ("7d")
+// (text.ParseDuration).
 func (d *Duration) Set(s string) error {
-	t := strings.TrimSpace(s)
-	if n, ok := strings.CutSuffix(t, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err != nil || days < 0 || days > 36500 {
-			return fmt.Errorf("invalid duration %q: use e.g. 90s, 12h or 30d", s)
-		}
-		*d = Duration(time.Duration(days) * 24 * time.Hour)
-		return nil
-	}
-	v, err := time.ParseDuration(t)
+	v, err := text.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("invalid duration %q: use e.g. 90s, 12h or 30d", s)
+		return err
 	}
 	*d = Duration(v)
 	return nil
