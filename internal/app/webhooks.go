@@ -21,7 +21,10 @@ type Sealer interface {
 // WebhookScope says whose a webhook is: a repository's, an
 // organization's, or the server's (both empty).
 type WebhookScope struct {
-	Repository   string
+	Repository string
+	// RepositoryID, when set, is the ID the repository must have (a
+	// stored webhook's binding).
+	RepositoryID string
 	Organization string
 }
 
@@ -37,40 +40,52 @@ type WebhookInput struct {
 // authorizeScope checks that p may manage webhooks of scope (§15:
 // repository webhooks repo:write and maintainer; organization webhooks
 // org:write and owner; server-wide ones admin) and returns the
-// organization the scope belongs to.
+// organization the scope belongs to. A scope naming a repository also
+// names its ID (sc.RepositoryID, the webhook's binding): a webhook bound
+// to another repository of the name, a deleted one's, is not found.
 func (a *App) authorizeScope(ctx context.Context, p *chartctl.Principal, sc WebhookScope) (string, error) {
+	org, _, err := a.authorizeScopeRepo(ctx, p, sc)
+	return org, err
+}
+
+// authorizeScopeRepo is authorizeScope, also returning the ID of the
+// scope's repository ("" for other scopes).
+func (a *App) authorizeScopeRepo(ctx context.Context, p *chartctl.Principal, sc WebhookScope) (org, repoID string, err error) {
 	switch {
 	case sc.Repository != "":
 		r, err := a.WritableRepo(ctx, p, sc.Repository, chartctl.RoleMaintainer)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		return r.Organization, nil
+		if sc.RepositoryID != "" && sc.RepositoryID != r.ID {
+			return "", "", chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", sc.Repository)
+		}
+		return r.Organization, r.ID, nil
 	case sc.Organization != "":
 		if p == nil {
-			return "", chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
+			return "", "", chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
 		}
 		if !p.Scopes.Allows(chartctl.ScopeOrgWrite) {
-			return "", chartctl.ScopeRequired(chartctl.ScopeOrgWrite)
+			return "", "", chartctl.ScopeRequired(chartctl.ScopeOrgWrite)
 		}
 		notFound := chartctl.Errorf(chartctl.ENOTFOUND, "Organization %q not found.", sc.Organization)
 		if chartctl.ValidateName("organization", sc.Organization) != nil {
-			return "", notFound
+			return "", "", notFound
 		}
 		if _, err := a.Store.Organization(ctx, sc.Organization); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return "", notFound
+			return "", "", notFound
 		} else if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if !p.CanSeeOrg(sc.Organization) {
-			return "", notFound
+			return "", "", notFound
 		}
 		if !p.IsAdmin() && !p.OrgRole(sc.Organization).AtLeast(chartctl.RoleOwner) {
-			return "", chartctl.Errorf(chartctl.EFORBIDDEN, "Webhooks of organization %q need the owner role.", sc.Organization)
+			return "", "", chartctl.Errorf(chartctl.EFORBIDDEN, "Webhooks of organization %q need the owner role.", sc.Organization)
 		}
-		return sc.Organization, nil
+		return sc.Organization, "", nil
 	default:
-		return "", RequireAdmin(p)
+		return "", "", RequireAdmin(p)
 	}
 }
 
@@ -116,7 +131,7 @@ func validateEvents(events []string) ([]string, error) {
 // CreateWebhook creates a webhook of scope for p. A missing secret is
 // generated; the secret is returned, the only time it is shown.
 func (a *App) CreateWebhook(ctx context.Context, p *chartctl.Principal, sc WebhookScope, in WebhookInput) (*chartctl.Webhook, string, error) {
-	org, err := a.authorizeScope(ctx, p, sc)
+	org, repoID, err := a.authorizeScopeRepo(ctx, p, sc)
 	if err != nil {
 		return nil, "", err
 	}
@@ -144,7 +159,10 @@ func (a *App) CreateWebhook(ctx context.Context, p *chartctl.Principal, sc Webho
 	if err != nil {
 		return nil, "", err
 	}
-	w := &chartctl.Webhook{ID: NewID("wh_"), Repository: sc.Repository, Organization: sc.Organization, URL: *in.URL, Events: events,
+	// Bound to the repository p was authorized against: the store refuses
+	// it if that repository was deleted meanwhile, even if another of the
+	// name exists by then.
+	w := &chartctl.Webhook{ID: NewID("wh_"), Repository: sc.Repository, RepositoryID: repoID, Organization: sc.Organization, URL: *in.URL, Events: events,
 		Active: in.Active == nil || *in.Active, Secret: sealed, CreatedBy: p.User.ID, CreatedAt: a.Now().UTC()}
 	if err := a.Store.CreateWebhook(a.Record(ctx, "webhook.create", w.ID, org), w); err != nil {
 		return nil, "", err
@@ -177,7 +195,7 @@ func (a *App) ManageableWebhook(ctx context.Context, p *chartctl.Principal, id s
 	} else if err != nil {
 		return nil, "", err
 	}
-	org, err := a.authorizeScope(ctx, p, WebhookScope{Repository: w.Repository, Organization: w.Organization})
+	org, err := a.authorizeScope(ctx, p, WebhookScope{Repository: w.Repository, RepositoryID: w.RepositoryID, Organization: w.Organization})
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, "", chartctl.Errorf(chartctl.ENOTFOUND, "Webhook %q not found.", id)
 	}

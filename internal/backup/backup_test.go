@@ -254,6 +254,9 @@ func TestDanglingReferencesRefused(t *testing.T) {
 		{Quota: &chartctl.ScopedQuota{Scope: chartctl.QuotaRepository, Name: "gone", Quota: chartctl.Quota{MaxVersions: &n}}},
 		{Retention: &chartctl.RepositoryRetention{Repository: "gone"}},
 		{OCITag: &chartctl.OCITag{Name: "gone/app", Tag: "v1", Digest: storetest.Digest("nothing")}},
+		{Repository: &chartctl.Repository{ID: "repo_new", Name: "reused", Visibility: chartctl.VisibilityPrivate, CreatedAt: time.Now()}},
+		{Webhook: &chartctl.Webhook{ID: "wh_gone", Repository: "gone", URL: "https://a.example.com", Events: []string{"*"}}},
+		{Webhook: &chartctl.Webhook{ID: "wh_old", Repository: "reused", RepositoryID: "repo_old", URL: "https://a.example.com", Events: []string{"*"}}},
 	}, Blobs: nil})
 	_, res := backup.Read(ctx, bytes.NewReader(b), nil)
 	refs := 0
@@ -262,7 +265,7 @@ func TestDanglingReferencesRefused(t *testing.T) {
 			refs++
 		}
 	}
-	if res.OK || refs != 3 {
+	if res.OK || refs != 5 {
 		t.Fatalf("problems %+v", res.Problems)
 	}
 	db, blobs := boltTarget(t)

@@ -157,8 +157,12 @@ type retentionRec struct {
 
 // webhookRec carries the secret sealed, as the store keeps it.
 type webhookRec struct {
-	ID             string    `json:"id"`
-	Repository     string    `json:"repository,omitempty"`
+	ID         string `json:"id"`
+	Repository string `json:"repository,omitempty"`
+	// RepositoryID is the ID of a repository webhook's repository; backups
+	// written before webhooks were bound to it have none (the restore
+	// binds them to the repository of that name).
+	RepositoryID   string    `json:"repository_id,omitempty"`
 	Organization   string    `json:"organization,omitempty"`
 	URL            string    `json:"url"`
 	Events         []string  `json:"events"`
@@ -278,7 +282,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 			p.KeepMatching, durationString(p.DeletePrereleasesAfter), p.Schedule}
 	case r.Webhook != nil:
 		w := r.Webhook
-		v = webhookRec{w.ID, w.Repository, w.Organization, w.URL, w.Events, w.Active, w.Secret, w.CreatedBy, w.CreatedAt, w.DisabledReason}
+		v = webhookRec{w.ID, w.Repository, w.RepositoryID, w.Organization, w.URL, w.Events, w.Active, w.Secret, w.CreatedBy, w.CreatedAt, w.DisabledReason}
 	case r.OCIBlobLink != nil:
 		l := r.OCIBlobLink
 		v = ociBlobLinkRec{l.Name, l.Digest, l.Size, l.LinkedAt}
@@ -402,7 +406,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 	case chartctl.DumpWebhook:
 		var v webhookRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
-			r.Webhook = &chartctl.Webhook{ID: v.ID, Repository: v.Repository, Organization: v.Organization, URL: v.URL, Events: v.Events,
+			r.Webhook = &chartctl.Webhook{ID: v.ID, Repository: v.Repository, RepositoryID: v.RepositoryID, Organization: v.Organization, URL: v.URL, Events: v.Events,
 				Active: v.Active, Secret: v.SealedSecret, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt, DisabledReason: v.DisabledReason}
 		}
 	case chartctl.DumpOCIBlobLink:

@@ -11,7 +11,8 @@ import (
 // would fail on it: an API key without its user, a repository or team
 // without its organization, a member without its team, a chart version
 // without its repository, a quota or retention policy of a repository or
-// organization that is not there, an OCI manifest whose blobs are not
+// organization that is not there, a webhook of a repository (with that
+// repository's ID) or organization that is not there, an OCI manifest whose blobs are not
 // linked in its name, whose listed manifests are missing or whose chart
 // version is gone, and a tag pointing at no manifest.
 func checkReferences(records []chartctl.DumpRecord, res *Result) {
@@ -20,6 +21,7 @@ func checkReferences(records []chartctl.DumpRecord, res *Result) {
 		users     = map[string]bool{}
 		orgs      = map[string]bool{}
 		repos     = map[string]bool{}
+		repoIDs   = map[string]string{}
 		teams     = map[string]bool{}
 		charts    = map[string]bool{}
 		links     = map[nameDigest]bool{}
@@ -34,6 +36,7 @@ func checkReferences(records []chartctl.DumpRecord, res *Result) {
 			orgs[r.Organization.Name] = true
 		case r.Repository != nil:
 			repos[r.Repository.Name] = true
+			repoIDs[r.Repository.Name] = r.Repository.ID
 		case r.Team != nil:
 			teams[r.Team.Name] = true
 		case r.ChartVersion != nil:
@@ -80,6 +83,16 @@ func checkReferences(records []chartctl.DumpRecord, res *Result) {
 		case r.Retention != nil:
 			if !repos[r.Retention.Repository] {
 				missing("retention_policy "+r.Retention.Repository, "A retention policy of a repository the records lack.")
+			}
+		case r.Webhook != nil:
+			w := r.Webhook
+			switch {
+			case w.Repository != "" && !repos[w.Repository]:
+				missing("webhook "+w.ID, "A webhook of repository %q, which the records lack.", w.Repository)
+			case w.Repository != "" && w.RepositoryID != "" && w.RepositoryID != repoIDs[w.Repository]:
+				missing("webhook "+w.ID, "A webhook of repository %s, which the records lack (they hold another repository named %q).", w.RepositoryID, w.Repository)
+			case w.Organization != "" && !orgs[w.Organization]:
+				missing("webhook "+w.ID, "A webhook of organization %q, which the records lack.", w.Organization)
 			}
 		case r.OCIManifest != nil:
 			m := r.OCIManifest

@@ -67,8 +67,11 @@ type eventRecord struct {
 }
 
 type webhookRecord struct {
-	ID             string    `json:"id"`
-	Repository     string    `json:"repository,omitempty"`
+	ID         string `json:"id"`
+	Repository string `json:"repository,omitempty"`
+	// RepositoryID binds a repository webhook to its repository (schema
+	// 6); DeleteRepository deletes the webhooks bound to the repository.
+	RepositoryID   string    `json:"repository_id,omitempty"`
 	Organization   string    `json:"organization,omitempty"`
 	URL            string    `json:"url"`
 	Events         []string  `json:"events"`
@@ -324,7 +327,7 @@ func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int, error) {
 }
 
 func (r *webhookRecord) domain() *chartctl.Webhook {
-	return &chartctl.Webhook{ID: r.ID, Repository: r.Repository, Organization: r.Organization, URL: r.URL,
+	return &chartctl.Webhook{ID: r.ID, Repository: r.Repository, RepositoryID: r.RepositoryID, Organization: r.Organization, URL: r.URL,
 		Events: append([]string(nil), r.Events...), Active: r.Active, Secret: append([]byte(nil), r.Secret...),
 		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, DisabledReason: r.DisabledReason}
 }
@@ -349,7 +352,8 @@ func putWebhook(tx *bbolt.Tx, w *webhookRecord) error {
 	return bucket(tx, webhooksBucket).Put([]byte(w.ID), val)
 }
 
-// CreateWebhook stores w, filling ID and CreatedAt when empty.
+// CreateWebhook stores w, filling ID and CreatedAt when empty, and binds
+// a repository webhook to its repository's ID.
 func (db *DB) CreateWebhook(ctx context.Context, w *chartctl.Webhook) error {
 	if w.ID == "" {
 		id, err := db.newID(prefixWebhook)
@@ -366,6 +370,20 @@ func (db *DB) CreateWebhook(ctx context.Context, w *chartctl.Webhook) error {
 	return wrap("create webhook", db.db.Update(func(tx *bbolt.Tx) error {
 		if bucket(tx, webhooksBucket).Get([]byte(w.ID)) != nil {
 			return chartctl.Errorf(chartctl.ECONFLICT, "Webhook %q already exists.", w.ID)
+		}
+		if w.Repository != "" {
+			// Checked in the transaction that stores the webhook: a
+			// repository deleted and re-created since the caller was
+			// authorized against it does not receive the webhook.
+			repo, err := getRepo(tx, w.Repository)
+			if err != nil {
+				return err
+			}
+			if w.RepositoryID != "" && w.RepositoryID != repo.ID {
+				return repoNotFound(w.Repository)
+			}
+			w.RepositoryID = repo.ID
+			rec.RepositoryID = repo.ID
 		}
 		if err := putWebhook(tx, rec); err != nil {
 			return err
@@ -447,18 +465,47 @@ func (db *DB) DeleteWebhook(ctx context.Context, id string) error {
 		if _, err := getWebhook(tx, id); err != nil {
 			return err
 		}
-		if err := bucket(tx, webhooksBucket).Delete([]byte(id)); err != nil {
-			return err
-		}
-		if err := deletePrefix(bucket(tx, webhookQueueBucket), prefix(id), nil); err != nil {
-			return err
-		}
-		dels := bucket(tx, deliveriesBucket)
-		if err := deletePrefix(bucket(tx, webhookLogBucket), prefix(id), func(v []byte) error { return dels.Delete(v) }); err != nil {
+		if err := deleteWebhook(tx, id); err != nil {
 			return err
 		}
 		return db.writeChange(ctx, tx, true)
 	}))
+}
+
+// deleteWebhook deletes webhook id, its queue and its deliveries.
+func deleteWebhook(tx *bbolt.Tx, id string) error {
+	if err := bucket(tx, webhooksBucket).Delete([]byte(id)); err != nil {
+		return err
+	}
+	if err := deletePrefix(bucket(tx, webhookQueueBucket), prefix(id), nil); err != nil {
+		return err
+	}
+	dels := bucket(tx, deliveriesBucket)
+	return deletePrefix(bucket(tx, webhookLogBucket), prefix(id), func(v []byte) error { return dels.Delete(v) })
+}
+
+// deleteRepoWebhooks deletes the webhooks bound to repository repo (by
+// its ID; by its name for a record not bound yet) with their deliveries.
+func deleteRepoWebhooks(tx *bbolt.Tx, repo *repoRecord) error {
+	var ids []string
+	if err := bucket(tx, webhooksBucket).ForEach(func(k, v []byte) error {
+		w, err := decode[webhookRecord](v)
+		if err != nil {
+			return err
+		}
+		if w.Repository != "" && (w.RepositoryID == repo.ID || (w.RepositoryID == "" && w.Repository == repo.Name)) {
+			ids = append(ids, string(k))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := deleteWebhook(tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func deletePrefix(b *bbolt.Bucket, pfx []byte, each func(v []byte) error) error {

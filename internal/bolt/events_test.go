@@ -17,6 +17,10 @@ func TestChangeCommitsWithItsMutation(t *testing.T) {
 	ctx := context.Background()
 	wantAll := &chartctl.Webhook{URL: "https://a.example.com", Events: []string{"*"}, Active: true}
 	wantRepo := &chartctl.Webhook{Repository: "other", URL: "https://b.example.com", Events: []string{"*"}, Active: true}
+	// A repository webhook needs its repository.
+	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "other"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, w := range []*chartctl.Webhook{wantAll, wantRepo} {
 		if err := db.CreateWebhook(ctx, w); err != nil {
 			t.Fatal(err)

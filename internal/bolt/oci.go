@@ -74,11 +74,14 @@ type ociBlobLinkRecord struct {
 }
 
 type ociUploadRecord struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Offset    int64     `json:"offset"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// RepositoryID is the ID of the repository Name belongs to (schema
+	// 6); DeleteRepository deletes the sessions bound to it.
+	RepositoryID string    `json:"repository_id,omitempty"`
+	Offset       int64     `json:"offset"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 func (r *ociManifestRecord) domain(content []byte) *chartctl.OCIManifest {
@@ -94,7 +97,7 @@ func (r *ociManifestRecord) domain(content []byte) *chartctl.OCIManifest {
 }
 
 func (r *ociUploadRecord) domain() *chartctl.OCIUpload {
-	return &chartctl.OCIUpload{ID: r.ID, Name: r.Name, Offset: r.Offset, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	return &chartctl.OCIUpload{ID: r.ID, Name: r.Name, RepositoryID: r.RepositoryID, Offset: r.Offset, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // LinkBlob records that name holds the blob digest of size bytes.
@@ -494,7 +497,7 @@ func (db *DB) CreateUpload(ctx context.Context, u *chartctl.OCIUpload) error {
 }
 
 func putUpload(tx *bbolt.Tx, u *chartctl.OCIUpload) error {
-	v, err := encode(&ociUploadRecord{ID: u.ID, Name: u.Name, Offset: u.Offset, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt})
+	v, err := encode(&ociUploadRecord{ID: u.ID, Name: u.Name, RepositoryID: u.RepositoryID, Offset: u.Offset, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt})
 	if err != nil {
 		return err
 	}
@@ -634,6 +637,39 @@ func deleteOCIRepo(tx *bbolt.Tx, repo string) ([]string, error) {
 		}
 	}
 	return unlinked, nil
+}
+
+// deleteRepoUploads deletes the upload sessions bound to repository repo
+// (by its ID; by name for a record not bound yet). Their bytes are left to
+// garbage collection, which removes session data without a record.
+func deleteRepoUploads(tx *bbolt.Tx, repo *repoRecord) error {
+	b := bucket(tx, ociUploadsBucket)
+	var gone [][]byte
+	if err := b.ForEach(func(k, v []byte) error {
+		u, err := decode[ociUploadRecord](v)
+		if err != nil {
+			return err
+		}
+		if u.RepositoryID == repo.ID || (u.RepositoryID == "" && ociRepoOf(u.Name) == repo.Name) {
+			gone = append(gone, bytes.Clone(k))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range gone {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ociRepoOf returns the repository an OCI name belongs to: its first path
+// component.
+func ociRepoOf(name string) string {
+	repo, _, _ := strings.Cut(name, "/")
+	return repo
 }
 
 func uniq(ds []string) []string {

@@ -178,6 +178,16 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if err := bucket(tx, retentionBucket).Delete([]byte(name)); err != nil {
 			return err
 		}
+		// What is bound to the repository goes with it (CONTRACT §18
+		// decision 2), before the change's events are queued: its own
+		// webhooks do not receive its repository.deleted, and a later
+		// repository of the name starts with none of them.
+		if err := deleteRepoWebhooks(tx, repo); err != nil {
+			return err
+		}
+		if err := deleteRepoUploads(tx, repo); err != nil {
+			return err
+		}
 		if err := db.putTombstone(tx, repo); err != nil {
 			return err
 		}

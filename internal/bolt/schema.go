@@ -1,9 +1,11 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -30,7 +32,14 @@ import (
 //	   "mirror" member of a repository record). Nothing is rewritten, but
 //	   a binary that does not know mirrors would drop their settings on
 //	   the next update of the record and accept uploads into them.
-const SchemaVersion = 5
+//	6: repository webhooks and OCI upload sessions carry the ID of their
+//	   repository and go with it (CONTRACT §18 decision 2). The upgrade
+//	   binds those of an existing repository to its ID and drops those
+//	   whose repository is gone, with the quotas, usage counters and
+//	   retention policies left behind by a repository of that name: an
+//	   older binary would keep them and hand them to the next repository
+//	   of the name.
+const SchemaVersion = 6
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -49,6 +58,123 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeSemverIndex,
 	resetUsage,
 	upgradeMirrors,
+	bindToRepositories,
+}
+
+// bindToRepositories (5→6): binds repository webhooks and OCI upload
+// sessions to the ID of the repository that holds their repository name
+// now, and drops them, and the quotas, usage counters and retention
+// policies of repository names no repository holds, when there is none.
+func bindToRepositories(tx *bbolt.Tx) error {
+	ids := map[string]string{}
+	if err := bucket(tx, reposBucket).ForEach(func(k, v []byte) error {
+		r, err := decode[repoRecord](v)
+		if err != nil {
+			return err
+		}
+		ids[string(k)] = r.ID
+		return nil
+	}); err != nil {
+		return err
+	}
+	type put struct{ k, v []byte }
+	var (
+		puts      []put
+		dropHooks []string
+	)
+	if err := bucket(tx, webhooksBucket).ForEach(func(k, v []byte) error {
+		w, err := decode[webhookRecord](v)
+		if err != nil || w.Repository == "" {
+			return err
+		}
+		id, ok := ids[w.Repository]
+		if !ok {
+			dropHooks = append(dropHooks, string(k))
+			return nil
+		}
+		w.RepositoryID = id
+		nv, err := encode(w)
+		puts = append(puts, put{bytes.Clone(k), nv})
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, p := range puts {
+		if err := bucket(tx, webhooksBucket).Put(p.k, p.v); err != nil {
+			return err
+		}
+	}
+	for _, id := range dropHooks {
+		if err := deleteWebhook(tx, id); err != nil {
+			return err
+		}
+	}
+	puts = nil
+	uploads := bucket(tx, ociUploadsBucket)
+	var gone [][]byte
+	if err := uploads.ForEach(func(k, v []byte) error {
+		u, err := decode[ociUploadRecord](v)
+		if err != nil {
+			return err
+		}
+		id, ok := ids[ociRepoOf(u.Name)]
+		if !ok {
+			gone = append(gone, bytes.Clone(k))
+			return nil
+		}
+		u.RepositoryID = id
+		nv, err := encode(u)
+		puts = append(puts, put{bytes.Clone(k), nv})
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, p := range puts {
+		if err := uploads.Put(p.k, p.v); err != nil {
+			return err
+		}
+	}
+	if err := deleteEach(uploads, gone); err != nil {
+		return err
+	}
+	// Quotas and usage are keyed scope sep name, retention policies by
+	// repository name.
+	for _, b := range []string{quotasBucket, usageBucket} {
+		bk := bucket(tx, b)
+		gone = nil
+		if err := scanPrefix(bk, prefix(chartctl.QuotaRepository), func(k, _ []byte) error {
+			if _, ok := ids[strings.TrimPrefix(string(k), chartctl.QuotaRepository+sep)]; !ok {
+				gone = append(gone, bytes.Clone(k))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := deleteEach(bk, gone); err != nil {
+			return err
+		}
+	}
+	ret := bucket(tx, retentionBucket)
+	gone = nil
+	if err := ret.ForEach(func(k, _ []byte) error {
+		if _, ok := ids[string(k)]; !ok {
+			gone = append(gone, bytes.Clone(k))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return deleteEach(ret, gone)
+}
+
+// deleteEach deletes keys from b.
+func deleteEach(b *bbolt.Bucket, keys [][]byte) error {
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // upgradeMirrors (4→5): repository records without a "mirror" member are

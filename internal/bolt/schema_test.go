@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -23,7 +24,14 @@ import (
 // versions (testdata/schema1) and returns the database file's path.
 func copySchema1(t *testing.T) (dbPath, dataDir string) {
 	t.Helper()
-	src := filepath.Join("testdata", "schema1", "data")
+	return copyDataDir(t, "schema1")
+}
+
+// copyDataDir copies testdata/NAME/data and returns the database file's
+// path and the copy's directory.
+func copyDataDir(t *testing.T, name string) (dbPath, dataDir string) {
+	t.Helper()
+	src := filepath.Join("testdata", name, "data")
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -271,5 +279,64 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Error("a refused open changed the file")
+	}
+}
+
+// TestUpgradeFromSchema5BindsToRepositories opens a data dir of the last
+// schema-5 release, whose deleted repository "gone" left its webhook (with
+// a pending delivery) and an upload session behind: the upgrade binds the
+// webhook and the session of "kept" to its ID and drops those of "gone",
+// so a new repository named "gone" inherits neither; the server-wide
+// webhook, and kept's quota and retention policy, stay.
+func TestUpgradeFromSchema5BindsToRepositories(t *testing.T) {
+	path, _ := copyDataDir(t, "schema5")
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 5 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	kept, err := db.Repository(ctx, "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, err := db.Webhooks(ctx, "kept", "")
+	if err != nil || len(hooks) != 1 || hooks[0].RepositoryID != kept.ID || hooks[0].URL != "https://hooks.example.invalid/kept" {
+		t.Fatalf("kept's webhooks %+v, %v", hooks, err)
+	}
+	if hooks, err := db.Webhooks(ctx, "gone", ""); err != nil || len(hooks) != 0 {
+		t.Fatalf("gone's webhooks survived the upgrade: %+v, %v", hooks, err)
+	}
+	if _, err := db.Webhook(ctx, "wh_01M8H9GQS18GVXG049H1E73E2B"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("gone's webhook: %v", err)
+	}
+	if hooks, err := db.Webhooks(ctx, "", ""); err != nil || len(hooks) != 1 {
+		t.Fatalf("server-wide webhooks %+v, %v", hooks, err)
+	}
+	uploads, err := db.Uploads(ctx)
+	if err != nil || len(uploads) != 1 || uploads[0].Name != "kept/app" || uploads[0].RepositoryID != kept.ID || uploads[0].Offset != 5 {
+		t.Fatalf("uploads %+v, %v", uploads, err)
+	}
+	if q, _, err := db.Quota(ctx, chartctl.QuotaRepository, "kept"); err != nil || q.MaxVersions == nil || *q.MaxVersions != 5 {
+		t.Fatalf("kept's quota %+v, %v", q, err)
+	}
+	if ps, err := db.RetentionPolicies(ctx); err != nil || len(ps) != 1 || ps["kept"] == nil || *ps["kept"].KeepLatest != 3 {
+		t.Fatalf("retention policies %+v, %v", ps, err)
+	}
+	// A new repository of the name (its owner may take it at once) starts
+	// with nothing of the old one.
+	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "gone", OwnerID: kept.OwnerID}); err != nil {
+		t.Fatal(err)
+	}
+	if hooks, err := db.Webhooks(ctx, "gone", ""); err != nil || len(hooks) != 0 {
+		t.Fatalf("the new gone has webhooks %+v, %v", hooks, err)
+	}
+	// The dropped webhook's deliveries went with it: only the server-wide
+	// webhook's delivery is still due.
+	ds, err := db.ClaimDeliveries(ctx, time.Now().Add(time.Hour), time.Minute, 10, 10)
+	if err != nil || len(ds) != 1 || ds[0].WebhookID != "wh_01M8H9GR11DQFV51BKYXH0JCXZ" {
+		for _, d := range ds {
+			t.Logf("due: %s of %s", d.ID, d.WebhookID)
+		}
+		t.Fatalf("due deliveries: %d, %v", len(ds), err)
 	}
 }

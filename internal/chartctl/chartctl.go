@@ -223,8 +223,10 @@ type Store interface {
 	// returns it. Returns ENOTFOUND, or EINVALID for an invalid visibility.
 	UpdateRepository(ctx context.Context, name string, description *string, visibility *Visibility) (*Repository, error)
 	// DeleteRepository deletes the repository and all its chart versions,
-	// returning the blob digests no longer referenced by any record.
-	// Returns ENOTFOUND.
+	// returning the blob digests no longer referenced by any record, and
+	// with them everything bound to the repository (CONTRACT §18 decision
+	// 2): its webhooks and their deliveries, quota, usage, retention
+	// policy and OCI upload sessions. Returns ENOTFOUND.
 	DeleteRepository(ctx context.Context, name string) (orphans []string, err error)
 
 	// PutChartVersion stores cv in its repository, whose blob (and

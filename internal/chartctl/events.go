@@ -207,6 +207,13 @@ type Webhook struct {
 	// is a server-wide webhook (admins), which receives every event.
 	Repository   string
 	Organization string
+	// RepositoryID binds a repository webhook to the repository it was
+	// created for (CONTRACT §18 decision 2): the store refuses to create
+	// it when the repository named Repository has another ID by then (it
+	// was deleted and re-created meanwhile; empty: whichever holds the
+	// name now), and DeleteRepository deletes it with its deliveries, so
+	// a later repository of the same name never inherits it.
+	RepositoryID string
 	URL          string
 	// Events lists the types wanted; "*" means all.
 	Events []string
@@ -324,7 +331,10 @@ type WebhookStore interface {
 	// PruneAudit deletes entries older than before and returns how many.
 	PruneAudit(ctx context.Context, before time.Time) (int, error)
 
-	// CreateWebhook stores w, filling ID and CreatedAt when empty.
+	// CreateWebhook stores w, filling ID and CreatedAt when empty, and
+	// for a repository webhook RepositoryID when empty. Returns ENOTFOUND
+	// if w.Repository is set and no repository of that name (with
+	// RepositoryID, when set) exists.
 	CreateWebhook(ctx context.Context, w *Webhook) error
 	// Webhook returns one webhook. Returns ENOTFOUND.
 	Webhook(ctx context.Context, id string) (*Webhook, error)

@@ -65,6 +65,12 @@ type OCIUpload struct {
 	ID string
 	// Name is the OCI repository name the blob is uploaded to.
 	Name string
+	// RepositoryID is the ID of the chartctl repository Name belongs to
+	// when the session started: the registry refuses to continue the
+	// session once that repository is gone, even if another of the same
+	// name exists by then, and DeleteRepository deletes the session's
+	// record.
+	RepositoryID string
 	// Offset is the number of bytes acknowledged so far; bytes of the file
 	// past it were never acknowledged and are discarded on resume.
 	Offset int64

@@ -320,11 +320,11 @@ func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
-const webhookCols = `id, repository, organization, url, events, active, secret, created_by, created_at, disabled_reason`
+const webhookCols = `id, repository, COALESCE(repository_id, ''), organization, url, events, active, secret, created_by, created_at, disabled_reason`
 
 func scanWebhook(row pgx.Row) (*chartctl.Webhook, error) {
 	var w chartctl.Webhook
-	if err := row.Scan(&w.ID, &w.Repository, &w.Organization, &w.URL, &w.Events, &w.Active, &w.Secret,
+	if err := row.Scan(&w.ID, &w.Repository, &w.RepositoryID, &w.Organization, &w.URL, &w.Events, &w.Active, &w.Secret,
 		&w.CreatedBy, &w.CreatedAt, &w.DisabledReason); err != nil {
 		return nil, err
 	}
@@ -350,17 +350,36 @@ func getWebhook(ctx context.Context, q querier, id string, lock string) (*chartc
 	return w, err
 }
 
-// CreateWebhook stores w, filling ID and CreatedAt when empty.
+// CreateWebhook stores w, filling ID and CreatedAt when empty, and binds
+// a repository webhook to its repository's ID (deleting the repository
+// deletes the webhook).
 func (db *DB) CreateWebhook(ctx context.Context, w *chartctl.Webhook) error {
 	if err := db.fill(&w.ID, prefixWebhook, &w.CreatedAt); err != nil {
 		return err
 	}
 	w.CreatedAt = w.CreatedAt.UTC().Truncate(time.Microsecond)
 	err := db.mutate(ctx, "create webhook", func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO webhooks (id, repository, organization, url, events, active, secret, created_by,
-			created_at, disabled_reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			w.ID, text(w.Repository), text(w.Organization), text(w.URL), nonNil(texts(w.Events)), w.Active, nonNilBytes(w.Secret),
+		var repoID *string
+		if w.Repository != "" {
+			// The row lock keeps the repository from going before the
+			// webhook is stored; one deleted and re-created since the
+			// caller was authorized against it does not receive it.
+			id, err := lockRepo(ctx, tx, w.Repository, false)
+			if err != nil {
+				return err
+			}
+			if w.RepositoryID != "" && w.RepositoryID != id {
+				return repoNotFound(w.Repository)
+			}
+			repoID = &id
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO webhooks (id, repository, repository_id, organization, url, events, active, secret, created_by,
+			created_at, disabled_reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			w.ID, text(w.Repository), repoID, text(w.Organization), text(w.URL), nonNil(texts(w.Events)), w.Active, nonNilBytes(w.Secret),
 			text(w.CreatedBy), w.CreatedAt, text(w.DisabledReason))
+		if err == nil && repoID != nil {
+			w.RepositoryID = *repoID
+		}
 		return err
 	})
 	if isUnique(err, "webhooks_pkey") {

@@ -165,3 +165,70 @@ func TestMigrateToSchema4(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateToSchema7 upgrades a database of schema 6 holding what the
+// webhook bug left: the webhook and upload session of the deleted
+// repository "gone" (with a pending delivery) and a quota of its name.
+// Those of "kept" are bound to its ID; those of "gone" are dropped, so a
+// new repository named "gone" starts with none of them, and deleting
+// "kept" takes its webhook and upload session with it.
+func TestMigrateToSchema7(t *testing.T) {
+	ctx := context.Background()
+	url, conn := databaseAt(t, 6)
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO repositories (id, name, visibility, created_at) VALUES ('repo_1', 'kept', 'private', now());
+		INSERT INTO webhooks (id, repository, organization, url, events, active, created_at) VALUES
+			('wh_kept', 'kept', '', 'https://hooks.example.com/kept', '{*}', true, now()),
+			('wh_gone', 'gone', '', 'https://hooks.example.com/gone', '{*}', true, now()),
+			('wh_all', '', '', 'https://hooks.example.com/all', '{*}', true, now());
+		INSERT INTO events (id, type, time, repository) VALUES ('evt_1', 'chart.pushed', now(), 'gone');
+		INSERT INTO deliveries (webhook_id, event_id, state, created_at) VALUES ('wh_gone', 'evt_1', 'pending', now());
+		INSERT INTO oci_uploads (id, name, "offset", created_at, updated_at) VALUES
+			('up_kept', 'kept/app', 5, now(), now()), ('up_gone', 'gone/app', 5, now(), now());
+		INSERT INTO quotas (scope, name, max_versions) VALUES ('repository', 'kept', 5), ('repository', 'gone', 1);`); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(ctx); err != nil || v != LatestSchemaVersion() || v < 7 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	if w, err := db.Webhook(ctx, "wh_kept"); err != nil || w.RepositoryID != "repo_1" {
+		t.Fatalf("kept's webhook %+v, %v", w, err)
+	}
+	if _, err := db.Webhook(ctx, "wh_gone"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("gone's webhook survived: %v", err)
+	}
+	if w, err := db.Webhook(ctx, "wh_all"); err != nil || w.RepositoryID != "" {
+		t.Fatalf("server-wide webhook %+v, %v", w, err)
+	}
+	var n int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM deliveries`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("deliveries left: %d, %v", n, err)
+	}
+	ups, err := db.Uploads(ctx)
+	if err != nil || len(ups) != 1 || ups[0].ID != "up_kept" || ups[0].RepositoryID != "repo_1" {
+		t.Fatalf("uploads %+v, %v", ups, err)
+	}
+	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "gone", OwnerID: "usr_1"}); err != nil {
+		t.Fatal(err)
+	}
+	if q, _, err := db.Quota(ctx, chartctl.QuotaRepository, "gone"); err != nil || q.MaxVersions != nil {
+		t.Fatalf("the new gone inherited a quota %+v, %v", q, err)
+	}
+	if hooks, err := db.Webhooks(ctx, "gone", ""); err != nil || len(hooks) != 0 {
+		t.Fatalf("the new gone inherited webhooks %+v, %v", hooks, err)
+	}
+	if _, err := db.DeleteRepository(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Webhook(ctx, "wh_kept"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("kept's webhook outlived it: %v", err)
+	}
+	if ups, err := db.Uploads(ctx); err != nil || len(ups) != 0 {
+		t.Fatalf("kept's upload outlived it: %+v, %v", ups, err)
+	}
+}

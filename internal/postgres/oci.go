@@ -381,18 +381,25 @@ func (db *DB) CreateUpload(ctx context.Context, u *chartctl.OCIUpload) error {
 	}
 	u.CreatedAt = u.CreatedAt.UTC().Truncate(time.Microsecond)
 	u.UpdatedAt = now
-	_, err := db.pool.Exec(ctx, `INSERT INTO oci_uploads (id, name, "offset", created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, "offset" = EXCLUDED."offset",
+	var repoID *string
+	if u.RepositoryID != "" {
+		if !storable(u.RepositoryID) {
+			return chartctl.Invalid("repository_id", "Invalid repository ID.")
+		}
+		repoID = &u.RepositoryID
+	}
+	_, err := db.pool.Exec(ctx, `INSERT INTO oci_uploads (id, name, repository_id, "offset", created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, repository_id = EXCLUDED.repository_id, "offset" = EXCLUDED."offset",
 			created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at`,
-		u.ID, u.Name, u.Offset, u.CreatedAt, u.UpdatedAt)
+		u.ID, u.Name, repoID, u.Offset, u.CreatedAt, u.UpdatedAt)
 	return db.wrap("create upload", err)
 }
 
-const uploadCols = `id, name, "offset", created_at, updated_at`
+const uploadCols = `id, name, COALESCE(repository_id, ''), "offset", created_at, updated_at`
 
 func scanUpload(row pgx.Row) (*chartctl.OCIUpload, error) {
 	var u chartctl.OCIUpload
-	if err := row.Scan(&u.ID, &u.Name, &u.Offset, &u.CreatedAt, &u.UpdatedAt); err != nil {
+	if err := row.Scan(&u.ID, &u.Name, &u.RepositoryID, &u.Offset, &u.CreatedAt, &u.UpdatedAt); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, uploadNotFound()
 		}
@@ -473,7 +480,14 @@ func deleteOCIChart(ctx context.Context, tx pgx.Tx, repo, name, version string) 
 // deleteOCIRepo removes every manifest, tag and blob link of the names
 // under repository repo, and the chart manifests of its versions,
 // returning the blob digests it unlinked.
-func deleteOCIRepo(ctx context.Context, tx pgx.Tx, repo string) ([]string, error) {
+func deleteOCIRepo(ctx context.Context, tx pgx.Tx, repo, repoID string) ([]string, error) {
+	// Upload sessions bound to the repository (by ID; by name for a
+	// record not bound yet) go with it; their bytes are left to garbage
+	// collection, which removes session data without a record.
+	if _, err := tx.Exec(ctx, `DELETE FROM oci_uploads
+		WHERE repository_id = $2 OR (repository_id IS NULL AND split_part(name, '/', 1) = $1)`, repo, repoID); err != nil {
+		return nil, err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM oci_manifests
 		WHERE name = $1 OR starts_with(name, $1 || '/') OR chart_repository = $1`, repo); err != nil {
 		return nil, err

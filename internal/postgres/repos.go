@@ -141,9 +141,11 @@ func (db *DB) Repositories(ctx context.Context) ([]*chartctl.Repository, error) 
 	return out, db.wrap("list repositories", err)
 }
 
-// DeleteRepository deletes the repository, all its chart versions and
-// the OCI registry's manifests, tags and blob links of the names under it
-// in one transaction, returning (sorted) the blob digests no record refers
+// DeleteRepository deletes the repository, all its chart versions, what
+// is bound to it (webhooks with their deliveries and retention policy by
+// foreign key, quota, usage and upload sessions here) and the OCI
+// registry's manifests, tags and blob links of the names under it in one
+// transaction, returning (sorted) the blob digests no record refers
 // to any more, and reserves its name for its owner for the name grace
 // period (purging the reservations that have expired). It returns
 // ENOTFOUND if the repository does not exist.
@@ -191,7 +193,7 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if orphans, err = adjustRefs(ctx, tx, delta); err != nil {
 			return err
 		}
-		unlinked, err := deleteOCIRepo(ctx, tx, name)
+		unlinked, err := deleteOCIRepo(ctx, tx, name, id)
 		if err != nil {
 			return err
 		}

@@ -70,30 +70,37 @@ func validID(id string) bool {
 // closes it rather than being deleted).
 func keyedID(id string) bool { return len(id) == keyedIDLen }
 
-// sessionMAC is the MAC of a keyed ID's first bytes for name.
-func (r *Registry) sessionMAC(name string, head []byte) []byte {
+// sessionMAC is the MAC of a keyed ID's first bytes for name in the
+// repository repoID: the ID stands for a session of that repository only,
+// so one deleted and re-created under the same name (another ID) does not
+// continue the sessions of the first (CONTRACT §18 decision 2).
+func (r *Registry) sessionMAC(name, repoID string, head []byte) []byte {
 	m := hmac.New(sha256.New, r.SessionKey)
 	m.Write([]byte(name))
+	m.Write([]byte{0})
+	m.Write([]byte(repoID))
 	m.Write([]byte{0})
 	m.Write(head)
 	return m.Sum(nil)[:keyedIDMAC]
 }
 
-// newKeyedID returns the ID of a new keyed session of name, started now.
-func (r *Registry) newKeyedID(name string, now time.Time) (string, error) {
+// newKeyedID returns the ID of a new keyed session of name in the
+// repository repoID, started now.
+func (r *Registry) newKeyedID(name, repoID string, now time.Time) (string, error) {
 	var b [keyedIDBytes]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
 	if _, err := rand.Read(b[8 : 8+keyedIDRandom]); err != nil {
 		return "", err
 	}
-	copy(b[8+keyedIDRandom:], r.sessionMAC(name, b[:8+keyedIDRandom]))
+	copy(b[8+keyedIDRandom:], r.sessionMAC(name, repoID, b[:8+keyedIDRandom]))
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // keyedSession returns the session a keyed ID without a record stands
-// for — name's, at offset 0, started when the ID says — or nil when id is
-// not a keyed ID this registry's key made for name.
-func (r *Registry) keyedSession(name, id string) *chartctl.OCIUpload {
+// for — name's in repository repoID, at offset 0, started when the ID
+// says — or nil when id is not a keyed ID this registry's key made for
+// name in that repository.
+func (r *Registry) keyedSession(name, repoID, id string) *chartctl.OCIUpload {
 	if len(r.SessionKey) == 0 || !keyedID(id) {
 		return nil
 	}
@@ -102,9 +109,9 @@ func (r *Registry) keyedSession(name, id string) *chartctl.OCIUpload {
 		return nil
 	}
 	head := b[:8+keyedIDRandom]
-	if !hmac.Equal(b[8+keyedIDRandom:], r.sessionMAC(name, head)) {
+	if !hmac.Equal(b[8+keyedIDRandom:], r.sessionMAC(name, repoID, head)) {
 		return nil
 	}
 	started := time.Unix(0, int64(binary.BigEndian.Uint64(b[:8]))).UTC()
-	return &chartctl.OCIUpload{ID: id, Name: name, CreatedAt: started, UpdatedAt: started}
+	return &chartctl.OCIUpload{ID: id, Name: name, RepositoryID: repoID, CreatedAt: started, UpdatedAt: started}
 }

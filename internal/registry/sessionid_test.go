@@ -173,3 +173,48 @@ func TestUnkeyedUploadSessions(t *testing.T) {
 		t.Fatalf("after cancel: %+v", us)
 	}
 }
+
+// TestUploadSessionsEndWithTheirRepository: an upload session is bound to
+// its repository's ID (CONTRACT §18 decision 2). Deleting the repository
+// deletes the sessions' records, and none of its sessions — stored,
+// keyed without a record yet, or keyed with a chunk — continues in a
+// repository created afterwards under the same name.
+func TestUploadSessionsEndWithTheirRepository(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts []regOption
+	}{{"keyed", nil}, {"unkeyed", []regOption{unkeyedSessions}}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t, c.opts...)
+			mustRepoIn(t, e, "doomed", "private")
+			fresh := e.startUpload(t, "doomed/app")
+			chunked := e.startUpload(t, "doomed/app")
+			if r := e.do(t, "PATCH", chunked, e.AdminKey, []byte("hello"), "Content-Type", "application/octet-stream", "Content-Range", "0-4"); r.StatusCode != 202 {
+				t.Fatalf("PATCH: %d %s", r.StatusCode, r.Body)
+			}
+			if us := e.uploads(t); len(us) == 0 {
+				t.Fatal("no session record after a chunk")
+			}
+			if r := e.Do(t, "DELETE", "/v1/repositories/doomed", e.AdminKey, nil); r.StatusCode != 200 {
+				t.Fatalf("delete repository: %d %s", r.StatusCode, r.Body)
+			}
+			if us := e.uploads(t); len(us) != 0 {
+				t.Fatalf("session records outlived their repository: %+v", us)
+			}
+			mustRepoIn(t, e, "doomed", "private")
+			blob := []byte("hello world")
+			for _, loc := range []string{fresh, chunked} {
+				wantUnknown(t, "GET on a session of the deleted repository", e.do(t, "GET", loc, e.AdminKey, nil))
+				wantUnknown(t, "PATCH on a session of the deleted repository",
+					e.do(t, "PATCH", loc, e.AdminKey, []byte(" world"), "Content-Type", "application/octet-stream"))
+				wantUnknown(t, "PUT on a session of the deleted repository",
+					e.do(t, "PUT", loc+"?digest="+digest.FromBytes(blob).String(), e.AdminKey, blob))
+			}
+			// The new repository's own sessions work.
+			loc := e.startUpload(t, "doomed/app")
+			if r := e.do(t, "PUT", loc+"?digest="+digest.FromBytes(blob).String(), e.AdminKey, blob); r.StatusCode != 201 {
+				t.Fatalf("PUT in the new repository: %d %s", r.StatusCode, r.Body)
+			}
+		})
+	}
+}

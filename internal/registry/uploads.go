@@ -33,7 +33,7 @@ import (
 func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 	w, req := c.Response(), c.Request()
 	name := m[1]
-	p, _, err := r.authorize(c, name, actionPush)
+	p, repo, err := r.authorize(c, name, actionPush)
 	if err != nil {
 		return err
 	}
@@ -68,17 +68,19 @@ func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 	}
 	if len(r.SessionKey) > 0 {
 		// A keyed session: nothing is stored until it has a chunk.
-		id, err := r.newKeyedID(name, r.Now())
+		id, err := r.newKeyedID(name, repo.ID, r.Now())
 		if err != nil {
 			return err
 		}
-		return uploadAccepted(w, &chartctl.OCIUpload{ID: id, Name: name}, http.StatusAccepted)
+		return uploadAccepted(w, &chartctl.OCIUpload{ID: id, Name: name, RepositoryID: repo.ID}, http.StatusAccepted)
 	}
 	id, err := newID()
 	if err != nil {
 		return err
 	}
-	u := &chartctl.OCIUpload{ID: id, Name: name}
+	// The session is bound to the repository's ID: it ends with the
+	// repository, whatever takes its name afterwards.
+	u := &chartctl.OCIUpload{ID: id, Name: name, RepositoryID: repo.ID}
 	if err := r.storeSession(req.Context(), u); err != nil {
 		return err
 	}
@@ -105,7 +107,7 @@ func (r *Registry) storeSession(ctx context.Context, u *chartctl.OCIUpload) erro
 func (r *Registry) closeSession(ctx context.Context, u *chartctl.OCIUpload) error {
 	var err error
 	if keyedID(u.ID) {
-		err = r.OCI.CreateUpload(ctx, &chartctl.OCIUpload{ID: u.ID, Name: u.Name, Offset: -1, CreatedAt: u.CreatedAt})
+		err = r.OCI.CreateUpload(ctx, &chartctl.OCIUpload{ID: u.ID, Name: u.Name, RepositoryID: u.RepositoryID, Offset: -1, CreatedAt: u.CreatedAt})
 	} else if err = r.OCI.DeleteUpload(ctx, u.ID); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		err = nil
 	}
@@ -172,7 +174,7 @@ func (r *Registry) mount(ctx context.Context, p *chartctl.Principal, name, from 
 func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	w, req := c.Response(), c.Request()
 	name, id := m[1], m[2]
-	p, _, err := r.authorize(c, name, actionPush)
+	p, repo, err := r.authorize(c, name, actionPush)
 	if err != nil {
 		return err
 	}
@@ -190,13 +192,15 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	u, err := r.OCI.Upload(ctx, id)
 	stored := err == nil
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		if u = r.keyedSession(name, id); u == nil {
+		if u = r.keyedSession(name, repo.ID, id); u == nil {
 			return errUploadUnknown()
 		}
 	} else if err != nil {
 		return err
 	}
-	if u.Offset < 0 || u.Name != name || r.Now().Sub(u.UpdatedAt) > r.Config.UploadExpiry {
+	// A session of a deleted repository is unknown, even when another
+	// repository of the same name exists by now.
+	if u.Offset < 0 || u.Name != name || u.RepositoryID != repo.ID || r.Now().Sub(u.UpdatedAt) > r.Config.UploadExpiry {
 		return errUploadUnknown()
 	}
 	// store gives a keyed session without a record one, before its

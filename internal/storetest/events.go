@@ -22,6 +22,7 @@ func runEvents(t *testing.T, open Open) {
 	t.Run("ChangeOnEveryMutation", func(t *testing.T) { testChangeEverywhere(t, open) })
 	t.Run("AuditLog", func(t *testing.T) { testAuditLog(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
+	t.Run("BoundToRepository", func(t *testing.T) { testBoundToRepository(t, open) })
 	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open) })
 	t.Run("ClaimConcurrency", func(t *testing.T) { testClaimConcurrency(t, open) })
 	t.Run("ClaimBatches", func(t *testing.T) { testClaimBatches(t, open) })
@@ -79,13 +80,15 @@ func auditActions(tb testing.TB, s Store) []string {
 func testChangeCommits(t *testing.T, open Open) {
 	s := open(t)
 	all := mustWebhook(t, s, &chartctl.Webhook{URL: "https://a.example.com", Events: []string{"*"}, Active: true, Secret: []byte("sealed")})
-	apps := mustWebhook(t, s, &chartctl.Webhook{Repository: "apps", URL: "https://b.example.com",
-		Events: []string{string(chartctl.EventChartPushed)}, Active: true})
+	mustRepo(t, s, "other", "")
 	other := mustWebhook(t, s, &chartctl.Webhook{Repository: "other", URL: "https://c.example.com", Events: []string{"*"}, Active: true})
 	off := mustWebhook(t, s, &chartctl.Webhook{URL: "https://d.example.com", Events: []string{"*"}, Active: false})
 
 	must(t, s.CreateRepository(withChange("repository.create", "apps", chartctl.EventRepositoryCreated, "evt_1", "apps"),
 		&chartctl.Repository{Name: "apps"}))
+	// A repository webhook needs its repository.
+	apps := mustWebhook(t, s, &chartctl.Webhook{Repository: "apps", URL: "https://b.example.com",
+		Events: []string{string(chartctl.EventChartPushed)}, Active: true})
 	// A failed call writes neither its entry nor its event.
 	err := s.CreateRepository(withChange("repository.create", "apps", chartctl.EventRepositoryCreated, "evt_2", "apps"),
 		&chartctl.Repository{Name: "apps"})
@@ -784,4 +787,92 @@ func testUpdateRepository(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.EINVALID)
 	_, err = s.UpdateRepository(ctx, "missing", ptr("x"), nil)
 	wantCode(t, err, chartctl.ENOTFOUND)
+}
+
+// testBoundToRepository: what is scoped to a repository (webhooks with
+// their deliveries, quota, retention policy, OCI upload sessions) is bound
+// to its ID and deleted with it (CONTRACT §18 decision 2): a repository of
+// the same name created afterwards starts with none of it, a webhook
+// created for the deleted one is refused, and the new repository's events
+// reach none of the old webhooks.
+func testBoundToRepository(t *testing.T, open Open) {
+	s := open(t)
+	ada := mustUser(t, s, "ada@example.com")
+	old := &chartctl.Repository{Name: "charts", OwnerID: ada.ID}
+	must(t, s.CreateRepository(ctx, old))
+	hook := mustWebhook(t, s, &chartctl.Webhook{Repository: "charts", URL: "https://a.example.com/hook", Events: []string{"*"}, Active: true, Secret: []byte("s")})
+	if hook.RepositoryID != old.ID {
+		t.Fatalf("CreateWebhook bound the webhook to %q, want %q", hook.RepositoryID, old.ID)
+	}
+	if got, err := s.Webhook(ctx, hook.ID); err != nil || got.RepositoryID != old.ID {
+		t.Fatalf("Webhook = %+v, %v; want RepositoryID %q", got, err, old.ID)
+	}
+	server := mustWebhook(t, s, &chartctl.Webhook{URL: "https://admin.example.com/hook", Events: []string{"*"}, Active: true, Secret: []byte("s")})
+	if server.RepositoryID != "" {
+		t.Fatalf("a server-wide webhook got RepositoryID %q", server.RepositoryID)
+	}
+	_, err := s.DeleteRepository(withChange("chart.push", "charts/web/1.0.0", chartctl.EventChartPushed, "evt_before", "charts"), "charts")
+	// (The DeleteRepository's own event goes to the remaining webhooks.)
+	must(t, err)
+	must(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "charts", OwnerID: ada.ID}))
+	n := int64(3)
+	must(t, s.SetQuota(ctx, chartctl.QuotaRepository, "charts", chartctl.Quota{MaxVersions: &n}))
+	must(t, s.SetRetentionPolicy(ctx, "charts", &chartctl.RetentionPolicy{KeepLatest: new(int)}))
+	must(t, s.CreateUpload(ctx, &chartctl.OCIUpload{ID: "upload-current", Name: "charts/web"}))
+	current, err := s.Repository(ctx, "charts")
+	must(t, err)
+
+	if _, err := s.Webhook(ctx, hook.ID); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("the deleted repository's webhook: %v", err)
+	}
+	if hooks, err := s.Webhooks(ctx, "charts", ""); err != nil || len(hooks) != 0 {
+		t.Fatalf("the new repository lists %d webhooks, %v", len(hooks), err)
+	}
+	_, err = s.Deliveries(ctx, hook.ID, 0)
+	wantCode(t, err, chartctl.ENOTFOUND)
+	// A webhook created for the deleted repository (its caller was
+	// authorized against it) is refused; one for the current ID is not.
+	err = s.CreateWebhook(ctx, &chartctl.Webhook{Repository: "charts", RepositoryID: old.ID, URL: "https://a.example.com/late", Events: []string{"*"}, Active: true, Secret: []byte("s")})
+	wantCode(t, err, chartctl.ENOTFOUND)
+	err = s.CreateWebhook(ctx, &chartctl.Webhook{Repository: "nowhere", URL: "https://a.example.com/late", Events: []string{"*"}, Active: true, Secret: []byte("s")})
+	wantCode(t, err, chartctl.ENOTFOUND)
+	mine := mustWebhook(t, s, &chartctl.Webhook{Repository: "charts", RepositoryID: current.ID, URL: "https://b.example.com/hook", Events: []string{"*"}, Active: true, Secret: []byte("s")})
+	_, _, _, err = s.PutChartVersion(withChange("chart.push", "charts/web/2.0.0", chartctl.EventChartPushed, "evt_after", "charts"),
+		chart("charts", "web", "2.0.0"), chartctl.PutVersionOptions{})
+	must(t, err)
+	if got := eventIDs(deliveries(t, s, mine.ID)); !reflect.DeepEqual(got, []string{"evt_after"}) {
+		t.Fatalf("the new webhook got %v", got)
+	}
+
+	// Deleting the new repository takes its webhook, quota, retention
+	// policy and upload sessions; the server-wide webhook stays.
+	ups, err := s.Uploads(ctx)
+	must(t, err)
+	if len(ups) != 1 {
+		t.Fatalf("uploads %+v", ups)
+	}
+	must(t, s.CreateUpload(ctx, &chartctl.OCIUpload{ID: "upload-bound", Name: "charts/api", RepositoryID: current.ID}))
+	must(t, s.CreateUpload(ctx, &chartctl.OCIUpload{ID: "upload-other", Name: "other/api"}))
+	_, err = s.DeleteRepository(ctx, "charts")
+	must(t, err)
+	if _, err := s.Webhook(ctx, mine.ID); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("the webhook outlived its repository: %v", err)
+	}
+	if _, err := s.Webhook(ctx, server.ID); err != nil {
+		t.Fatalf("the server-wide webhook: %v", err)
+	}
+	ups, err = s.Uploads(ctx)
+	must(t, err)
+	if len(ups) != 1 || ups[0].ID != "upload-other" {
+		t.Fatalf("uploads after the deletion: %+v", ups)
+	}
+	ps, err := s.RetentionPolicies(ctx)
+	must(t, err)
+	if len(ps) != 0 {
+		t.Fatalf("retention policies after the deletion: %v", ps)
+	}
+	must(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "charts", OwnerID: ada.ID}))
+	if q, _, err := s.Quota(ctx, chartctl.QuotaRepository, "charts"); err != nil || q.MaxVersions != nil || q.MaxBytes != nil {
+		t.Fatalf("the third repository inherited the quota %+v, %v", q, err)
+	}
 }
