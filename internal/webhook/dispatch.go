@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -50,15 +52,44 @@ type Options struct {
 	Now    func() time.Time
 	// Client, if set, replaces the client NewClient builds.
 	Client *http.Client
+	// Workers bounds how many webhooks are sent to at once (default 16);
+	// PerHost bounds how many of them share one receiving host (default
+	// 4), so one host's slow receivers hold at most that many workers.
+	// Deliveries to one webhook always go one at a time, in order.
+	Workers int
+	PerHost int
 }
 
 // Dispatcher sends queued deliveries. Create it with New and start Run.
+//
+// Each webhook's queue is a task: its claimed deliveries, sent one at a
+// time in order by one worker. Tasks of different webhooks run side by
+// side in a bounded pool with a per-host cap, so a slow receiver delays
+// only its own webhook's deliveries (CONTRACT §18 decision 13). The
+// store's claim (a lease) keeps a webhook whose task is running out of
+// every other claim, this replica's or another's, until the task's
+// attempts are recorded.
 type Dispatcher struct {
 	store   chartctl.Store
 	secrets Opener
 	opts    Options
 	client  *http.Client
 	wake    chan struct{}
+}
+
+// task is one webhook's claimed deliveries, in queue order.
+type task struct {
+	queue []*chartctl.Delivery
+	// hook is the webhook, nil if it could not be read when claimed.
+	hook    *chartctl.Webhook
+	host    string
+	claimed time.Time
+}
+
+// finished is a task's outcome: its attempts, to be recorded.
+type finished struct {
+	host    string
+	results []chartctl.AttemptResult
 }
 
 // New returns a Dispatcher over store's delivery queue.
@@ -77,6 +108,12 @@ func New(store chartctl.Store, secrets Opener, opts Options) *Dispatcher {
 	}
 	if opts.Gather == 0 {
 		opts.Gather = 50 * time.Millisecond
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 16
+	}
+	if opts.PerHost <= 0 {
+		opts.PerHost = 4
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -112,103 +149,230 @@ const (
 
 // Run delivers until ctx is done. Pending deliveries left by a previous
 // run (a crash, a restart) go out first.
+//
+// Run owns the scheduling: it claims due deliveries while workers are
+// free, starts each webhook's task when a worker and a slot of its host
+// are free, and records finished tasks' attempts — every task finished by
+// then in one store transaction, so a burst across many webhooks costs
+// few commits, while no task waits for another to finish.
 func (d *Dispatcher) Run(ctx context.Context) {
-	for {
-		n := d.RunOnce(ctx)
-		if ctx.Err() != nil {
+	var (
+		running int
+		perHost = map[string]int{}
+		waiting []*task
+		done    = make(chan finished, d.opts.Workers)
+		poll    = time.NewTimer(0)
+	)
+	defer poll.Stop()
+	// start runs the waiting tasks that fit in the pool and their host's
+	// cap, in claim order. A task that waited so long that its claim
+	// would run out before it could send is given back unsent, so it is
+	// never sent by two replicas at once.
+	start := func() {
+		kept := waiting[:0]
+		for _, t := range waiting {
+			if running >= d.opts.Workers || perHost[t.host] >= d.opts.PerHost {
+				if d.opts.Now().Sub(t.claimed)+d.opts.Timeout+leaseMargin > d.lease() {
+					d.record(ctx, unsent(t.queue, d.opts.Now()))
+					continue
+				}
+				kept = append(kept, t)
+				continue
+			}
+			running++
+			perHost[t.host]++
+			go func() { done <- finished{t.host, d.deliverQueue(ctx, t)} }()
+		}
+		waiting = kept
+	}
+	// claim claims what is due, unless no worker is free: those would
+	// only wait, their claims running out.
+	claim := func() {
+		if running >= d.opts.Workers || ctx.Err() != nil {
 			return
 		}
-		if n > 0 {
-			// More may be due behind what this round sent.
-			continue
+		for _, t := range d.claim(ctx) {
+			waiting = append(waiting, t)
 		}
-		t := time.NewTimer(d.opts.Poll)
+		start()
+	}
+	finish := func(f finished) {
+		// Every task finished by now is recorded with this one.
+		batch := []finished{f}
+		for more := true; more; {
+			select {
+			case g := <-done:
+				batch = append(batch, g)
+			default:
+				more = false
+			}
+		}
+		var results []chartctl.AttemptResult
+		for _, g := range batch {
+			running--
+			if perHost[g.host]--; perHost[g.host] == 0 {
+				delete(perHost, g.host)
+			}
+			results = append(results, g.results...)
+		}
+		d.record(ctx, results)
+	}
+	for {
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			// Running tasks stop at their next delivery; their claims run
+			// out and the deliveries are sent again after the restart.
+			for ; running > 0; running-- {
+				<-done
+			}
 			return
+		case f := <-done:
+			finish(f)
+			// More may be due behind what the task sent, and a worker is
+			// free.
+			start()
+			claim()
 		case <-d.wake:
-			t.Stop()
 			if d.opts.Gather > 0 {
 				g := time.NewTimer(d.opts.Gather)
 				select {
 				case <-ctx.Done():
 					g.Stop()
-					return
+					continue
 				case <-g.C:
 				}
 			}
-		case <-t.C:
+			claim()
+		case <-poll.C:
+			start()
+			claim()
+			poll.Reset(d.opts.Poll)
 		}
 	}
 }
 
-// RunOnce claims the deliveries due now — the head of each webhook's
-// queue — and sends them: the webhooks concurrently, each webhook's in
-// order, stopping at its first failure (the rest go back to the queue
-// unsent, behind it). It records every attempt of the round in one store
-// transaction once the round is over: one claim and one commit per round,
-// not one per delivery, keeps the dispatcher's writes from crowding out
-// the changes that feed it. A webhook's deliveries take at most
-// perWebhook·Timeout. It returns how many deliveries it sent.
-func (d *Dispatcher) RunOnce(ctx context.Context) int {
-	claimed, err := d.store.ClaimDeliveries(ctx, d.opts.Now(), d.lease(), perWebhook, roundLimit)
+// leaseMargin is what a task leaves of its claim's lease for recording
+// its attempts.
+const leaseMargin = 5 * time.Second
+
+// claim claims the deliveries due now and returns them as tasks, one per
+// webhook.
+func (d *Dispatcher) claim(ctx context.Context) []*task {
+	now := d.opts.Now()
+	claimed, err := d.store.ClaimDeliveries(ctx, now, d.lease(), perWebhook, roundLimit)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.opts.Logger.Error("claim webhook deliveries", "err", err)
 		}
-		return 0
+		return nil
 	}
-	var queues [][]*chartctl.Delivery
+	var tasks []*task
 	for i, dl := range claimed {
 		if i == 0 || dl.WebhookID != claimed[i-1].WebhookID {
-			queues = append(queues, nil)
+			tasks = append(tasks, &task{claimed: now})
 		}
-		queues[len(queues)-1] = append(queues[len(queues)-1], dl)
+		t := tasks[len(tasks)-1]
+		t.queue = append(t.queue, dl)
 	}
-	results := make([][]chartctl.AttemptResult, len(queues))
+	for _, t := range tasks {
+		if w, err := d.store.Webhook(ctx, t.queue[0].WebhookID); err == nil {
+			t.hook = w
+			if u, err := url.Parse(w.URL); err == nil {
+				t.host = strings.ToLower(u.Hostname())
+			}
+		}
+	}
+	return tasks
+}
+
+// record stores attempts; when it fails the claims run out and the
+// deliveries are sent again.
+func (d *Dispatcher) record(ctx context.Context, results []chartctl.AttemptResult) {
+	if len(results) == 0 {
+		return
+	}
+	if err := d.store.RecordAttempts(context.WithoutCancel(ctx), results); err != nil {
+		d.opts.Logger.Error("record webhook deliveries", "deliveries", len(results), "err", err)
+	}
+}
+
+// unsent gives claimed deliveries back, due at now, without an attempt.
+func unsent(q []*chartctl.Delivery, now time.Time) []chartctl.AttemptResult {
+	out := make([]chartctl.AttemptResult, 0, len(q))
+	for _, dl := range q {
+		out = append(out, chartctl.AttemptResult{DeliveryID: dl.ID, Unsent: true, State: chartctl.DeliveryPending, Next: &now})
+	}
+	return out
+}
+
+// RunOnce claims the deliveries due now — the head of each webhook's
+// queue — and sends them: the webhooks concurrently (within the pool and
+// per-host bounds), each webhook's in order, stopping at its first
+// failure (the rest go back to the queue unsent, behind it). It records
+// the round's attempts in one store transaction and returns how many
+// deliveries it claimed. Run does the same continuously, without waiting
+// for a round's slowest webhook.
+func (d *Dispatcher) RunOnce(ctx context.Context) int {
+	tasks := d.claim(ctx)
+	n := 0
+	results := make([][]chartctl.AttemptResult, len(tasks))
+	workers := make(chan struct{}, d.opts.Workers)
+	hosts := map[string]chan struct{}{}
 	var wg sync.WaitGroup
-	for i, q := range queues {
+	for i, t := range tasks {
+		n += len(t.queue)
+		h := hosts[t.host]
+		if h == nil {
+			h = make(chan struct{}, d.opts.PerHost)
+			hosts[t.host] = h
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = d.deliverQueue(ctx, q)
+			h <- struct{}{}
+			workers <- struct{}{}
+			defer func() { <-workers; <-h }()
+			results[i] = d.deliverQueue(ctx, t)
 		}()
 	}
 	wg.Wait()
-	var done []chartctl.AttemptResult
+	var all []chartctl.AttemptResult
 	for _, r := range results {
-		done = append(done, r...)
+		all = append(all, r...)
 	}
-	if err := d.store.RecordAttempts(context.WithoutCancel(ctx), done); err != nil {
-		// The leases run out and the deliveries are sent again.
-		d.opts.Logger.Error("record webhook deliveries", "deliveries", len(done), "err", err)
-	}
-	return len(claimed)
+	d.record(ctx, all)
+	return n
 }
 
 // deliverQueue sends one webhook's claimed deliveries in order until one
 // fails; those after it are returned unsent, due again at once (behind
-// the failed one, which the store's claims do not pass).
-func (d *Dispatcher) deliverQueue(ctx context.Context, q []*chartctl.Delivery) []chartctl.AttemptResult {
-	w, err := d.store.Webhook(ctx, q[0].WebhookID)
-	if err != nil {
-		d.opts.Logger.Error("load webhook", "webhook", q[0].WebhookID, "err", err)
-		return nil
+// the failed one, which the store's claims do not pass). It also returns
+// unsent those it has no time left to send before the claim runs out.
+func (d *Dispatcher) deliverQueue(ctx context.Context, t *task) []chartctl.AttemptResult {
+	q, w := t.queue, t.hook
+	if w == nil {
+		var err error
+		if w, err = d.store.Webhook(ctx, q[0].WebhookID); err != nil {
+			// Deleted meanwhile (its deliveries went with it), or the
+			// store failed: the claims run out.
+			d.opts.Logger.Error("load webhook", "webhook", q[0].WebhookID, "err", err)
+			return nil
+		}
 	}
 	var out []chartctl.AttemptResult
 	for i, dl := range q {
+		if i > 0 && d.opts.Now().Sub(t.claimed)+d.opts.Timeout+leaseMargin > d.lease() {
+			// Another attempt could outlast the claim: another replica
+			// would then claim this delivery while it is being sent.
+			return append(out, unsent(q[i:], d.opts.Now())...)
+		}
 		r := d.deliver(ctx, w, dl)
 		if r == nil {
 			return out // stopping: the leases run out
 		}
 		out = append(out, *r)
 		if r.State != chartctl.DeliveryDelivered {
-			now := d.opts.Now()
-			for _, rest := range q[i+1:] {
-				out = append(out, chartctl.AttemptResult{DeliveryID: rest.ID, Unsent: true, State: chartctl.DeliveryPending, Next: &now})
-			}
-			return out
+			return append(out, unsent(q[i+1:], d.opts.Now())...)
 		}
 	}
 	return out
