@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/neterr"
 )
 
 // Opener decrypts stored webhook secrets (a *secrets.Box).
@@ -432,22 +434,25 @@ func Backoff(base time.Duration, attempt int) time.Duration {
 func (d *Dispatcher) send(ctx context.Context, w *chartctl.Webhook, e *chartctl.Event) (int, string, error) {
 	secret, err := d.secrets.Open(w.Secret)
 	if err != nil {
-		return 0, "", err
+		d.opts.Logger.Error("open webhook secret", "webhook", w.ID, "err", err)
+		return 0, "", errors.New("could not sign the delivery: the server cannot read the webhook's secret (set a new secret)")
 	}
 	body, err := Body(e, d.opts.BaseURL)
 	if err != nil {
-		return 0, "", err
+		d.opts.Logger.Error("render webhook event", "webhook", w.ID, "event", e.ID, "err", err)
+		return 0, "", errors.New("could not render the event")
 	}
 	now := d.opts.Now()
 	sig, err := Sign(string(secret), e.ID, now, body)
 	if err != nil {
-		return 0, "", err
+		d.opts.Logger.Error("sign webhook delivery", "webhook", w.ID, "err", err)
+		return 0, "", errors.New("could not sign the delivery: the webhook's secret is not valid (set a new secret)")
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, "", err
+		return 0, "", errors.New("the webhook's url is not valid (set a new url)")
 	}
 	req.Header.Set("Content-Type", "application/cloudevents+json")
 	req.Header.Set("User-Agent", "chartctl-webhooks")
@@ -456,7 +461,9 @@ func (d *Dispatcher) send(ctx context.Context, w *chartctl.Webhook, e *chartctl.
 	req.Header.Set("webhook-signature", sig)
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return 0, "", err
+		// Said for the webhook's owner: what failed, without the
+		// server's resolver, addresses or Go's error chain.
+		return 0, "", errors.New(neterr.Describe(req.URL.Host, err))
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, excerptSize))
