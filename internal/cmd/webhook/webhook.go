@@ -10,6 +10,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/webhook/list"
 	"github.com/chartctl/chartctl/internal/cmd/webhook/ping"
 	"github.com/chartctl/chartctl/internal/cmd/webhook/redeliver"
+	"github.com/chartctl/chartctl/internal/cmd/webhook/update"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
 
@@ -27,10 +28,11 @@ webhook-signature header with the secret shown once, on create (Standard
 Webhooks).`,
 		Example: `  chartctl webhook create --repo stable --url https://ci.example.com/hook --events chart.pushed
   chartctl webhook list --repo stable
+  chartctl webhook update WEBHOOK_ID --active=true
   chartctl webhook deliveries WEBHOOK_ID
   chartctl webhook redeliver WEBHOOK_ID DELIVERY_ID`,
 	}
-	cmd.AddCommand(list.NewCmdList(f, nil), create.NewCmdCreate(f, nil), delete.NewCmdDelete(f, nil),
+	cmd.AddCommand(list.NewCmdList(f, nil), create.NewCmdCreate(f, nil), update.NewCmdUpdate(f, nil), delete.NewCmdDelete(f, nil),
 		deliveries.NewCmdDeliveries(f, nil), redeliver.NewCmdRedeliver(f, nil), ping.NewCmdPing(f, nil))
 	return cmd
 }
