@@ -238,7 +238,7 @@ func (a *App) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		a.wakeMirror(r.Name)
 	}
 	if n := a.Config.DefaultRepositoryQuota; n > 0 {
-		if err := a.Store.SetQuota(ctx, chartctl.QuotaRepository, r.Name, chartctl.Quota{MaxBytes: &n}); err != nil {
+		if err := a.Store.SetQuota(ctx, chartctl.QuotaRepository, r.Name, chartctl.Quota{MaxBytes: &n, RepositoryID: r.ID}); err != nil {
 			return err
 		}
 	}

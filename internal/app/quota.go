@@ -32,6 +32,8 @@ func (a *App) SetRepoQuota(ctx context.Context, p *chartctl.Principal, name stri
 		}
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Setting the quota of repository %q needs the owner role in organization %q.", r.Name, r.Organization)
 	}
+	// Bound to the repository p was authorized against (§18 decision 2).
+	q.RepositoryID = r.ID
 	return a.Store.SetQuota(a.Record(ctx, "quota.set", "repository/"+r.Name, r.Organization), chartctl.QuotaRepository, r.Name, q)
 }
 

@@ -84,6 +84,14 @@ func (a *App) SetRetention(ctx context.Context, p *chartctl.Principal, name stri
 	if err := ValidateRetention(pol); err != nil {
 		return err
 	}
+	if pol != nil {
+		// Bound to the repository p was authorized against (§18
+		// decision 2): a policy for a repository deleted and re-created
+		// meanwhile would delete the new owner's versions.
+		bound := *pol
+		bound.RepositoryID = r.ID
+		pol = &bound
+	}
 	return a.Store.SetRetentionPolicy(a.Record(ctx, "retention.set", r.Name, r.Organization), r.Name, pol)
 }
 

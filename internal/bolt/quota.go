@@ -181,6 +181,13 @@ func (db *DB) SetQuota(ctx context.Context, scope, name string, q chartctl.Quota
 		if err := checkScope(tx, scope, name); err != nil {
 			return err
 		}
+		if scope == chartctl.QuotaRepository && q.RepositoryID != "" {
+			if repo, err := getRepo(tx, name); err != nil {
+				return err
+			} else if repo.ID != q.RepositoryID {
+				return repoNotFound(name)
+			}
+		}
 		if q.MaxBytes == nil && q.MaxVersions == nil {
 			return bucket(tx, quotasBucket).Delete(key(scope, name))
 		}

@@ -31,8 +31,13 @@ func (r *retentionRecord) domain() chartctl.RetentionPolicy {
 // SetRetentionPolicy replaces a repository's policy.
 func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.RetentionPolicy) error {
 	return wrap("set retention policy", db.update(ctx, func(tx *bbolt.Tx) error {
-		if _, err := getRepo(tx, repo); err != nil {
+		rec, err := getRepo(tx, repo)
+		if err != nil {
 			return err
+		}
+		if p != nil && p.RepositoryID != "" && p.RepositoryID != rec.ID {
+			// Deleted and re-created since the caller was authorized.
+			return repoNotFound(repo)
 		}
 		b := bucket(tx, retentionBucket)
 		if p == nil {

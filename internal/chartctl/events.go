@@ -379,6 +379,12 @@ type WebhookStore interface {
 type Quota struct {
 	MaxBytes    *int64
 	MaxVersions *int64
+	// RepositoryID, when set on a repository's quota given to SetQuota,
+	// is the ID of the repository the caller was authorized against: the
+	// store refuses the quota (ENOTFOUND) if the repository of that name
+	// has another ID by then (CONTRACT §18 decision 2). Stores do not
+	// keep it.
+	RepositoryID string
 }
 
 // Usage is what a repository or an organization holds: the bytes of its
@@ -441,6 +447,12 @@ type RetentionPolicy struct {
 	DeletePrereleasesAfter *time.Duration
 	// Schedule is a cron expression for scheduled runs ("" for none).
 	Schedule string
+	// RepositoryID, when set on a policy given to SetRetentionPolicy, is
+	// the ID of the repository the caller was authorized against: the
+	// store refuses the policy (ENOTFOUND) if the repository of that name
+	// has another ID by then (CONTRACT §18 decision 2). Stores do not
+	// keep it.
+	RepositoryID string
 	// LastRun is when a scheduled run last applied the policy (zero:
 	// never). The store keeps it across SetRetentionPolicy, which ignores
 	// this field; only MarkRetentionRun sets it. Replicas read it to run

@@ -175,6 +175,14 @@ func (db *DB) SetQuota(ctx context.Context, kind, name string, q chartctl.Quota)
 		if err := checkScope(ctx, tx, scope{kind, name}); err != nil {
 			return err
 		}
+		if kind == chartctl.QuotaRepository && q.RepositoryID != "" {
+			// Deleted and re-created since the caller was authorized?
+			if id, err := lockRepo(ctx, tx, name, false); err != nil {
+				return err
+			} else if id != q.RepositoryID {
+				return repoNotFound(name)
+			}
+		}
 		if q.MaxBytes == nil && q.MaxVersions == nil {
 			_, err := tx.Exec(ctx, `DELETE FROM quotas WHERE scope = $1 AND name = $2`, kind, name)
 			return err
@@ -281,6 +289,10 @@ func (db *DB) SetRetentionPolicy(ctx context.Context, repo string, p *chartctl.R
 		id, err := lockRepo(ctx, tx, repo, false)
 		if err != nil {
 			return err
+		}
+		if p != nil && p.RepositoryID != "" && p.RepositoryID != id {
+			// Deleted and re-created since the caller was authorized.
+			return repoNotFound(repo)
 		}
 		if p == nil {
 			_, err := tx.Exec(ctx, `DELETE FROM retention_policies WHERE repository_id = $1`, id)

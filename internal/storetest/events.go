@@ -792,9 +792,9 @@ func testUpdateRepository(t *testing.T, open Open) {
 // testBoundToRepository: what is scoped to a repository (webhooks with
 // their deliveries, quota, retention policy, OCI upload sessions) is bound
 // to its ID and deleted with it (CONTRACT §18 decision 2): a repository of
-// the same name created afterwards starts with none of it, a webhook
-// created for the deleted one is refused, and the new repository's events
-// reach none of the old webhooks.
+// the same name created afterwards starts with none of it, a webhook,
+// quota or retention policy given for the deleted one is refused, and the
+// new repository's events reach none of the old webhooks.
 func testBoundToRepository(t *testing.T, open Open) {
 	s := open(t)
 	ada := mustUser(t, s, "ada@example.com")
@@ -836,6 +836,13 @@ func testBoundToRepository(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.ENOTFOUND)
 	err = s.CreateWebhook(ctx, &chartctl.Webhook{Repository: "nowhere", URL: "https://a.example.com/late", Events: []string{"*"}, Active: true, Secret: []byte("s")})
 	wantCode(t, err, chartctl.ENOTFOUND)
+	// So are a quota and a retention policy set for the deleted one.
+	err = s.SetQuota(ctx, chartctl.QuotaRepository, "charts", chartctl.Quota{MaxVersions: &n, RepositoryID: old.ID})
+	wantCode(t, err, chartctl.ENOTFOUND)
+	err = s.SetRetentionPolicy(ctx, "charts", &chartctl.RetentionPolicy{KeepLatest: new(int), RepositoryID: old.ID})
+	wantCode(t, err, chartctl.ENOTFOUND)
+	must(t, s.SetQuota(ctx, chartctl.QuotaRepository, "charts", chartctl.Quota{MaxVersions: &n, RepositoryID: current.ID}))
+	must(t, s.SetRetentionPolicy(ctx, "charts", &chartctl.RetentionPolicy{KeepLatest: new(int), RepositoryID: current.ID}))
 	mine := mustWebhook(t, s, &chartctl.Webhook{Repository: "charts", RepositoryID: current.ID, URL: "https://b.example.com/hook", Events: []string{"*"}, Active: true, Secret: []byte("s")})
 	_, _, _, err = s.PutChartVersion(withChange("chart.push", "charts/web/2.0.0", chartctl.EventChartPushed, "evt_after", "charts"),
 		chart("charts", "web", "2.0.0"), chartctl.PutVersionOptions{})
