@@ -178,11 +178,14 @@ func invalidCode() error {
 
 // RedeemAuthorizationCode exchanges a code for the tokens check returns, in
 // one Update transaction, so of many concurrent redemptions exactly one
-// succeeds. A reused code revokes its grant: that revocation commits, and
-// the call then returns ECONFLICT.
+// succeeds. A code check refuses is consumed all the same. A reused code
+// revokes its grant: that revocation commits, and the call then returns
+// ECONFLICT.
 func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Time, check func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error)) error {
 	reused := false
+	var refused error
 	err := db.db.Update(func(tx *bbolt.Tx) error {
+		refused = nil
 		codes := bucket(tx, oauthCodesBucket)
 		v := codes.Get(h)
 		if v == nil || len(h) == 0 {
@@ -200,10 +203,7 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 		if code.Expired(now) {
 			return invalidCode()
 		}
-		tokens, err := check(code)
-		if err != nil {
-			return err
-		}
+		tokens, checkErr := check(code)
 		at := now.UTC().Round(0)
 		r.RedeemedAt = &at
 		if v, err = encode(r); err != nil {
@@ -212,6 +212,13 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 		if err := codes.Put(h, v); err != nil {
 			return err
 		}
+		if checkErr != nil {
+			// A refused attempt consumes the code too (RFC 6749 §4.1.2: a
+			// code is single-use): this transaction commits the
+			// redemption, and the check's error is returned after it.
+			refused = checkErr
+			return nil
+		}
 		if err := putGrant(tx, r.GrantID, at); err != nil {
 			return err
 		}
@@ -219,6 +226,9 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 	})
 	if err != nil {
 		return wrap("redeem authorization code", err)
+	}
+	if refused != nil {
+		return refused
 	}
 	if reused {
 		return chartctl.Errorf(chartctl.ECONFLICT, "The authorization code was already used; the tokens issued for it are revoked.")

@@ -108,9 +108,12 @@ type OAuthStore interface {
 	CreateAuthorizationCode(ctx context.Context, c *AuthorizationCode) error
 	// RedeemAuthorizationCode exchanges the code whose hash is h, in one
 	// transaction: check is called with the stored code and returns the
-	// tokens to issue for it, or an error that is returned unchanged and
-	// leaves the code unredeemed. On success the code is marked redeemed,
-	// its grant recorded and the tokens stored. Returns ENOTFOUND if no
+	// tokens to issue for it, or an error that is returned unchanged. Either
+	// way the code is marked redeemed: a code is single-use, and a refused
+	// attempt (a wrong PKCE verifier, another client) makes it unusable
+	// (RFC 6749 §4.1.2), so a guesser gets one try. On success its grant
+	// is recorded and the tokens stored; an error storing them leaves the
+	// code as it was. Returns ENOTFOUND if no
 	// such code exists or it expired at now, and ECONFLICT if it was
 	// already redeemed, in which case its grant (every token issued for
 	// it) has been revoked.

@@ -71,15 +71,17 @@ func invalidCode() error {
 
 // RedeemAuthorizationCode exchanges a code for the tokens check returns, in
 // one transaction holding the code's row lock, so of many concurrent
-// redemptions on any replicas exactly one succeeds. A reused code revokes
-// its grant: that revocation commits, and the call then returns ECONFLICT.
+// redemptions on any replicas exactly one succeeds. A code check refuses
+// is consumed all the same. A reused code revokes its grant: that
+// revocation commits, and the call then returns ECONFLICT.
 func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Time, check func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error)) error {
 	if len(h) == 0 {
 		return invalidCode()
 	}
 	reused := false
+	var refused error
 	err := db.tx(ctx, "redeem authorization code", func(tx pgx.Tx) error {
-		reused = false
+		reused, refused = false, nil
 		var (
 			c      chartctl.AuthorizationCode
 			scopes []string
@@ -101,13 +103,17 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 		if c.Expired(now) {
 			return invalidCode()
 		}
-		tokens, err := check(&c)
-		if err != nil {
-			return err
-		}
+		tokens, checkErr := check(&c)
 		at := now.UTC()
 		if _, err := tx.Exec(ctx, `UPDATE oauth_codes SET redeemed_at = $2 WHERE hash = $1`, h, at); err != nil {
 			return err
+		}
+		if checkErr != nil {
+			// A refused attempt consumes the code too (RFC 6749 §4.1.2: a
+			// code is single-use): the transaction commits the
+			// redemption, and the check's error is returned after it.
+			refused = checkErr
+			return nil
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO oauth_grants (id, revoked, created_at) VALUES ($1, false, $2)
 			ON CONFLICT (id) DO NOTHING`, c.GrantID, at); err != nil {
@@ -117,6 +123,9 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 	})
 	if err != nil {
 		return err
+	}
+	if refused != nil {
+		return refused
 	}
 	if reused {
 		return chartctl.Errorf(chartctl.ECONFLICT, "The authorization code was already used; the tokens issued for it are revoked.")

@@ -1158,20 +1158,25 @@ func testAuthorizationCodes(t *testing.T, open Open) {
 	// Expired at now (ExpiresAt is exclusive).
 	wantCode(t, s.RedeemAuthorizationCode(ctx, []byte("c1"), exp, never), chartctl.ENOTFOUND)
 
-	// The check's error is returned unchanged and leaves the code usable.
+	// The check's error is returned unchanged and consumes the code: a
+	// code is single-use, a refused attempt included (RFC 6749 §4.1.2).
+	must(t, s.CreateAuthorizationCode(ctx, code("c0", "g0", exp)))
 	refused := chartctl.Errorf(chartctl.EINVALID, "PKCE verifier does not match.")
-	err := s.RedeemAuthorizationCode(ctx, []byte("c1"), now, func(c *chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
-		if string(c.Hash) != "c1" || c.ClientID != "cli_1" || c.UserID != "usr_1" || c.RedirectURI != "http://127.0.0.1/cb" ||
-			c.Scopes.String() != "repo:read" || c.CodeChallenge != "challenge" || c.GrantID != "g1" || c.RedeemedAt != nil {
+	err := s.RedeemAuthorizationCode(ctx, []byte("c0"), now, func(c *chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
+		if string(c.Hash) != "c0" || c.ClientID != "cli_1" || c.UserID != "usr_1" || c.RedirectURI != "http://127.0.0.1/cb" ||
+			c.Scopes.String() != "repo:read" || c.CodeChallenge != "challenge" || c.GrantID != "g0" || c.RedeemedAt != nil {
 			t.Fatalf("check got %+v", c)
 		}
 		wantTime(t, "code ExpiresAt", c.ExpiresAt, exp)
 		wantTime(t, "code CreatedAt", c.CreatedAt, base)
-		return nil, refused
+		return tokens("t0", "g0", "", exp), refused
 	})
 	if err != refused {
 		t.Fatalf("check error came back as %v", err)
 	}
+	wantCode(t, s.RedeemAuthorizationCode(ctx, []byte("c0"), now, never), chartctl.ECONFLICT)
+	_, err = s.OAuthToken(ctx, []byte("t0-access"))
+	wantCode(t, err, chartctl.ENOTFOUND)
 
 	issued := tokens("t1", "g1", "", now.Add(time.Hour))
 	must(t, s.RedeemAuthorizationCode(ctx, []byte("c1"), now, func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
