@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -222,7 +223,10 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 		if err := putGrant(tx, r.GrantID, at); err != nil {
 			return err
 		}
-		return db.putTokens(tx, tokens)
+		if err := db.putTokens(tx, tokens); err != nil {
+			return err
+		}
+		return revokeExcessGrants(tx, r.UserID, r.ClientID, r.GrantID, now)
 	})
 	if err != nil {
 		return wrap("redeem authorization code", err)
@@ -345,6 +349,59 @@ func revokeGrant(tx *bbolt.Tx, id string, at time.Time) error {
 		return err
 	}
 	return b.Put([]byte(id), v)
+}
+
+// revokeExcessGrants revokes the oldest live grants of userID for
+// clientID beyond chartctl.MaxOAuthGrants, keeping newest (the grant just
+// started). Grants are found through their tokens: a grant whose tokens
+// all expired is dead already, and expired tokens are swept.
+func revokeExcessGrants(tx *bbolt.Tx, userID, clientID, newest string, now time.Time) error {
+	type live struct {
+		id    string
+		since time.Time
+	}
+	byID := map[string]*live{}
+	err := bucket(tx, oauthTokensBucket).ForEach(func(_, v []byte) error {
+		r, err := decode[oauthTokenRecord](v)
+		if err != nil {
+			return err
+		}
+		if r.UserID != userID || r.ClientID != clientID || r.GrantID == newest || r.Revoked || !now.Before(r.ExpiresAt) {
+			return nil
+		}
+		if g := byID[r.GrantID]; g == nil {
+			byID[r.GrantID] = &live{r.GrantID, r.CreatedAt}
+		} else if r.CreatedAt.Before(g.since) {
+			g.since = r.CreatedAt
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	grants := make([]*live, 0, len(byID))
+	for _, g := range byID {
+		if !grantRevoked(tx, g.id) {
+			grants = append(grants, g)
+		}
+	}
+	if len(grants) < chartctl.MaxOAuthGrants {
+		return nil
+	}
+	// Newest first (ties by ID, as the PostgreSQL store orders them);
+	// everything past the newest MaxOAuthGrants-1 goes.
+	sort.Slice(grants, func(i, j int) bool {
+		if !grants[i].since.Equal(grants[j].since) {
+			return grants[i].since.After(grants[j].since)
+		}
+		return grants[i].id > grants[j].id
+	})
+	for _, g := range grants[chartctl.MaxOAuthGrants-1:] {
+		if err := revokeGrant(tx, g.id, now.UTC()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func grantRevoked(tx *bbolt.Tx, id string) bool {

@@ -119,7 +119,10 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 			ON CONFLICT (id) DO NOTHING`, c.GrantID, at); err != nil {
 			return err
 		}
-		return db.putTokens(ctx, tx, tokens)
+		if err := db.putTokens(ctx, tx, tokens); err != nil {
+			return err
+		}
+		return revokeExcessGrants(ctx, tx, c.UserID, c.ClientID, c.GrantID, now)
 	})
 	if err != nil {
 		return err
@@ -225,6 +228,38 @@ func (db *DB) putTokens(ctx context.Context, tx pgx.Tx, tokens []*chartctl.OAuth
 		if isUnique(err, "oauth_tokens_pkey") || isUnique(err, "oauth_tokens_id_key") {
 			return chartctl.Errorf(chartctl.ECONFLICT, "A token with this value already exists.")
 		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// grantsLock is the first key of the advisory locks on a (user, client)
+// pair's grants ("GR").
+const grantsLock int32 = 0x4752
+
+// revokeExcessGrants revokes the oldest live grants of userID for
+// clientID beyond chartctl.MaxOAuthGrants, keeping newest (the grant just
+// started). A transaction-level advisory lock on the pair makes
+// concurrent redemptions on any replicas count one after the other.
+func revokeExcessGrants(ctx context.Context, tx pgx.Tx, userID, clientID, newest string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, grantsLock, userID+"/"+clientID); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT t.grant_id FROM `+tokenFrom+`
+		WHERE t.user_id = $1 AND t.client_id = $2 AND t.grant_id <> $3
+		  AND NOT t.revoked AND t.expires_at > $4 AND NOT COALESCE(g.revoked, false)
+		GROUP BY t.grant_id ORDER BY MIN(t.created_at) DESC, t.grant_id DESC OFFSET $5`,
+		userID, clientID, newest, now.UTC(), chartctl.MaxOAuthGrants-1)
+	if err != nil {
+		return err
+	}
+	old, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range old {
+		if err := revokeGrant(ctx, tx, id, now.UTC()); err != nil {
 			return err
 		}
 	}
