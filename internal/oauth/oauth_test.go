@@ -283,8 +283,7 @@ func TestSignInFailureIsGenericAndThrottled(t *testing.T) {
 	if r := try(userEmail, userPassword); r.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("after 10 failures the right password got %d, want 429", r.StatusCode)
 	}
-	// The account is throttled from another address too: here, after the
-	// window the same browser may try again.
+	// After the window the same browser may try again.
 	env.Clock.Advance(16 * time.Minute)
 	if r := try(userEmail, userPassword); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("after the window: %d", r.StatusCode)
