@@ -50,6 +50,23 @@ var auditActions = map[string]string{
 	"GET /v1/admin/backup":                                 "backup.download",
 	// Added by the authorization server when the serve command mounts it.
 	"POST /v1/oauth-clients": "oauth_client.create",
+	// The dashboard's forms (internal/web), mounted with it: their
+	// successes are audited by the application layer like the API's, their
+	// refusals (an error page with 403) and failures here.
+	"POST /settings/api-keys":                           "api_key.create",
+	"POST /settings/api-keys/:id/revoke":                "api_key.revoke",
+	"POST /repositories/:repo/settings":                 "repository.update",
+	"POST /repositories/:repo/delete":                   "repository.delete",
+	"POST /repositories/:repo/sync":                     "repository.sync",
+	"POST /teams/:team/members":                         "team.member_add",
+	"POST /teams/:team/members/:member/role":            "team.member_role_change",
+	"POST /teams/:team/members/:member/remove":          "team.member_remove",
+	"POST /repositories/:repo/webhooks":                 "webhook.create",
+	"POST /organizations/:org/webhooks":                 "webhook.create",
+	"POST /admin/webhooks":                              "webhook.create",
+	"POST /webhooks/:id/ping":                           "webhook.ping",
+	"POST /webhooks/:id/delete":                         "webhook.delete",
+	"POST /webhooks/:id/deliveries/:delivery/redeliver": "webhook.redeliver",
 	// Added by the registry when the serve command mounts it.
 	"POST /v1/admin/gc":                         "registry.gc",
 	"PUT /v1/repositories/:repo/retention":      "retention.set",
@@ -150,7 +167,7 @@ func (s *Server) auditOrg(c echo.Context) string {
 		}
 		return ""
 	}
-	if id := param("id"); id != "" && strings.HasPrefix(c.Path(), "/v1/webhooks/") {
+	if id := param("id"); id != "" && strings.HasPrefix(strings.TrimPrefix(c.Path(), "/v1"), "/webhooks/") {
 		w, err := s.Store.Webhook(ctx, id)
 		if err != nil {
 			return ""
