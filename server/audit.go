@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -136,10 +137,12 @@ func setAuditOrg(c echo.Context, org string) {
 // auditOrg returns the organization of the resource a refused or failed
 // request addressed: the one its body named (setAuditOrg) or its :org
 // path parameter, else the organization of its :repo, :team or webhook
-// :id, if that exists; "" for server-wide and personal resources. It runs only
-// for refused writes, so its store reads cost the hot path nothing.
+// :id, if that exists; "" for server-wide and personal resources. It runs
+// only for refused writes, so its store reads cost the hot path nothing.
 func (s *Server) auditOrg(c echo.Context) string {
-	ctx := c.Request().Context()
+	// The entry is written even when the client went away; so are these
+	// reads.
+	ctx := context.WithoutCancel(c.Request().Context())
 	param := func(name string) string {
 		// A refusal can come before the parameters are decoded.
 		v := c.Param(name)

@@ -72,8 +72,11 @@ func TestWebhooksPage(t *testing.T) {
 	if strings.Contains(again.Body, "whsec_") || !strings.Contains(again.Body, "http://127.0.0.1:9/hook") {
 		t.Fatalf("the secret shows once: %s", again.Body)
 	}
+	// The webhook made is audited as a success; the refused form (bad URL)
+	// as failed.
 	entries, _, err := env.Store.AuditLog(t.Context(), chartctl.AuditFilter{Action: "webhook.create"})
-	if err != nil || len(entries) != 1 || entries[0].Actor.Email != "admin2@example.com" {
+	if err != nil || len(entries) != 2 || entries[0].Outcome != chartctl.OutcomeSuccess || entries[0].Actor.Email != "admin2@example.com" ||
+		entries[1].Outcome != chartctl.OutcomeFailed {
 		t.Fatalf("audit %v %+v", err, entries)
 	}
 
