@@ -51,10 +51,10 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	// finding N10), so it is only slowed: every attempt on it waits a
 	// short, fixed delay first, before any lock is taken, so the waits of
 	// different addresses do not queue behind each other.
-	if attacked, _ := d.byAccount.Blocked(email); attacked && email != "" {
-		if err := d.pause(c); err != nil {
-			return err
-		}
+	if attacked, _ := d.byAccount.Blocked(email); attacked && email != "" && !d.pause(c) {
+		// The client went away while waiting: no one to answer, and
+		// nothing to log as an error.
+		return nil
 	}
 	// Checking the throttles, comparing the password and counting a
 	// failure happen under the address's lock, so parallel attempts from
@@ -110,15 +110,16 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, returnTo)
 }
 
-// pause waits SignInDelay, or until the request is cancelled.
-func (d *Dashboard) pause(c echo.Context) error {
+// pause waits SignInDelay and reports true, or reports false as soon as
+// the request is cancelled.
+func (d *Dashboard) pause(c echo.Context) bool {
 	t := time.NewTimer(d.opts.SignInDelay)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		return true
 	case <-c.Request().Context().Done():
-		return c.Request().Context().Err()
+		return false
 	}
 }
 
