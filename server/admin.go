@@ -33,7 +33,11 @@ func (s *Server) handleBackup(c echo.Context) error {
 	_, err := backup.Write(ctx, c.Response(), backup.Source{Store: exp, Blobs: s.Blobs, Now: s.Now, Snapshot: s.BackupSnapshotHook})
 	// After the status is sent a failure can only cut the archive short:
 	// it then lacks its manifest, which the CLI (checking as it
-	// downloads), restore and verify all refuse. The error is logged.
+	// downloads), restore and verify all refuse. The error is logged, and
+	// audited as a failed backup.download by the audit middleware.
+	if err == nil {
+		s.app.AuditSuccess(ctx, "backup.download", "server", "")
+	}
 	return err
 }
 

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -45,25 +48,57 @@ var auditActions = map[string]string{
 	"PUT /v1/repositories/:repo/quota":                     "quota.set",
 	"PUT /v1/organizations/:org/quota":                     "quota.set",
 	"POST /v1/admin/verify":                                "backup.verify",
+	"GET /v1/admin/backup":                                 "backup.download",
+	// Added by the authorization server when the serve command mounts it.
+	"POST /v1/oauth-clients": "oauth_client.create",
+	// The dashboard's forms (internal/web), mounted with it: their
+	// successes are audited by the application layer like the API's, their
+	// refusals (an error page with 403) and failures here.
+	"POST /settings/api-keys":                           "api_key.create",
+	"POST /settings/api-keys/:id/revoke":                "api_key.revoke",
+	"POST /repositories/:repo/settings":                 "repository.update",
+	"POST /repositories/:repo/delete":                   "repository.delete",
+	"POST /repositories/:repo/sync":                     "repository.sync",
+	"POST /teams/:team/members":                         "team.member_add",
+	"POST /teams/:team/members/:member/role":            "team.member_role_change",
+	"POST /teams/:team/members/:member/remove":          "team.member_remove",
+	"POST /repositories/:repo/webhooks":                 "webhook.create",
+	"POST /organizations/:org/webhooks":                 "webhook.create",
+	"POST /admin/webhooks":                              "webhook.create",
+	"POST /webhooks/:id/ping":                           "webhook.ping",
+	"POST /webhooks/:id/delete":                         "webhook.delete",
+	"POST /webhooks/:id/deliveries/:delivery/redeliver": "webhook.redeliver",
 	// Added by the registry when the serve command mounts it.
 	"POST /v1/admin/gc":                         "registry.gc",
 	"PUT /v1/repositories/:repo/retention":      "retention.set",
 	"POST /v1/repositories/:repo/retention/run": "retention.run",
 }
 
-const actorKey = "chartctl.actor"
+// auditedReads are the reads audited as writes are: a backup download
+// exports every record of the server (password and key hashes, webhook
+// secrets), so who took one, and who tried, is in the log.
+var auditedReads = map[string]bool{
+	"GET /v1/admin/backup": true,
+}
 
-// audit runs next for the request, serving the audit log for writes;
-// reads pass straight through, so the download and index paths pay
-// nothing. For a write it puts a chartctl.Actor (client address, request
-// id; authentication fills in the user) in the request's context, which
-// the application layer copies into the audit entries of the change, and
-// it records a refused (401, 403: denied) or failed write to a route of
-// auditActions on its own. observe calls it (one middleware, not two: echo
-// wraps every middleware anew on every request).
+const (
+	actorKey    = "chartctl.actor"
+	auditOrgKey = "chartctl.audit_org"
+)
+
+// audit runs next for the request, serving the audit log for writes and
+// auditedReads; other reads pass straight through, so the download and
+// index paths pay nothing. For an audited request it puts a
+// chartctl.Actor (client address, request id; authentication fills in the
+// user) in the request's context, which the application layer copies into
+// the audit entries of the change, and it records a refused (401, 403:
+// denied) or failed request to a route of auditActions on its own, with
+// the organization of the resource it addressed, so that organization's
+// owners see it. observe calls it (one middleware, not two: echo wraps
+// every middleware anew on every request).
 func (s *Server) audit(c echo.Context, next echo.HandlerFunc) error {
 	m := c.Request().Method
-	if m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions {
+	if (m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions) && !auditedReads[m+" "+c.Path()] {
 		return next(c)
 	}
 	a := &chartctl.Actor{ClientIP: s.Config.TrustedProxies.ClientIP(c.Request()).String(),
@@ -88,8 +123,69 @@ func (s *Server) audit(c echo.Context, next echo.HandlerFunc) error {
 	case c.Response().Status < 400:
 		return nil
 	}
-	s.app.AuditFailure(c.Request().Context(), action, c.Request().URL.Path, "", outcome)
+	s.app.AuditFailure(c.Request().Context(), action, c.Request().URL.Path, s.auditOrg(c), outcome)
 	return err
+}
+
+// setAuditOrg names the organization a request addresses in its body
+// (creating a repository or a team in one), for the audit entry of a
+// refusal; organizations in the path are found by auditOrg itself.
+func setAuditOrg(c echo.Context, org string) {
+	c.Set(auditOrgKey, org)
+}
+
+// auditOrg returns the organization of the resource a refused or failed
+// request addressed: the one its body named (setAuditOrg) or its :org
+// path parameter, else the organization of its :repo, :team or webhook
+// :id, if that exists; "" for server-wide and personal resources. It runs
+// only for refused writes, so its store reads cost the hot path nothing.
+func (s *Server) auditOrg(c echo.Context) string {
+	// The entry is written even when the client went away; so are these
+	// reads.
+	ctx := context.WithoutCancel(c.Request().Context())
+	param := func(name string) string {
+		// A refusal can come before the parameters are decoded.
+		v := c.Param(name)
+		if d, err := url.PathUnescape(v); err == nil {
+			return d
+		}
+		return v
+	}
+	name, _ := c.Get(auditOrgKey).(string)
+	if name == "" {
+		name = param("org")
+	}
+	if name != "" {
+		// Only an organization that exists: one created later under the
+		// name must not inherit the entry.
+		if o, err := s.Store.Organization(ctx, name); err == nil {
+			return o.Name
+		}
+		return ""
+	}
+	repo := param("repo")
+	if team := param("team"); team != "" {
+		if t, err := s.Store.Team(ctx, team); err == nil {
+			return t.Organization
+		}
+		return ""
+	}
+	if id := param("id"); id != "" && strings.HasPrefix(strings.TrimPrefix(c.Path(), "/v1"), "/webhooks/") {
+		w, err := s.Store.Webhook(ctx, id)
+		if err != nil {
+			return ""
+		}
+		if w.Organization != "" {
+			return w.Organization
+		}
+		repo = w.Repository
+	}
+	if repo != "" {
+		if r, err := s.Store.Repository(ctx, repo); err == nil {
+			return r.Organization
+		}
+	}
+	return ""
 }
 
 // setActor records the authenticated caller in the request's actor.

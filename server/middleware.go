@@ -275,7 +275,7 @@ func (s *Server) principal(ctx context.Context, value string) (*chartctl.Princip
 		return p, nil
 	}
 	if s.AccessTokens != nil && strings.HasPrefix(value, token.AccessTokenPrefix) && token.Valid(token.AccessTokenPrefix, value) {
-		userID, grantID, scopes, err := s.AccessTokens.VerifyAccessToken(ctx, value)
+		userID, grantID, clientID, scopes, err := s.AccessTokens.VerifyAccessToken(ctx, value)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +283,7 @@ func (s *Server) principal(ctx context.Context, value string) (*chartctl.Princip
 		if err != nil {
 			return nil, err
 		}
-		p.OAuth = true
+		p.OAuth, p.OAuthClient = true, clientID
 		return p, nil
 	}
 	return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid credential: expected an API key (chartctl_…) or an OAuth access token.")
@@ -350,7 +350,7 @@ func (s *Server) takeRate(c echo.Context, p *chartctl.Principal, extra ...rateli
 	// A request charges one to three buckets: the array keeps them off
 	// the heap.
 	var buf [3]ratelimit.Request
-	reqs := append(append(buf[:0], ratelimit.Request{Bucket: bucketGlobal, Key: p.CredentialID}), extra...)
+	reqs := append(append(buf[:0], ratelimit.Request{Bucket: bucketGlobal, Key: p.RateKey()}), extra...)
 	d := s.limits.Take(reqs...)
 	if len(d.Results) > 0 {
 		setRateHeaders(c, d.Tightest)

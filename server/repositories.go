@@ -55,6 +55,7 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 		if err := chartctl.ValidateName("organization", req.Organization); err != nil {
 			return err
 		}
+		setAuditOrg(c, req.Organization)
 		if _, err := s.loadOrg(ctx, p, req.Organization); err != nil {
 			return err
 		}

@@ -94,6 +94,7 @@ func (s *Server) handleCreateTeam(c echo.Context) error {
 	if err := chartctl.ValidateName("organization", req.Organization); err != nil {
 		return err
 	}
+	setAuditOrg(c, req.Organization)
 	if len(req.Description) > 1024 {
 		return chartctl.Invalid("description", "description must be at most 1024 characters.")
 	}

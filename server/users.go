@@ -176,7 +176,7 @@ func (s *Server) handleRateLimit(c echo.Context) error {
 			}
 		}
 	}
-	add(bucketGlobal, p.CredentialID)
+	add(bucketGlobal, p.RateKey())
 	add(bucketSearch, s.clientIP(c))
 	if repo := c.QueryParam("repository"); repo != "" {
 		if _, err := s.app.VisibleRepo(c.Request().Context(), p, repo); err != nil {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -178,11 +179,14 @@ func invalidCode() error {
 
 // RedeemAuthorizationCode exchanges a code for the tokens check returns, in
 // one Update transaction, so of many concurrent redemptions exactly one
-// succeeds. A reused code revokes its grant: that revocation commits, and
-// the call then returns ECONFLICT.
+// succeeds. A code check refuses is consumed all the same. A reused code
+// revokes its grant: that revocation commits, and the call then returns
+// ECONFLICT.
 func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Time, check func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error)) error {
 	reused := false
+	var refused error
 	err := db.db.Update(func(tx *bbolt.Tx) error {
+		refused = nil
 		codes := bucket(tx, oauthCodesBucket)
 		v := codes.Get(h)
 		if v == nil || len(h) == 0 {
@@ -200,10 +204,7 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 		if code.Expired(now) {
 			return invalidCode()
 		}
-		tokens, err := check(code)
-		if err != nil {
-			return err
-		}
+		tokens, checkErr := check(code)
 		at := now.UTC().Round(0)
 		r.RedeemedAt = &at
 		if v, err = encode(r); err != nil {
@@ -212,13 +213,26 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 		if err := codes.Put(h, v); err != nil {
 			return err
 		}
+		if checkErr != nil {
+			// A refused attempt consumes the code too (RFC 6749 §4.1.2: a
+			// code is single-use): this transaction commits the
+			// redemption, and the check's error is returned after it.
+			refused = checkErr
+			return nil
+		}
 		if err := putGrant(tx, r.GrantID, at); err != nil {
 			return err
 		}
-		return db.putTokens(tx, tokens)
+		if err := db.putTokens(tx, tokens); err != nil {
+			return err
+		}
+		return revokeExcessGrants(tx, r.UserID, r.ClientID, r.GrantID, now)
 	})
 	if err != nil {
 		return wrap("redeem authorization code", err)
+	}
+	if refused != nil {
+		return refused
 	}
 	if reused {
 		return chartctl.Errorf(chartctl.ECONFLICT, "The authorization code was already used; the tokens issued for it are revoked.")
@@ -335,6 +349,59 @@ func revokeGrant(tx *bbolt.Tx, id string, at time.Time) error {
 		return err
 	}
 	return b.Put([]byte(id), v)
+}
+
+// revokeExcessGrants revokes the oldest live grants of userID for
+// clientID beyond chartctl.MaxOAuthGrants, keeping newest (the grant just
+// started). Grants are found through their tokens: a grant whose tokens
+// all expired is dead already, and expired tokens are swept.
+func revokeExcessGrants(tx *bbolt.Tx, userID, clientID, newest string, now time.Time) error {
+	type live struct {
+		id    string
+		since time.Time
+	}
+	byID := map[string]*live{}
+	err := bucket(tx, oauthTokensBucket).ForEach(func(_, v []byte) error {
+		r, err := decode[oauthTokenRecord](v)
+		if err != nil {
+			return err
+		}
+		if r.UserID != userID || r.ClientID != clientID || r.GrantID == newest || r.Revoked || !now.Before(r.ExpiresAt) {
+			return nil
+		}
+		if g := byID[r.GrantID]; g == nil {
+			byID[r.GrantID] = &live{r.GrantID, r.CreatedAt}
+		} else if r.CreatedAt.Before(g.since) {
+			g.since = r.CreatedAt
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	grants := make([]*live, 0, len(byID))
+	for _, g := range byID {
+		if !grantRevoked(tx, g.id) {
+			grants = append(grants, g)
+		}
+	}
+	if len(grants) < chartctl.MaxOAuthGrants {
+		return nil
+	}
+	// Newest first (ties by ID, as the PostgreSQL store orders them);
+	// everything past the newest MaxOAuthGrants-1 goes.
+	sort.Slice(grants, func(i, j int) bool {
+		if !grants[i].since.Equal(grants[j].since) {
+			return grants[i].since.After(grants[j].since)
+		}
+		return grants[i].id > grants[j].id
+	})
+	for _, g := range grants[chartctl.MaxOAuthGrants-1:] {
+		if err := revokeGrant(tx, g.id, now.UTC()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func grantRevoked(tx *bbolt.Tx, id string) bool {

@@ -209,17 +209,31 @@ func (v Visibility) Valid() bool { return v == VisibilityPrivate || v == Visibil
 // carries scopes. Effective permission is the scopes ∩ the user's roles.
 type Principal struct {
 	User *User
-	// CredentialID identifies the API key or OAuth grant; the global rate
-	// limit is keyed by it.
+	// CredentialID identifies the API key or OAuth grant (see RateKey for
+	// what the global rate limit is keyed by).
 	CredentialID string
 	// Scopes the credential carries.
 	Scopes Scopes
 	// OAuth is set when the credential is an OAuth access token, which a
 	// third-party application holds on the user's behalf.
 	OAuth bool
+	// OAuthClient is the client_id of the application holding an OAuth
+	// access token ("" for other credentials).
+	OAuthClient string
 	// OrgRoles maps organization name to the user's role there (the highest
 	// over the user's teams in it, and owner for its creator).
 	OrgRoles map[string]Role
+}
+
+// RateKey is the key of the principal's global rate-limit bucket: the API
+// key for a key, and the (user, OAuth client) pair for an OAuth access
+// token, so every grant a user gives one application shares one budget
+// (a new grant is not a new budget).
+func (p *Principal) RateKey() string {
+	if p.OAuth && p.OAuthClient != "" && p.User != nil {
+		return "oauth:" + p.User.ID + ":" + p.OAuthClient
+	}
+	return p.CredentialID
 }
 
 // RoleIn returns the principal's role in org ("" when none).

@@ -94,6 +94,13 @@ type WebSession struct {
 // Expired reports whether the session has expired at now.
 func (s *WebSession) Expired(now time.Time) bool { return !now.Before(s.ExpiresAt) }
 
+// MaxOAuthGrants bounds the live grants one user holds for one OAuth
+// client. Redeeming a code for an eleventh revokes the oldest, with its
+// tokens, as GitHub does for its OAuth apps: an application that runs the
+// flow again and again (or a script approving in a loop) cannot pile up
+// token families, and each family no longer brings a budget of its own.
+const MaxOAuthGrants = 10
+
 // OAuthStore keeps OAuth clients, codes, tokens and dashboard sessions.
 // Implementations must be safe for concurrent use; every method is atomic.
 type OAuthStore interface {
@@ -108,9 +115,15 @@ type OAuthStore interface {
 	CreateAuthorizationCode(ctx context.Context, c *AuthorizationCode) error
 	// RedeemAuthorizationCode exchanges the code whose hash is h, in one
 	// transaction: check is called with the stored code and returns the
-	// tokens to issue for it, or an error that is returned unchanged and
-	// leaves the code unredeemed. On success the code is marked redeemed,
-	// its grant recorded and the tokens stored. Returns ENOTFOUND if no
+	// tokens to issue for it, or an error that is returned unchanged. Either
+	// way the code is marked redeemed: a code is single-use, and a refused
+	// attempt (a wrong PKCE verifier, another client) makes it unusable
+	// (RFC 6749 §4.1.2), so a guesser gets one try. On success its grant
+	// is recorded and the tokens stored; an error storing them leaves the
+	// code as it was. In the same transaction, if the code's user then
+	// holds more than MaxOAuthGrants live grants (grants not revoked with
+	// a token not revoked nor expired at now) for the code's client, the
+	// oldest of them (by their first token) are revoked. Returns ENOTFOUND if no
 	// such code exists or it expired at now, and ECONFLICT if it was
 	// already redeemed, in which case its grant (every token issued for
 	// it) has been revoked.

@@ -24,8 +24,9 @@ const MaxJSONBody = 1 << 20
 const JSONContentType = "application/json; charset=utf-8"
 
 // BindJSON decodes the request body into v strictly: a JSON media type,
-// at most 1 MiB, no unknown fields, one value. Errors are EMEDIATYPE,
-// ETOOLARGE or EINVALID naming the offending field (or "body").
+// at most 1 MiB, no unknown fields, no repeated keys, one value. Errors
+// are EMEDIATYPE, ETOOLARGE or EINVALID naming the offending field (or
+// "body"). It is the one decoder of every /v1 request body.
 func BindJSON(c echo.Context, v any) error {
 	req := c.Request()
 	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
@@ -40,6 +41,9 @@ func BindJSON(c echo.Context, v any) error {
 		}
 		return chartctl.Invalid("body", "Could not read the request body.")
 	}
+	if err := checkDuplicateKeys(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -49,6 +53,52 @@ func BindJSON(c echo.Context, v any) error {
 		return chartctl.Invalid("body", "The request body must hold one JSON object.")
 	}
 	return nil
+}
+
+// checkDuplicateKeys refuses an object that names one key twice.
+// encoding/json keeps the last value silently, and matches keys to fields
+// without regard to case, so {"name":"a","Name":"b"} sets one field twice;
+// a proxy or an audit tool reading the first value would then see another
+// request than the server acts on. Keys that differ only in case count as
+// repeated for that reason. Syntax errors are left to the decoder, which
+// words them.
+func checkDuplicateKeys(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	// One set of keys per open object; nil for an open array.
+	var stack []map[string]bool
+	expectKey := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, map[string]bool{})
+				expectKey = true
+				continue
+			case '[':
+				stack = append(stack, nil)
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if expectKey {
+				k := strings.ToLower(t)
+				if stack[len(stack)-1][k] {
+					return chartctl.Invalid(t, "The key %q appears more than once in an object of the request body; send each key once.", t)
+				}
+				stack[len(stack)-1][k] = true
+				expectKey = false
+				continue
+			}
+		}
+		// After a value, the next string in an object is a key again.
+		expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
+	}
 }
 
 func jsonError(err error) error {

@@ -55,10 +55,10 @@ type Limiter interface {
 // AccessTokenVerifier checks OAuth access tokens. The OAuth package
 // implements it; with none set, only API keys authenticate.
 type AccessTokenVerifier interface {
-	// VerifyAccessToken returns the user and grant an access token belongs
-	// to and the scopes it carries. Returns EUNAUTHORIZED for an unknown,
-	// expired or revoked token.
-	VerifyAccessToken(ctx context.Context, value string) (userID, grantID string, scopes chartctl.Scopes, err error)
+	// VerifyAccessToken returns the user, grant and client an access
+	// token belongs to and the scopes it carries. Returns EUNAUTHORIZED
+	// for an unknown, expired or revoked token.
+	VerifyAccessToken(ctx context.Context, value string) (userID, grantID, clientID string, scopes chartctl.Scopes, err error)
 }
 
 // RetrySeconds rounds a wait up to whole seconds, at least one.

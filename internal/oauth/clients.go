@@ -54,8 +54,15 @@ func (p *Provider) handleCreateClient(c echo.Context) error {
 	if !req.Public {
 		secret, cl.SecretHash = token.New(secretPrefix)
 	}
-	if err := p.opts.OAuth.CreateOAuthClient(c.Request().Context(), cl); err != nil {
+	ctx := c.Request().Context()
+	if err := p.opts.OAuth.CreateOAuthClient(ctx, cl); err != nil {
 		return err
+	}
+	// A refusal or failure is audited by the server's audit middleware
+	// (the route is in its table); the success here, as the client
+	// record carries no audit entry of its own.
+	if p.opts.App != nil {
+		p.opts.App.AuditSuccess(ctx, "oauth_client.create", cl.ID, "")
 	}
 	out := client.OAuthClient{
 		ClientID: cl.ID, ClientSecret: secret, Name: cl.Name, RedirectURIs: cl.RedirectURIs,

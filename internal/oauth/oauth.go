@@ -61,6 +61,8 @@ type Options struct {
 	// Dashboard renders the sign-in, consent and error pages and owns the
 	// browser session.
 	Dashboard *web.Dashboard
+	// App records audit entries (registering a client); nil records none.
+	App *app.App
 	// Issuer is the authorization server's URL (the configured auth URL,
 	// else the base URL); "" derives it from each request.
 	Issuer string
@@ -181,7 +183,7 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	dash.Register(e)
 	host.ServeNotFoundPage(dash.NotFoundPage)
 	p := New(Options{
-		Store: store, OAuth: store, Dashboard: dash, Issuer: strings.TrimRight(issuer, "/"),
+		Store: store, OAuth: store, Dashboard: dash, App: host.App(), Issuer: strings.TrimRight(issuer, "/"),
 		AccessTokenTTL: cfg.AccessTokenTTL, RefreshTokenTTL: cfg.RefreshTokenTTL,
 		Logger: logger, Now: now,
 	})

@@ -283,8 +283,7 @@ func TestSignInFailureIsGenericAndThrottled(t *testing.T) {
 	if r := try(userEmail, userPassword); r.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("after 10 failures the right password got %d, want 429", r.StatusCode)
 	}
-	// The account is throttled from another address too: here, after the
-	// window the same browser may try again.
+	// After the window the same browser may try again.
 	env.Clock.Advance(16 * time.Minute)
 	if r := try(userEmail, userPassword); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("after the window: %d", r.StatusCode)
@@ -340,22 +339,49 @@ func TestCodeFlowAndAPI(t *testing.T) {
 
 func TestTokenEndpointRejects(t *testing.T) {
 	env, app := setup(t)
-	other := env.MustClient(t, "Other", true, appRedirect)
 	b := signedIn(t, env)
 	code, verifier := getCode(t, env, b, app.ClientID, appRedirect, "repo:read")
-	wrongVerifier, _ := oauthtest.PKCE()
-	wantOAuthError(t, exchange(t, env, app.ClientID, code, appRedirect, wrongVerifier), 400, "invalid_grant")
-	wantOAuthError(t, exchange(t, env, app.ClientID, code, appRedirect, ""), 400, "invalid_grant")
-	wantOAuthError(t, exchange(t, env, app.ClientID, code, "https://app.example/other", verifier), 400, "invalid_grant")
-	wantOAuthError(t, exchange(t, env, other.ClientID, code, appRedirect, verifier), 400, "invalid_grant")
+	// Refusals before the code is looked up (the client is unknown, the
+	// code malformed, the grant type wrong) leave it as it was.
 	wantOAuthError(t, exchange(t, env, "unknown", code, appRedirect, verifier), 401, "invalid_client")
 	wantOAuthError(t, exchange(t, env, app.ClientID, "chartctl_ac_garbage", appRedirect, verifier), 400, "invalid_grant")
 	wantOAuthError(t, postForm(t, env, "/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {app.ClientID}}, "", ""), 400, "unsupported_grant_type")
 	wantOAuthError(t, postForm(t, env, "/oauth/token", url.Values{"client_id": {app.ClientID}}, "", ""), 400, "invalid_request")
-	// Refused attempts do not burn the code: the rightful client still
-	// gets its tokens.
 	if r := exchange(t, env, app.ClientID, code, appRedirect, verifier); r.status != 200 {
-		t.Fatalf("exchange after refused attempts: %d %v", r.status, r.body)
+		t.Fatalf("exchange after refusals that never reached the code: %d %v", r.status, r.body)
+	}
+}
+
+// Regression (informational finding of the third review): a wrong PKCE
+// verifier at /oauth/token left the code usable, so whoever held a stolen
+// code could try verifiers until the code expired. A code is single-use
+// (RFC 6749 §4.1.2): every refused exchange of it (wrong or missing
+// verifier, another redirect URI, another client) consumes it, and the
+// right verifier afterwards gets invalid_grant and no tokens.
+func TestFailedExchangeConsumesCode(t *testing.T) {
+	env, app := setup(t)
+	other := env.MustClient(t, "Other", true, appRedirect)
+	b := signedIn(t, env)
+	wrongVerifier, _ := oauthtest.PKCE()
+	attempts := map[string]func(code, verifier string) tokenResult{
+		"wrong verifier": func(code, _ string) tokenResult {
+			return exchange(t, env, app.ClientID, code, appRedirect, wrongVerifier)
+		},
+		"missing verifier": func(code, _ string) tokenResult { return exchange(t, env, app.ClientID, code, appRedirect, "") },
+		"other redirect URI": func(code, verifier string) tokenResult {
+			return exchange(t, env, app.ClientID, code, "https://app.example/other", verifier)
+		},
+		"other client": func(code, verifier string) tokenResult {
+			return exchange(t, env, other.ClientID, code, appRedirect, verifier)
+		},
+	}
+	for name, attempt := range attempts {
+		code, verifier := getCode(t, env, b, app.ClientID, appRedirect, "repo:read")
+		wantOAuthError(t, attempt(code, verifier), 400, "invalid_grant")
+		r := exchange(t, env, app.ClientID, code, appRedirect, verifier)
+		if r.status != 400 || r.str("error") != "invalid_grant" || r.str("access_token") != "" {
+			t.Errorf("after a refused exchange (%s), the right verifier got %d %v", name, r.status, r.body)
+		}
 	}
 }
 

@@ -308,22 +308,22 @@ func (p *Provider) handleRevoke(c echo.Context) error {
 
 // VerifyAccessToken implements server.AccessTokenVerifier: it reads the
 // token on every call (no cache), so revocation takes effect at once.
-func (p *Provider) VerifyAccessToken(ctx context.Context, value string) (userID, grantID string, scopes chartctl.Scopes, err error) {
+func (p *Provider) VerifyAccessToken(ctx context.Context, value string) (userID, grantID, clientID string, scopes chartctl.Scopes, err error) {
 	t, err := p.opts.OAuth.OAuthToken(ctx, token.Hash(value))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or revoked access token.")
+		return "", "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or revoked access token.")
 	} else if err != nil {
-		return "", "", nil, err
+		return "", "", "", nil, err
 	}
 	switch {
 	case t.Kind != chartctl.AccessToken:
-		return "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This is not an access token.")
+		return "", "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This is not an access token.")
 	case t.Revoked:
-		return "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This access token was revoked.")
+		return "", "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This access token was revoked.")
 	case t.Expired(p.opts.Now()):
-		return "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This access token expired; refresh it or sign in again.")
+		return "", "", "", nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This access token expired; refresh it or sign in again.")
 	}
-	return t.UserID, t.GrantID, t.Scopes, nil
+	return t.UserID, t.GrantID, t.ClientID, t.Scopes, nil
 }
 
 // metadata is the RFC 8414 document.

@@ -71,15 +71,17 @@ func invalidCode() error {
 
 // RedeemAuthorizationCode exchanges a code for the tokens check returns, in
 // one transaction holding the code's row lock, so of many concurrent
-// redemptions on any replicas exactly one succeeds. A reused code revokes
-// its grant: that revocation commits, and the call then returns ECONFLICT.
+// redemptions on any replicas exactly one succeeds. A code check refuses
+// is consumed all the same. A reused code revokes its grant: that
+// revocation commits, and the call then returns ECONFLICT.
 func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Time, check func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error)) error {
 	if len(h) == 0 {
 		return invalidCode()
 	}
 	reused := false
+	var refused error
 	err := db.tx(ctx, "redeem authorization code", func(tx pgx.Tx) error {
-		reused = false
+		reused, refused = false, nil
 		var (
 			c      chartctl.AuthorizationCode
 			scopes []string
@@ -101,22 +103,32 @@ func (db *DB) RedeemAuthorizationCode(ctx context.Context, h []byte, now time.Ti
 		if c.Expired(now) {
 			return invalidCode()
 		}
-		tokens, err := check(&c)
-		if err != nil {
-			return err
-		}
+		tokens, checkErr := check(&c)
 		at := now.UTC()
 		if _, err := tx.Exec(ctx, `UPDATE oauth_codes SET redeemed_at = $2 WHERE hash = $1`, h, at); err != nil {
 			return err
+		}
+		if checkErr != nil {
+			// A refused attempt consumes the code too (RFC 6749 §4.1.2: a
+			// code is single-use): the transaction commits the
+			// redemption, and the check's error is returned after it.
+			refused = checkErr
+			return nil
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO oauth_grants (id, revoked, created_at) VALUES ($1, false, $2)
 			ON CONFLICT (id) DO NOTHING`, c.GrantID, at); err != nil {
 			return err
 		}
-		return db.putTokens(ctx, tx, tokens)
+		if err := db.putTokens(ctx, tx, tokens); err != nil {
+			return err
+		}
+		return revokeExcessGrants(ctx, tx, c.UserID, c.ClientID, c.GrantID, now)
 	})
 	if err != nil {
 		return err
+	}
+	if refused != nil {
+		return refused
 	}
 	if reused {
 		return chartctl.Errorf(chartctl.ECONFLICT, "The authorization code was already used; the tokens issued for it are revoked.")
@@ -216,6 +228,38 @@ func (db *DB) putTokens(ctx context.Context, tx pgx.Tx, tokens []*chartctl.OAuth
 		if isUnique(err, "oauth_tokens_pkey") || isUnique(err, "oauth_tokens_id_key") {
 			return chartctl.Errorf(chartctl.ECONFLICT, "A token with this value already exists.")
 		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// grantsLock is the first key of the advisory locks on a (user, client)
+// pair's grants ("GR").
+const grantsLock int32 = 0x4752
+
+// revokeExcessGrants revokes the oldest live grants of userID for
+// clientID beyond chartctl.MaxOAuthGrants, keeping newest (the grant just
+// started). A transaction-level advisory lock on the pair makes
+// concurrent redemptions on any replicas count one after the other.
+func revokeExcessGrants(ctx context.Context, tx pgx.Tx, userID, clientID, newest string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, grantsLock, userID+"/"+clientID); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT t.grant_id FROM `+tokenFrom+`
+		WHERE t.user_id = $1 AND t.client_id = $2 AND t.grant_id <> $3
+		  AND NOT t.revoked AND t.expires_at > $4 AND NOT COALESCE(g.revoked, false)
+		GROUP BY t.grant_id ORDER BY MIN(t.created_at) DESC, t.grant_id DESC OFFSET $5`,
+		userID, clientID, newest, now.UTC(), chartctl.MaxOAuthGrants-1)
+	if err != nil {
+		return err
+	}
+	old, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range old {
+		if err := revokeGrant(ctx, tx, id, now.UTC()); err != nil {
 			return err
 		}
 	}

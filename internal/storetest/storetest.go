@@ -57,6 +57,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OrgRoles", func(t *testing.T) { testOrgRoles(t, open) })
 	t.Run("OAuthClients", func(t *testing.T) { testOAuthClients(t, open) })
 	t.Run("AuthorizationCodes", func(t *testing.T) { testAuthorizationCodes(t, open) })
+	t.Run("GrantLimit", func(t *testing.T) { testGrantLimit(t, open) })
 	t.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, open) })
 	t.Run("Revocation", func(t *testing.T) { testRevocation(t, open) })
 	t.Run("WebSessions", func(t *testing.T) { testWebSessions(t, open) })
@@ -1158,20 +1159,25 @@ func testAuthorizationCodes(t *testing.T, open Open) {
 	// Expired at now (ExpiresAt is exclusive).
 	wantCode(t, s.RedeemAuthorizationCode(ctx, []byte("c1"), exp, never), chartctl.ENOTFOUND)
 
-	// The check's error is returned unchanged and leaves the code usable.
+	// The check's error is returned unchanged and consumes the code: a
+	// code is single-use, a refused attempt included (RFC 6749 §4.1.2).
+	must(t, s.CreateAuthorizationCode(ctx, code("c0", "g0", exp)))
 	refused := chartctl.Errorf(chartctl.EINVALID, "PKCE verifier does not match.")
-	err := s.RedeemAuthorizationCode(ctx, []byte("c1"), now, func(c *chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
-		if string(c.Hash) != "c1" || c.ClientID != "cli_1" || c.UserID != "usr_1" || c.RedirectURI != "http://127.0.0.1/cb" ||
-			c.Scopes.String() != "repo:read" || c.CodeChallenge != "challenge" || c.GrantID != "g1" || c.RedeemedAt != nil {
+	err := s.RedeemAuthorizationCode(ctx, []byte("c0"), now, func(c *chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
+		if string(c.Hash) != "c0" || c.ClientID != "cli_1" || c.UserID != "usr_1" || c.RedirectURI != "http://127.0.0.1/cb" ||
+			c.Scopes.String() != "repo:read" || c.CodeChallenge != "challenge" || c.GrantID != "g0" || c.RedeemedAt != nil {
 			t.Fatalf("check got %+v", c)
 		}
 		wantTime(t, "code ExpiresAt", c.ExpiresAt, exp)
 		wantTime(t, "code CreatedAt", c.CreatedAt, base)
-		return nil, refused
+		return tokens("t0", "g0", "", exp), refused
 	})
 	if err != refused {
 		t.Fatalf("check error came back as %v", err)
 	}
+	wantCode(t, s.RedeemAuthorizationCode(ctx, []byte("c0"), now, never), chartctl.ECONFLICT)
+	_, err = s.OAuthToken(ctx, []byte("t0-access"))
+	wantCode(t, err, chartctl.ENOTFOUND)
 
 	issued := tokens("t1", "g1", "", now.Add(time.Hour))
 	must(t, s.RedeemAuthorizationCode(ctx, []byte("c1"), now, func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
@@ -1212,6 +1218,58 @@ func testAuthorizationCodes(t *testing.T, open Open) {
 	must(t, s.RedeemAuthorizationCode(ctx, []byte("c2"), now, func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
 		return tokens("t2", "g2", "", exp), nil
 	}))
+}
+
+// testGrantLimit: a user holds at most MaxOAuthGrants live grants per
+// client; redeeming one more revokes the oldest with its tokens, and
+// leaves other clients' and other users' grants alone.
+func testGrantLimit(t *testing.T, open Open) {
+	s := open(t)
+	exp := base.Add(time.Hour)
+	redeem := func(i int, user, client string) string {
+		t.Helper()
+		tag := fmt.Sprintf("%s-%s-%02d", user, client, i)
+		c := code(tag, "g-"+tag, exp)
+		c.UserID, c.ClientID = user, client
+		must(t, s.CreateAuthorizationCode(ctx, c))
+		issued := tokens(tag, c.GrantID, "", exp)
+		for _, tok := range issued {
+			tok.UserID, tok.ClientID, tok.CreatedAt = user, client, base.Add(time.Duration(i)*time.Second)
+		}
+		must(t, s.RedeemAuthorizationCode(ctx, c.Hash, base.Add(time.Duration(i)*time.Second), func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
+			return issued, nil
+		}))
+		return tag
+	}
+	revoked := func(tag string) bool {
+		return mustToken(t, s, tag+"-access").Revoked && mustToken(t, s, tag+"-refresh").Revoked
+	}
+
+	other := redeem(0, "usr_1", "cli_2")
+	otherUser := redeem(0, "usr_2", "cli_1")
+	var tags []string
+	for i := range chartctl.MaxOAuthGrants {
+		tags = append(tags, redeem(i+1, "usr_1", "cli_1"))
+	}
+	// A grant revoked on its own does not count towards the limit.
+	must(t, s.RevokeGrant(ctx, "g-"+tags[5]))
+	tags = append(tags, redeem(20, "usr_1", "cli_1"))
+	for i, tag := range tags {
+		if i != 5 && revoked(tag) {
+			t.Fatalf("grant %d of %d revoked with one revoked by hand among them", i, len(tags))
+		}
+	}
+	tags = append(tags, redeem(21, "usr_1", "cli_1"))
+	tags = append(tags, redeem(22, "usr_1", "cli_1"))
+	for i, tag := range tags {
+		want := i <= 1 || i == 5 // the two oldest go, the one revoked by hand stays revoked
+		if got := revoked(tag); got != want {
+			t.Errorf("grant %d (%s): revoked %v, want %v", i, tag, got, want)
+		}
+	}
+	if revoked(other) || revoked(otherUser) {
+		t.Errorf("another client's or user's grant was revoked")
+	}
 }
 
 func testRefreshTokens(t *testing.T, open Open) {

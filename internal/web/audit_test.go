@@ -7,6 +7,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/oauth/oauthtest"
+	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -71,8 +72,11 @@ func TestWebhooksPage(t *testing.T) {
 	if strings.Contains(again.Body, "whsec_") || !strings.Contains(again.Body, "http://127.0.0.1:9/hook") {
 		t.Fatalf("the secret shows once: %s", again.Body)
 	}
+	// The webhook made is audited as a success; the refused form (bad URL)
+	// as failed.
 	entries, _, err := env.Store.AuditLog(t.Context(), chartctl.AuditFilter{Action: "webhook.create"})
-	if err != nil || len(entries) != 1 || entries[0].Actor.Email != "admin2@example.com" {
+	if err != nil || len(entries) != 2 || entries[0].Outcome != chartctl.OutcomeSuccess || entries[0].Actor.Email != "admin2@example.com" ||
+		entries[1].Outcome != chartctl.OutcomeFailed {
 		t.Fatalf("audit %v %+v", err, entries)
 	}
 
@@ -204,5 +208,65 @@ func TestWebhookPagesEveryScope(t *testing.T) {
 	}
 	if p := owner.Get(t, "/webhooks/wh_nope"); p.StatusCode != 404 {
 		t.Fatalf("unknown webhook: %d", p.StatusCode)
+	}
+}
+
+// Regression (N7, third review): a write refused on the dashboard left no
+// audit entry, and none with the organization of the resource, so the
+// organization's owners never saw it. A member's refused deletion of the
+// organization's repository and role change in its team, sent from the
+// dashboard's forms, are in the owner's audit log, denied, with the
+// member as actor.
+func TestDashboardRefusalsAuditedForOrganization(t *testing.T) {
+	env := oauthtest.Start(t, oauthtest.Config{})
+	owner := env.MustUserWithPassword(t, "owner@example.com", "owner password!", false)
+	ownerKey := env.MustKey(t, owner, chartctl.AllScopes...)
+	env.MustUserWithPassword(t, "member@example.com", "member password!", false)
+	var memberID string
+	for _, r := range []*testkit.Response{
+		env.DoJSON(t, "POST", "/v1/organizations", ownerKey, map[string]string{"name": "acme"}),
+		env.DoJSON(t, "POST", "/v1/repositories", ownerKey, map[string]string{"name": "acme-apps", "organization": "acme"}),
+		env.DoJSON(t, "POST", "/v1/teams", ownerKey, map[string]string{"name": "acme-devs", "organization": "acme"}),
+		env.DoJSON(t, "POST", "/v1/teams/acme-devs/members", ownerKey, map[string]string{"email": "member@example.com", "role": "member"}),
+	} {
+		if r.StatusCode != 200 {
+			t.Fatalf("setup: %d %s", r.StatusCode, r.Body)
+		}
+		var out struct{ Data struct{ ID string } }
+		r.JSON(t, &out)
+		memberID = out.Data.ID
+	}
+	b := env.NewBrowser(t)
+	b.SignIn(t, "member@example.com", "member password!")
+	csrf := b.Get(t, "/repositories/acme-apps").CSRF(t)
+	if r := b.PostForm(t, "/repositories/acme-apps/delete", url.Values{"csrf_token": {csrf}, "confirm": {"acme-apps"}}); r.StatusCode != 403 {
+		t.Fatalf("member deletes the organization's repository: %d", r.StatusCode)
+	}
+	if r := b.PostForm(t, "/teams/acme-devs/members/"+memberID+"/role", url.Values{"csrf_token": {csrf}, "role": {"owner"}}); r.StatusCode != 403 {
+		t.Fatalf("member makes themself owner: %d", r.StatusCode)
+	}
+	r := env.Do(t, "GET", "/v1/audit?limit=100", ownerKey, nil)
+	if r.StatusCode != 200 {
+		t.Fatalf("owner's audit: %d %s", r.StatusCode, r.Body)
+	}
+	var log struct {
+		Data []struct {
+			Action, Target, Outcome string
+			Actor                   struct{ Email *string }
+		}
+	}
+	r.JSON(t, &log)
+	var got []string
+	for _, e := range log.Data {
+		if e.Outcome == "denied" && e.Actor.Email != nil {
+			got = append(got, e.Action+" "+e.Target+" "+*e.Actor.Email)
+		}
+	}
+	want := []string{
+		"team.member_role_change /teams/acme-devs/members/" + memberID + "/role member@example.com",
+		"repository.delete /repositories/acme-apps/delete member@example.com",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the owner's denied entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

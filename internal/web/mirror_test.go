@@ -118,15 +118,18 @@ func TestMirrorRepositoryPage(t *testing.T) {
 	if !strings.Contains(after.Body, "A sync from "+c.upstream+" has started") || !strings.Contains(after.Body, `id="mirror-status">syncing<`) {
 		t.Errorf("the page after Sync now:\n%s", after.Body)
 	}
-	// The request is in the audit log as the owner's.
+	// The request is in the audit log as the owner's, after the two
+	// refusals (the member's, and the owner's without a CSRF token).
 	var audit struct {
 		Data []struct {
-			Action string
-			Actor  struct{ Email *string }
+			Action  string
+			Outcome string
+			Actor   struct{ Email *string }
 		}
 	}
 	c.Do(t, http.MethodGet, "/v1/audit?action=repository.sync", c.ownerKey, nil).JSON(t, &audit)
-	if len(audit.Data) != 1 || audit.Data[0].Actor.Email == nil || *audit.Data[0].Actor.Email != ownerEmail {
+	if len(audit.Data) != 3 || audit.Data[0].Outcome != "success" || audit.Data[0].Actor.Email == nil || *audit.Data[0].Actor.Email != ownerEmail ||
+		audit.Data[1].Outcome != "denied" || audit.Data[2].Outcome != "denied" {
 		t.Errorf("audit of the sync: %+v", audit.Data)
 	}
 	// A repository that is not a mirror has nothing to sync.

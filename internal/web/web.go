@@ -60,6 +60,11 @@ const (
 // DefaultSessionTTL is how long a dashboard session lasts.
 const DefaultSessionTTL = 12 * time.Hour
 
+// DefaultSignInDelay is how long every sign-in attempt on an account under
+// a distributed guess waits (see Options.SignInAccountLimit): long enough
+// to slow a guesser, short enough that the owner barely notices.
+const DefaultSignInDelay = time.Second
+
 // Principals resolves a signed-in user into the principal the API would
 // see; *server.Server implements it.
 type Principals interface {
@@ -87,14 +92,18 @@ type Options struct {
 	ClientIP func(*http.Request) string
 	// SessionTTL is how long a session lasts (DefaultSessionTTL if 0).
 	SessionTTL time.Duration
-	// SignInLimit bounds failed sign-ins per client address, and per
-	// account from one address (10 per 15 minutes if zero).
+	// SignInLimit bounds failed sign-ins per client address (over every
+	// account), and per account from one address (10 per 15 minutes if
+	// zero); an address past either is refused until its window ends.
 	SignInLimit ratelimit.Limit
-	// SignInAccountLimit bounds failed sign-ins per account from every
-	// address together (100 per 15 minutes if zero). It is much higher than
-	// SignInLimit, so guesses from elsewhere cannot lock a user out, while a
-	// distributed guesser still gets few tries.
+	// SignInAccountLimit is how many failed sign-ins on one account from
+	// every address together (100 per 15 minutes if zero) mark it as
+	// under a distributed guess. It never refuses anyone, so guesses from
+	// elsewhere cannot lock the owner out: until the window ends, every
+	// attempt on the account waits SignInDelay first.
 	SignInAccountLimit ratelimit.Limit
+	// SignInDelay is that wait (DefaultSignInDelay if zero).
+	SignInDelay time.Duration
 	// App is the application layer: the pages read and change
 	// repositories, charts, teams and API keys through it, as the API
 	// does, so their writes are audited and emit events; sign-ins are
@@ -118,9 +127,9 @@ type Options struct {
 type Dashboard struct {
 	opts  Options
 	pages map[string]*template.Template
-	// byIP counts failures per address, byAccountIP per (account,
-	// address) and byAccount per account from anywhere, with a far higher
-	// ceiling.
+	// byIP counts failures per address and byAccountIP per (account,
+	// address): both refuse. byAccount counts failures per account from
+	// anywhere, with a far higher ceiling: it only slows (SignInDelay).
 	byIP        ratelimit.Failures
 	byAccountIP ratelimit.Failures
 	byAccount   ratelimit.Failures
@@ -155,6 +164,9 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	}
 	if opts.SignInAccountLimit.Disabled() {
 		opts.SignInAccountLimit = ratelimit.Limit{N: 100, Window: 15 * time.Minute}
+	}
+	if opts.SignInDelay <= 0 {
+		opts.SignInDelay = DefaultSignInDelay
 	}
 	if opts.Pages == nil && opts.App != nil {
 		opts.Pages = opts.App.Pages
