@@ -30,7 +30,7 @@ type PullOptions struct {
 	Version string
 	// Devel lets pre-releases be the latest when no version is given.
 	Devel bool
-	Dir     string
+	Dir   string
 }
 
 // NewCmdPull returns the `chart pull` command.
