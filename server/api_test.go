@@ -496,3 +496,30 @@ func TestMetrics(t *testing.T) {
 		t.Error("raw path used as a route label")
 	}
 }
+
+// A key name over 100 characters is refused as too long (it was "name is
+// required (1-100 characters)", which reads as if none was given); a
+// blank one as missing. Characters are counted, not bytes.
+func TestAPIKeyNameTooLongOrMissing(t *testing.T) {
+	s := testkit.StartServer(t)
+	for _, c := range []struct {
+		name, want string
+	}{
+		{strings.Repeat("k", 101), "name is too long (101 characters): give the key a name of at most 100 characters."},
+		{"  ", `name is required: give the key a name of 1 to 100 characters, such as "CI deploys".`},
+	} {
+		for _, path := range []string{"/v1/user/api-keys", "/v1/users/admin@example.com/api-keys"} {
+			r := s.DoJSON(t, http.MethodPost, path, s.AdminKey, map[string]any{"name": c.name, "scopes": []string{"repo:read"}})
+			expectError(t, r, 400, "invalid_parameter", "name")
+			var e errBody
+			r.JSON(t, &e)
+			if e.Error.Message != c.want {
+				t.Errorf("POST %s with a %d-character name: %q, want %q", path, len(c.name), e.Error.Message, c.want)
+			}
+		}
+	}
+	r := s.DoJSON(t, http.MethodPost, "/v1/user/api-keys", s.AdminKey, map[string]any{"name": strings.Repeat("é", 100), "scopes": []string{"repo:read"}})
+	if r.StatusCode != 200 {
+		t.Errorf("a name of 100 two-byte characters: %d %s", r.StatusCode, r.Body)
+	}
+}

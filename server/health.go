@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -12,9 +15,86 @@ import (
 	"github.com/chartctl/chartctl/internal/httpx"
 )
 
-// readyTimeout bounds each readiness check, so a hung store makes /readyz
-// answer 503 rather than hang the probe.
-const readyTimeout = 5 * time.Second
+// readyCheckTimeout bounds each readiness check. The checks run at once,
+// so /readyz answers within about this long however many dependencies
+// hang, well inside a Kubernetes probe's default 1 s timeout plus its
+// period.
+const readyCheckTimeout = time.Second
+
+// readyCheck is one dependency /readyz checks.
+type readyCheck struct {
+	// part names the dependency in the answer ("the blob store").
+	part  string
+	check func(ctx context.Context) error
+	// running is set while a check has not returned: a check that ignores
+	// its context's deadline is not started again until it does, so a
+	// hung dependency costs one goroutine, not one per probe.
+	running atomic.Bool
+}
+
+// dependencyChecks returns the server's dependency checks, made on first use.
+func (s *Server) dependencyChecks() []*readyCheck {
+	s.readyOnce.Do(func() {
+		s.readyChecks = []*readyCheck{
+			{part: "the metadata store", check: func(ctx context.Context) error { return pingStore(ctx, s.Store) }},
+			{part: "the blob store", check: func(ctx context.Context) error { return pingBlobs(ctx, s.Blobs) }},
+		}
+	})
+	return s.readyChecks
+}
+
+// checkDependencies runs every dependency check concurrently, each bounded
+// by readyCheckTimeout whether or not it honours its context, and returns
+// one phrase per failing dependency, in the checks' order.
+func (s *Server) checkDependencies(ctx context.Context) []string {
+	checks := s.dependencyChecks()
+	failures := make([]string, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			failures[i] = s.runCheck(ctx, c)
+		}()
+	}
+	wg.Wait()
+	var out []string
+	for _, f := range failures {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// runCheck runs one check and describes its failure ("" when it answered).
+func (s *Server) runCheck(ctx context.Context, c *readyCheck) string {
+	if !c.running.CompareAndSwap(false, true) {
+		return c.part + " has not answered an earlier check yet"
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyCheckTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer c.running.Store(false)
+		done <- c.check(ctx)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			return ""
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			s.Logger.Error("readiness: no answer in time", "part", c.part, "timeout", readyCheckTimeout)
+			return c.part + " did not answer within " + readyCheckTimeout.String()
+		}
+		s.Logger.Error("readiness: check failed", "part", c.part, "err", err)
+		return c.part + " does not answer"
+	case <-ctx.Done():
+		s.Logger.Error("readiness: no answer in time", "part", c.part, "timeout", readyCheckTimeout)
+		return c.part + " did not answer within " + readyCheckTimeout.String()
+	}
+}
 
 // pinger is implemented by stores that can say cheaply whether they
 // answer (the PostgreSQL and S3 engines, the blob directory).
@@ -64,20 +144,16 @@ func (s *Server) handleLivez(c echo.Context) error {
 
 // handleReadyz answers 200 {"status":"ok"} when the metadata store and the
 // blob store answer and the server is not shutting down; otherwise 503 in
-// the error envelope, naming the failing part (CONTRACT §14).
+// the error envelope, naming every failing part (CONTRACT §14). The
+// checks run concurrently, each bounded by readyCheckTimeout.
 func (s *Server) handleReadyz(c echo.Context) error {
 	if !s.ready.Load() {
 		return chartctl.Errorf(chartctl.EUNAVAILABLE, "Not ready: the server is shutting down.")
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
-	defer cancel()
-	if err := pingStore(ctx, s.Store); err != nil {
-		s.Logger.Error("readiness: metadata store", "err", err)
-		return chartctl.Errorf(chartctl.EUNAVAILABLE, "Not ready: the metadata store does not answer.")
-	}
-	if err := pingBlobs(ctx, s.Blobs); err != nil {
-		s.Logger.Error("readiness: blob store", "err", err)
-		return chartctl.Errorf(chartctl.EUNAVAILABLE, "Not ready: the blob store does not answer.")
+	if failed := s.checkDependencies(c.Request().Context()); len(failed) > 0 {
+		// Every failing dependency is named, not only the first, so one
+		// probe answer says all that is wrong.
+		return chartctl.Errorf(chartctl.EUNAVAILABLE, "Not ready: %s.", strings.Join(failed, "; "))
 	}
 	return httpx.WriteJSON(c, http.StatusOK, map[string]string{"status": "ok"})
 }

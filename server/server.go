@@ -155,9 +155,13 @@ type Server struct {
 	routeSet  map[string]bool
 	routeOnce sync.Once
 	ready     atomic.Bool
-	wg        sync.WaitGroup
-	stop      chan struct{}
-	stopOnce  sync.Once
+	// readyChecks are /readyz's dependency checks, each with a flag set
+	// while a check of it is still running.
+	readyChecks []*readyCheck
+	readyOnce   sync.Once
+	wg          sync.WaitGroup
+	stop        chan struct{}
+	stopOnce    sync.Once
 }
 
 // New returns a Server over store and blobs with DefaultConfig.

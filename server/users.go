@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/client"
@@ -65,9 +63,9 @@ func (s *Server) handleCreateUserAPIKey(c echo.Context) error {
 }
 
 func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl.Scopes, req client.CreateAPIKeyRequest) error {
-	name := strings.TrimSpace(req.Name)
-	if name == "" || len(name) > 100 {
-		return chartctl.Invalid("name", "name is required (1-100 characters).")
+	name, err := app.ValidateName("key", req.Name)
+	if err != nil {
+		return err
 	}
 	if len(req.Scopes) == 0 {
 		return chartctl.Invalid("scopes", "scopes is required: list at least one of %s.", chartctl.Scopes(chartctl.AllScopes).String())

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/testkit"
 )
@@ -51,5 +53,45 @@ func TestAgainstRealServer(t *testing.T) {
 	view := s.finish()
 	if !strings.Contains(view, "maintainer") {
 		t.Fatalf("members view:\n%s", view)
+	}
+}
+
+// The charts list's LATEST column follows client.Latest, the rule of the
+// CLI and the dashboard: the newest stable version, not a newer
+// pre-release; a chart with only pre-releases shows its newest, marked
+// "(pre)". Paged two versions at a time, so the stable version of app
+// arrives on a later page than its pre-releases.
+func TestChartsListLatestIsNewestStable(t *testing.T) {
+	srv := testkit.StartServer(t)
+	srv.MustRepo(t, "stable", "public")
+	for _, ch := range []testkit.Chart{
+		{Name: "app", Version: "1.0.0"}, {Name: "app", Version: "1.1.0"}, {Name: "app", Version: "2.0.0-rc.1"}, {Name: "app", Version: "2.0.0-rc.2"},
+		{Name: "beta", Version: "0.1.0-alpha.1"}, {Name: "beta", Version: "0.1.0-alpha.2"},
+	} {
+		if r := srv.Upload(t, "stable", srv.AdminKey, testkit.MakeChart(t, ch), ""); r.StatusCode != 200 {
+			t.Fatalf("upload %s %s: %d %s", ch.Name, ch.Version, r.StatusCode, r.Body)
+		}
+	}
+	c, err := client.New(srv.URL, client.WithToken(srv.AdminKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(NewClientAPI(c), Options{Server: testServer, PageSize: 2})
+	m = settle(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, msg := range exec(m.Init()) {
+		m = settle(t, m, msg)
+	}
+	m = settle(t, m, press("enter"))
+	for i := 0; i < 10 && !m.current().done; i++ {
+		m = settle(t, m, press("G")) // to the end: the next pages load
+	}
+	s := m.current()
+	if !s.done || len(s.rows) != 2 {
+		t.Fatalf("charts of stable: done %v, %d rows", s.done, len(s.rows))
+	}
+	for i, want := range [][]string{{"app", "1.1.0", "4"}, {"beta", "0.1.0-alpha.2 (pre)", "2"}} {
+		if got := s.rows[i].cells; got[0] != want[0] || got[1] != want[1] || got[3] != want[2] {
+			t.Errorf("row %d: %q, want name, latest and count %q", i, got, want)
+		}
 	}
 }

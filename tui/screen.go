@@ -108,13 +108,36 @@ type row struct {
 	item  any
 }
 
-// chartGroup is one chart of a repository: its newest version and how many
-// versions were listed. partial marks the last chart of a list with more
-// pages to come, whose other versions may be on the next page.
+// chartGroup is one chart of a repository: its latest version and how
+// many versions were listed. partial marks the last chart of a list with
+// more pages to come, whose other versions may be on the next page.
 type chartGroup struct {
+	// latest is the latest of the versions listed so far by client.Latest
+	// (the newest stable one, as the CLI, the dashboard and Helm pick
+	// it); with only pre-releases listed, the newest of them, and pre set.
 	latest  client.Chart
+	pre     bool
 	count   int
 	partial bool
+}
+
+// add counts one more listed version of the chart and keeps the latest:
+// client.Latest of the latest so far and c, pre-releases counting only
+// while no stable version has been seen.
+func (g *chartGroup) add(c client.Chart) {
+	g.count++
+	_, stable := client.Latest([]string{c.Version}, false)
+	switch {
+	case g.count == 1:
+		g.latest, g.pre = c, !stable
+	case g.pre && stable:
+		// A stable version beats every pre-release, older or not.
+		g.latest, g.pre = c, false
+	default:
+		if v, ok := client.Latest([]string{g.latest.Version, c.Version}, g.pre); ok && v == c.Version && v != g.latest.Version {
+			g.latest = c
+		}
+	}
 }
 
 func newRow(key string, item any, cells ...string) row {
@@ -142,7 +165,12 @@ func chartGroupRow(g chartGroup) row {
 	if g.partial {
 		count += "+"
 	}
-	return newRow(c.Name, g, c.Name, c.Version, c.AppVersion, count, c.Description)
+	version := c.Version
+	if g.pre {
+		// No stable version: the newest pre-release, marked as one.
+		version += " (pre)"
+	}
+	return newRow(c.Name, g, c.Name, version, c.AppVersion, count, c.Description)
 }
 
 func versionRow(c client.Chart) row {
@@ -319,7 +347,7 @@ func (s *screen) appendPage(msg pageMsg) {
 		}
 	case viewCharts:
 		// The server lists every version, ordered by name and then newest
-		// first, so the first version seen of a name is its latest.
+		// first; each group keeps its latest among the versions seen.
 		if s.groups == nil {
 			s.groups = map[string]int{}
 		}
@@ -329,12 +357,14 @@ func (s *screen) appendPage(msg pageMsg) {
 		for _, c := range msg.charts {
 			if i, ok := s.groups[c.Name]; ok {
 				g := s.rows[i].item.(chartGroup)
-				g.count++
+				g.add(c)
 				s.rows[i] = chartGroupRow(g)
 				continue
 			}
 			s.groups[c.Name] = len(s.rows)
-			s.rows = append(s.rows, chartGroupRow(chartGroup{latest: c, count: 1}))
+			var g chartGroup
+			g.add(c)
+			s.rows = append(s.rows, chartGroupRow(g))
 		}
 	case viewVersions:
 		for _, c := range msg.charts {

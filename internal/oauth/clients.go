@@ -32,9 +32,9 @@ func (p *Provider) handleCreateClient(c echo.Context) error {
 	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	name := strings.TrimSpace(req.Name)
-	if name == "" || len(name) > 100 {
-		return chartctl.Invalid("name", "name is required (1-100 characters).")
+	name, err := app.ValidateName("client", req.Name)
+	if err != nil {
+		return err
 	}
 	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > 10 {
 		return chartctl.Invalid("redirect_uris", "redirect_uris must list 1 to 10 URIs.")

@@ -9,19 +9,23 @@ import (
 )
 
 // Table prints rows of fields. On a terminal the columns are aligned and,
-// when a width is known, the widest column is truncated to fit (columns
-// marked with KeepWhole, such as ids, never are); elsewhere
+// when a width is known, columns marked Optional are left out, lowest
+// priority first, until the rest fit without squashing any below
+// minColumnWidth; then the widest column is truncated to fit (columns
+// marked with KeepWhole, such as ids, never are). Elsewhere
 // (a pipe, a file) every row is one line of tab-separated fields, easy to
 // cut and awk. Every field is passed through SanitizeLine.
 type Table struct {
-	w       io.Writer
-	tty     bool
-	width   int
-	header  []string
-	whole   map[int]bool
-	rows    [][]string
-	current []string
-	curCol  []func(string) string
+	w      io.Writer
+	tty    bool
+	width  int
+	header []string
+	whole  map[int]bool
+	// optional lists the columns that may be left out, first to go first.
+	optional []int
+	rows     [][]string
+	current  []string
+	curCol   []func(string) string
 	// colorRows holds each row's per-field styles.
 	colorRows [][]func(string) string
 }
@@ -47,6 +51,19 @@ func (t *Table) KeepWhole(cols ...int) {
 		t.whole[c] = true
 	}
 }
+
+// Optional marks columns (counted from 0) that a terminal too narrow for
+// every column leaves out, the first given first: details such as times
+// and request ids, so the columns a user reads (names, ids, outcomes)
+// keep a readable width instead of every column shrinking to a few
+// characters. Pipes and JSON output always have every column.
+func (t *Table) Optional(cols ...int) {
+	t.optional = append(t.optional, cols...)
+}
+
+// minColumnWidth is the narrowest a truncated column becomes before an
+// optional column is left out to make room.
+const minColumnWidth = 12
 
 // AddField adds a field to the current row; color, when given, styles it
 // on a terminal (it is applied after alignment, so escape sequences do not
@@ -91,12 +108,16 @@ func (t *Table) Render() error {
 		colors = append([][]func(string) string{nil}, colors...)
 	}
 	widths := columnWidths(all)
-	t.fit(widths)
+	cols := t.visible(widths)
+	t.fit(widths, cols)
 	for i, r := range all {
 		var b strings.Builder
-		for j, f := range r {
-			f = Truncate(widths[j], f)
-			last := j == len(r)-1
+		for k, j := range cols {
+			if j >= len(r) {
+				break
+			}
+			f := Truncate(widths[j], r[j])
+			last := k == len(cols)-1 || j == len(r)-1
 			pad := ""
 			if !last {
 				pad = strings.Repeat(" ", widths[j]-DisplayWidth(f)+2)
@@ -114,22 +135,61 @@ func (t *Table) Render() error {
 	return nil
 }
 
-// fit shrinks the widest columns until the row fits the terminal width.
-func (t *Table) fit(widths []int) {
-	if t.width <= 0 || len(widths) == 0 {
+// visible returns the columns to print, in order: all of them, less the
+// optional ones that must go (first given first) for the others to fit
+// the terminal with no truncatable column narrower than minColumnWidth.
+func (t *Table) visible(widths []int) []int {
+	dropped := map[int]bool{}
+	need := func() int {
+		n, shown := 0, 0
+		for i, w := range widths {
+			if dropped[i] {
+				continue
+			}
+			if !t.whole[i] {
+				w = min(w, minColumnWidth)
+			}
+			n += w
+			shown++
+		}
+		return n + 2*(shown-1)
+	}
+	if t.width > 0 {
+		for _, c := range t.optional {
+			if need() <= t.width {
+				break
+			}
+			if c < len(widths) {
+				dropped[c] = true
+			}
+		}
+	}
+	cols := make([]int, 0, len(widths))
+	for i := range widths {
+		if !dropped[i] {
+			cols = append(cols, i)
+		}
+	}
+	return cols
+}
+
+// fit shrinks the widest of the columns cols until they fit the terminal
+// width.
+func (t *Table) fit(widths []int, cols []int) {
+	if t.width <= 0 || len(cols) == 0 {
 		return
 	}
 	total := func() int {
-		n := 2 * (len(widths) - 1)
-		for _, w := range widths {
-			n += w
+		n := 2 * (len(cols) - 1)
+		for _, i := range cols {
+			n += widths[i]
 		}
 		return n
 	}
 	for total() > t.width {
 		widest := -1
-		for i, w := range widths {
-			if !t.whole[i] && (widest < 0 || w > widths[widest]) {
+		for _, i := range cols {
+			if !t.whole[i] && (widest < 0 || widths[i] > widths[widest]) {
 				widest = i
 			}
 		}

@@ -157,3 +157,39 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// Optional columns are left out on a narrow terminal, first given first,
+// only as far as needed; a wide terminal and a pipe keep them all.
+func TestTableOptionalColumns(t *testing.T) {
+	render := func(tty bool, width int) string {
+		var buf bytes.Buffer
+		tb := NewTable(&buf, tty, width)
+		tb.Header("id", "name", "created", "request")
+		tb.KeepWhole(0)
+		tb.Optional(3, 2)
+		tb.AddField("key_01JDQ7Z8X4M2N6P0R3S5T7V9WA")
+		tb.AddField("release pipeline")
+		tb.AddField("2 days ago")
+		tb.AddField("req_01JDQ7Z8X4M2N6P0R3S5T7V9WA")
+		tb.EndRow()
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	for _, c := range []struct {
+		tty   bool
+		width int
+		want  string
+	}{
+		{true, 120, "ID                              NAME              CREATED     REQUEST\nkey_01JDQ7Z8X4M2N6P0R3S5T7V9WA  release pipeline  2 days ago  req_01JDQ7Z8X4M2N6P0R3S5T7V9WA\n"},
+		{true, 80, "ID                              NAME              CREATED     REQUEST\nkey_01JDQ7Z8X4M2N6P0R3S5T7V9WA  release pipeline  2 days ago  req_01JDQ7Z8X4M...\n"},
+		{true, 60, "ID                              NAME              CREATED\nkey_01JDQ7Z8X4M2N6P0R3S5T7V9WA  release pipeline  2 days ago\n"},
+		{true, 50, "ID                              NAME\nkey_01JDQ7Z8X4M2N6P0R3S5T7V9WA  release pipeline\n"},
+		{false, 0, "key_01JDQ7Z8X4M2N6P0R3S5T7V9WA\trelease pipeline\t2 days ago\treq_01JDQ7Z8X4M2N6P0R3S5T7V9WA\n"},
+	} {
+		if got := render(c.tty, c.width); got != c.want {
+			t.Errorf("tty %v width %d:\n%s\nwant\n%s", c.tty, c.width, got, c.want)
+		}
+	}
+}

@@ -317,8 +317,11 @@ func mirrorView(m *chartctl.Mirror) *MirrorView {
 
 // ChartRow is one chart of a repository: its latest version.
 type ChartRow struct {
-	Name        string
-	Latest      string
+	Name   string
+	Latest string
+	// Prerelease says the chart has only pre-releases: Latest is the
+	// newest of them, not a latest version in Helm's sense.
+	Prerelease  bool
 	AppVersion  string
 	Description string
 	Icon        template.URL
@@ -344,8 +347,10 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 	}
 	counts := map[string]int{}
 	updated := map[string]time.Time{}
+	versionsOf := map[string][]string{}
 	for _, e := range entries {
 		counts[e.Name]++
+		versionsOf[e.Name] = append(versionsOf[e.Name], e.Version)
 		if e.CreatedAt.After(updated[e.Name]) {
 			updated[e.Name] = e.CreatedAt
 		}
@@ -363,7 +368,18 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 	rp.CanWebhooks = p.RepoRole(r).AtLeast(chartctl.RoleMaintainer)
 	rp.Mirror, rp.CanSync = mirrorView(r.Mirror), r.Mirror != nil && rp.CanWebhooks
 	for _, cv := range latest {
-		row := ChartRow{Name: cv.Name, Latest: cv.Version, AppVersion: cv.AppVersion, Description: cv.Description,
+		// The store gives each chart's newest version; the latest is the
+		// newest stable one (client.Latest), read when they differ. A
+		// chart with only pre-releases shows its newest, marked so.
+		pre := false
+		if v, ok := client.Latest(versionsOf[cv.Name], false); !ok {
+			pre = true
+		} else if v != cv.Version {
+			if cv, err = d.opts.Store.ChartVersion(ctx, r.Name, cv.Name, v); err != nil {
+				return err
+			}
+		}
+		row := ChartRow{Name: cv.Name, Latest: cv.Version, Prerelease: pre, AppVersion: cv.AppVersion, Description: cv.Description,
 			Versions: counts[cv.Name], UpdatedAt: updated[cv.Name], URL: chartURL(r.Name, cv.Name, "")}
 		row.Icon, row.Initial = chartIcon(cv)
 		rp.Charts = append(rp.Charts, row)
@@ -419,9 +435,16 @@ type ChartPage struct {
 	Repo    *chartctl.Repository
 	Version *chartctl.ChartVersion
 	Page    *chartrender.Page
-	// Latest is the newest version's number; IsLatest says this is it.
-	Latest   string
-	IsLatest bool
+	// Latest is the latest version's number (client.Latest: the newest
+	// stable one), shown by default; IsLatest says this is it.
+	// LatestPrerelease says the chart has only pre-releases, so Latest is
+	// its newest pre-release, shown for want of a stable one.
+	Latest           string
+	LatestPrerelease bool
+	IsLatest         bool
+	// Prerelease marks this version a pre-release: a SemVer pre-release
+	// (client.Prerelease) or one its annotations call so.
+	Prerelease bool
 	// Tab is "readme", "values", "schema" or "templates".
 	Tab       string
 	Tabs      []Tab
@@ -473,6 +496,58 @@ func chartURL(repo, name, version string) string {
 	return u
 }
 
+// latestVersion returns the latest version of chart name in repo by
+// client.Latest (the newest stable one, as Helm and the CLI pick it), or,
+// when the chart has only pre-releases, its newest version with pre true.
+// first, when given, is the first page of versions (newest first), already
+// read by the caller. Versions are read a page at a time, newest first,
+// until one is stable: usually the first page.
+func (d *Dashboard) latestVersion(ctx context.Context, repo, name string, first []*chartctl.ChartVersion) (latest *chartctl.ChartVersion, pre bool, err error) {
+	page := first
+	var newest []*chartctl.ChartVersion
+	for offset := 0; ; offset += versionsPerPage {
+		if page == nil || offset > 0 {
+			if page, _, err = d.opts.Store.ChartVersionPage(ctx, repo, chartctl.ChartFilter{Name: name}, offset, versionsPerPage); err != nil {
+				return nil, false, err
+			}
+		}
+		if newest == nil {
+			newest = page
+		}
+		if v, ok := client.Latest(versionStrings(page), false); ok {
+			return findVersion(page, v), false, nil
+		}
+		if len(page) < versionsPerPage {
+			break
+		}
+	}
+	if len(newest) == 0 {
+		return nil, false, nil
+	}
+	// Only pre-releases (or versions that are not SemVer): the newest.
+	if v, ok := client.Latest(versionStrings(newest), true); ok {
+		return findVersion(newest, v), true, nil
+	}
+	return newest[0], true, nil
+}
+
+func versionStrings(cvs []*chartctl.ChartVersion) []string {
+	out := make([]string, len(cvs))
+	for i, cv := range cvs {
+		out[i] = cv.Version
+	}
+	return out
+}
+
+func findVersion(cvs []*chartctl.ChartVersion, version string) *chartctl.ChartVersion {
+	for _, cv := range cvs {
+		if cv.Version == version {
+			return cv
+		}
+	}
+	return nil
+}
+
 func (d *Dashboard) handleChart(c echo.Context) error {
 	p, r, ok, err := d.visibleRepo(c)
 	if !ok {
@@ -497,16 +572,18 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 	if total == 0 {
 		return d.notFound(c)
 	}
-	latest := versions
-	if vpage > 1 || len(latest) == 0 {
-		if latest, _, err = d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: name}, 0, 1); err != nil {
-			return err
-		}
-		if len(latest) == 0 {
-			return d.notFound(c)
-		}
+	var first []*chartctl.ChartVersion
+	if vpage == 1 {
+		first = versions
 	}
-	cv := latest[0]
+	latest, latestPre, err := d.latestVersion(ctx, r.Name, name, first)
+	if err != nil {
+		return err
+	}
+	if latest == nil {
+		return d.notFound(c)
+	}
+	cv := latest
 	if version != "" && version != cv.Version {
 		cv = nil
 		for _, v := range versions {
@@ -528,8 +605,9 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 		return err
 	}
 	self := chartURL(r.Name, name, version)
-	cp := ChartPage{Repo: r, Version: cv, Page: page, Latest: latest[0].Version, IsLatest: cv.Version == latest[0].Version, PageURL: self,
-		README: template.HTML(page.ReadmeHTML), Values: template.HTML(page.ValuesHTML), //nolint:gosec // sanitized when rendered (chartrender)
+	cp := ChartPage{Repo: r, Version: cv, Page: page, Latest: latest.Version, LatestPrerelease: latestPre, IsLatest: cv.Version == latest.Version, PageURL: self,
+		Prerelease: page.Prerelease || client.Prerelease(cv.Version),
+		README:     template.HTML(page.ReadmeHTML), Values: template.HTML(page.ValuesHTML), //nolint:gosec // sanitized when rendered (chartrender)
 		Install:   d.installLines(c, r, cv.Name, cv.Version),
 		Download:  chartURL(r.Name, cv.Name, cv.Version) + "/download",
 		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}

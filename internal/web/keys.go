@@ -1,13 +1,16 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/token"
 )
@@ -146,8 +149,12 @@ func (d *Dashboard) handleCreateAPIKey(c echo.Context) error {
 		np.Error = msg
 		return d.render(c, http.StatusBadRequest, "apikey_new", d.page(c, "Generate new API key", "settings", "keys", np))
 	}
-	if name == "" || len(name) > 100 {
-		return fail("Give the key a name of 1 to 100 characters, such as “CI deploys”.")
+	// The API's rule (app.ValidateName), in the form's own words.
+	if _, err := app.ValidateName("key", name); err != nil {
+		if name == "" {
+			return fail("Give the key a name of 1 to 100 characters, such as “CI deploys”.")
+		}
+		return fail(fmt.Sprintf("That name is too long (%d characters): give the key a name of at most %d characters.", utf8.RuneCountInString(name), app.MaxNameLength))
 	}
 	if len(form["scopes"]) == 0 {
 		return fail("Choose at least one permission.")

@@ -123,6 +123,11 @@ func TestKeysAndReposOverHTTP(t *testing.T) {
 	if bad.StatusCode != http.StatusBadRequest || !strings.Contains(bad.Body, "at least one permission") {
 		t.Errorf("no scopes: %d", bad.StatusCode)
 	}
+	// A too-long name is called too long (the API's rule, in characters).
+	bad = b.PostForm(t, "/settings/api-keys", url.Values{"csrf_token": {csrf}, "name": {strings.Repeat("k", 101)}, "scopes": {"repo:read"}, "expiry": {"30"}})
+	if bad.StatusCode != http.StatusBadRequest || !strings.Contains(bad.Body, "That name is too long (101 characters): give the key a name of at most 100 characters.") {
+		t.Errorf("a 101-character name: %d", bad.StatusCode)
+	}
 	bad = b.PostForm(t, "/settings/api-keys", url.Values{"csrf_token": {csrf}, "name": {"ci"}, "scopes": {"repo:read", "root"}, "expiry": {"30"}})
 	if bad.StatusCode != http.StatusBadRequest {
 		t.Errorf("unknown scope: %d", bad.StatusCode)

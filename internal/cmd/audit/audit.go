@@ -107,6 +107,9 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 	t := opts.Table()
 	t.Header("time", "actor", "action", "target", "outcome", "client", "request")
 	t.KeepWhole(0)
+	// On a narrow terminal the request id, then the client address, go
+	// first: who did what to what, and how it went, stay.
+	t.Optional(6, 5)
 	for _, e := range entries {
 		actor := "anonymous"
 		if e.Actor.Email != nil {

@@ -73,6 +73,8 @@ func rateLimitRun(ctx context.Context, opts *RateLimitOptions) error {
 	now := opts.Now()
 	t := opts.Table()
 	t.Header("resource", "limit", "remaining", "used", "resets")
+	// On a narrow terminal "used" (limit less remaining) goes first.
+	t.Optional(3)
 	for _, n := range names {
 		r := rl.Resources[n]
 		remaining := strconv.Itoa(r.Remaining)

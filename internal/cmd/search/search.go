@@ -88,6 +88,9 @@ func searchRun(ctx context.Context, opts *SearchOptions) error {
 	t := opts.Table()
 	t.Header("repository", "name", "version", "app version", "description")
 	t.KeepWhole(0, 1, 2)
+	// On a narrow terminal the app version, then the description, go
+	// first.
+	t.Optional(3, 4)
 	for _, r := range results {
 		t.AddField(r.Repository, cs.Gray)
 		t.AddField(r.Name, cs.Bold)

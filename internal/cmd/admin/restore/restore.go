@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,13 +62,13 @@ start the server on it. The target is what 'chartctl serve' uses:
   --data DIR --blob-store s3://…        bbolt in DIR, blobs in S3
 
 A backup of either engine restores into either. DIR must not exist or be
-empty, and the database must hold no data (a new database: the schema is
+empty (an empty mount point will do; a lost+found directory is ignored), and the database must hold no data (a new database: the schema is
 created). Blobs already in an S3 store are kept.
 
 Every digest is checked as the archive is read, and no record is written
 before the whole archive has proved whole; the records then go in at once
-(one PostgreSQL transaction; bbolt and blob files are made in a new
-directory renamed to DIR at the end), are read back and compared with the
+(one PostgreSQL transaction; bbolt and blob files are made in
+DIR/.restoring-… and moved into DIR at the end), are read back and compared with the
 backup's. A truncated or altered backup, or any failure, leaves the target
 as it was: the blobs written to S3 are deleted again.
 
@@ -160,19 +161,24 @@ func restoreRun(ctx context.Context, opts *RestoreOptions) (err error) {
 	}
 	s := Summary{Data: opts.Data, Database: "bolt", BlobStore: "file"}
 
-	// Files are made in a new directory beside DIR, renamed to DIR once
-	// everything is in: a restore that fails or is killed never leaves a
-	// half-made DIR.
-	var work string
+	// Files are made in a working directory inside DIR, on DIR's own
+	// filesystem (a mounted volume's), and moved into DIR once everything
+	// is in: a restore that fails leaves DIR as it found it, and one that
+	// is killed leaves only DIR/.restoring-….
+	var st *staging
 	if opts.Data != "" {
-		if work, err = prepare(opts.Data); err != nil {
+		if st, err = prepare(opts.Data); err != nil {
 			return err
 		}
 		defer func() {
-			if work != "" {
-				_ = os.RemoveAll(work)
+			if err != nil {
+				st.abandon()
 			}
 		}()
+	}
+	work := ""
+	if st != nil {
+		work = st.work
 	}
 
 	t := ibackup.Target{}
@@ -256,13 +262,14 @@ func restoreRun(ctx context.Context, opts *RestoreOptions) (err error) {
 				return err
 			}
 		}
-		if err := os.Rename(work, opts.Data); err != nil {
+		if err := st.finish(); err != nil {
 			if !opts.bolt() {
-				return fmt.Errorf("the records are in the database, but moving %s to %s failed: %w; move it by hand", work, opts.Data, err)
+				// The records are committed: keep the blobs where they are.
+				st.keep()
+				return fmt.Errorf("the records are in the database, but moving the blobs from %s into %s failed: %w; move the entries of %s into %s by hand", st.work, opts.Data, err, st.work, opts.Data)
 			}
 			return fmt.Errorf("move the restored data into %s: %w", opts.Data, err)
 		}
-		work = ""
 	} else if opts.SecretsKeyFile != "" {
 		s.SecretsKey = opts.SecretsKeyFile
 	}
@@ -308,29 +315,113 @@ func report(opts *RestoreOptions, s *Summary) error {
 	return err
 }
 
-// prepare checks that dir is new or empty and returns a new directory
-// beside it to restore into, renamed to dir at the end (on Linux rename
-// replaces an empty directory).
-func prepare(dir string) (string, error) {
+// staging is where a restore with --data makes its files: a working
+// directory inside the data directory, so that moving the files into it
+// is a rename within one filesystem even when the data directory is a
+// mount point.
+type staging struct {
+	dir, work string
+	// created is set when the restore made dir, which it then removes on
+	// failure; an existing dir is left empty instead.
+	created bool
+	// moved lists the entries already moved from work into dir.
+	moved []string
+	kept  bool
+}
+
+// ignorable reports whether an entry of a data directory does not make it
+// non-empty: the lost+found directory that mkfs puts at the root of a new
+// ext2/3/4 volume, the usual data directory of a container.
+func ignorable(e fs.DirEntry) bool { return e.Name() == "lost+found" && e.IsDir() }
+
+// prepare checks that dir is new or empty (creating it when new) and
+// returns its staging directory, dir/.restoring-….
+func prepare(dir string) (*staging, error) {
+	st := &staging{dir: dir}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", filepath.Dir(filepath.Clean(dir)), err)
+		}
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+		st.created = true
 	case err != nil:
-		return "", fmt.Errorf("read %s: %w", dir, err)
-	case len(entries) > 0:
-		return "", cmdutil.FlagErrorf("%s is not empty: restore only into a new or empty directory", dir)
-	}
-	parent := filepath.Dir(filepath.Clean(dir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", parent, err)
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	default:
+		for _, e := range entries {
+			if ignorable(e) {
+				continue
+			}
+			if strings.HasPrefix(e.Name(), ".restoring-") {
+				return nil, cmdutil.FlagErrorf("%s holds %s, left by an interrupted restore: remove it (rm -r %s) and run the restore again", dir, e.Name(), quote(filepath.Join(dir, e.Name())))
+			}
+			return nil, cmdutil.FlagErrorf("%s is not empty (it holds %s): restore only into a new or empty directory", dir, e.Name())
+		}
 	}
 	var r [6]byte
 	_, _ = rand.Read(r[:])
-	work := filepath.Join(parent, "."+filepath.Base(filepath.Clean(dir))+".restoring-"+hex.EncodeToString(r[:]))
-	if err := os.Mkdir(work, 0o700); err != nil {
-		return "", fmt.Errorf("create %s: %w", work, err)
+	st.work = filepath.Join(dir, ".restoring-"+hex.EncodeToString(r[:]))
+	if err := os.Mkdir(st.work, 0o700); err != nil {
+		st.abandon()
+		return nil, fmt.Errorf("create %s: %w", st.work, err)
 	}
-	return work, nil
+	return st, nil
+}
+
+// finish moves every entry of the working directory into dir, the
+// database file last (a server started on a half-moved directory would
+// otherwise find a database without its blobs), then removes the working
+// directory.
+func (st *staging) finish() error {
+	entries, err := os.ReadDir(st.work)
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int {
+		return cmpBool(a.Name() == "chartctl.db", b.Name() == "chartctl.db")
+	})
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(st.work, e.Name()), filepath.Join(st.dir, e.Name())); err != nil {
+			return err
+		}
+		st.moved = append(st.moved, e.Name())
+	}
+	return os.Remove(st.work)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// keep leaves the working directory and what was moved in place, for a
+// failure after the records were committed elsewhere.
+func (st *staging) keep() { st.kept = true }
+
+// abandon undoes the restore's files: the working directory, what was
+// already moved out of it, and dir itself when the restore created it.
+func (st *staging) abandon() {
+	if st == nil || st.kept {
+		return
+	}
+	for _, name := range st.moved {
+		_ = os.RemoveAll(filepath.Join(st.dir, name))
+	}
+	if st.work != "" {
+		_ = os.RemoveAll(st.work)
+	}
+	if st.created {
+		_ = os.Remove(st.dir)
+	}
 }
 
 func copyFile(from, to string) error {

@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/cmdutil"
@@ -226,5 +228,134 @@ func TestRestoreFlags(t *testing.T) {
 		if ran || err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: ran %v, err %v, want %q", c.args, ran, err, c.want)
 		}
+	}
+}
+
+// backupFiles returns a backup of a server with one chart, a copy with a
+// flipped byte in the chart's blob, and the chart's archive.
+// key is the server admin's API key, which the restore keeps.
+func backupFiles(t *testing.T) (good, corrupt string, archive []byte, key string) {
+	t.Helper()
+	ts := testkit.StartServer(t)
+	ts.MustRepo(t, "r", "public")
+	archive = testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0"})
+	if r := ts.Upload(t, "r", ts.AdminKey, archive, ""); r.StatusCode != 200 {
+		t.Fatal(r.StatusCode)
+	}
+	b := ts.Do(t, http.MethodGet, "/v1/admin/backup", ts.AdminKey, nil).Body
+	dir := t.TempDir()
+	good, corrupt = filepath.Join(dir, "b.tar"), filepath.Join(dir, "bad.tar")
+	bad := append([]byte(nil), b...)
+	bad[strings.Index(string(bad), string(archive[:64]))+100] ^= 1
+	if err := os.WriteFile(good, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(corrupt, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return good, corrupt, archive, ts.AdminKey
+}
+
+// checkRestoreInto restores corrupt into the existing empty directory dir
+// (refused, dir left empty), then good (dir then holds the data a server
+// serves the chart from, and nothing else).
+func checkRestoreInto(t *testing.T, dir, good, corrupt string, archive []byte, key string) {
+	t.Helper()
+	ios, _, _, _ := iostreams.Test()
+	err := restoreRun(context.Background(), &RestoreOptions{IO: ios, File: corrupt, Data: dir})
+	if err == nil || !strings.Contains(err.Error(), "blob_digest") {
+		t.Fatalf("corrupt restore: %v", err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Fatalf("the failed restore left %v in %s (%v)", entries, dir, err)
+	}
+	if err := restoreRun(context.Background(), &RestoreOptions{IO: ios, File: good, Data: dir}); err != nil {
+		t.Fatalf("restore into the empty %s: %v", dir, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "blobs,chartctl.db" {
+		t.Errorf("%s holds %v, want blobs and chartctl.db only", dir, names)
+	}
+	restored := testkit.OpenServer(t, dir)
+	if r := restored.Do(t, http.MethodGet, "/v1/repositories/r/charts/app/1.0.0/archive", key, nil); r.StatusCode != 200 || string(r.Body) != string(archive) {
+		t.Fatalf("restored download: %d", r.StatusCode)
+	}
+}
+
+// The usual target, an existing empty directory, is restored into (a
+// rename onto it used to fail with "file exists"); an empty volume's
+// lost+found does not count, anything else does, and so does the working
+// directory of an interrupted restore, which the message names.
+func TestRestoreIntoExistingEmptyDir(t *testing.T) {
+	good, corrupt, archive, key := backupFiles(t)
+	checkRestoreInto(t, t.TempDir(), good, corrupt, archive, key)
+
+	withLostFound := t.TempDir()
+	os.Mkdir(filepath.Join(withLostFound, "lost+found"), 0o700)
+	ios, _, _, _ := iostreams.Test()
+	if err := restoreRun(context.Background(), &RestoreOptions{IO: ios, File: good, Data: withLostFound}); err != nil {
+		t.Fatalf("restore beside lost+found: %v", err)
+	}
+
+	interrupted := t.TempDir()
+	os.Mkdir(filepath.Join(interrupted, ".restoring-0a1b2c"), 0o700)
+	err := restoreRun(context.Background(), &RestoreOptions{IO: ios, File: good, Data: interrupted})
+	if !errors.As(err, new(*cmdutil.FlagError)) || !strings.Contains(err.Error(), "left by an interrupted restore: remove it") {
+		t.Errorf("restore over an interrupted one: %v", err)
+	}
+}
+
+// mountChildEnv carries the backup files to the copy of the test binary
+// that TestRestoreIntoMountPoint runs in its own mount namespace.
+const mountChildEnv = "CHARTCTL_TEST_RESTORE_MOUNT"
+
+// tmpfsMagic is statfs's f_type of a tmpfs (linux/magic.h).
+const tmpfsMagic = 0x01021994
+
+// A data directory that is a mount point (an empty volume, here a tmpfs):
+// the restore stages on the volume itself, so its files end up on it, and
+// a failed restore leaves the mount point empty. The test runs itself
+// again under `unshare -rm` (a user and mount namespace, where it may
+// mount a tmpfs without privileges).
+func TestRestoreIntoMountPoint(t *testing.T) {
+	if files := os.Getenv(mountChildEnv); files != "" {
+		good, corrupt, _ := strings.Cut(files, "\n")
+		archive, err := os.ReadFile(os.Getenv(mountChildEnv + "_ARCHIVE"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64m"); err != nil {
+			t.Fatalf("mount a tmpfs on %s: %v", dir, err)
+		}
+		// Unmounted after the restored server is closed (cleanups run
+		// last in, first out) and before the directory is removed.
+		t.Cleanup(func() { syscall.Unmount(dir, 0) })
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil || st.Type != tmpfsMagic {
+			t.Fatalf("%s is not a tmpfs mount (%x, %v)", dir, st.Type, err)
+		}
+		checkRestoreInto(t, dir, good, corrupt, archive, os.Getenv(mountChildEnv+"_KEY"))
+		return
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare(1) is not installed: cannot make a mount point without privileges")
+	}
+	if out, err := exec.Command(unshare, "-rm", "true").CombinedOutput(); err != nil {
+		t.Skipf("this machine does not allow user and mount namespaces (unshare -rm: %v %s)", err, out)
+	}
+	good, corrupt, archive, key := backupFiles(t)
+	archiveFile := filepath.Join(t.TempDir(), "app.tgz")
+	os.WriteFile(archiveFile, archive, 0o600)
+	cmd := exec.Command(unshare, "-rm", os.Args[0], "-test.run", "^TestRestoreIntoMountPoint$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), mountChildEnv+"="+good+"\n"+corrupt, mountChildEnv+"_ARCHIVE="+archiveFile, mountChildEnv+"_KEY="+key)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestRestoreIntoMountPoint") {
+		t.Fatalf("the restore into a mount point failed (%v):\n%s", err, out)
 	}
 }

@@ -65,6 +65,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	t := opts.Table()
 	t.Header("id", "name", "scopes", "created", "last used", "expires")
 	t.KeepWhole(0)
+	// On a narrow terminal the creation time, then the last use, then the
+	// expiry go first: the id (to revoke), name and scopes stay.
+	t.Optional(3, 4, 5)
 	opt := func(p *time.Time, none string) string {
 		if p == nil {
 			return none

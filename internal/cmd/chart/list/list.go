@@ -84,6 +84,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	t := opts.Table()
 	t.Header("name", "version", "app version", "description", "downloads", "created")
 	t.KeepWhole(0, 1)
+	// On a narrow terminal the creation time, the downloads, then the app
+	// version go first.
+	t.Optional(5, 4, 2)
 	for _, ch := range charts {
 		t.AddField(ch.Name, cs.Bold)
 		t.AddField(ch.Version)

@@ -28,18 +28,23 @@ type PullOptions struct {
 	Name    string
 	Repo    string
 	Version string
-	Dir     string
+	// Devel lets pre-releases be the latest when no version is given.
+	Devel bool
+	Dir   string
 }
 
 // NewCmdPull returns the `chart pull` command.
 func NewCmdPull(f *cmdutil.Factory, runF func(*PullOptions) error) *cobra.Command {
 	opts := &PullOptions{IO: f.IOStreams, Client: f.Client}
 	cmd := &cobra.Command{
-		Use:   "pull NAME --repo REPO [--version VERSION]",
+		Use:   "pull NAME --repo REPO [--version VERSION | --devel]",
 		Short: "Download a chart archive",
 		Long: `Download a chart version's archive to NAME-VERSION.tgz in the current
-directory (or -d DIR). Without --version the newest version is pulled. The
-archive's digest is checked against the server's.`,
+directory (or -d DIR). Without --version the latest version is pulled: the
+newest stable one, as 'helm pull' picks it; --devel lets pre-releases
+(2.0.0-rc.1) count. --version accepts any spelling of the same SemVer
+version (v1.0.0 finds 1.0.0). The archive's digest is checked against the
+server's.`,
 		Example: `  chartctl chart pull nginx --repo stable
   chartctl chart pull nginx --repo stable --version 1.2.3 -d ./charts`,
 		Args: cmdutil.ExactArgs(1, "a chart name is required"),
@@ -56,7 +61,8 @@ archive's digest is checked against the server's.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Repo, "repo", "r", "", "repository (required)")
-	cmd.Flags().StringVar(&opts.Version, "version", "", "version to pull (default: the newest)")
+	cmd.Flags().StringVar(&opts.Version, "version", "", "version to pull, SemVer-equal accepted (v1.0.0 for 1.0.0; default: the latest stable)")
+	cmd.Flags().BoolVar(&opts.Devel, "devel", false, "with no --version, take pre-releases too (2.0.0-rc.1), as helm --devel does")
 	cmd.Flags().StringVarP(&opts.Dir, "destination", "d", ".", "directory to write the archive to")
 	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
 	return cmd
@@ -75,16 +81,9 @@ func pullRun(ctx context.Context, opts *PullOptions) error {
 	if err != nil {
 		return err
 	}
-	version := opts.Version
-	if version == "" {
-		versions, _, err := c.Charts.Versions(ctx, opts.Repo, opts.Name, &client.ListOptions{Limit: 1})
-		if err != nil {
-			return cmdutil.HintNotFound(fmt.Errorf("find the newest version of %s: %w", opts.Name, err), cmdutil.HintChartList(opts.Repo))
-		}
-		if len(versions) == 0 {
-			return fmt.Errorf("chart %s has no versions in %s", opts.Name, opts.Repo)
-		}
-		version = versions[0].Version
+	version, err := cmdutil.ResolveVersion(ctx, c, opts.Repo, opts.Name, opts.Version, opts.Devel)
+	if err != nil {
+		return err
 	}
 	if strings.ContainsAny(opts.Name+version, `/\`) || strings.Contains(opts.Name+version, "..") {
 		return fmt.Errorf("refusing chart name %q version %q as a file name", opts.Name, version)

@@ -23,19 +23,25 @@ type ViewOptions struct {
 	Name    string
 	Repo    string
 	Version string
+	// Devel lets pre-releases be the latest when no version is given.
+	Devel bool
 }
 
 // NewCmdView returns the `chart view` command.
 func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Command {
 	opts := &ViewOptions{IO: f.IOStreams, Client: f.Client}
 	cmd := &cobra.Command{
-		Use:   "view NAME --repo REPO [--version VERSION]",
+		Use:   "view NAME --repo REPO [--version VERSION | --devel]",
 		Short: "Show a chart version and how to install it",
 		Long: `Show a chart version's metadata and the commands that install it, both
 from the classic Helm repository (helm repo add) and from the OCI registry
-(oci://). Without --version the newest version is shown.`,
+(oci://). Without --version the latest version is shown: the newest stable
+one, as Helm picks it; --devel lets pre-releases (2.0.0-rc.1) count. A
+chart with only pre-releases has no latest without --devel. --version
+accepts any spelling of the same SemVer version (v1.0.0 finds 1.0.0).`,
 		Example: `  chartctl chart view nginx --repo stable
-  chartctl chart view nginx --repo stable --version 1.2.3 -o json`,
+  chartctl chart view nginx --repo stable --version 1.2.3 -o json
+  chartctl chart view nginx --repo stable --devel`,
 		Args: cmdutil.ExactArgs(1, "a chart name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -50,7 +56,8 @@ from the classic Helm repository (helm repo add) and from the OCI registry
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Repo, "repo", "r", "", "repository (required)")
-	cmd.Flags().StringVar(&opts.Version, "version", "", "version to show (default: the newest)")
+	cmd.Flags().StringVar(&opts.Version, "version", "", "version to show, SemVer-equal accepted (v1.0.0 for 1.0.0; default: the latest stable)")
+	cmd.Flags().BoolVar(&opts.Devel, "devel", false, "with no --version, take pre-releases too (2.0.0-rc.1), as helm --devel does")
 	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
 	return cmd
 }
@@ -72,16 +79,9 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	if err != nil {
 		return cmdutil.HintNotFound(fmt.Errorf("view repository %s: %w", opts.Repo, err), cmdutil.HintRepoList)
 	}
-	version := opts.Version
-	if version == "" {
-		versions, _, err := c.Charts.Versions(ctx, opts.Repo, opts.Name, &client.ListOptions{Limit: 1})
-		if err != nil {
-			return cmdutil.HintNotFound(fmt.Errorf("find the newest version of %s: %w", opts.Name, err), cmdutil.HintChartList(opts.Repo))
-		}
-		if len(versions) == 0 {
-			return fmt.Errorf("chart %s has no versions in %s", opts.Name, opts.Repo)
-		}
-		version = versions[0].Version
+	version, err := cmdutil.ResolveVersion(ctx, c, opts.Repo, opts.Name, opts.Version, opts.Devel)
+	if err != nil {
+		return err
 	}
 	ch, _, err := c.Charts.Get(ctx, opts.Repo, opts.Name, version)
 	if err != nil {

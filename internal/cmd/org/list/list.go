@@ -63,6 +63,8 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	t := opts.Table()
 	t.Header("name", "description", "created")
 	t.KeepWhole(0)
+	// On a narrow terminal the creation time goes first.
+	t.Optional(2)
 	for _, o := range orgs {
 		t.AddField(o.Name, cs.Bold)
 		t.AddField(o.Description)

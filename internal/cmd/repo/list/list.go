@@ -65,6 +65,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	t := opts.Table()
 	t.Header("name", "visibility", "organization", "description", "created")
 	t.KeepWhole(0)
+	// On a narrow terminal the creation time, then the organization, go
+	// first.
+	t.Optional(4, 2)
 	for _, r := range repos {
 		org := ""
 		if r.Organization != nil {

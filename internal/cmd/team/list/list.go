@@ -67,6 +67,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	t := opts.Table()
 	t.Header("name", "organization", "members", "description")
 	t.KeepWhole(0, 1)
+	// On a narrow terminal the member count, then the description, go
+	// first.
+	t.Optional(2, 3)
 	for _, tm := range teams {
 		t.AddField(tm.Name, cs.Bold)
 		t.AddField(tm.Organization)

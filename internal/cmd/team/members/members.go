@@ -70,6 +70,8 @@ func membersRun(ctx context.Context, opts *MembersOptions) error {
 	t := opts.Table()
 	t.Header("email", "role", "added")
 	t.KeepWhole(0)
+	// On a narrow terminal the date added goes first.
+	t.Optional(2)
 	for _, m := range members {
 		t.AddField(m.Email, cs.Bold)
 		t.AddField(m.Role)

@@ -60,6 +60,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	t := opts.Table()
 	t.Header("email", "admin", "status", "created", "last seen")
 	t.KeepWhole(0)
+	// On a narrow terminal the creation time, then the last sign-in, go
+	// first.
+	t.Optional(3, 4)
 	for _, u := range users {
 		t.AddField(u.Email, cs.Bold)
 		admin := "no"

@@ -66,6 +66,9 @@ func deliveriesRun(ctx context.Context, opts *DeliveriesOptions) error {
 	t := opts.Table()
 	t.Header("id", "event", "state", "attempts", "status", "last response", "next attempt")
 	t.KeepWhole(0)
+	// On a narrow terminal: the next attempt, then the attempt count and
+	// the last response go first; id, event, state and status stay.
+	t.Optional(6, 3, 5)
 	for _, d := range ds {
 		t.AddField(d.ID, cs.Gray)
 		t.AddField(d.EventType)

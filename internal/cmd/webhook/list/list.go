@@ -73,6 +73,8 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	t := opts.Table()
 	t.Header("id", "url", "events", "active", "created")
 	t.KeepWhole(0)
+	// On a narrow terminal the creation time, then the events, go first.
+	t.Optional(4, 2)
 	for _, h := range hooks {
 		t.AddField(h.ID, cs.Gray)
 		t.AddField(h.URL, cs.Bold)
