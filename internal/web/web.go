@@ -244,6 +244,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	page("/repositories/:repo/charts/:name", d.handleChart)
 	page("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
+	page("/repositories/:repo/charts/:name/:version/files/*", d.handleChartFile)
 	page("/organizations/:org", d.handleOrg)
 	page("/teams/:team", d.handleTeam)
 	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember), LimitForm)
