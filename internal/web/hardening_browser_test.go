@@ -71,6 +71,9 @@ func TestBrowserReadmeStaysInItsContainer(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.querySelector("#readme img") && document.querySelector("#readme img").complete`),
 	)
 	shot(t, ctx, dir, "readme-contained")
+	if os.Getenv("CHARTCTL_AXE") != "" {
+		checkA11y(t, ctx, axeScript(t), "readme-contained")
+	}
 	state := get(t, ctx, "DOM", chromedp.Evaluate[string](`(() => {
 		const readme = document.getElementById("readme");
 		const fake = [...document.querySelectorAll("pre")].find(p => p.textContent.includes("helm install evil"));
@@ -185,6 +188,9 @@ func TestBrowserLayoutFits(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#line-oci-repo`)),
 	)
 	shot(t, ctx, dir, "repository-oci")
+	if os.Getenv("CHARTCTL_AXE") != "" {
+		checkA11y(t, ctx, axeScript(t), "repository-oci")
+	}
 	want := "oci://" + strings.TrimPrefix(c.URL, "http://") + "/platform-charts"
 	if got := get(t, ctx, "OCI address", chromedp.Text(chromedp.CSS(`#line-oci-repo`))); got != want {
 		t.Errorf("repository page OCI address %q, want %q", got, want)
@@ -215,6 +221,9 @@ func TestBrowserSearchErrorStaysShort(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#results .search-error`)),
 	)
 	shot(t, ctx, dir, "search-error")
+	if os.Getenv("CHARTCTL_AXE") != "" {
+		checkA11y(t, ctx, axeScript(t), "search-error")
+	}
 	state := get(t, ctx, "results box", chromedp.Evaluate[string](`JSON.stringify({
 		text: document.getElementById("results").textContent.trim(),
 		nested: document.querySelectorAll("#results header, #results main, #results h1, #results form").length})`))
