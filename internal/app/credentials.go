@@ -43,12 +43,12 @@ func RateLimitedBy(err error) *RateLimited {
 // charges owner's keys bucket. The cap is checked first so that a refusal
 // for it costs no budget.
 func (a *App) admitKey(ctx context.Context, owner *chartctl.User) error {
-	if max := a.Config.MaxKeysPerUser; max > 0 {
+	if limit := a.Config.MaxKeysPerUser; limit > 0 {
 		keys, err := a.Store.APIKeys(ctx, owner.ID)
 		if err != nil {
 			return err
 		}
-		if len(keys) >= max {
+		if len(keys) >= limit {
 			return chartctl.Errorf(chartctl.EFORBIDDEN, "%s already holds %d API keys, the most this server allows; revoke one first (Account settings → API keys, or chartctl api-key list / revoke).", owner.Email, len(keys))
 		}
 	}
