@@ -545,13 +545,13 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 	}
 	self := chartURL(r.Name, name, version)
 	cp := ChartPage{Repo: r, Version: cv, Page: page, Latest: latest[0].Version, IsLatest: cv.Version == latest[0].Version, PageURL: self,
-		// Sanitized and balanced when rendered (chartrender); the README's
-		// references to the chart's files lead to this version's files.
-		README:    template.HTML(chartrender.ResolveFileRefs(page.ReadmeHTML, chartURL(r.Name, cv.Name, cv.Version)+"/files")), //nolint:gosec // see above
-		Values:    template.HTML(page.ValuesHTML),                                                                              //nolint:gosec // sanitized when rendered (chartrender)
+		README: template.HTML(page.ReadmeHTML), Values: template.HTML(page.ValuesHTML), //nolint:gosec // sanitized when rendered (chartrender)
 		Install:   d.installLines(c, r, cv.Name, cv.Version),
 		Download:  chartURL(r.Name, cv.Name, cv.Version) + "/download",
 		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
+	// Sanitized and balanced when rendered (chartrender); the README's
+	// references to the chart's own files lead to this version's files.
+	cp.README = template.HTML(chartrender.ResolveFileRefs(page.ReadmeHTML, chartURL(r.Name, cv.Name, cv.Version)+"/files")) //nolint:gosec // see above
 	if cv.ProvDigest != "" {
 		cp.Prov = cp.Download + ".prov"
 	}
