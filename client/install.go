@@ -51,18 +51,40 @@ func Install(serverURL, repo, chart, version string, private bool) InstallLines 
 	if !OCIName(chart) {
 		return l
 	}
-	host, plain := base, ""
+	host, plain := ociHost(base)
+	if private {
+		l.RegistryLogin = RegistryLogin(serverURL)
+	}
+	l.OCIInstall = fmt.Sprintf("helm install %s oci://%s/%s/%s%s%s", release, host, repo, chart, ver, plain)
+	return l
+}
+
+// ociHost is the host (and path) of the OCI registry of the server at
+// base, and " --plain-http" when it is reached over plain HTTP.
+func ociHost(base string) (host, plain string) {
+	host = base
 	if u, err := url.Parse(base); err == nil && u.Host != "" {
 		host = u.Host + strings.TrimRight(u.Path, "/")
 		if u.Scheme == "http" {
 			plain = " --plain-http"
 		}
 	}
-	if private {
-		l.RegistryLogin = fmt.Sprintf(`echo "$KEY" | helm registry login %s --username x --password-stdin%s`, hostOnly(host), plain)
-	}
-	l.OCIInstall = fmt.Sprintf("helm install %s oci://%s/%s/%s%s%s", release, host, repo, chart, ver, plain)
-	return l
+	return host, plain
+}
+
+// OCIRepository is the OCI address of repo on the server at serverURL
+// (oci://HOST/REPO, which Helm takes with a chart name appended), and
+// whether Helm must reach it with --plain-http.
+func OCIRepository(serverURL, repo string) (addr string, plainHTTP bool) {
+	host, plain := ociHost(strings.TrimRight(serverURL, "/"))
+	return "oci://" + host + "/" + repo, plain != ""
+}
+
+// RegistryLogin is the command that logs Helm in to the OCI registry of
+// the server at serverURL with an API key from $KEY.
+func RegistryLogin(serverURL string) string {
+	host, plain := ociHost(strings.TrimRight(serverURL, "/"))
+	return fmt.Sprintf(`echo "$KEY" | helm registry login %s --username x --password-stdin%s`, hostOnly(host), plain)
 }
 
 // maxReleaseName is the longest release name Helm accepts.

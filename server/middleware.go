@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
@@ -28,7 +29,7 @@ const (
 	bucketGlobal = "global"
 	bucketUpload = "upload"
 	bucketSearch = "search"
-	bucketKeys   = "keys"
+	bucketKeys   = app.BucketKeys
 )
 
 // uploadRoutes are the routes whose bodies may take UploadTimeout to
@@ -356,11 +357,19 @@ func (s *Server) takeRate(c echo.Context, p *chartctl.Principal, extra ...rateli
 		setRateHeaders(c, d.Tightest)
 	}
 	if !d.Allowed {
-		s.metrics.limited.WithLabelValues(d.Tightest.Bucket).Inc()
-		httpx.SetRetryAfter(c, d.RetryAfter)
+		s.refuseRate(c, d)
 		return chartctl.Errorf(chartctl.ERATELIMIT, "Rate limit exceeded for %s; retry in %d seconds.", d.Tightest.Bucket, httpx.RetrySeconds(d.RetryAfter))
 	}
 	return nil
+}
+
+// refuseRate reports a refusal d (of this server's limiter or the
+// application layer's charge of it): the refusing bucket's X-RateLimit-*
+// headers, Retry-After and the metric.
+func (s *Server) refuseRate(c echo.Context, d ratelimit.Decision) {
+	setRateHeaders(c, d.Tightest)
+	s.metrics.limited.WithLabelValues(d.Tightest.Bucket).Inc()
+	httpx.SetRetryAfter(c, d.RetryAfter)
 }
 
 func setRateHeaders(c echo.Context, r ratelimit.Result) {

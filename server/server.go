@@ -191,7 +191,8 @@ func (s *Server) init() {
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
-			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams},
+			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
+			MaxKeysPerUser: s.Config.MaxKeysPerUser},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,
@@ -206,6 +207,9 @@ func (s *Server) init() {
 		bucketSearch: s.Config.SearchLimit,
 		bucketKeys:   s.Config.KeyCreateLimit,
 	})
+	// Key creation is charged by the application layer, so the dashboard's
+	// form and /v1 spend the same budget.
+	s.app.Limits = s.limits
 	s.throttle = s.RateLimits.NewThrottle("api-auth", ratelimit.Limit{N: 20, Window: time.Minute})
 	s.touch = newTouchBatcher(s.Store, s.Logger)
 	s.creds = newCredentialCache()

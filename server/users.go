@@ -7,7 +7,6 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/httpx"
-	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/token"
 )
 
@@ -82,23 +81,14 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 		return chartctl.Invalid("expires_at", "expires_at must be in the future.")
 	}
 	ctx := c.Request().Context()
-	if s.Config.MaxKeysPerUser > 0 {
-		keys, err := s.Store.APIKeys(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		if len(keys) >= s.Config.MaxKeysPerUser {
-			return chartctl.Errorf(chartctl.EFORBIDDEN, "%s already holds %d API keys, the most this server allows; revoke one first (chartctl api-key list / revoke).", u.Email, len(keys))
-		}
-	}
-	// Each key has a global budget of its own; creating keys is limited
-	// per user so new keys cannot multiply it without bound.
-	if err := s.takeRate(c, httpx.PrincipalOf(c), ratelimit.Request{Bucket: bucketKeys, Key: u.ID}); err != nil {
-		return err
-	}
 	value, hash := token.New(token.APIKeyPrefix)
 	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: req.ExpiresAt}
+	// The application layer checks the per-user cap and charges the keys
+	// bucket, for this endpoint and the dashboard's form alike.
 	if err := s.app.CreateAPIKey(ctx, u, k); err != nil {
+		if rl := app.RateLimitedBy(err); rl != nil {
+			s.refuseRate(c, rl.Decision)
+		}
 		return err
 	}
 	out := toAPIKey(k)

@@ -23,6 +23,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
@@ -55,6 +56,8 @@ type Config struct {
 	// AllowPrivateUpstreams lets mirror URLs name private and loopback
 	// addresses (the syncs' dialer must allow them too).
 	AllowPrivateUpstreams bool
+	// MaxKeysPerUser caps the API keys one user may hold (0: no cap).
+	MaxKeysPerUser int
 }
 
 // DefaultBlobGrace is the orphan sweep's grace period when Config sets
@@ -95,6 +98,14 @@ type App struct {
 	// Replica names this process among the replicas sharing the store:
 	// the holder of the leases it takes (chartctl.LeaseStore).
 	Replica string
+	// Limits holds the rate-limit buckets of §7 the application charges
+	// itself (BucketKeys), so every transport is charged alike; nil
+	// charges nothing. The server sets its own limiter here.
+	Limits ratelimit.Limiter
+	// OAuth keeps OAuth grants and browser sessions (set by New when the
+	// store keeps them too): the account functions of credentials.go
+	// read and end them.
+	OAuth chartctl.OAuthStore
 
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
@@ -129,6 +140,9 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	}
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload,
 		Replica: replicaName()}
+	if o, ok := store.(chartctl.OAuthStore); ok {
+		a.OAuth = o
+	}
 	budget, maxBlob := opts.Config.BlobCacheSize, opts.Config.BlobCacheMaxBlob
 	if budget == 0 {
 		budget = smallblobs.DefaultBudget

@@ -182,8 +182,14 @@ func (a *App) RemoveMember(ctx context.Context, t *chartctl.Team, idOrEmail stri
 }
 
 // CreateAPIKey stores k for owner with its audit entry and api_key.created
-// event, which never carries the key's value.
+// event, which never carries the key's value. It is the one way a key is
+// made, whatever the transport: it refuses a key past Config.MaxKeysPerUser
+// (EFORBIDDEN) and charges owner's "keys" bucket (BucketKeys), returning a
+// *RateLimited error when that is spent.
 func (a *App) CreateAPIKey(ctx context.Context, owner *chartctl.User, k *chartctl.APIKey) error {
+	if err := a.admitKey(ctx, owner); err != nil {
+		return err
+	}
 	if k.ID == "" {
 		k.ID = NewID("key_")
 	}

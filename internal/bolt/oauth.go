@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"sort"
 	"time"
@@ -570,4 +571,62 @@ func (db *DB) OAuthClients(ctx context.Context) ([]*chartctl.OAuthClient, error)
 		})
 	})
 	return out, wrap("list oauth clients", err)
+}
+
+// DeleteUserWebSessions ends every session of userID but keep's, and
+// returns how many it ended.
+func (db *DB) DeleteUserWebSessions(ctx context.Context, userID string, keep []byte) (int, error) {
+	n := 0
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		n = 0
+		b := bucket(tx, webSessionsBucket)
+		var dead [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			r, err := decode[webSessionRecord](v)
+			if err != nil {
+				return err
+			}
+			if r.UserID == userID && !bytes.Equal(k, keep) {
+				dead = append(dead, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range dead {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(dead)
+		return nil
+	})
+	return n, wrap("delete user web sessions", err)
+}
+
+// UserGrants returns userID's grants that are not revoked and hold a token
+// unexpired at now, oldest first. Tokens are kept by hash, so this reads
+// them all; the hourly sweep of expired ones keeps that bounded by the
+// live tokens.
+func (db *DB) UserGrants(ctx context.Context, userID string, now time.Time) ([]*chartctl.OAuthGrant, error) {
+	var tokens []*chartctl.OAuthToken
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		return bucket(tx, oauthTokensBucket).ForEach(func(_, v []byte) error {
+			r, err := decode[oauthTokenRecord](v)
+			if err != nil {
+				return err
+			}
+			if r.UserID == userID {
+				t := r.domain()
+				t.Revoked = t.Revoked || grantRevoked(tx, r.GrantID)
+				tokens = append(tokens, t)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, wrap("list user grants", err)
+	}
+	return chartctl.LiveGrants(tokens, now), nil
 }

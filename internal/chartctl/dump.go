@@ -233,6 +233,8 @@ var DumpCoverage = map[string]string{
 	"CreateWebSession":        "- dashboard sessions are credentials: people sign in again",
 	"WebSession":              "read",
 	"DeleteWebSession":        "- dashboard sessions are credentials: people sign in again",
+	"DeleteUserWebSessions":   "- dashboard sessions are credentials: people sign in again",
+	"UserGrants":              "read",
 	"DeleteExpiredOAuth":      "- OAuth codes, tokens and sessions are not dumped",
 
 	// OCI registry.

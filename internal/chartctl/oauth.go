@@ -2,6 +2,7 @@ package chartctl
 
 import (
 	"context"
+	"sort"
 	"time"
 )
 
@@ -157,4 +158,66 @@ type OAuthStore interface {
 	// DeleteWebSession ends the session whose hash is h; ending an unknown
 	// session succeeds.
 	DeleteWebSession(ctx context.Context, h []byte) error
+	// DeleteUserWebSessions ends every session of userID except the one
+	// whose hash is keep (nil ends them all), and returns how many it
+	// ended.
+	DeleteUserWebSessions(ctx context.Context, userID string, keep []byte) (int, error)
+
+	// UserGrants returns userID's live grants: those not revoked that hold
+	// a token unexpired at now, oldest first.
+	UserGrants(ctx context.Context, userID string, now time.Time) ([]*OAuthGrant, error)
+}
+
+// OAuthGrant is a user's authorization of an OAuth client, as the tokens
+// of one grant (one family, revoked as one) describe it.
+type OAuthGrant struct {
+	ID       string
+	ClientID string
+	UserID   string
+	// Scopes are those of the grant's newest token.
+	Scopes Scopes
+	// CreatedAt is when the grant's first token stored was issued,
+	// RefreshedAt when its newest was.
+	CreatedAt   time.Time
+	RefreshedAt time.Time
+	// ExpiresAt is when the last of its tokens expires.
+	ExpiresAt time.Time
+}
+
+// LiveGrants folds a user's tokens (Revoked set when they or their grant
+// were revoked) into the grants that are still live at now: those with a
+// token neither revoked nor expired. Grants come oldest first.
+func LiveGrants(tokens []*OAuthToken, now time.Time) []*OAuthGrant {
+	byID := map[string]*OAuthGrant{}
+	var order []*OAuthGrant
+	for _, t := range tokens {
+		g := byID[t.GrantID]
+		if g == nil {
+			g = &OAuthGrant{ID: t.GrantID, ClientID: t.ClientID, UserID: t.UserID, CreatedAt: t.CreatedAt}
+			byID[t.GrantID] = g
+			order = append(order, g)
+		}
+		if t.CreatedAt.Before(g.CreatedAt) {
+			g.CreatedAt = t.CreatedAt
+		}
+		if !t.CreatedAt.Before(g.RefreshedAt) {
+			g.RefreshedAt, g.Scopes = t.CreatedAt, t.Scopes
+		}
+		if !t.Revoked && !t.Expired(now) && t.ExpiresAt.After(g.ExpiresAt) {
+			g.ExpiresAt = t.ExpiresAt
+		}
+	}
+	out := order[:0]
+	for _, g := range order {
+		if !g.ExpiresAt.IsZero() {
+			out = append(out, g)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
 }

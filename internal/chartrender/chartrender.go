@@ -35,7 +35,10 @@ import (
 
 // FormatVersion is the version of the Page format and of the rendering
 // rules. A stored page of an older version is rendered again.
-const FormatVersion = 1
+//
+// 2: README HTML is a balanced fragment, and its relative links and
+// images refer to the chart's files (FileRef) or are left as text.
+const FormatVersion = 2
 
 // Caps on what a page holds, so a page stays small whatever the chart.
 const (
@@ -194,8 +197,12 @@ func Render(r io.Reader, lim chart.Limits) (*Page, error) {
 		hasSchema          bool
 		templates          []File
 		subcharts          []string
+		// files are the archive's paths, which the README's relative
+		// links and images are resolved against.
+		files = map[string]bool{}
 	)
 	c, err := chart.Walk(r, lim, func(p string, size int64, content io.Reader) error {
+		files[p] = true
 		dir, base := path.Split(p)
 		switch {
 		case dir == "" && readmeRankOf(base) < readmeRank:
@@ -274,7 +281,7 @@ func Render(r io.Reader, lim chart.Limits) (*Page, error) {
 			readme = cutAtLine(readme)
 		}
 		if readmeRank <= 1 {
-			pg.ReadmeHTML = Markdown([]byte(readme))
+			pg.ReadmeHTML = MarkdownIn([]byte(readme), files)
 		} else {
 			pg.ReadmeHTML = PlainText(readme)
 		}

@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"net/url"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 	xhtml "golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // ClassPrefix starts every CSS class the highlighter emits, so that the
@@ -77,8 +79,23 @@ func setup() {
 }
 
 // Markdown renders GitHub-flavoured Markdown to sanitized HTML (see the
-// package documentation for the policy).
+// package documentation for the policy). Relative links and images lead
+// nowhere: use MarkdownIn to resolve them against a chart's files.
 func Markdown(src []byte) string {
+	return MarkdownIn(src, nil)
+}
+
+// MarkdownIn renders Markdown as Markdown does, resolving its relative
+// links and images against files, the paths of the chart's files (relative
+// to the chart's root, where the README is): a link or raster image whose
+// target is one of them refers to it as FileRef+path (the page resolves
+// that to the route serving the file, ChartFileURL); any other relative
+// link or image is left as its text, so there is never a dead link.
+//
+// The result is a balanced fragment: whatever end tags the README holds,
+// it closes every element it opens and none it did not, so it stays
+// inside the element the page puts it in.
+func MarkdownIn(src []byte, files map[string]bool) string {
 	markdownOnce.Do(setup)
 	var raw bytes.Buffer
 	if err := markdown.Convert(limitNesting(src), &raw); err != nil {
@@ -86,7 +103,96 @@ func Markdown(src []byte) string {
 		// bytes.Buffer does not; show the text rather than nothing.
 		return PlainText(string(src))
 	}
-	return finish(policy.SanitizeReader(&raw).String())
+	return Balance(finish(policy.SanitizeReader(&raw).String(), files))
+}
+
+// Balance re-serializes an HTML fragment as the body of a <div>: parsed by
+// the HTML5 algorithm in that context (golang.org/x/net/html), stray end
+// tags (</div></main>) are dropped and unclosed elements closed, so the
+// fragment cannot close or reopen the page's own containers. The
+// sanitizer works token by token and guarantees neither.
+func Balance(s string) string {
+	ctx := &xhtml.Node{Type: xhtml.ElementNode, Data: "div", DataAtom: atom.Div}
+	nodes, err := xhtml.ParseFragment(strings.NewReader(s), ctx)
+	if err != nil {
+		// The parser reads from a string: it fails only on a reader
+		// error. Never return half a fragment.
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/16)
+	for _, n := range nodes {
+		if err := xhtml.Render(&b, n); err != nil {
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// FileRef starts the address of a chart's own file in rendered HTML
+// (MarkdownIn). It is not a URL scheme the sanitizer lets through, so only
+// the renderer writes it; the page replaces it with the file route.
+const FileRef = "chart-file:"
+
+// ResolveFileRefs replaces every FileRef address in rendered HTML with
+// base + "/" + the file's path (base is the route serving the version's
+// files). Addresses are attribute values, always written in double
+// quotes, and text never holds a double quote unescaped: only the
+// renderer's own references match.
+func ResolveFileRefs(html, base string) string {
+	return strings.ReplaceAll(html, `="`+FileRef, `="`+base+"/")
+}
+
+// rasterImage reports whether p names an image the page may show inline
+// from the chart (served with its own type, CSP and nosniff).
+func rasterImage(p string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg":
+		return true
+	}
+	return false
+}
+
+// chartFile resolves a link or image address of the README against the
+// chart's files: the file's path when ref is relative (or rooted at the
+// chart, "/docs/x.md") and names one of them, else "". Queries and
+// fragments are dropped; escapes are decoded.
+func chartFile(ref string, files map[string]bool) string {
+	ref = strings.TrimSpace(ref)
+	if ref == "" || files == nil || strings.HasPrefix(ref, "#") || strings.HasPrefix(ref, "//") {
+		return ""
+	}
+	u, err := url.Parse(ref)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" {
+		return ""
+	}
+	p := strings.TrimPrefix(path.Clean("/"+u.Path), "/")
+	if p == "" || !files[p] {
+		return ""
+	}
+	return p
+}
+
+// fileRef is the FileRef address of the chart file p, each segment
+// escaped.
+func fileRef(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return FileRef + strings.Join(segs, "/")
+}
+
+// isRelative reports whether a link address is relative to the document
+// (or rooted at its server) rather than a web address, a mail address or
+// a place in the page.
+func isRelative(ref string) bool {
+	ref = strings.TrimSpace(ref)
+	if ref == "" || strings.HasPrefix(ref, "#") {
+		return false
+	}
+	u, err := url.Parse(ref)
+	return err != nil || u.Scheme == ""
 }
 
 // PlainText renders text as a preformatted block.
@@ -178,13 +284,18 @@ func renderCode(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast
 }
 
 // finish is the last pass over sanitized HTML: images become links (or
-// their alternative text), ids get IDPrefix, in-page links follow them,
-// and inputs other than disabled checkboxes go.
-func finish(s string) string {
+// their alternative text), except the chart's own images, shown from it;
+// relative links lead to the chart's files or become their text (see
+// MarkdownIn); ids get IDPrefix, in-page links follow them, and inputs
+// other than disabled checkboxes go.
+func finish(s string, files map[string]bool) string {
 	z := xhtml.NewTokenizer(strings.NewReader(s))
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/16)
 	inLink := 0
+	// dropped records, for each open <a>, whether its start tag was left
+	// out, so that its end tag is too.
+	var dropped []bool
 	for {
 		tt := z.Next()
 		switch tt {
@@ -199,6 +310,10 @@ func finish(s string) string {
 			tok := z.Token()
 			switch tok.Data {
 			case "img":
+				if p := chartFile(attr(tok, "src"), files); p != "" && rasterImage(p) {
+					b.WriteString(chartImage(tok, p))
+					continue
+				}
 				b.WriteString(imageLink(tok, inLink > 0))
 				continue
 			case "input":
@@ -213,8 +328,22 @@ func finish(s string) string {
 					tok.Attr = append(tok.Attr, xhtml.Attribute{Key: "checked", Val: ""})
 				}
 			case "a":
+				drop := false
+				if href := attr(tok, "href"); isRelative(href) {
+					if p := chartFile(href, files); p != "" {
+						setAttr(&tok, "href", fileRef(p))
+					} else {
+						// Not a file of the chart: the link would be
+						// the 404 page. Its text stays.
+						drop = true
+					}
+				}
 				if tt == xhtml.StartTagToken {
 					inLink++
+					dropped = append(dropped, drop)
+				}
+				if drop {
+					continue
 				}
 			}
 			rewriteIDs(&tok)
@@ -223,6 +352,11 @@ func finish(s string) string {
 			tok := z.Token()
 			if tok.Data == "a" && inLink > 0 {
 				inLink--
+				drop := dropped[len(dropped)-1]
+				dropped = dropped[:len(dropped)-1]
+				if drop {
+					continue
+				}
 			}
 			b.WriteString(tok.String())
 		default:
@@ -265,6 +399,34 @@ func rewriteIDs(t *xhtml.Token) {
 		out = append(out, a)
 	}
 	t.Attr = out
+}
+
+func setAttr(t *xhtml.Token, key, val string) {
+	for i := range t.Attr {
+		if t.Attr[i].Key == key {
+			t.Attr[i].Val = val
+			return
+		}
+	}
+	t.Attr = append(t.Attr, xhtml.Attribute{Key: key, Val: val})
+}
+
+// chartImage shows an image of the chart itself (p): same-origin, so the
+// pages' Content-Security-Policy allows it and no other host learns of the
+// visit. Its size attributes stay when numeric; CSS bounds its width.
+func chartImage(t xhtml.Token, p string) string {
+	alt := strings.TrimSpace(attr(t, "alt"))
+	if alt == "" {
+		alt = strings.TrimSpace(attr(t, "title"))
+	}
+	out := xhtml.Token{Type: xhtml.SelfClosingTagToken, Data: "img", Attr: []xhtml.Attribute{
+		{Key: "src", Val: fileRef(p)}, {Key: "alt", Val: alt}, {Key: "loading", Val: "lazy"}, {Key: "class", Val: ClassPrefix + "img"}}}
+	for _, k := range []string{"width", "height"} {
+		if v := attr(t, k); v != "" && len(v) <= 5 && strings.Trim(v, "0123456789") == "" {
+			out.Attr = append(out.Attr, xhtml.Attribute{Key: k, Val: v})
+		}
+	}
+	return out.String()
 }
 
 // imageLink replaces an image: a link to it when its address is on the

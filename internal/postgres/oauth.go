@@ -391,3 +391,38 @@ func (db *DB) DeleteWebSession(ctx context.Context, h []byte) error {
 	_, err := db.pool.Exec(ctx, `DELETE FROM web_sessions WHERE hash = $1`, h)
 	return db.wrap("delete web session", err)
 }
+
+// DeleteUserWebSessions ends every session of userID but keep's, and
+// returns how many it ended.
+func (db *DB) DeleteUserWebSessions(ctx context.Context, userID string, keep []byte) (int, error) {
+	if keep == nil {
+		keep = []byte{}
+	}
+	tag, err := db.pool.Exec(ctx, `DELETE FROM web_sessions WHERE user_id = $1 AND hash <> $2`, userID, keep)
+	if err != nil {
+		return 0, db.wrap("delete user web sessions", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// UserGrants returns userID's grants that are not revoked and hold a token
+// unexpired at now, oldest first.
+func (db *DB) UserGrants(ctx context.Context, userID string, now time.Time) ([]*chartctl.OAuthGrant, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+tokenCols+` FROM `+tokenFrom+` WHERE t.user_id = $1`, userID)
+	if err != nil {
+		return nil, db.wrap("list user grants", err)
+	}
+	defer rows.Close()
+	var tokens []*chartctl.OAuthToken
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, db.wrap("list user grants", err)
+		}
+		tokens = append(tokens, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.wrap("list user grants", err)
+	}
+	return chartctl.LiveGrants(tokens, now), nil
+}

@@ -61,6 +61,8 @@ func Run(t *testing.T, open Open) {
 	t.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, open) })
 	t.Run("Revocation", func(t *testing.T) { testRevocation(t, open) })
 	t.Run("WebSessions", func(t *testing.T) { testWebSessions(t, open) })
+	t.Run("UserWebSessions", func(t *testing.T) { testUserWebSessions(t, open) })
+	t.Run("UserGrants", func(t *testing.T) { testUserGrants(t, open) })
 	t.Run("DeleteExpiredOAuth", func(t *testing.T) { testDeleteExpired(t, open) })
 	t.Run("HostileKeys", func(t *testing.T) { testHostileKeys(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
@@ -1397,6 +1399,85 @@ func testWebSessions(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.ENOTFOUND)
 	must(t, s.DeleteWebSession(ctx, []byte("s1")))
 	must(t, s.DeleteWebSession(ctx, nil))
+}
+
+// DeleteUserWebSessions ends one user's sessions but the one kept (a
+// password change signs out the user's other browsers).
+func testUserWebSessions(t *testing.T, open Open) {
+	s := open(t)
+	exp := base.Add(time.Hour)
+	for _, h := range []string{"a1", "a2", "a3"} {
+		must(t, s.CreateWebSession(ctx, &chartctl.WebSession{Hash: []byte(h), UserID: "usr_a", CSRFToken: "x", ExpiresAt: exp}))
+	}
+	must(t, s.CreateWebSession(ctx, &chartctl.WebSession{Hash: []byte("b1"), UserID: "usr_b", CSRFToken: "x", ExpiresAt: exp}))
+	n, err := s.DeleteUserWebSessions(ctx, "usr_a", []byte("a2"))
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("DeleteUserWebSessions ended %d sessions, want 2", n)
+	}
+	for h, live := range map[string]bool{"a1": false, "a2": true, "a3": false, "b1": true} {
+		_, err := s.WebSession(ctx, []byte(h), base)
+		if got := err == nil; got != live {
+			t.Errorf("session %s live = %v, want %v (%v)", h, got, live, err)
+		}
+	}
+	n, err = s.DeleteUserWebSessions(ctx, "usr_a", nil)
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("DeleteUserWebSessions(nil keep) ended %d, want 1", n)
+	}
+	if _, err := s.WebSession(ctx, []byte("b1"), base); err != nil {
+		t.Fatalf("another user's session ended: %v", err)
+	}
+}
+
+// UserGrants lists a user's live grants: not revoked, with a token
+// unexpired at now.
+func testUserGrants(t *testing.T, open Open) {
+	s := open(t)
+	now := base
+	issue := func(code, grant string, tok []*chartctl.OAuthToken) {
+		t.Helper()
+		must(t, s.CreateAuthorizationCode(ctx, &chartctl.AuthorizationCode{Hash: []byte(code), ClientID: tok[0].ClientID, UserID: tok[0].UserID,
+			RedirectURI: "http://127.0.0.1/cb", Scopes: tok[0].Scopes, GrantID: grant, CreatedAt: now, ExpiresAt: now.Add(time.Minute)}))
+		must(t, s.RedeemAuthorizationCode(ctx, []byte(code), now, func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) { return tok, nil }))
+	}
+	live := tokens("g1", "g1", "", now.Add(time.Hour))
+	issue("c1", "g1", live)
+	revoked := tokens("g2", "g2", "", now.Add(time.Hour))
+	issue("c2", "g2", revoked)
+	must(t, s.RevokeGrant(ctx, "g2"))
+	expired := tokens("g3", "g3", "", now.Add(time.Minute))
+	issue("c3", "g3", expired)
+	other := tokens("g4", "g4", "", now.Add(time.Hour))
+	for _, tk := range other {
+		tk.UserID = "usr_2"
+	}
+	issue("c4", "g4", other)
+
+	// At now+2m grant g3's refresh token (expiry +1m+1h) is still live.
+	gs, err := s.UserGrants(ctx, "usr_1", now.Add(2*time.Minute))
+	must(t, err)
+	if len(gs) != 2 || gs[0].ID == gs[1].ID {
+		t.Fatalf("UserGrants = %+v, want g1 and g3", gs)
+	}
+	ids := map[string]*chartctl.OAuthGrant{gs[0].ID: gs[0], gs[1].ID: gs[1]}
+	g := ids["g1"]
+	if g == nil || ids["g3"] == nil || g.ClientID != "cli_1" || g.UserID != "usr_1" || g.Scopes.String() != "repo:read" {
+		t.Fatalf("UserGrants = %+v", gs)
+	}
+	wantTime(t, "grant ExpiresAt", g.ExpiresAt, live[1].ExpiresAt)
+	// Past every token of g3, only g1 stays.
+	gs, err = s.UserGrants(ctx, "usr_1", now.Add(time.Hour+2*time.Minute))
+	must(t, err)
+	if len(gs) != 1 || gs[0].ID != "g1" {
+		t.Fatalf("UserGrants later = %+v, want g1 alone", gs)
+	}
+	gs, err = s.UserGrants(ctx, "usr_missing", now)
+	must(t, err)
+	if len(gs) != 0 {
+		t.Fatalf("UserGrants of nobody = %+v", gs)
+	}
 }
 
 func testDeleteExpired(t *testing.T, open Open) {

@@ -172,6 +172,10 @@ func (d *Dashboard) handleSearch(c echo.Context) error {
 		// Search as you type asks for the results alone; their sign-in
 		// link comes back to the search, not to this fragment.
 		page := d.browsePage(c, "", "", "", sp)
+		// Marks the answer as the results fragment: the script puts only
+		// that into the results box, and a message for anything else (an
+		// error page from here or from a proxy).
+		c.Response().Header().Set("X-Search-Fragment", "1")
 		if page.SignIn != "" {
 			page.SignIn = SignInURL("/search?" + url.Values{"q": {q}}.Encode())
 		}
@@ -273,6 +277,11 @@ type InstallLines struct {
 	Search string
 	// Private says the lines need an API key in $KEY.
 	Private bool
+	// OCIRepo is the repository's OCI address (oci://HOST/REPO), on the
+	// repository page of a server with an OCI registry; PlainHTTP says
+	// Helm reaches it with --plain-http.
+	OCIRepo   string
+	PlainHTTP bool
 }
 
 // RepoPage shows one repository and its charts.
@@ -421,7 +430,14 @@ func (d *Dashboard) installLines(c echo.Context, r *chartctl.Repository, name, v
 	private := r.Visibility != chartctl.VisibilityPublic
 	if name == "" {
 		l := client.Install(d.BaseURL(c), r.Name, "chart", "", private)
-		return InstallLines{InstallLines: client.InstallLines{RepoAdd: l.RepoAdd}, Search: "helm search repo " + r.Name + "/", Private: private}
+		out := InstallLines{InstallLines: client.InstallLines{RepoAdd: l.RepoAdd}, Search: "helm search repo " + r.Name + "/", Private: private}
+		if d.opts.OCI && client.OCIName(r.Name) {
+			out.OCIRepo, out.PlainHTTP = client.OCIRepository(d.BaseURL(c), r.Name)
+			if private {
+				out.RegistryLogin = client.RegistryLogin(d.BaseURL(c))
+			}
+		}
+		return out
 	}
 	l := client.Install(d.BaseURL(c), r.Name, name, version, private)
 	if !d.opts.OCI {
@@ -611,6 +627,9 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 		Install:   d.installLines(c, r, cv.Name, cv.Version),
 		Download:  chartURL(r.Name, cv.Name, cv.Version) + "/download",
 		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
+	// Sanitized and balanced when rendered (chartrender); the README's
+	// references to the chart's own files lead to this version's files.
+	cp.README = template.HTML(chartrender.ResolveFileRefs(page.ReadmeHTML, chartURL(r.Name, cv.Name, cv.Version)+"/files")) //nolint:gosec // see above
 	if cv.ProvDigest != "" {
 		cp.Prov = cp.Download + ".prov"
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/token"
 )
 
@@ -178,12 +179,21 @@ func (d *Dashboard) handleCreateAPIKey(c echo.Context) error {
 	}
 	value, hash := token.New(token.APIKeyPrefix)
 	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: expires}
-	if d.opts.App != nil {
-		err = d.opts.App.CreateAPIKey(c.Request().Context(), u, k)
-	} else {
-		err = d.opts.Store.CreateAPIKey(c.Request().Context(), k)
-	}
-	if err != nil {
+	// The application layer makes every key, whatever the transport: its
+	// per-user cap and "keys" rate limit hold here as on /v1.
+	err = d.opts.App.CreateAPIKey(c.Request().Context(), u, k)
+	switch chartctl.ErrorCode(err) {
+	case "":
+	case chartctl.EFORBIDDEN:
+		np.Error = chartctl.ErrorMessage(err)
+		return d.render(c, http.StatusForbidden, "apikey_new", d.page(c, "Generate new API key", "settings", "keys", np))
+	case chartctl.ERATELIMIT:
+		if rl := app.RateLimitedBy(err); rl != nil {
+			httpx.SetRetryAfter(c, rl.Decision.RetryAfter)
+		}
+		np.Error = chartctl.ErrorMessage(err)
+		return d.render(c, http.StatusTooManyRequests, "apikey_new", d.page(c, "Generate new API key", "settings", "keys", np))
+	default:
 		return err
 	}
 	// The value is in this response only; the page is never cached.
@@ -221,12 +231,7 @@ func (d *Dashboard) handleRevokeAPIKey(c echo.Context) error {
 		return d.refuseCSRF(c, err)
 	}
 	u, _ := d.Session(c)
-	var err error
-	if d.opts.App != nil {
-		err = d.opts.App.RevokeAPIKey(c.Request().Context(), u, c.Param("id"))
-	} else {
-		err = d.opts.Store.DeleteAPIKey(c.Request().Context(), u.ID, c.Param("id"))
-	}
+	err := d.opts.App.RevokeAPIKey(c.Request().Context(), u, c.Param("id"))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return d.RenderError(c, http.StatusNotFound, "Key not found", "This API key does not exist or was already revoked.")
 	} else if err != nil {

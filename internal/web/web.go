@@ -186,7 +186,7 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 	}
 }
 
-var pageNames = []string{"signin", "consent", "error", "profile", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
+var pageNames = []string{"signin", "consent", "error", "profile", "password", "apps", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
 	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete"}
 
 func parsePages() map[string]*template.Template {
@@ -238,6 +238,10 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/signin", d.handleSignIn, LimitForm)
 	g.POST("/signout", d.handleSignOut, LimitForm)
 	page("/settings", d.signedIn(d.handleProfile))
+	page("/settings/password", d.signedIn(d.handlePasswordPage))
+	g.POST("/settings/password", d.signedIn(d.handleChangePassword), LimitForm)
+	page("/settings/apps", d.signedIn(d.handleApps))
+	g.POST("/settings/apps/:id/revoke", d.signedIn(d.handleRevokeApp), LimitForm)
 	page("/settings/api-keys", d.signedIn(d.handleAPIKeys))
 	page("/settings/api-keys/new", d.signedIn(d.handleNewAPIKey))
 	g.POST("/settings/api-keys", d.signedIn(d.handleCreateAPIKey), LimitForm)
@@ -252,6 +256,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	page("/repositories/:repo/charts/:name", d.handleChart)
 	page("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
+	page("/repositories/:repo/charts/:name/:version/files/*", d.handleChartFile)
 	page("/organizations/:org", d.handleOrg)
 	page("/teams/:team", d.handleTeam)
 	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember), LimitForm)

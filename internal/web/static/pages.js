@@ -67,10 +67,30 @@
         return;
       }
       var url = "/search?fragment=1&q=" + encodeURIComponent(q);
+      // A short message in the results box, never another page inside it.
+      var fail = function (msg) {
+        if (mine !== seq) { return; }
+        var p = document.createElement("p");
+        p.className = "alert alert-error search-error";
+        p.setAttribute("role", "alert");
+        p.textContent = msg;
+        results.replaceChildren(p);
+      };
       fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
-        .then(function (r) { return r.text(); })
+        .then(function (r) {
+          // Only the search's own results fragment goes into the box: it
+          // says so in X-Search-Fragment. An error page (a 5xx, a proxy's
+          // page, a rate limit) does not.
+          if (r.headers.get("X-Search-Fragment") !== "1") {
+            var what = r.status === 429 ? "Too many searches; wait a moment, then press Enter to search."
+              : "Search failed (error " + r.status + "). Press Enter to try again, or try later.";
+            fail(what);
+            return null;
+          }
+          return r.text();
+        })
         .then(function (html) {
-          if (mine !== seq) { return; }
+          if (html === null || mine !== seq) { return; }
           // The fragment is this server's own template output.
           results.innerHTML = html;
           if (window.history && history.replaceState) {
@@ -78,7 +98,9 @@
             document.title = "Search: " + q + " · chartctl";
           }
         })
-        .catch(function () { /* the form still submits normally */ });
+        .catch(function () {
+          fail("Search is unreachable right now. Check your connection, then press Enter to search.");
+        });
     };
     input.addEventListener("input", function () {
       clearTimeout(timer);
