@@ -68,6 +68,8 @@ var auditActions = map[string]string{
 	"POST /webhooks/:id/ping":                           "webhook.ping",
 	"POST /webhooks/:id/delete":                         "webhook.delete",
 	"POST /webhooks/:id/deliveries/:delivery/redeliver": "webhook.redeliver",
+	"POST /settings/password":                           "user.password_change",
+	"POST /settings/apps/:id/revoke":                    "oauth_grant.revoke",
 	// Added by the registry when the serve command mounts it.
 	"POST /v1/admin/gc":                         "registry.gc",
 	"PUT /v1/repositories/:repo/retention":      "retention.set",
