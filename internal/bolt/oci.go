@@ -221,7 +221,14 @@ func (db *DB) storeManifest(tx *bbolt.Tx, m *chartctl.OCIManifest, tag string) e
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = db.now()
 		}
-		if err := putManifest(tx, m); err != nil {
+		put := func() error { return putManifest(tx, m) }
+		if m.Chart == nil {
+			// A chart version's quota is checked where the version is
+			// stored (charge); any other manifest counts as OCI bytes.
+			if err := withOCIQuota(tx, m.Name, put); err != nil {
+				return err
+			}
+		} else if err := put(); err != nil {
 			return err
 		}
 	}

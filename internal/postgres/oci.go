@@ -150,21 +150,33 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 			}
 			chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
-			blobs, manifests, content, chart_repository, chart_name, chart_version, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
-			nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion, m.CreatedAt)
-		if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
-			return errRetry // a concurrent push of the same manifest or chart version won
-		} else if err != nil {
-			return err
-		}
-		if len(blobs) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
-				SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
+		insert := func() error {
+			_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
+				blobs, manifests, content, chart_repository, chart_name, chart_version, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+				m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
+				nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion, m.CreatedAt)
+			if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
+				return errRetry // a concurrent push of the same manifest or chart version won
+			} else if err != nil {
 				return err
 			}
+			if len(blobs) > 0 {
+				if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
+					SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if m.Chart == nil {
+			// A chart version's quota is checked where the version is
+			// stored (charge); any other manifest counts as OCI bytes.
+			if err := withOCIQuota(ctx, tx, m.Name, insert); err != nil {
+				return err
+			}
+		} else if err := insert(); err != nil {
+			return err
 		}
 	default:
 		return err

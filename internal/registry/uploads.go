@@ -208,6 +208,12 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 		stored = true
 		return r.storeSession(ctx, u)
 	}
+	if (req.Method == http.MethodPatch || req.Method == http.MethodPut) && req.ContentLength > 0 {
+		// A body that cannot fit the quota is refused before it is read.
+		if err := r.checkQuota(ctx, name, u.Offset+req.ContentLength); err != nil {
+			return err
+		}
+	}
 	switch req.Method {
 	case http.MethodGet:
 		return uploadAccepted(w, u, http.StatusNoContent)
@@ -374,6 +380,9 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	if bw.Digest() != d.String() {
 		return errDigestInvalid("The uploaded content has digest %s, not %s.", bw.Digest(), d)
 	}
+	if err := r.checkQuota(ctx, name, n); err != nil {
+		return err
+	}
 	release, err := r.App.ClaimDigests(ctx, d.String())
 	if err != nil {
 		return err
@@ -389,6 +398,17 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 		r.App.KeepBlob(d.String(), keep.buf)
 	}
 	return nil
+}
+
+// checkQuota refuses (EQUOTA, answered DENIED) size bytes of blob pushed
+// into the repository of name when they alone would take it or its
+// organization past a max_bytes quota.
+func (r *Registry) checkQuota(ctx context.Context, name string, size int64) error {
+	repo, err := r.App.Repository(ctx, repoOf(name))
+	if err != nil {
+		return err
+	}
+	return r.App.CheckBlobQuota(ctx, repo, size)
 }
 
 // sourceReader remembers the error its source returned, so a failed copy
