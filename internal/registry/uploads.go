@@ -61,6 +61,18 @@ func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 		if err != nil {
 			return err
 		}
+		if req.ContentLength > 0 {
+			// A body that cannot fit the quota is refused before it is
+			// read.
+			if err := r.checkQuota(req.Context(), name, req.ContentLength); err != nil {
+				return err
+			}
+		}
+		release, err := r.takeUpload(c, p)
+		if err != nil {
+			return err
+		}
+		defer release()
 		if err := r.putMonolithic(c, name, d); err != nil {
 			return err
 		}
@@ -213,6 +225,13 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 		if err := r.checkQuota(ctx, name, u.Offset+req.ContentLength); err != nil {
 			return err
 		}
+	}
+	if req.Method == http.MethodPatch || req.Method == http.MethodPut {
+		release, err := r.takeUpload(c, p)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	switch req.Method {
 	case http.MethodGet:
@@ -398,6 +417,15 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 		r.App.KeepBlob(d.String(), keep.buf)
 	}
 	return nil
+}
+
+// takeUpload reserves one of p's concurrent uploads for a request that
+// sends a body (--max-concurrent-uploads), returning its release.
+func (r *Registry) takeUpload(c echo.Context, p *chartctl.Principal) (func(), error) {
+	if r.Uploads == nil || !hasBody(c.Request()) {
+		return func() {}, nil
+	}
+	return r.Uploads.TakeUpload(c, p)
 }
 
 // checkQuota refuses (EQUOTA, answered DENIED) size bytes of blob pushed
