@@ -30,7 +30,11 @@ import (
 //	   "mirror" member of a repository record). Nothing is rewritten, but
 //	   a binary that does not know mirrors would drop their settings on
 //	   the next update of the record and accept uploads into them.
-const SchemaVersion = 5
+//	6: a chart version may hold a second OCI manifest, an alternate (the
+//	   "alternate" member of an OCI manifest record, CONTRACT §18 decision
+//	   10). Nothing is rewritten, but a binary that does not know
+//	   alternates would leave them behind when it deletes their version.
+const SchemaVersion = 6
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -49,7 +53,12 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeSemverIndex,
 	resetUsage,
 	upgradeMirrors,
+	upgradeChartAlternates,
 }
+
+// upgradeChartAlternates (5→6): manifest records without an "alternate"
+// member are first manifests, as before; only the version changes.
+func upgradeChartAlternates(*bbolt.Tx) error { return nil }
 
 // upgradeMirrors (4→5): repository records without a "mirror" member are
 // ordinary repositories, as before; only the version changes.
