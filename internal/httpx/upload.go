@@ -98,21 +98,20 @@ const rateBodyKey = "httpx.rateBody"
 // rateBody is a request body that must arrive at a minimum rate: every
 // read sets the connection's read deadline to the end of the current
 // window, and a window starts once the previous one received its bytes.
+// One goroutine reads a request body; tripped is also read by the error
+// writers (TooSlow), so it alone is atomic.
 type rateBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
 	rate MinRate
 
-	mu      sync.Mutex
 	start   time.Time // of the current window; zero before the first read
 	got     int64     // bytes received in it
-	tripped bool
+	tripped atomic.Bool
 }
 
 func (b *rateBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.tripped {
+	if b.tripped.Load() {
 		return 0, tooSlow(b.rate)
 	}
 	now := time.Now()
@@ -134,7 +133,7 @@ func (b *rateBody) Read(p []byte) (int, error) {
 		// handler still stores the upload.
 		_ = b.rc.SetReadDeadline(time.Time{})
 	} else if err != nil && b.got < b.rate.Bytes && !time.Now().Before(end) {
-		b.tripped = true
+		b.tripped.Store(true)
 		return n, tooSlow(b.rate)
 	}
 	return n, err
@@ -164,12 +163,7 @@ func LimitRate(c echo.Context, rate MinRate) {
 // writers ask this first, so the client learns the real cause.
 func TooSlow(c echo.Context) error {
 	b, ok := c.Get(rateBodyKey).(*rateBody)
-	if !ok {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.tripped {
+	if !ok || !b.tripped.Load() {
 		return nil
 	}
 	return tooSlow(b.rate)
