@@ -297,6 +297,9 @@ const (
 	CodeInternalError        = "internal_error"
 	CodeUnavailable          = "unavailable"
 	CodeQuotaExceeded        = "quota_exceeded"
+	// CodeRequestTimeout: an upload body arrived slower than the server's
+	// minimum upload rate and was cut off.
+	CodeRequestTimeout = "request_timeout"
 )
 
 var codeStatus = map[string]int{
@@ -312,6 +315,7 @@ var codeStatus = map[string]int{
 	CodeInternalError:        http.StatusInternalServerError,
 	CodeUnavailable:          http.StatusServiceUnavailable,
 	CodeQuotaExceeded:        http.StatusInsufficientStorage,
+	CodeRequestTimeout:       http.StatusRequestTimeout,
 }
 
 // HTTPStatus returns the HTTP status for an error code (500 for unknown).

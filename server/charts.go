@@ -126,6 +126,11 @@ func (s *Server) handleUploadChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	release, err := s.TakeUpload(c, p)
+	if err != nil {
+		return err
+	}
+	defer release()
 	u, err := s.app.ReceiveMultipart(c.Response(), c.Request())
 	if err != nil {
 		return err

@@ -62,6 +62,9 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 				c.Error(err)
 				err = nil
 			}
+			// A refused request's body is not waited for (a 401 to a
+			// trickled upload frees the connection at once).
+			httpx.ReleaseBody(c)
 			elapsed := s.Now().Sub(start)
 			s.metrics.observe(s.routeLabel(c.Path()), methodLabel(c.Request().Method), c.Response().Status, elapsed)
 			s.logRequest(c, rid, elapsed)
@@ -72,12 +75,39 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 
 // bodyDeadline gives a request's body a short deadline unless the route
 // receives uploads, so a client trickling a body cannot hold a handler
-// (and its memory) for the upload's generous bound.
+// (and its memory) for the upload's generous bound. Upload bodies must
+// keep the minimum upload rate instead (when it is on).
 func (s *Server) bodyDeadline(c echo.Context) {
 	req := c.Request()
-	if req.ContentLength != 0 && s.Config.BodyTimeout > 0 && !uploadRoutes[c.Path()] && !strings.HasPrefix(c.Path(), "/v2/") {
+	if req.ContentLength == 0 {
+		return
+	}
+	httpx.TrackBody(c)
+	if isUpload(c) {
+		httpx.LimitRate(c, s.Config.UploadMinRate)
+		return
+	}
+	if s.Config.BodyTimeout > 0 && !strings.HasPrefix(c.Path(), "/v2/") {
 		_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.Config.BodyTimeout))
 	}
+}
+
+// isUpload reports whether a request sends an upload: a chart to /v1 or
+// the ChartMuseum API, or a blob or manifest to /v2 (other /v2 bodies,
+// such as a DELETE's, keep the registry's idle timeout).
+func isUpload(c echo.Context) bool {
+	m := c.Request().Method
+	if uploadRoutes[c.Path()] {
+		return m == http.MethodPost
+	}
+	return strings.HasPrefix(c.Path(), "/v2/") && (m == http.MethodPost || m == http.MethodPatch || m == http.MethodPut)
+}
+
+// TakeUpload reserves one of p's concurrent uploads
+// (--max-concurrent-uploads); it implements httpx.UploadGate for the
+// protocols mounted beside /v1.
+func (s *Server) TakeUpload(c echo.Context, p *chartctl.Principal) (func(), error) {
+	return s.uploads.TakeUpload(c, p)
 }
 
 // headerRequestID is X-Request-Id in canonical form, for direct

@@ -98,5 +98,5 @@ func (s *Server) routes(e *echo.Echo) {
 
 	// The Helm repository protocol (§8) and ChartMuseum's API for
 	// `helm cm-push`; credentials are optional for public repositories.
-	(&helmrepo.Handler{App: s.app, Auth: s, Limits: s, Logger: s.Logger, UploadBucket: bucketUpload}).Register(e)
+	(&helmrepo.Handler{App: s.app, Auth: s, Limits: s, Uploads: s, Logger: s.Logger, UploadBucket: bucketUpload}).Register(e)
 }

@@ -55,8 +55,16 @@ type Config struct {
 	// BodyTimeout bounds how long a request body may take to arrive on
 	// every route but the uploads, which keep UploadTimeout.
 	BodyTimeout time.Duration
-	// UploadTimeout bounds an upload's whole request.
+	// UploadTimeout bounds an upload's whole request when UploadMinRate
+	// is off; with it on, the rate bounds upload bodies instead.
 	UploadTimeout time.Duration
+	// UploadMinRate is the rate upload bodies (chart uploads on /v1 and
+	// the ChartMuseum API, blob uploads and manifests on /v2) must keep,
+	// or be cut with 408 (--upload-min-rate; zero: off).
+	UploadMinRate httpx.MinRate
+	// MaxConcurrentUploads caps the uploads one credential runs at once
+	// (--max-concurrent-uploads; 0: no cap); the extra one is 429.
+	MaxConcurrentUploads int
 	// CORSOrigins are the browser origins allowed to call /v1 (an OpenAPI
 	// tool, a portal); none by default. "*" allows any origin.
 	CORSOrigins []string
@@ -88,17 +96,19 @@ const DefaultBlobCacheSize = 64 << 20
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		MaxChartSize:    10 << 20,
-		GlobalLimit:     ratelimit.Limit{N: 1000, Window: time.Hour},
-		UploadLimit:     ratelimit.Limit{N: 100, Window: time.Hour},
-		SearchLimit:     ratelimit.Limit{N: 300, Window: time.Hour},
-		ChartLimits:     chart.DefaultLimits(),
-		ShutdownTimeout: 15 * time.Second,
-		MaxKeysPerUser:  100,
-		KeyCreateLimit:  ratelimit.Limit{N: 50, Window: time.Hour},
-		BodyTimeout:     30 * time.Second,
-		UploadTimeout:   5 * time.Minute,
-		BlobCacheSize:   DefaultBlobCacheSize,
+		MaxChartSize:         10 << 20,
+		GlobalLimit:          ratelimit.Limit{N: 1000, Window: time.Hour},
+		UploadLimit:          ratelimit.Limit{N: 100, Window: time.Hour},
+		SearchLimit:          ratelimit.Limit{N: 300, Window: time.Hour},
+		ChartLimits:          chart.DefaultLimits(),
+		ShutdownTimeout:      15 * time.Second,
+		MaxKeysPerUser:       100,
+		KeyCreateLimit:       ratelimit.Limit{N: 50, Window: time.Hour},
+		BodyTimeout:          30 * time.Second,
+		UploadTimeout:        5 * time.Minute,
+		UploadMinRate:        httpx.DefaultUploadMinRate,
+		MaxConcurrentUploads: 8,
+		BlobCacheSize:        DefaultBlobCacheSize,
 	}
 }
 
@@ -145,6 +155,7 @@ type Server struct {
 	ln       net.Listener
 	app      *app.App
 	limits   ratelimit.Limiter
+	uploads  *httpx.UploadSlots
 	throttle ratelimit.Failures
 	touch    *touchBatcher
 	creds    *credentialCache
@@ -210,6 +221,7 @@ func (s *Server) init() {
 	// Key creation is charged by the application layer, so the dashboard's
 	// form and /v1 spend the same budget.
 	s.app.Limits = s.limits
+	s.uploads = httpx.NewUploadSlots(s.Config.MaxConcurrentUploads)
 	s.throttle = s.RateLimits.NewThrottle("api-auth", ratelimit.Limit{N: 20, Window: time.Minute})
 	s.touch = newTouchBatcher(s.Store, s.Logger)
 	s.creds = newCredentialCache()

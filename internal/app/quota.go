@@ -72,3 +72,27 @@ func validQuota(q chartctl.Quota) error {
 	}
 	return nil
 }
+
+// CheckBlobQuota refuses with EQUOTA a blob of size bytes pushed over OCI
+// into repo when it alone would take the repository or its organization
+// past a max_bytes quota (CONTRACT §18 decision 12). A blob counts once a
+// manifest refers to it (the store checks that, atomically, when the
+// manifest is stored); this check refuses the bytes before they are kept,
+// so a push into a full repository stores nothing.
+func (a *App) CheckBlobQuota(ctx context.Context, repo *chartctl.Repository, size int64) error {
+	scopes := [][2]string{{chartctl.QuotaRepository, repo.Name}}
+	if repo.Organization != "" {
+		scopes = append(scopes, [2]string{chartctl.QuotaOrganization, repo.Organization})
+	}
+	for _, sc := range scopes {
+		q, u, err := a.Store.Quota(ctx, sc[0], sc[1])
+		if err != nil {
+			return err
+		}
+		if q.MaxBytes != nil && u.Bytes+size > *q.MaxBytes {
+			return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the max_bytes quota of %s %q is %d bytes, with %d bytes used; this upload needs %d more. Delete chart versions or OCI artifacts, or ask an admin to raise the quota.",
+				sc[0], sc[1], *q.MaxBytes, u.Bytes, size)
+		}
+	}
+	return nil
+}

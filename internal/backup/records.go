@@ -198,6 +198,9 @@ type ociManifestRec struct {
 	Content      []byte            `json:"content"`
 	Chart        *ociChartRec      `json:"chart,omitempty"`
 	CreatedAt    time.Time         `json:"created_at"`
+	// Alternate: a chart version's second manifest
+	// (chartctl.OCIManifest.Alternate).
+	Alternate bool `json:"alternate,omitempty"`
 }
 
 type ociTagRec struct {
@@ -289,9 +292,10 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.OCIManifest != nil:
 		m := r.OCIManifest
 		rec := ociManifestRec{m.Name, m.Digest, m.MediaType, m.ArtifactType, m.Subject, m.Annotations, m.Blobs, m.Manifests,
-			m.Content, nil, m.CreatedAt}
+			m.Content, nil, m.CreatedAt, false}
 		if m.Chart != nil {
 			rec.Chart = &ociChartRec{m.Chart.Repository, m.Chart.Name, m.Chart.Version}
+			rec.Alternate = m.Alternate
 		}
 		v = rec
 	case r.OCITag != nil:
@@ -421,6 +425,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 				Subject: v.Subject, Annotations: v.Annotations, Blobs: v.Blobs, Manifests: v.Manifests, Content: v.Content, CreatedAt: v.CreatedAt}
 			if v.Chart != nil {
 				m.Chart = &chartctl.OCIChartRef{Repository: v.Chart.Repository, Name: v.Chart.Name, Version: v.Chart.Version}
+				m.Alternate = v.Alternate
 			}
 			r.OCIManifest = m
 		}

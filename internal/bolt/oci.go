@@ -59,7 +59,10 @@ type ociManifestRecord struct {
 	Blobs        []string          `json:"blobs,omitempty"`
 	Manifests    []string          `json:"manifests,omitempty"`
 	Chart        *ociChartRecord   `json:"chart,omitempty"`
-	CreatedAt    time.Time         `json:"created_at"`
+	// Alternate: see chartctl.OCIManifest.Alternate. Such a record is not
+	// in ociChartsBucket.
+	Alternate bool      `json:"alternate,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 type ociChartRecord struct {
@@ -88,7 +91,7 @@ func (r *ociManifestRecord) domain(content []byte) *chartctl.OCIManifest {
 	m := &chartctl.OCIManifest{
 		Name: r.Name, Digest: r.Digest, MediaType: r.MediaType, ArtifactType: r.ArtifactType,
 		Subject: r.Subject, Annotations: r.Annotations, Blobs: r.Blobs, Manifests: r.Manifests,
-		Content: bytes.Clone(content), CreatedAt: r.CreatedAt,
+		Content: bytes.Clone(content), Alternate: r.Alternate, CreatedAt: r.CreatedAt,
 	}
 	if r.Chart != nil {
 		m.Chart = &chartctl.OCIChartRef{Repository: r.Chart.Repository, Name: r.Chart.Name, Version: r.Chart.Version}
@@ -224,7 +227,14 @@ func (db *DB) storeManifest(tx *bbolt.Tx, m *chartctl.OCIManifest, tag string) e
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = db.now()
 		}
-		if err := putManifest(tx, m); err != nil {
+		put := func() error { return putManifest(tx, m) }
+		if m.Chart == nil {
+			// A chart version's quota is checked where the version is
+			// stored (charge); any other manifest counts as OCI bytes.
+			if err := withOCIQuota(tx, m.Name, put); err != nil {
+				return err
+			}
+		} else if err := put(); err != nil {
 			return err
 		}
 	}
@@ -241,7 +251,11 @@ func putManifest(tx *bbolt.Tx, m *chartctl.OCIManifest) error {
 		Subject: m.Subject, Annotations: m.Annotations, Blobs: m.Blobs, Manifests: m.Manifests,
 		CreatedAt: m.CreatedAt,
 	}
-	if m.Chart != nil {
+	if m.Chart != nil && m.Alternate {
+		// Beside the version's first manifest, not in its place.
+		rec.Chart = &ociChartRecord{Repository: m.Chart.Repository, Name: m.Chart.Name, Version: m.Chart.Version}
+		rec.Alternate = true
+	} else if m.Chart != nil {
 		rec.Chart = &ociChartRecord{Repository: m.Chart.Repository, Name: m.Chart.Name, Version: m.Chart.Version}
 		charts := bucket(tx, ociChartsBucket)
 		ck := key(m.Chart.Repository, m.Chart.Name, m.Chart.Version)
@@ -580,9 +594,31 @@ func ociBlobLinked(tx *bbolt.Tx, digest string) bool {
 	return k != nil && bytes.HasPrefix(k, prefix(digest))
 }
 
-// deleteOCIChart removes the manifest stored for a chart version, if any:
-// deleting a version deletes it on both protocols.
+// deleteOCIChart removes the manifests stored for a chart version, if
+// any: the one in ociChartsBucket and its alternates, which live under the
+// chart's OCI name, repo/name.
 func deleteOCIChart(tx *bbolt.Tx, repo, name, version string) error {
+	var alternates []string
+	if err := scanPrefix(bucket(tx, ociManifestsBucket), prefix(repo+"/"+name), func(k, v []byte) error {
+		if !bytes.Contains(v, []byte(`"alternate":true`)) {
+			return nil
+		}
+		r, err := decode[ociManifestRecord](v)
+		if err != nil {
+			return err
+		}
+		if r.Alternate && r.Chart != nil && r.Chart.Repository == repo && r.Chart.Name == name && r.Chart.Version == version {
+			alternates = append(alternates, r.Digest)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, d := range alternates {
+		if err := deleteManifest(tx, repo+"/"+name, d); err != nil {
+			return err
+		}
+	}
 	v := bucket(tx, ociChartsBucket).Get(key(repo, name, version))
 	if v == nil {
 		return nil

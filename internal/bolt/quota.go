@@ -109,9 +109,17 @@ func charge(tx *bbolt.Tx, repo *repoRecord, dBytes, dVersions int64) error {
 			if err != nil {
 				return err
 			}
-			if q.MaxBytes != nil && dBytes > 0 && u.Bytes+dBytes > *q.MaxBytes {
-				return quotaError(sc[0], sc[1], "max_bytes", fmt.Sprintf("%d bytes", *q.MaxBytes),
-					fmt.Sprintf("%d bytes used; this upload needs %d more", u.Bytes, dBytes))
+			if q.MaxBytes != nil && dBytes > 0 {
+				// Chart bytes are a counter; OCI artifacts are counted
+				// from their records (ociquota.go).
+				oci, err := scopeOCIBytes(tx, sc[0], sc[1])
+				if err != nil {
+					return err
+				}
+				if used := u.Bytes + oci; used+dBytes > *q.MaxBytes {
+					return quotaError(sc[0], sc[1], "max_bytes", fmt.Sprintf("%d bytes", *q.MaxBytes),
+						fmt.Sprintf("%d bytes used; this upload needs %d more", used, dBytes))
+				}
 			}
 			if q.MaxVersions != nil && dVersions > 0 && u.Versions+dVersions > *q.MaxVersions {
 				return quotaError(sc[0], sc[1], "max_versions", text.Count(*q.MaxVersions, "chart version", "chart versions"),
@@ -131,7 +139,7 @@ func charge(tx *bbolt.Tx, repo *repoRecord, dBytes, dVersions int64) error {
 }
 
 func quotaError(scope, name, which, limit, use string) error {
-	return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the %s quota of %s %q is %s, with %s. Delete chart versions, or ask an admin to raise the quota.",
+	return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the %s quota of %s %q is %s, with %s. Delete chart versions or OCI artifacts, or ask an admin to raise the quota.",
 		which, scope, name, limit, use)
 }
 
@@ -168,8 +176,12 @@ func (db *DB) Quota(ctx context.Context, scope, name string) (chartctl.Quota, ch
 		if err != nil {
 			return err
 		}
+		oci, err := scopeOCIBytes(tx, scope, name)
+		if err != nil {
+			return err
+		}
 		q = chartctl.Quota{MaxBytes: qr.MaxBytes, MaxVersions: qr.MaxVersions}
-		u = chartctl.Usage{Bytes: ur.Bytes, Versions: ur.Versions}
+		u = chartctl.Usage{Bytes: ur.Bytes + oci, Versions: ur.Versions}
 		return nil
 	})
 	return q, u, wrap("get quota", err)

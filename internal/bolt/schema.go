@@ -39,7 +39,11 @@ import (
 //	   retention policies left behind by a repository of that name: an
 //	   older binary would keep them and hand them to the next repository
 //	   of the name.
-const SchemaVersion = 6
+//	7: a chart version may hold a second OCI manifest, an alternate (the
+//	   "alternate" member of an OCI manifest record, CONTRACT §18 decision
+//	   10). Nothing is rewritten, but a binary that does not know
+//	   alternates would leave them behind when it deletes their version.
+const SchemaVersion = 7
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -59,6 +63,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	resetUsage,
 	upgradeMirrors,
 	bindToRepositories,
+	upgradeChartAlternates,
 }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload
@@ -176,6 +181,10 @@ func deleteEach(b *bbolt.Bucket, keys [][]byte) error {
 	}
 	return nil
 }
+
+// upgradeChartAlternates (6→7): manifest records without an "alternate"
+// member are first manifests, as before; only the version changes.
+func upgradeChartAlternates(*bbolt.Tx) error { return nil }
 
 // upgradeMirrors (4→5): repository records without a "mirror" member are
 // ordinary repositories, as before; only the version changes.

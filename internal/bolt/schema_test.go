@@ -340,3 +340,41 @@ func TestUpgradeFromSchema5BindsToRepositories(t *testing.T) {
 		t.Fatalf("due deliveries: %d, %v", len(ds), err)
 	}
 }
+
+// TestUpgradeFromSchema6: a data dir of the release before alternate
+// chart manifests (schema 6) opens at the current schema with nothing but
+// its version rewritten: its manifest records are first manifests as they
+// were.
+func TestUpgradeFromSchema6(t *testing.T) {
+	db, path := setup(t)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bdb, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bbolt.Tx) error {
+		var buf [8]byte
+		binary.BigEndian.PutUint64(buf[:], 6)
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), buf[:])
+	})
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dump(t, path)
+	db = mustOpen(t, path)
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 6 {
+		t.Fatalf("schema version after upgrade = %d (%v), upgraded from %d", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 6 rewrote records")
+	}
+}

@@ -29,6 +29,8 @@ const (
 	EUNAVAILABLE  = "unavailable"
 	// EQUOTA: an upload would pass a repository's or organization's quota.
 	EQUOTA = "quota_exceeded"
+	// ETIMEOUT: an upload body arrived slower than the minimum upload rate.
+	ETIMEOUT = "request_timeout"
 )
 
 // Error is an error a person may read: its Message is shown to API callers

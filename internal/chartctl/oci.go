@@ -44,6 +44,12 @@ type OCIManifest struct {
 	// Chart, when set, says the manifest is a chart version of Chart.Repository
 	// (a Helm chart pushed over OCI); deleting one deletes the other.
 	Chart *OCIChartRef
+	// Alternate marks a second manifest of the chart version Chart: Helm's
+	// own, pushed over OCI for a version uploaded by /v1, whose first
+	// manifest is the derived one (CONTRACT §18 decision 10). It is found
+	// by its digest; the version's tag and ChartManifest keep naming the
+	// first, and deleting the version deletes it too.
+	Alternate bool
 	// CreatedAt is when it was first stored.
 	CreatedAt time.Time
 }

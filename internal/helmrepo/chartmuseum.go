@@ -41,6 +41,8 @@ func (h *Handler) cmWritableRepo(c echo.Context, upload bool) (*chartctl.Reposit
 	if p == nil {
 		return nil, unauthorized(c, "Authentication required: use your API key as the password or access token.")
 	}
+	// The upload's concurrency cap is kept per credential.
+	httpx.SetPrincipal(c, p)
 	r, err := h.App.ChartWritableRepo(c.Request().Context(), p, c.Param("repo"))
 	if err != nil {
 		return nil, err
@@ -76,6 +78,13 @@ func (h *Handler) handleCMUpload(c echo.Context) error {
 		if force, err = parseForce(v); err != nil {
 			return h.cmFail(c, err)
 		}
+	}
+	if h.Uploads != nil {
+		release, err := h.Uploads.TakeUpload(c, httpx.PrincipalOf(c))
+		if err != nil {
+			return h.cmFail(c, err)
+		}
+		defer release()
 	}
 	var u *app.Upload
 	if strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), "multipart/") {

@@ -36,6 +36,8 @@ type Handler struct {
 	Auth httpx.Authenticator
 	// Limits charges writes to the rate-limit buckets.
 	Limits httpx.Limiter
+	// Uploads bounds the uploads a credential runs at once; nil: no cap.
+	Uploads httpx.UploadGate
 	// Logger receives internal errors.
 	Logger *slog.Logger
 	// UploadBucket is the name of the per-repository upload bucket.

@@ -53,6 +53,11 @@ func WriteError(c echo.Context, logger *slog.Logger, err error) {
 // for err; an internal error is logged with the request id, which the
 // message quotes instead of the error's own text.
 func Describe(c echo.Context, logger *slog.Logger, err error) (code, msg string) {
+	if slow := TooSlow(c); slow != nil {
+		// The body was cut for its rate: whatever the handler made of
+		// the failed read, that is the cause.
+		err = slow
+	}
 	code, msg = chartctl.ErrorCode(err), chartctl.ErrorMessage(err)
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

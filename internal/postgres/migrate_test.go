@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,5 +231,34 @@ func TestMigrateToSchema7(t *testing.T) {
 	}
 	if ups, err := db.Uploads(ctx); err != nil || len(ups) != 0 {
 		t.Fatalf("kept's upload outlived it: %+v, %v", ups, err)
+	}
+}
+
+// TestMigrateChartAlternates upgrades a database of schema 7, before
+// alternate chart manifests: its chart manifests stay the first manifests
+// of their versions, and an alternate can be stored beside one.
+func TestMigrateChartAlternates(t *testing.T) {
+	ctx := context.Background()
+	url, conn := databaseAt(t, 7)
+	if _, err := conn.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, content, chart_repository, chart_name, chart_version, created_at)
+		VALUES ('apps/web', 'sha256:`+strings.Repeat("a", 64)+`', 'application/vnd.oci.image.manifest.v1+json', '\x7b7d', 'apps', 'web', '1.0.0', now())`); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m, err := db.ChartManifest(ctx, "apps", "web", "1.0.0")
+	if err != nil || m.Alternate || m.Digest != "sha256:"+strings.Repeat("a", 64) {
+		t.Fatalf("first manifest after the migration: %+v, %v", m, err)
+	}
+	alt := &chartctl.OCIManifest{Name: "apps/web", Digest: "sha256:" + strings.Repeat("b", 64), MediaType: "application/vnd.oci.image.manifest.v1+json",
+		Content: []byte(`{"b":1}`), Chart: &chartctl.OCIChartRef{Repository: "apps", Name: "web", Version: "1.0.0"}, Alternate: true}
+	if err := db.PutManifest(ctx, alt, ""); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := db.ChartManifest(ctx, "apps", "web", "1.0.0"); err != nil || m.Digest != "sha256:"+strings.Repeat("a", 64) {
+		t.Fatalf("first manifest beside an alternate: %+v, %v", m, err)
 	}
 }

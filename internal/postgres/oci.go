@@ -145,26 +145,45 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 		m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
 		var chartRepo, chartName, chartVersion *string
 		if c := m.Chart; c != nil {
-			if err := deleteOCIChart(ctx, tx, c.Repository, c.Name, c.Version); err != nil {
-				return err
+			// A version's first manifest replaces the first it had,
+			// not its alternates; an alternate goes beside them.
+			if !m.Alternate {
+				if _, err := tx.Exec(ctx, `DELETE FROM oci_manifests
+					WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3 AND NOT chart_alternate`,
+					c.Repository, c.Name, c.Version); err != nil {
+					return err
+				}
 			}
 			chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
-			blobs, manifests, content, chart_repository, chart_name, chart_version, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
-			nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion, m.CreatedAt)
-		if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
-			return errRetry // a concurrent push of the same manifest or chart version won
-		} else if err != nil {
-			return err
-		}
-		if len(blobs) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
-				SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
+		insert := func() error {
+			_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
+				blobs, manifests, content, chart_repository, chart_name, chart_version, chart_alternate, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
+				nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion,
+				m.Chart != nil && m.Alternate, m.CreatedAt)
+			if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
+				return errRetry // a concurrent push of the same manifest or chart version won
+			} else if err != nil {
 				return err
 			}
+			if len(blobs) > 0 {
+				if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
+					SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if m.Chart == nil {
+			// A chart version's quota is checked where the version is
+			// stored (charge); any other manifest counts as OCI bytes.
+			if err := withOCIQuota(ctx, tx, m.Name, insert); err != nil {
+				return err
+			}
+		} else if err := insert(); err != nil {
+			return err
 		}
 	default:
 		return err
@@ -203,7 +222,7 @@ func firstMissing(ctx context.Context, tx pgx.Tx, table, name string, digests []
 
 // manifestCols are the columns of a manifest, as scanManifest reads them.
 const manifestCols = `name, digest, media_type, artifact_type, subject, annotations, blobs, manifests, content,
-	chart_repository, chart_name, chart_version, created_at`
+	chart_repository, chart_name, chart_version, chart_alternate, created_at`
 
 func scanManifest(row pgx.Row) (*chartctl.OCIManifest, error) {
 	var (
@@ -212,7 +231,7 @@ func scanManifest(row pgx.Row) (*chartctl.OCIManifest, error) {
 		chartRepo, chartName, chartVersion *string
 	)
 	if err := row.Scan(&m.Name, &m.Digest, &m.MediaType, &m.ArtifactType, &m.Subject, &annotations, &m.Blobs, &m.Manifests,
-		&m.Content, &chartRepo, &chartName, &chartVersion, &m.CreatedAt); err != nil {
+		&m.Content, &chartRepo, &chartName, &chartVersion, &m.Alternate, &m.CreatedAt); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, manifestUnknown()
 		}
@@ -351,7 +370,7 @@ func (db *DB) ChartManifest(ctx context.Context, repo, name, version string) (*c
 		return nil, manifestUnknown()
 	}
 	m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests
-		WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3`, repo, name, version))
+		WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3 AND NOT chart_alternate`, repo, name, version))
 	return m, db.wrap("get chart manifest", err)
 }
 
@@ -468,9 +487,9 @@ func (db *DB) Uploads(ctx context.Context) ([]*chartctl.OCIUpload, error) {
 	return nilIfEmpty(out), db.wrap("list uploads", err)
 }
 
-// deleteOCIChart removes the manifest stored for a chart version, if any
-// (with its tags): deleting or replacing a version deletes it on both
-// protocols.
+// deleteOCIChart removes the manifests stored for a chart version, if any
+// (its first and its alternates, with their tags): deleting or replacing
+// a version deletes it on both protocols.
 func deleteOCIChart(ctx context.Context, tx pgx.Tx, repo, name, version string) error {
 	_, err := tx.Exec(ctx, `DELETE FROM oci_manifests WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3`,
 		repo, name, version)

@@ -79,9 +79,17 @@ func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersi
 		if err != nil {
 			return err
 		}
-		if maxB != nil && dBytes > 0 && used+dBytes > *maxB {
-			return quotaError(sc, "max_bytes", fmt.Sprintf("%d bytes", *maxB),
-				fmt.Sprintf("%d bytes used; this upload needs %d more", used, dBytes))
+		if maxB != nil && dBytes > 0 {
+			// Chart bytes are a counter; OCI artifacts are counted from
+			// their records (ociquota.go).
+			oci, err := ociBytes(ctx, tx, sc)
+			if err != nil {
+				return err
+			}
+			if used+oci+dBytes > *maxB {
+				return quotaError(sc, "max_bytes", fmt.Sprintf("%d bytes", *maxB),
+					fmt.Sprintf("%d bytes used; this upload needs %d more", used+oci, dBytes))
+			}
 		}
 		if maxV != nil && dVersions > 0 && count+dVersions > *maxV {
 			return quotaError(sc, "max_versions", textfmt.Count(*maxV, "chart version", "chart versions"), fmt.Sprintf("%d stored", count))
@@ -114,7 +122,7 @@ func countUsage(ctx context.Context, tx pgx.Tx, sc scope) error {
 }
 
 func quotaError(sc scope, which, limit, use string) error {
-	return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the %s quota of %s %q is %s, with %s. Delete chart versions, or ask an admin to raise the quota.",
+	return chartctl.Errorf(chartctl.EQUOTA, "Quota exceeded: the %s quota of %s %q is %s, with %s. Delete chart versions or OCI artifacts, or ask an admin to raise the quota.",
 		which, sc.kind, sc.name, limit, use)
 }
 
@@ -164,6 +172,11 @@ func (db *DB) Quota(ctx context.Context, kind, name string) (chartctl.Quota, cha
 			}
 			err = tx.QueryRow(ctx, `SELECT bytes, versions FROM usage WHERE scope = $1 AND name = $2`, kind, name).Scan(&u.Bytes, &u.Versions)
 		}
+		if err != nil {
+			return err
+		}
+		oci, err := ociBytes(ctx, tx, sc)
+		u.Bytes += oci
 		return err
 	})
 	return q, u, err

@@ -10,12 +10,19 @@ import (
 
 // handleCatalog answers GET /v2/_catalog: the names holding content that
 // the caller may pull, in lexical order, paginated with n and last (and a
-// Link header to the next page) as the tags list is.
+// Link header to the next page) as the tags list is. An anonymous caller
+// is challenged, as Distribution and zot do (the catalog needs the
+// registry:catalog:* scope there), so that clients sign in and then see
+// what their credential may pull, not only the public repositories.
 func (r *Registry) handleCatalog(c echo.Context, _ pathMatch) error {
 	w, req := c.Response(), c.Request()
 	p, err := r.principal(c)
 	if err != nil {
 		return err
+	}
+	if p == nil {
+		w.Header().Set("WWW-Authenticate", r.challenge(req, "registry:catalog:*"))
+		return newError(http.StatusUnauthorized, CodeUnauthorized, "Authentication required to list repositories: sign in (docker login, helm registry login or oras login) and list again.")
 	}
 	n, last, err := pageParams(req)
 	if err != nil {

@@ -68,6 +68,10 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		if tag != "" && tag != want {
 			return errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", stored.Chart.Version, want, tag)
 		}
+		if stored.Alternate {
+			// The tag names the version's first manifest.
+			return nil
+		}
 		// Helm pushes a chart by digest and then tags it; the first PUT
 		// tagged it already, so the second changes nothing and writes
 		// nothing.
@@ -82,6 +86,9 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		man.Chart = stored.Chart
 		return r.storeManifest(ctx, man, want)
 	} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return err
+	}
+	if done, err := r.pushAlternate(ctx, repo, man, doc, tag); done || err != nil {
 		return err
 	}
 	if err := r.storedBlobs(ctx, man); err != nil {
@@ -131,6 +138,100 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		prov = pb
 	}
 	return r.storeChart(ctx, repo, man, chartName, tag, chartLayer.Digest.String(), archive, prov)
+}
+
+// pushAlternate stores a chart manifest pushed over OCI for a version
+// uploaded by /v1 or the ChartMuseum API with the same archive: Helm's HEAD
+// requests found the version's blobs (its archive, provenance file and
+// derived config) at the name and skipped them, and its manifest, whose
+// digest differs from the derived one, must then be the idempotent success
+// a re-push is within one protocol. The version keeps both manifests
+// (CONTRACT §18 decision 10): Helm's is stored as an alternate, found by
+// its digest, while the tag keeps naming the first, derived one. The
+// blobs Helm skipped are linked to the name (the derived config written
+// to the blob store first), as a pushed manifest's blobs are. It reports
+// false, storing nothing, when the manifest is not such a re-push.
+func (r *Registry) pushAlternate(ctx context.Context, repo *chartctl.Repository, man *chartctl.OCIManifest, doc *manifestDoc, tag string) (bool, error) {
+	var archive string
+	for _, l := range doc.Layers {
+		if l.MediaType == MediaTypeHelmChart || l.MediaType == mediaTypeHelmLegacyChart {
+			archive = l.Digest.String()
+		}
+	}
+	if archive == "" {
+		return false, nil
+	}
+	cv, err := r.digestVersion(ctx, man.Name, archive, kindArchive)
+	if cv == nil || err != nil {
+		return false, err
+	}
+	// Only beside a derived first manifest: a version pushed over OCI
+	// already has Helm's, and another is an overwrite (storeChart).
+	if _, err := r.storedChartManifest(ctx, cv.Repository, cv.Name, cv.Version); err == nil {
+		return false, nil
+	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		return false, err
+	}
+	for _, l := range doc.Layers {
+		if d := l.Digest.String(); d != cv.Digest && d != cv.ProvDigest {
+			// Other layers than the version's: not the same chart.
+			return false, nil
+		}
+	}
+	if want := versionTag(cv.Version); tag != "" && tag != want {
+		return false, errManifestInvalid("The chart's version is %s, so its tag is %q, not %q.", cv.Version, want, tag)
+	}
+	for _, d := range man.Blobs {
+		if _, err := r.OCI.BlobLink(ctx, man.Name, d); err == nil {
+			continue
+		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return false, err
+		}
+		cb := matchChartBlob(cv, d)
+		if cb == nil {
+			return false, errManifestBlobUnknown("blob", d)
+		}
+		if err := r.linkChartBlob(ctx, man.Name, d, cb); err != nil {
+			return false, err
+		}
+	}
+	if err := r.storedBlobs(ctx, man); err != nil {
+		return false, err
+	}
+	man.Chart = &chartctl.OCIChartRef{Repository: cv.Repository, Name: cv.Name, Version: cv.Version}
+	man.Alternate = true
+	return true, r.storeManifest(r.App.Record(ctx, "manifest.push", man.Name+"@"+man.Digest, repo.Organization), man, "")
+}
+
+// linkChartBlob links blob d of a chart version (cb) to name, writing it
+// to the blob store first when it is a derived config, under a claim of
+// the digest so no garbage collection removes it between.
+func (r *Registry) linkChartBlob(ctx context.Context, name, d string, cb *chartBlobRef) error {
+	release, err := r.App.ClaimDigests(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if cb.data != nil {
+		bw, err := r.Blobs.CreateAlgorithm(ctx, string(digest.SHA256))
+		if err != nil {
+			return err
+		}
+		defer bw.Abort()
+		if _, err := bw.Write(cb.data); err != nil {
+			return err
+		}
+		if _, err := bw.Commit(); err != nil {
+			return err
+		}
+	}
+	b, err := r.Blobs.Open(ctx, d)
+	if err != nil {
+		return err
+	}
+	size := b.Size()
+	_ = b.Close()
+	return r.OCI.LinkBlob(ctx, name, d, size)
 }
 
 // storeChart reads the chart archive (blob layer, open as archive) and the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -106,7 +107,15 @@ func errUnsupported(format string, args ...any) *Error {
 func (r *Registry) writeError(c echo.Context, err error) {
 	w, req := c.Response(), c.Request()
 	var e *Error
-	if !errors.As(err, &e) {
+	if slow := httpx.TooSlow(c); slow != nil {
+		// The body was cut for its rate (decision 18): whatever the
+		// handler made of the failed read, that is the cause.
+		code := CodeBlobUploadInvalid
+		if strings.Contains(req.URL.Path, "/manifests/") {
+			code = CodeManifestInvalid
+		}
+		e = newError(http.StatusRequestTimeout, code, "%s", chartctl.ErrorMessage(slow))
+	} else if !errors.As(err, &e) {
 		e = r.fromDomain(req, err)
 	}
 	if e.Status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {

@@ -159,6 +159,11 @@ func (r *Registry) putManifest(c echo.Context, name, ref string) error {
 	if err != nil {
 		return err
 	}
+	release, err := r.takeUpload(c, p)
+	if err != nil {
+		return err
+	}
+	defer release()
 	body, err := io.ReadAll(io.LimitReader(req.Body, r.Config.MaxManifestSize+1))
 	if err != nil {
 		return newError(http.StatusBadRequest, CodeManifestInvalid, "The manifest could not be read completely.")

@@ -112,6 +112,12 @@ func TestAccess(t *testing.T) {
 	}
 
 	var cat struct{ Repositories []string }
+	// An anonymous caller is challenged (as Distribution and zot do), not
+	// shown the public repositories.
+	if r := e.do(t, "GET", "/v2/_catalog", "", nil); r.StatusCode != 401 || ociCode(r) != "UNAUTHORIZED" ||
+		!strings.Contains(r.Header.Get("WWW-Authenticate"), `realm="`+e.URL+`/v2/token"`) || strings.Contains(string(r.Body), "pub/app") {
+		t.Fatalf("anonymous catalog: %d %q %s", r.StatusCode, r.Header.Get("WWW-Authenticate"), r.Body)
+	}
 	e.do(t, "GET", "/v2/_catalog", strangerKey, nil).JSON(t, &cat)
 	if fmt.Sprint(cat.Repositories) != "[pub/app]" {
 		t.Fatalf("stranger's catalog = %v", cat.Repositories)

@@ -95,6 +95,9 @@ type Registry struct {
 	Limits httpx.Limiter
 	// UploadBucket names the per-repository upload bucket.
 	UploadBucket string
+	// Uploads caps the uploads (blob chunks and manifests) one credential
+	// sends at once (the server); nil: no cap.
+	Uploads httpx.UploadGate
 	// Config holds the tunables.
 	Config Config
 	// Logger receives errors.

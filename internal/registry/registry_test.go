@@ -57,7 +57,7 @@ func setupServer(tb testing.TB, srvOpt func(*server.Server), opts ...regOption) 
 			db := s.Store.(*bolt.DB)
 			blobs := s.Blobs.(*blob.Store)
 			e.Reg = registry.New(s.App(), db, blobs, filepath.Join(filepath.Dir(blobs.Root()), "uploads"))
-			e.Reg.Auth, e.Reg.Limits = s, s
+			e.Reg.Auth, e.Reg.Limits, e.Reg.Uploads = s, s, s
 			e.Reg.SessionKey = []byte("registry tests: upload session key")
 			for _, o := range opts {
 				o(e.Reg)

@@ -61,6 +61,18 @@ func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 		if err != nil {
 			return err
 		}
+		if req.ContentLength > 0 {
+			// A body that cannot fit the quota is refused before it is
+			// read.
+			if err := r.checkQuota(req.Context(), name, req.ContentLength); err != nil {
+				return err
+			}
+		}
+		release, err := r.takeUpload(c, p)
+		if err != nil {
+			return err
+		}
+		defer release()
 		if err := r.putMonolithic(c, name, d); err != nil {
 			return err
 		}
@@ -211,6 +223,19 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 		}
 		stored = true
 		return r.storeSession(ctx, u)
+	}
+	if (req.Method == http.MethodPatch || req.Method == http.MethodPut) && req.ContentLength > 0 {
+		// A body that cannot fit the quota is refused before it is read.
+		if err := r.checkQuota(ctx, name, u.Offset+req.ContentLength); err != nil {
+			return err
+		}
+	}
+	if req.Method == http.MethodPatch || req.Method == http.MethodPut {
+		release, err := r.takeUpload(c, p)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	switch req.Method {
 	case http.MethodGet:
@@ -378,6 +403,9 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	if bw.Digest() != d.String() {
 		return errDigestInvalid("The uploaded content has digest %s, not %s.", bw.Digest(), d)
 	}
+	if err := r.checkQuota(ctx, name, n); err != nil {
+		return err
+	}
 	release, err := r.App.ClaimDigests(ctx, d.String())
 	if err != nil {
 		return err
@@ -393,6 +421,26 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 		r.App.KeepBlob(d.String(), keep.buf)
 	}
 	return nil
+}
+
+// takeUpload reserves one of p's concurrent uploads for a request that
+// sends a body (--max-concurrent-uploads), returning its release.
+func (r *Registry) takeUpload(c echo.Context, p *chartctl.Principal) (func(), error) {
+	if r.Uploads == nil || !hasBody(c.Request()) {
+		return func() {}, nil
+	}
+	return r.Uploads.TakeUpload(c, p)
+}
+
+// checkQuota refuses (EQUOTA, answered DENIED) size bytes of blob pushed
+// into the repository of name when they alone would take it or its
+// organization past a max_bytes quota.
+func (r *Registry) checkQuota(ctx context.Context, name string, size int64) error {
+	repo, err := r.App.Repository(ctx, repoOf(name))
+	if err != nil {
+		return err
+	}
+	return r.App.CheckBlobQuota(ctx, repo, size)
 }
 
 // sourceReader remembers the error its source returned, so a failed copy

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ func runEvents(t *testing.T, open Open) {
 	t.Run("ClaimBatches", func(t *testing.T) { testClaimBatches(t, open) })
 	t.Run("Quotas", func(t *testing.T) { testQuotas(t, open) })
 	t.Run("QuotaConcurrency", func(t *testing.T) { testQuotaConcurrency(t, open) })
+	t.Run("OCIQuotas", func(t *testing.T) { testOCIQuotas(t, open) })
 	t.Run("Downloads", func(t *testing.T) { testDownloads(t, open) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("UpdateRepository", func(t *testing.T) { testUpdateRepository(t, open) })
@@ -636,6 +638,83 @@ func testQuotas(t *testing.T, open Open) {
 	if u := usage(chartctl.QuotaRepository, "solo"); u != (chartctl.Usage{}) {
 		t.Fatalf("solo usage %+v", u)
 	}
+}
+
+// testOCIQuotas: OCI manifests other than charts, and the blobs they
+// refer to, count against the quotas of their repository and organization
+// (CONTRACT §18 decision 12): once per name, so a blob shared by two
+// repositories counts in both; blobs no manifest refers to yet do not.
+// Past a max_bytes quota a new manifest is EQUOTA and nothing of it is
+// stored, and a chart version's check counts the OCI bytes.
+func testOCIQuotas(t *testing.T, open Open) {
+	s := open(t)
+	mustOrg(t, s, "acme", "")
+	mustRepo(t, s, "apps", "acme")
+	mustRepo(t, s, "tools", "acme")
+	usage := func(scope, name string) chartctl.Usage {
+		t.Helper()
+		_, u, err := s.Quota(ctx, scope, name)
+		must(t, err)
+		return u
+	}
+	cfg, layer := Digest("oci config"), Digest("oci layer")
+	must(t, s.LinkBlob(ctx, "apps/img", cfg, 10))
+	must(t, s.LinkBlob(ctx, "apps/img", layer, 1000))
+	if u := usage(chartctl.QuotaRepository, "apps"); u != (chartctl.Usage{}) {
+		t.Fatalf("apps usage with blobs no manifest refers to: %+v", u)
+	}
+	m := manifest("apps/img", cfg, layer)
+	must(t, s.PutManifest(ctx, m, "v1"))
+	apps := 1010 + m.Size()
+	if u := usage(chartctl.QuotaRepository, "apps"); u != (chartctl.Usage{Bytes: apps}) {
+		t.Fatalf("apps usage with a manifest: %+v, want %d bytes", u, apps)
+	}
+	// The same blobs in a second repository count there too, and twice in
+	// the organization (before any deduplication, as /v1's bytes are).
+	must(t, s.LinkBlob(ctx, "tools/img", cfg, 10))
+	must(t, s.LinkBlob(ctx, "tools/img", layer, 1000))
+	m2 := manifest("tools/img", cfg, layer)
+	must(t, s.PutManifest(ctx, m2, ""))
+	if u := usage(chartctl.QuotaOrganization, "acme"); u != (chartctl.Usage{Bytes: apps + 1010 + m2.Size()}) {
+		t.Fatalf("acme usage: %+v", u)
+	}
+
+	// Past the repository's quota a new manifest is refused, and nothing
+	// of it is stored.
+	must(t, s.SetQuota(ctx, chartctl.QuotaRepository, "apps", chartctl.Quota{MaxBytes: ptr(apps + 500)}))
+	big := Digest("oci big layer")
+	must(t, s.LinkBlob(ctx, "apps/img", big, 600))
+	m3 := manifest("apps/img", big)
+	err := s.PutManifest(ctx, m3, "v2")
+	wantCode(t, err, chartctl.EQUOTA)
+	if msg := chartctl.ErrorMessage(err); !strings.Contains(msg, fmt.Sprintf(`max_bytes quota of repository "apps" is %d bytes, with %d bytes used`, apps+500, apps)) {
+		t.Fatalf("quota message: %s", msg)
+	}
+	_, err = s.Manifest(ctx, "apps/img", m3.Digest)
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, err = s.Tag(ctx, "apps/img", "v2")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	// A manifest referring only to blobs already counted adds its own
+	// bytes alone.
+	m4 := manifest("apps/img", layer)
+	must(t, s.PutManifest(ctx, m4, ""))
+	apps += m4.Size()
+
+	// A chart version's check counts the OCI bytes.
+	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "1.0.0"), chartctl.PutVersionOptions{})
+	wantCode(t, err, chartctl.EQUOTA)
+	if msg := chartctl.ErrorMessage(err); !strings.Contains(msg, fmt.Sprintf("with %d bytes used", apps)) {
+		t.Fatalf("chart quota message: %s", msg)
+	}
+	// Deleting the manifests frees the room.
+	_, err = s.DeleteManifest(ctx, "apps/img", m.Digest)
+	must(t, err)
+	_, err = s.DeleteManifest(ctx, "apps/img", m4.Digest)
+	must(t, err)
+	if u := usage(chartctl.QuotaRepository, "apps"); u != (chartctl.Usage{}) {
+		t.Fatalf("apps usage after deleting its manifests: %+v", u)
+	}
+	mustPut(t, s, chart("apps", "web", "1.0.0"))
 }
 
 // testQuotaConcurrency: concurrent uploads cannot pass a quota together.

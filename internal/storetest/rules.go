@@ -720,6 +720,62 @@ func testOCIChartManifests(t *testing.T, open Open) {
 	}
 }
 
+// testOCIChartAlternateManifest: a chart version may hold a second
+// manifest beside its first (decision 10: Helm's, pushed for a version
+// uploaded by /v1). The alternate is found by its digest, not as the
+// version's manifest; a first manifest stored later does not replace it;
+// it is exported with its mark; and deleting the version deletes it.
+func testOCIChartAlternateManifest(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "charts", "")
+	cv := chart("charts", "web", "1.0.0")
+	mustPut(t, s, cv)
+	cfg := Digest("alternate config")
+	must(t, s.LinkBlob(ctx, "charts/web", cfg, 3))
+	must(t, s.LinkBlob(ctx, "charts/web", cv.Digest, cv.Size))
+	ref := &chartctl.OCIChartRef{Repository: "charts", Name: "web", Version: "1.0.0"}
+	alt := manifest("charts/web", cfg, cv.Digest)
+	alt.Chart, alt.Alternate = ref, true
+	must(t, s.PutManifest(ctx, alt, ""))
+	_, err := s.ChartManifest(ctx, "charts", "web", "1.0.0")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	got, err := s.Manifest(ctx, "charts/web", alt.Digest)
+	must(t, err)
+	if !got.Alternate || got.Chart == nil || *got.Chart != *ref {
+		t.Fatalf("alternate manifest = %+v", got)
+	}
+	// A first manifest goes beside it.
+	first := manifest("charts/web", cv.Digest)
+	first.Chart = ref
+	must(t, s.PutManifest(ctx, first, "1.0.0"))
+	got, err = s.ChartManifest(ctx, "charts", "web", "1.0.0")
+	must(t, err)
+	if got.Digest != first.Digest || got.Alternate {
+		t.Fatalf("ChartManifest = %+v, want the first", got)
+	}
+	_, err = s.Manifest(ctx, "charts/web", alt.Digest)
+	must(t, err)
+	if ex, ok := s.(chartctl.Exporter); ok {
+		var exported bool
+		must(t, ex.Export(ctx, nil, func(r chartctl.DumpRecord) error {
+			if m := r.OCIManifest; m != nil && m.Digest == alt.Digest {
+				exported = m.Alternate && m.Chart != nil
+			}
+			return nil
+		}))
+		if !exported {
+			t.Fatal("the export lacks the alternate manifest or its mark")
+		}
+	}
+	// Deleting the version deletes both.
+	_, _, err = s.DeleteChartVersion(ctx, "charts", "web", "1.0.0")
+	must(t, err)
+	for _, d := range []string{alt.Digest, first.Digest} {
+		_, err = s.Manifest(ctx, "charts/web", d)
+		wantCode(t, err, chartctl.ENOTFOUND)
+	}
+}
+
 // testOCIChartPushedWithManifest: a chart version put with its OCI
 // manifest stores both in one transaction, or neither.
 func testOCIChartPushedWithManifest(t *testing.T, open Open) {

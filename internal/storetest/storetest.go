@@ -77,6 +77,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIManifests", func(t *testing.T) { testOCIManifests(t, open) })
 	t.Run("OCIChartManifests", func(t *testing.T) { testOCIChartManifests(t, open) })
 	t.Run("OCIChartPushedWithManifest", func(t *testing.T) { testOCIChartPushedWithManifest(t, open) })
+	t.Run("OCIChartAlternateManifest", func(t *testing.T) { testOCIChartAlternateManifest(t, open) })
 	t.Run("OCIUploads", func(t *testing.T) { testOCIUploads(t, open) })
 	t.Run("OCIDeleteRepository", func(t *testing.T) { testOCIDeleteRepository(t, open) })
 	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
@@ -38,12 +39,17 @@ type Config struct {
 	RateLimitKeys   ratelimit.Limit
 	MaxAPIKeys      int
 	MaxConnsPerIP   int
-	MaxBlobSize     ByteSize
-	IdleTimeout     time.Duration
-	GCGrace         time.Duration
-	TrustedProxies  string
-	CORSOrigins     []string
-	AdminEmail      string
+	// UploadMinRate is the rate upload bodies must keep (zero: off).
+	UploadMinRate httpx.MinRate
+	// MaxConcurrentUploads caps the uploads one credential runs at once
+	// (0: no cap).
+	MaxConcurrentUploads int
+	MaxBlobSize          ByteSize
+	IdleTimeout          time.Duration
+	GCGrace              time.Duration
+	TrustedProxies       string
+	CORSOrigins          []string
+	AdminEmail           string
 	// AdminPasswordFile, if set, holds the first admin's password.
 	AdminPasswordFile string
 	LogFormat         string
@@ -75,25 +81,27 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		Addr:             "127.0.0.1:8080",
-		Data:             "./chartctl-data",
-		MaxChartSize:     10 << 20,
-		RepoNameGrace:    24 * time.Hour,
-		RateLimitGlobal:  ratelimit.Limit{N: 1000, Window: 3600e9},
-		RateLimitUpload:  ratelimit.Limit{N: 100, Window: 3600e9},
-		RateLimitSearch:  ratelimit.Limit{N: 300, Window: 3600e9},
-		RateLimitKeys:    ratelimit.Limit{N: 50, Window: 3600e9},
-		MaxAPIKeys:       100,
-		MaxBlobSize:      10 << 30,
-		IdleTimeout:      60 * time.Second,
-		GCGrace:          time.Hour,
-		AdminEmail:       "admin@localhost",
-		LogFormat:        "text",
-		LogLevel:         "info",
-		WebhookRetryBase: 5 * time.Second,
-		WebhookTimeout:   10 * time.Second,
-		AuditRetention:   365,
-		BlobCacheSize:    server.DefaultBlobCacheSize,
+		Addr:                 "127.0.0.1:8080",
+		Data:                 "./chartctl-data",
+		MaxChartSize:         10 << 20,
+		RepoNameGrace:        24 * time.Hour,
+		RateLimitGlobal:      ratelimit.Limit{N: 1000, Window: 3600e9},
+		RateLimitUpload:      ratelimit.Limit{N: 100, Window: 3600e9},
+		RateLimitSearch:      ratelimit.Limit{N: 300, Window: 3600e9},
+		RateLimitKeys:        ratelimit.Limit{N: 50, Window: 3600e9},
+		MaxAPIKeys:           100,
+		MaxBlobSize:          10 << 30,
+		IdleTimeout:          60 * time.Second,
+		UploadMinRate:        httpx.DefaultUploadMinRate,
+		MaxConcurrentUploads: 8,
+		GCGrace:              time.Hour,
+		AdminEmail:           "admin@localhost",
+		LogFormat:            "text",
+		LogLevel:             "info",
+		WebhookRetryBase:     5 * time.Second,
+		WebhookTimeout:       10 * time.Second,
+		AuditRetention:       365,
+		BlobCacheSize:        server.DefaultBlobCacheSize,
 	}
 }
 
@@ -112,6 +120,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&c.RateLimitKeys, "rate-limit-keys", "API keys a user may create per window, e.g. 50/1h (0 disables)")
 	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
+	fs.Var(&c.UploadMinRate, "upload-min-rate", "slowest an upload body (a chart, an OCI blob or manifest) may arrive, as SIZE/DURATION; slower ones are cut with 408 (0 disables)")
+	fs.IntVar(&c.MaxConcurrentUploads, "max-concurrent-uploads", c.MaxConcurrentUploads, "most uploads one credential may run at once; the next is refused with 429 (0: no cap)")
 	fs.Var(&c.MaxBlobSize, "max-blob-size", "largest blob the OCI registry accepts (e.g. 10GiB)")
 	fs.Var((*Duration)(&c.IdleTimeout), "idle-timeout", "cut a registry blob transfer after this long without a byte")
 	fs.Var((*Duration)(&c.GCGrace), "gc-grace", "unreferenced blobs younger than this are never collected")
@@ -159,6 +169,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxChartSize < 1024 {
 		return fmt.Errorf("--max-chart-size must be at least 1KiB")
+	}
+	if c.MaxConcurrentUploads < 0 {
+		return fmt.Errorf("invalid --max-concurrent-uploads %d: use 0 (no cap) or more", c.MaxConcurrentUploads)
 	}
 	if c.RepoNameGrace < 0 {
 		return fmt.Errorf("invalid --repo-name-grace %s: use a duration of 0 or more, e.g. 24h", c.RepoNameGrace)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/serveconfig"
 )
 
@@ -262,5 +263,45 @@ func TestPrintConfigOutputIsAConfigFile(t *testing.T) {
 	o, _, err = runServeCmd(t, []string{"--config", writeConfig(t, ""), "--default-repository-quota", "1GiB"}, nil)
 	if err != nil || o.Config.DefaultRepoQuota != 1<<30 {
 		t.Fatalf("--default-repository-quota 1GiB: %v", err)
+	}
+}
+
+// --upload-min-rate and --max-concurrent-uploads (decision 18): their
+// defaults, the environment and the config file's sources, "0" turning the
+// rate off, and refusals that say what to write.
+func TestUploadFlags(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UploadMinRate != (httpx.MinRate{Bytes: 16 << 10, Window: 10 * time.Second}) || c.MaxConcurrentUploads != 8 {
+		t.Fatalf("defaults: rate %+v, uploads %d", c.UploadMinRate, c.MaxConcurrentUploads)
+	}
+	if got := c.UploadMinRate.String(); got != "16KiB/10s" {
+		t.Fatalf("default rate prints as %q", got)
+	}
+	c, err = parse(t, nil, map[string]string{"CHARTCTL_UPLOAD_MIN_RATE": "1MiB/1m", "CHARTCTL_MAX_CONCURRENT_UPLOADS": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UploadMinRate != (httpx.MinRate{Bytes: 1 << 20, Window: time.Minute}) || c.MaxConcurrentUploads != 2 {
+		t.Fatalf("from the environment: rate %+v, uploads %d", c.UploadMinRate, c.MaxConcurrentUploads)
+	}
+	c, err = parse(t, []string{"--upload-min-rate", "0", "--max-concurrent-uploads", "0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.UploadMinRate.Off() || c.MaxConcurrentUploads != 0 {
+		t.Fatalf("turned off: rate %+v, uploads %d", c.UploadMinRate, c.MaxConcurrentUploads)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--upload-min-rate", "16KiB"}},
+		{[]string{"--upload-min-rate", "fast/10s"}},
+		{[]string{"--upload-min-rate", "16KiB/10ms"}},
+		{[]string{"--max-concurrent-uploads", "-1"}},
+	} {
+		if _, err := parse(t, tc.args, nil); err == nil || !strings.Contains(err.Error(), tc.args[0]) && !strings.Contains(err.Error(), "SIZE/DURATION") && !strings.Contains(err.Error(), "invalid rate") {
+			t.Errorf("%v: err = %v", tc.args, err)
+		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // (garbage collection) the caller runs.
 func mountRegistry(srv *server.Server, db chartctl.OCIStore, blobs chartctl.AlgorithmBlobStore, cfg *Config, logger *slog.Logger) *registry.Registry {
 	reg := registry.New(nil, db, blobs, filepath.Join(cfg.Data, "uploads"))
-	reg.Auth, reg.Limits = srv, srv
+	reg.Auth, reg.Limits, reg.Uploads = srv, srv, srv
 	reg.Logger = logger
 	reg.Config.BaseURL = cfg.BaseURL
 	reg.Config.MaxBlobSize = int64(cfg.MaxBlobSize)

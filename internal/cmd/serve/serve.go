@@ -159,6 +159,8 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.KeyCreateLimit = cfg.RateLimitKeys
 	srv.Config.MaxKeysPerUser = cfg.MaxAPIKeys
 	srv.Config.MaxConnsPerIP = cfg.MaxConnsPerIP
+	srv.Config.UploadMinRate = cfg.UploadMinRate
+	srv.Config.MaxConcurrentUploads = cfg.MaxConcurrentUploads
 	srv.Config.BlobGrace = cfg.GCGrace
 	if cfg.GCGrace == 0 {
 		srv.Config.BlobGrace = -1 // --gc-grace 0: no grace
