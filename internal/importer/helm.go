@@ -41,7 +41,7 @@ type HelmSource struct {
 	AuthHint string
 	// MaxIndexSize is the largest index.yaml read (0:
 	// DefaultMaxIndexSize); a larger one is refused, naming
-	// MaxIndexSizeFlag, the setting that raises it.
+	// MaxIndexSizeFlag, the setting that raises it ("--index-max-size").
 	MaxIndexSize     int64
 	MaxIndexSizeFlag string
 }
@@ -114,7 +114,7 @@ func (s *HelmSource) Versions(ctx context.Context) ([]*Version, error) {
 	tooLarge := func() error {
 		msg := fmt.Sprintf("the index of %s is larger than %s", s, text.HumanBytes(limit))
 		if s.MaxIndexSizeFlag != "" {
-			msg += ", the most " + s.MaxIndexSizeFlag + " allows (raise " + s.MaxIndexSizeFlag + " to read it)"
+			msg += ", the limit set by " + s.MaxIndexSizeFlag
 		}
 		return errors.New(msg)
 	}
