@@ -320,6 +320,9 @@ type SourceOptions struct {
 	HTTP *http.Client
 	// PlainHTTP talks HTTP to an OCI registry.
 	PlainHTTP bool
+	// MaxIndexSize bounds a Helm repository's index.yaml (0:
+	// DefaultMaxIndexSize); import's --index-max-size.
+	MaxIndexSize int64
 }
 
 // OpenSource returns the source named by ref: an http(s) URL of a Helm
@@ -332,6 +335,7 @@ func OpenSource(ref string, opts SourceOptions) (Source, error) {
 			return nil, err
 		}
 		s.AuthHint = "check --username/--password-stdin or --source-token"
+		s.MaxIndexSize, s.MaxIndexSizeFlag = opts.MaxIndexSize, "--index-max-size"
 		return s, nil
 	case strings.HasPrefix(ref, "oci://"):
 		return NewOCISource(ref, opts.Auth, opts.HTTP, opts.PlainHTTP)
