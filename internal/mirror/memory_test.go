@@ -208,13 +208,19 @@ func TestMirrorSyncMemoryBound(t *testing.T) {
 }
 
 // TestMirrorIndexSizeLimit: an index larger than --upstream-index-max-size
-// fails the sync, whether its answer announces its length or not, with an
-// error in the mirror's status naming the flag; nothing is copied.
+// fails the sync, whether its answer announces its length or not, JSON or
+// YAML, with an error in the mirror's status naming the flag; nothing is
+// copied.
 func TestMirrorIndexSizeLimit(t *testing.T) {
 	real := testkit.MakeChart(t, testkit.Chart{Name: "chart-0000", Version: "0.1.0"})
 	index, _ := bigIndex(t, 2<<20, true, real)
-	for _, length := range []bool{true, false} {
-		t.Run(fmt.Sprintf("content-length=%v", length), func(t *testing.T) {
+	yamlIndex, _ := bigIndex(t, 2<<20, false, real)
+	for _, tc := range []struct {
+		name, index string
+		length      bool
+	}{{"json", index, true}, {"json", index, false}, {"yaml", yamlIndex, false}} {
+		index, length := tc.index, tc.length
+		t.Run(fmt.Sprintf("%s content-length=%v", tc.name, length), func(t *testing.T) {
 			e := setup(t, envOptions{maxIndexSize: 1 << 20})
 			up := serveIndex(t, index, real, length)
 			e.createMirror(t, "big", map[string]string{"url": up})
