@@ -76,10 +76,12 @@ func (s *HelmSource) base() *url.URL {
 var errTooLarge = errors.New("index too large")
 
 // sizeLimit reads from r until more than n bytes have been read, then
-// fails with errTooLarge, whatever is reading it.
+// fails with errTooLarge, whatever is reading it. It keeps r's first
+// failure (a cut connection) in failed, to tell it from a bad index.
 type sizeLimit struct {
-	r io.Reader
-	n int64
+	r      io.Reader
+	n      int64
+	failed error
 }
 
 func (l *sizeLimit) Read(p []byte) (int, error) {
@@ -93,6 +95,9 @@ func (l *sizeLimit) Read(p []byte) (int, error) {
 	l.n -= int64(n)
 	if l.n < 0 {
 		return n, errTooLarge
+	}
+	if err != nil && err != io.EOF && l.failed == nil {
+		l.failed = err
 	}
 	return n, err
 }
@@ -123,14 +128,15 @@ func (s *HelmSource) Versions(ctx context.Context) ([]*Version, error) {
 	}
 	var out []*Version
 	base := s.base()
-	apiVersion, hasEntries, err := decodeIndex(&sizeLimit{r: body, n: limit}, func(chart string, e *indexEntry) {
+	lim := &sizeLimit{r: body, n: limit}
+	apiVersion, hasEntries, err := decodeIndex(lim, func(chart string, e *indexEntry) {
 		out = append(out, s.version(base, chart, e))
 	})
 	switch {
 	case errors.Is(err, errTooLarge):
 		return nil, tooLarge()
-	case err != nil && errors.Is(err, ctx.Err()):
-		return nil, fmt.Errorf("read the index of %s: %w", s, err)
+	case err != nil && lim.failed != nil:
+		return nil, fmt.Errorf("read the index of %s: %w", s, lim.failed)
 	case err != nil:
 		return nil, fmt.Errorf("%s is not a Helm repository index: %w", idxURL.Redacted(), err)
 	case apiVersion == "" && !hasEntries:

@@ -2,6 +2,9 @@ package importer
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,4 +173,22 @@ func FuzzDecodeIndex(f *testing.F) {
 			t.Errorf("piece by piece\n%s\nwhole\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
+}
+
+// TestVersionsCutConnection: an index whose connection ends early is a
+// failed read, not "not a Helm repository index".
+func TestVersionsCutConnection(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		_, _ = io.WriteString(w, "apiVersion: v1\nentries:\n  a:\n  - name: a\n")
+	}))
+	t.Cleanup(up.Close)
+	src, err := NewHelmSource(up.URL, Auth{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = src.Versions(t.Context())
+	if err == nil || !strings.HasPrefix(err.Error(), "read the index of "+up.URL+": ") || strings.Contains(err.Error(), "not a Helm") {
+		t.Fatalf("err = %v", err)
+	}
 }
