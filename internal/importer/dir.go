@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -108,23 +106,22 @@ func readChart(p string) (*chart.Chart, fs.FileInfo, error) {
 // a missing or unreadable file gives none.
 func (s *DirSource) indexCache() map[string]time.Time {
 	out := map[string]time.Time{}
-	b, err := os.ReadFile(filepath.Join(s.Dir, "index-cache.yaml"))
+	f, err := os.Open(filepath.Join(s.Dir, "index-cache.yaml"))
 	if err != nil {
 		return out
 	}
-	var idx helmIndex
-	if yaml.Unmarshal(b, &idx) != nil {
-		return out
-	}
-	for name, es := range idx.Entries {
-		for _, e := range es {
-			if e.Name == "" {
-				e.Name = name
-			}
-			if t := parseCreated(e.Created); !t.IsZero() {
-				out[key(e.Name, e.Version)] = t
-			}
+	defer f.Close()
+	_, _, err = decodeIndex(f, func(chart string, e *indexEntry) {
+		name := e.Name
+		if name == "" {
+			name = chart
 		}
+		if t := parseCreated(e.Created); !t.IsZero() {
+			out[key(name, e.Version)] = t
+		}
+	})
+	if err != nil {
+		return map[string]time.Time{}
 	}
 	return out
 }

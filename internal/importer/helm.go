@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,11 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
-// maxIndexSize bounds a source's index.yaml.
-const maxIndexSize = 256 << 20
+// DefaultMaxIndexSize is the largest index a HelmSource reads unless
+// told otherwise (the server's --upstream-index-max-size and import's
+// --index-max-size default to it).
+const DefaultMaxIndexSize = 64 << 20
 
 // Auth is the credential for a source: basic auth (Username, Password) or
 // a bearer Token. It is sent only to the source's own scheme and host, so
@@ -36,6 +39,11 @@ type HelmSource struct {
 	// AuthHint, if set, ends the message of a 401 or 403 answer: where
 	// the credential comes from ("check --username…").
 	AuthHint string
+	// MaxIndexSize is the largest index.yaml read (0:
+	// DefaultMaxIndexSize); a larger one is refused, naming
+	// MaxIndexSizeFlag, the setting that raises it ("--index-max-size").
+	MaxIndexSize     int64
+	MaxIndexSizeFlag string
 }
 
 // NewHelmSource returns the Helm repository at rawURL; a URL ending in
@@ -64,76 +72,129 @@ func (s *HelmSource) base() *url.URL {
 	return &b
 }
 
-type helmIndex struct {
-	APIVersion string                      `json:"apiVersion"`
-	Entries    map[string][]helmIndexEntry `json:"entries"`
+// errTooLarge is what sizeLimit's reads return past the limit.
+var errTooLarge = errors.New("index too large")
+
+// sizeLimit reads from r until more than n bytes have been read, then
+// fails with errTooLarge, whatever is reading it. It keeps r's first
+// failure (a cut connection) in failed, to tell it from a bad index.
+type sizeLimit struct {
+	r      io.Reader
+	n      int64
+	failed error
 }
 
-type helmIndexEntry struct {
-	Name    string   `json:"name"`
-	Version string   `json:"version"`
-	Created string   `json:"created"`
-	Digest  string   `json:"digest"`
-	URLs    []string `json:"urls"`
+func (l *sizeLimit) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		return n, errTooLarge
+	}
+	if err != nil && err != io.EOF && l.failed == nil {
+		l.failed = err
+	}
+	return n, err
 }
 
-// Versions reads index.yaml and lists every version in it.
+// Versions reads index.yaml and lists every version in it. The index is
+// read as it arrives, keeping only what each version's copy needs
+// (decodeIndex), and refused past MaxIndexSize.
 func (s *HelmSource) Versions(ctx context.Context) ([]*Version, error) {
 	idxURL := s.base().JoinPath("index.yaml")
-	rc, err := s.get(ctx, idxURL)
+	body, size, err := s.fetch(ctx, idxURL)
 	if err != nil {
 		return nil, fmt.Errorf("read the index of %s: %w", s, err)
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxIndexSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the index of %s: %w", s, err)
+	defer body.Close()
+	limit := s.MaxIndexSize
+	if limit <= 0 {
+		limit = DefaultMaxIndexSize
 	}
-	if len(b) > maxIndexSize {
-		return nil, fmt.Errorf("the index of %s is larger than %d MiB", s, maxIndexSize>>20)
+	tooLarge := func() error {
+		msg := fmt.Sprintf("the index of %s is larger than %s", s, text.HumanBytes(limit))
+		if s.MaxIndexSizeFlag != "" {
+			msg += ", the limit set by " + s.MaxIndexSizeFlag
+		}
+		return errors.New(msg)
 	}
-	var idx helmIndex
-	if err := yaml.Unmarshal(b, &idx); err != nil {
-		return nil, fmt.Errorf("%s is not a Helm repository index: %w", idxURL.Redacted(), err)
-	}
-	if idx.APIVersion == "" && idx.Entries == nil {
-		return nil, fmt.Errorf("%s is not a Helm repository index (no apiVersion, no entries)", idxURL.Redacted())
+	if size > limit {
+		return nil, tooLarge()
 	}
 	var out []*Version
-	for name, entries := range idx.Entries {
-		for _, e := range entries {
-			if e.Name == "" {
-				e.Name = name
-			}
-			v := &Version{Name: e.Name, Version: e.Version, Digest: e.Digest, Created: parseCreated(e.Created)}
-			if len(e.URLs) == 0 {
-				v.Location = e.Name + " " + e.Version
-				v.open = func(context.Context) (io.ReadCloser, error) {
-					return nil, fmt.Errorf("the index lists no URL for %s %s", e.Name, e.Version)
-				}
-				out = append(out, v)
-				continue
-			}
-			ref, err := url.Parse(e.URLs[0])
-			if err != nil {
-				v.Location = e.URLs[0]
-				v.open = func(context.Context) (io.ReadCloser, error) {
-					return nil, fmt.Errorf("bad chart URL %q in the index: %v", e.URLs[0], err)
-				}
-				out = append(out, v)
-				continue
-			}
-			chartURL := s.base().ResolveReference(ref)
-			provURL := *chartURL
-			provURL.Path += ".prov"
-			provURL.RawPath = ""
-			v.Location = chartURL.Redacted()
-			v.open = func(ctx context.Context) (io.ReadCloser, error) { return s.get(ctx, chartURL) }
-			v.openProv = func(ctx context.Context) (io.ReadCloser, error) { return s.get(ctx, &provURL) }
-			out = append(out, v)
-		}
+	base := s.base()
+	lim := &sizeLimit{r: body, n: limit}
+	apiVersion, hasEntries, err := decodeIndex(lim, func(chart string, e *indexEntry) {
+		out = append(out, s.version(base, chart, e))
+	})
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, tooLarge()
+	case err != nil && lim.failed != nil:
+		return nil, fmt.Errorf("read the index of %s: %w", s, lim.failed)
+	case err != nil:
+		return nil, fmt.Errorf("%s is not a Helm repository index: %w", idxURL.Redacted(), err)
+	case apiVersion == "" && !hasEntries:
+		return nil, fmt.Errorf("%s is not a Helm repository index (no apiVersion, no entries)", idxURL.Redacted())
 	}
 	return out, nil
+}
+
+// version turns an index entry listed under chart into a Version. Only
+// strings are kept (the chart's URL is resolved again when it is
+// opened), since an index may list hundreds of thousands of versions.
+func (s *HelmSource) version(base *url.URL, chart string, e *indexEntry) *Version {
+	name := e.Name
+	if name == "" || name == chart {
+		name = chart // one string for every version of the chart
+	}
+	v := &Version{Name: name, Version: e.Version, Digest: e.Digest, Created: parseCreated(e.Created), helm: s}
+	if len(e.URLs) == 0 {
+		v.Location = name + " " + e.Version
+		v.bad = "the index lists no URL for " + name + " " + e.Version
+		return v
+	}
+	ref, err := url.Parse(e.URLs[0])
+	if err != nil {
+		v.Location = e.URLs[0]
+		v.bad = fmt.Sprintf("bad chart URL %q in the index: %v", e.URLs[0], err)
+		return v
+	}
+	u := base.ResolveReference(ref)
+	v.Location = u.Redacted()
+	if u.User != nil {
+		v.url = u.String()
+	}
+	return v
+}
+
+// openHelm opens a version's archive (prov: its provenance file), the
+// URL Location names.
+func (s *HelmSource) openHelm(ctx context.Context, v *Version, prov bool) (io.ReadCloser, error) {
+	if v.bad != "" {
+		if prov {
+			return nil, fmt.Errorf("%s %s: no provenance file: %w", v.Name, v.Version, ErrNotFound)
+		}
+		return nil, errors.New(v.bad)
+	}
+	raw := v.Location
+	if v.url != "" {
+		raw = v.url
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if prov {
+		u.Path += ".prov"
+		u.RawPath = ""
+	}
+	return s.get(ctx, u)
 }
 
 // parseCreated reads an index's created time; Helm writes RFC 3339 with
@@ -149,9 +210,16 @@ func parseCreated(s string) time.Time {
 // get fetches u, with the source's credential when u is on the source's
 // own scheme and host. A 404 is ErrNotFound.
 func (s *HelmSource) get(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
+	body, _, err := s.fetch(ctx, u)
+	return body, err
+}
+
+// fetch is get that also returns the answer's Content-Length (-1 when
+// unknown).
+func (s *HelmSource) fetch(ctx context.Context, u *url.URL) (io.ReadCloser, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	if u.Scheme == s.URL.Scheme && u.Host == s.URL.Host {
 		switch {
@@ -163,21 +231,21 @@ func (s *HelmSource) get(ctx context.Context, u *url.URL) (io.ReadCloser, error)
 	}
 	resp, err := s.HTTP.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	if resp.StatusCode == http.StatusOK {
-		return resp.Body, nil
+		return resp.Body, resp.ContentLength, nil
 	}
 	resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotFound:
-		return nil, fmt.Errorf("%s: %w (404)", u.Redacted(), ErrNotFound)
+		return nil, -1, fmt.Errorf("%s: %w (404)", u.Redacted(), ErrNotFound)
 	case http.StatusUnauthorized, http.StatusForbidden:
 		hint := s.AuthHint
 		if hint == "" {
 			hint = "the credentials are missing or were refused"
 		}
-		return nil, fmt.Errorf("%s answered %s: %s", u.Redacted(), resp.Status, hint)
+		return nil, -1, fmt.Errorf("%s answered %s: %s", u.Redacted(), resp.Status, hint)
 	}
-	return nil, fmt.Errorf("%s answered %s", u.Redacted(), resp.Status)
+	return nil, -1, fmt.Errorf("%s answered %s", u.Redacted(), resp.Status)
 }

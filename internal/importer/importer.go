@@ -40,15 +40,31 @@ type Version struct {
 
 	open     func(ctx context.Context) (io.ReadCloser, error)
 	openProv func(ctx context.Context) (io.ReadCloser, error)
+
+	// A Helm repository's version is opened by its source from its URL
+	// (Location, or url when Location is redacted), or says why not
+	// (bad), instead of by closures: an index may list hundreds of
+	// thousands of versions, and these few strings are all they hold.
+	helm *HelmSource
+	url  string
+	bad  string
 }
 
 // Open returns the version's archive as the source serves it; the caller
 // checks it against Digest (the importer and the mirror both do).
-func (v *Version) Open(ctx context.Context) (io.ReadCloser, error) { return v.open(ctx) }
+func (v *Version) Open(ctx context.Context) (io.ReadCloser, error) {
+	if v.helm != nil {
+		return v.helm.openHelm(ctx, v, false)
+	}
+	return v.open(ctx)
+}
 
 // OpenProv returns the version's provenance file; an error wrapping
 // ErrNotFound means it has none.
 func (v *Version) OpenProv(ctx context.Context) (io.ReadCloser, error) {
+	if v.helm != nil {
+		return v.helm.openHelm(ctx, v, true)
+	}
 	if v.openProv == nil {
 		return nil, fmt.Errorf("%s %s: no provenance file: %w", v.Name, v.Version, ErrNotFound)
 	}
@@ -194,20 +210,17 @@ func (im *Importer) existing(ctx context.Context) (map[string]bool, error) {
 // the announced digest, and uploads it. refused reports that the server
 // refused the created time, after which the upload was made without it.
 func (im *Importer) importOne(ctx context.Context, v *Version, keepCreated bool) (refused bool, err error) {
-	archive, err := im.download(ctx, v.open, v.Digest)
+	archive, err := im.download(ctx, v.Open, v.Digest)
 	if err != nil {
 		return false, fmt.Errorf("download %s: %w", v.Location, err)
 	}
 	defer removeTemp(archive)
-	var prov *os.File
-	if v.openProv != nil {
-		prov, err = im.download(ctx, v.openProv, "")
-		if err != nil {
-			return false, fmt.Errorf("download the provenance file of %s: %w", v.Location, err)
-		}
-		if prov != nil {
-			defer removeTemp(prov)
-		}
+	prov, err := im.download(ctx, v.OpenProv, "")
+	if err != nil {
+		return false, fmt.Errorf("download the provenance file of %s: %w", v.Location, err)
+	}
+	if prov != nil {
+		defer removeTemp(prov)
 	}
 	upload := func(created time.Time) error {
 		if _, err := archive.Seek(0, io.SeekStart); err != nil {
@@ -307,6 +320,9 @@ type SourceOptions struct {
 	HTTP *http.Client
 	// PlainHTTP talks HTTP to an OCI registry.
 	PlainHTTP bool
+	// MaxIndexSize bounds a Helm repository's index.yaml (0:
+	// DefaultMaxIndexSize); import's --index-max-size.
+	MaxIndexSize int64
 }
 
 // OpenSource returns the source named by ref: an http(s) URL of a Helm
@@ -319,6 +335,7 @@ func OpenSource(ref string, opts SourceOptions) (Source, error) {
 			return nil, err
 		}
 		s.AuthHint = "check --username/--password-stdin or --source-token"
+		s.MaxIndexSize, s.MaxIndexSizeFlag = opts.MaxIndexSize, "--index-max-size"
 		return s, nil
 	case strings.HasPrefix(ref, "oci://"):
 		return NewOCISource(ref, opts.Auth, opts.HTTP, opts.PlainHTTP)

@@ -40,6 +40,11 @@ import (
 	"github.com/chartctl/chartctl/internal/netguard"
 )
 
+// FlagUpstreamIndexMaxSize is the server flag that sets
+// Options.MaxIndexSize, named by the error of a sync whose upstream index
+// is larger.
+const FlagUpstreamIndexMaxSize = "--upstream-index-max-size"
+
 // ErrBusy is returned by Sync when another replica (or goroutine) holds
 // the mirror's lease: it is syncing the mirror now.
 var ErrBusy = errors.New("another replica is syncing this mirror")
@@ -62,6 +67,10 @@ type Options struct {
 	Timeout time.Duration
 	// FileTimeout bounds reading the index or one archive (default 10m).
 	FileTimeout time.Duration
+	// MaxIndexSize is the largest upstream index read (default
+	// importer.DefaultMaxIndexSize, --upstream-index-max-size); a larger
+	// one fails the sync, saying so.
+	MaxIndexSize int64
 	// LeaseTTL is how long a sync's lease lasts unless renewed (default
 	// 2m); it is renewed at a third of that while the sync runs, so a
 	// replica that dies mid-sync holds the mirror up for at most this.
@@ -304,11 +313,12 @@ func (s *Syncer) copy(ctx context.Context, r *chartctl.Repository) (*Result, err
 		return res, err
 	}
 	src.AuthHint = "check the mirror's username and password (PATCH /v1/repositories/" + r.Name + " sets new ones)"
+	src.MaxIndexSize, src.MaxIndexSizeFlag = s.opts.MaxIndexSize, "the server's "+FlagUpstreamIndexMaxSize
 	ictx, cancel := context.WithTimeout(ctx, s.opts.FileTimeout)
 	versions, err := src.Versions(ictx)
 	cancel()
 	if err != nil {
-		return res, err
+		return res, connectError(err)
 	}
 	held, err := s.app.Store.IndexEntries(ctx, r.Name)
 	if err != nil {
@@ -343,7 +353,7 @@ func (s *Syncer) copy(ctx context.Context, r *chartctl.Repository) (*Result, err
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			res.Failed = append(res.Failed, what+": "+err.Error())
+			res.Failed = append(res.Failed, what+": "+connectError(err).Error())
 			continue
 		}
 		have[v.Name+"\x00"+v.Version] = true

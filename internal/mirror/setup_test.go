@@ -50,6 +50,8 @@ type envOptions struct {
 	// API when saved and by the dialer when connecting.
 	denyPrivate bool
 	now         func() time.Time
+	// maxIndexSize is --upstream-index-max-size (0: its default).
+	maxIndexSize int64
 }
 
 func setup(t *testing.T, o envOptions) *env {
@@ -65,7 +67,7 @@ func setup(t *testing.T, o envOptions) *env {
 			reg.Register(e)
 		}
 	})
-	sy := mirror.New(ts.App(), ts.Secrets, mirror.Options{AllowPrivate: !o.denyPrivate, Now: o.now})
+	sy := mirror.New(ts.App(), ts.Secrets, mirror.Options{AllowPrivate: !o.denyPrivate, Now: o.now, MaxIndexSize: o.maxIndexSize})
 	ts.App().WakeMirror = sy.Request
 	return &env{Server: ts, Syncer: sy}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/importer"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // ImportOptions are the inputs of `import`.
@@ -28,11 +29,14 @@ type ImportOptions struct {
 	SourceToken   string
 	PlainHTTP     bool
 	NoKeepCreated bool
+	// IndexMaxSize bounds a Helm repository source's index.yaml.
+	IndexMaxSize int64
 }
 
 // NewCmdImport returns the `import` command.
 func NewCmdImport(f *cmdutil.Factory, runF func(*ImportOptions) error) *cobra.Command {
 	opts := &ImportOptions{IO: f.IOStreams, Client: f.Client}
+	var indexMaxSize string
 	cmd := &cobra.Command{
 		Use:   "import SOURCE --repo REPO",
 		Short: "Copy every chart version of another repository into a repository",
@@ -51,7 +55,8 @@ scope) each version keeps its created time from the source; otherwise it is
 stamped with the time of the import, and the summary says so.
 
 The source's credential (--username with --password-stdin, or
---source-token) is sent only to the source's own host.`,
+--source-token) is sent only to the source's own host. A Helm repository's
+index.yaml larger than --index-max-size is refused.`,
 		Example: `  chartctl import https://charts.example.com --repo stable
   chartctl import /var/lib/chartmuseum --repo stable
   echo "$PASS" | chartctl import https://harbor.example.com/chartrepo/lib --repo lib --username robot --password-stdin
@@ -69,6 +74,11 @@ The source's credential (--username with --password-stdin, or
 			if opts.SourceToken != "" && opts.Username != "" {
 				return cmdutil.FlagErrorf("give either --username/--password-stdin or --source-token, not both")
 			}
+			n, err := text.ParseBytes(indexMaxSize)
+			if err != nil || n == 0 {
+				return cmdutil.FlagErrorf("invalid --index-max-size %q: use a size such as 64MiB or 512MiB", indexMaxSize)
+			}
+			opts.IndexMaxSize = n
 			if runF != nil {
 				return runF(opts)
 			}
@@ -82,6 +92,7 @@ The source's credential (--username with --password-stdin, or
 	fl.StringVar(&opts.SourceToken, "source-token", "", "bearer token for the source")
 	fl.BoolVar(&opts.PlainHTTP, "plain-http", false, "talk plain HTTP to an oci:// source")
 	fl.BoolVar(&opts.NoKeepCreated, "no-keep-created", false, "stamp versions with the import time instead of the source's created time")
+	fl.StringVar(&indexMaxSize, "index-max-size", "64MiB", "largest index.yaml of a Helm repository source read (e.g. 256MiB)")
 	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
 	return cmd
 }
@@ -95,7 +106,7 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 		}
 		auth.Password = pw
 	}
-	src, err := importer.OpenSource(opts.Source, importer.SourceOptions{Auth: auth, PlainHTTP: opts.PlainHTTP})
+	src, err := importer.OpenSource(opts.Source, importer.SourceOptions{Auth: auth, PlainHTTP: opts.PlainHTTP, MaxIndexSize: opts.IndexMaxSize})
 	if err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}

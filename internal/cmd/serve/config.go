@@ -14,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/importer"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
@@ -76,6 +77,9 @@ type Config struct {
 	// AllowPrivateUpstreams lets mirror repositories follow upstreams on
 	// loopback, private and link-local addresses (CONTRACT §14).
 	AllowPrivateUpstreams bool
+	// UpstreamIndexMaxSize is the largest upstream index.yaml a mirror
+	// sync reads (CONTRACT §18 decision 15).
+	UpstreamIndexMaxSize ByteSize
 }
 
 // DefaultConfig returns the documented defaults.
@@ -102,6 +106,8 @@ func DefaultConfig() Config {
 		WebhookTimeout:       10 * time.Second,
 		AuditRetention:       365,
 		BlobCacheSize:        server.DefaultBlobCacheSize,
+
+		UpstreamIndexMaxSize: importer.DefaultMaxIndexSize,
 	}
 }
 
@@ -135,6 +141,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
 	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams on loopback, private and link-local addresses")
+	fs.Var(&c.UpstreamIndexMaxSize, "upstream-index-max-size", "largest upstream index.yaml a mirror sync reads, e.g. 128MiB (a larger one fails the sync, saying so)")
 	fs.Var((*Duration)(&c.WebhookRetryBase), "webhook-retry-base", "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
 	fs.Var((*Duration)(&c.WebhookTimeout), "webhook-timeout", "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")

@@ -305,3 +305,24 @@ func TestUploadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamIndexMaxSize: --upstream-index-max-size defaults to 64MiB,
+// reads sizes as the other size flags do, and is also an environment
+// variable and a key of the configuration file.
+func TestUpstreamIndexMaxSize(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	if err != nil || c.UpstreamIndexMaxSize != 64<<20 {
+		t.Fatalf("default = %v, %v", c.UpstreamIndexMaxSize, err)
+	}
+	c, err = parse(t, nil, map[string]string{"CHARTCTL_UPSTREAM_INDEX_MAX_SIZE": "1.5GiB"})
+	if err != nil || c.UpstreamIndexMaxSize != 3<<29 {
+		t.Fatalf("from the environment = %v, %v", c.UpstreamIndexMaxSize, err)
+	}
+	if _, err := parse(t, []string{"--upstream-index-max-size", "0"}, nil); err == nil {
+		t.Error("a limit of 0 was accepted")
+	}
+	o, _, err := runServeCmd(t, []string{"--config", writeConfig(t, "upstream-index-max-size: 128MiB\n")}, nil)
+	if err != nil || o.Config.UpstreamIndexMaxSize != 128<<20 {
+		t.Fatalf("from the file: %v", err)
+	}
+}

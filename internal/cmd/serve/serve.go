@@ -187,7 +187,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// Mirror repositories follow their upstreams: each every interval, at
 	// once when asked; with PostgreSQL one replica at a time per mirror.
-	syncer := mirror.New(srv.App(), box, mirror.Options{AllowPrivate: cfg.AllowPrivateUpstreams, Logger: logger})
+	syncer := mirror.New(srv.App(), box, mirror.Options{AllowPrivate: cfg.AllowPrivateUpstreams, MaxIndexSize: int64(cfg.UpstreamIndexMaxSize), Logger: logger})
 	srv.App().WakeMirror = syncer.Request
 	if pg, ok := db.(*postgres.DB); ok {
 		// Other replicas change charts too: keep this one's in-memory
