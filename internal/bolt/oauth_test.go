@@ -105,10 +105,12 @@ func TestRedeemCodeRejected(t *testing.T) {
 	if !errors.Is(err, refuse) {
 		t.Fatalf("err = %v, want the check's error", err)
 	}
-	// A refused exchange leaves the code usable.
-	if err := db.RedeemAuthorizationCode(ctx, token.Hash(v), testTime, func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) { return nil, nil }); err != nil {
-		t.Fatal(err)
-	}
+	// A refused exchange (a wrong PKCE verifier) uses the code up: it is
+	// single-use (RFC 6749 §4.1.2), so a second try is a reuse.
+	wantCode(t, db.RedeemAuthorizationCode(ctx, token.Hash(v), testTime, func(*chartctl.AuthorizationCode) ([]*chartctl.OAuthToken, error) {
+		t.Error("check called for a used code")
+		return nil, nil
+	}), chartctl.ECONFLICT)
 	// Expired and unknown codes are ENOTFOUND.
 	v2, _ := mustCode(t, db, "grant_2")
 	wantCode(t, db.RedeemAuthorizationCode(ctx, token.Hash(v2), testTime.Add(time.Minute), nil), chartctl.ENOTFOUND)
