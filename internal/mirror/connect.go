@@ -5,9 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"syscall"
 
 	"github.com/chartctl/chartctl/internal/app"
+	"github.com/chartctl/chartctl/internal/neterr"
 	"github.com/chartctl/chartctl/internal/netguard"
 )
 
@@ -26,31 +26,18 @@ func connectError(err error) error {
 	if perr != nil || u.Host == "" {
 		return err
 	}
-	reason := ""
+	if errors.Is(err, netguard.ErrPrivateTarget) {
+		// Which address, the server's operator finds in the log; the
+		// mirror's owner learns what to ask the operator for.
+		return errors.New("could not connect to " + u.Host + ": it is at a private or loopback address, which this server does not reach (its operator can allow it with " + app.FlagAllowPrivateUpstreams + ")")
+	}
+	// Only failures to reach the host are reworded (neterr words them as
+	// webhook deliveries do); an answer the mirror could not use keeps its
+	// own message.
 	var dns *net.DNSError
 	var op *net.OpError
-	switch {
-	case errors.Is(err, netguard.ErrPrivateTarget):
-		// Which address, the server's operator finds in the log.
-		reason = "it is at a private or loopback address, which this server does not reach (its operator can allow it with " + app.FlagAllowPrivateUpstreams + ")"
-	case errors.As(err, &dns) && dns.IsNotFound:
-		reason = "no such host"
-	case errors.As(err, &dns) && dns.IsTimeout:
-		reason = "looking up its name timed out"
-	case errors.As(err, &dns):
-		reason = "its name could not be looked up"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		reason = "connection refused"
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		reason = "no route to the host"
-	case errors.Is(err, syscall.ECONNRESET):
-		reason = "the connection was reset"
-	case errors.Is(err, context.DeadlineExceeded), ue.Timeout():
-		reason = "timed out"
-	case errors.As(err, &op) && op.Op == "dial":
-		reason = "the connection failed"
-	default:
+	if !errors.As(err, &dns) && !errors.As(err, &op) && !ue.Timeout() && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return errors.New("could not connect to " + u.Host + ": " + reason)
+	return errors.New(neterr.Describe(u.Host, err))
 }

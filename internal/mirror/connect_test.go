@@ -60,7 +60,7 @@ func TestConnectError(t *testing.T) {
 		{"resolver down", func(*testing.T) error {
 			return &url.Error{Op: "Get", URL: "https://charts.example.com:8443/index.yaml", Err: &net.OpError{Op: "dial", Net: "tcp",
 				Err: &net.DNSError{Err: "read udp 10.1.2.3:5353->10.0.0.2:53: i/o timeout", Name: "charts.example.com", Server: "10.0.0.2:53", IsTimeout: true}}}
-		}, "could not connect to charts.example.com:8443: looking up its name timed out"},
+		}, "could not connect to charts.example.com:8443: timed out looking up the host"},
 		{"not a connection", func(*testing.T) error { return errors.New("the index lists no URL for a 1.0.0") }, "the index lists no URL for a 1.0.0"},
 		{"an answer", func(*testing.T) error {
 			return &url.Error{Op: "Get", URL: "https://charts.example.com/index.yaml", Err: errors.New("stopped after 10 redirects")}
