@@ -478,27 +478,11 @@ func (db *DB) DeleteExpiredOAuth(ctx context.Context, now time.Time) (int, error
 	n := 0
 	err := db.db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range []string{oauthCodesBucket, oauthTokensBucket, webSessionsBucket} {
-			b := bucket(tx, name)
-			var dead [][]byte
-			err := b.ForEach(func(k, v []byte) error {
-				r, err := decode[expiryRecord](v)
-				if err != nil {
-					return err
-				}
-				if r.ExpiresAt.Before(now) {
-					dead = append(dead, append([]byte(nil), k...))
-				}
-				return nil
-			})
+			dead, err := deleteMatching(bucket(tx, name), func(_ []byte, r expiryRecord) bool { return r.ExpiresAt.Before(now) })
 			if err != nil {
 				return err
 			}
-			for _, k := range dead {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-			}
-			n += len(dead)
+			n += dead
 		}
 		return nil
 	})
@@ -578,29 +562,11 @@ func (db *DB) OAuthClients(ctx context.Context) ([]*chartctl.OAuthClient, error)
 func (db *DB) DeleteUserWebSessions(ctx context.Context, userID string, keep []byte) (int, error) {
 	n := 0
 	err := db.db.Update(func(tx *bbolt.Tx) error {
-		n = 0
-		b := bucket(tx, webSessionsBucket)
-		var dead [][]byte
-		err := b.ForEach(func(k, v []byte) error {
-			r, err := decode[webSessionRecord](v)
-			if err != nil {
-				return err
-			}
-			if r.UserID == userID && !bytes.Equal(k, keep) {
-				dead = append(dead, append([]byte(nil), k...))
-			}
-			return nil
+		var err error
+		n, err = deleteMatching(bucket(tx, webSessionsBucket), func(k []byte, r webSessionRecord) bool {
+			return r.UserID == userID && !bytes.Equal(k, keep)
 		})
-		if err != nil {
-			return err
-		}
-		for _, k := range dead {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		n = len(dead)
-		return nil
+		return err
 	})
 	return n, wrap("delete user web sessions", err)
 }

@@ -259,26 +259,29 @@ type ownerRecord struct {
 
 // deleteWhere deletes the records of b that belong to userID.
 func deleteWhere(b *bbolt.Bucket, userID string) error {
+	_, err := deleteMatching(b, func(_ []byte, r ownerRecord) bool { return r.UserID == userID })
+	return err
+}
+
+// deleteMatching deletes the records of b, decoded as R, that match, and
+// returns how many it deleted. Keys are collected first: bbolt's cursor
+// must not see its bucket change under it.
+func deleteMatching[R any](b *bbolt.Bucket, match func(k []byte, r R) bool) (int, error) {
 	var dead [][]byte
 	err := b.ForEach(func(k, v []byte) error {
-		r, err := decode[ownerRecord](v)
+		r, err := decode[R](v)
 		if err != nil {
 			return err
 		}
-		if r.UserID == userID {
+		if match(k, *r) {
 			dead = append(dead, bytes.Clone(k))
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	for _, k := range dead {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	return len(dead), deleteEach(b, dead)
 }
 
 // deleteKeys deletes every key of b starting with pfx.
