@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -64,6 +65,9 @@ func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q 
 			case !strings.Contains(strings.ToLower(cv.Description), needle) && !keywordMatch(cv.Keywords, needle):
 				continue
 			}
+			if cv, err = latestStable(ctx, store, r.Name, cv); err != nil {
+				return nil, err
+			}
 			hits = append(hits, Hit{Repository: r.Name, Version: cv, Rank: rank})
 		}
 	}
@@ -87,4 +91,36 @@ func keywordMatch(kws []string, needle string) bool {
 		}
 	}
 	return false
+}
+
+// latestStable returns the chart's latest version by the one rule the CLI,
+// dashboard and TUI follow (client.Latest: the newest stable version, as
+// Helm takes it): newest, the chart's newest version of any kind, when it
+// is stable or the chart has only pre-releases, else the newest stable
+// version. Only a chart whose newest version is a pre-release costs a
+// second read.
+func latestStable(ctx context.Context, store chartctl.Store, repo string, newest *chartctl.ChartVersion) (*chartctl.ChartVersion, error) {
+	if !client.Prerelease(newest.Version) {
+		return newest, nil
+	}
+	all, err := store.ChartVersions(ctx, repo, chartctl.ChartFilter{Name: newest.Name})
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return newest, nil
+	} else if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(all))
+	for i, cv := range all {
+		names[i] = cv.Version
+	}
+	latest, ok := client.Latest(names, false)
+	if !ok {
+		return newest, nil
+	}
+	for _, cv := range all {
+		if cv.Version == latest {
+			return cv, nil
+		}
+	}
+	return newest, nil
 }
