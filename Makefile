@@ -40,6 +40,7 @@ fuzz: ## run each fuzz target for FUZZTIME
 	@for t in FuzzRead FuzzValidateName FuzzValidateVersion FuzzParseArchiveFileName; do \
 		echo "fuzz $$t"; $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./internal/chart || exit 1; done
 	$(GO) test -run='^$$' -fuzz='^FuzzValid$$' -fuzztime=$(FUZZTIME) ./internal/token
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeIndex$$' -fuzztime=$(FUZZTIME) ./internal/importer
 
 lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
