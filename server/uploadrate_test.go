@@ -14,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
 )
@@ -128,6 +129,10 @@ func TestConcurrentUploadsPerCredentialAreCapped(t *testing.T) {
 	s := testkit.StartServer(t, func(srv *server.Server) {
 		srv.Config.UploadMinRate = httpx.MinRate{}
 		srv.Config.MaxConcurrentUploads = 1
+		// The loop below uploads until the held upload has its slot; on a
+		// loaded machine that can take more than the upload bucket's 100
+		// an hour, whose 429 is not the one this test is about.
+		srv.Config.UploadLimit = ratelimit.Limit{N: 100000, Window: time.Hour}
 	})
 	s.MustRepo(t, "charts", "private")
 	held := startTrickle(t, s.URL, "POST", uploadRoutePaths["/v1"], "Bearer "+s.AdminKey, "multipart/form-data; boundary=b")
