@@ -32,22 +32,19 @@ type readyCheck struct {
 	running atomic.Bool
 }
 
-// dependencyChecks returns the server's dependency checks, made on first use.
+// dependencyChecks returns the server's dependency checks (made by init).
 func (s *Server) dependencyChecks() []*readyCheck {
-	s.readyOnce.Do(func() {
-		s.readyChecks = []*readyCheck{
-			{part: "the metadata store", check: func(ctx context.Context) error { return pingStore(ctx, s.Store) }},
-			{part: "the blob store", check: func(ctx context.Context) error { return pingBlobs(ctx, s.Blobs) }},
-		}
-	})
-	return s.readyChecks
+	return []*readyCheck{
+		{part: "the metadata store", check: func(ctx context.Context) error { return pingStore(ctx, s.Store) }},
+		{part: "the blob store", check: func(ctx context.Context) error { return pingBlobs(ctx, s.Blobs) }},
+	}
 }
 
 // checkDependencies runs every dependency check concurrently, each bounded
 // by readyCheckTimeout whether or not it honours its context, and returns
 // one phrase per failing dependency, in the checks' order.
 func (s *Server) checkDependencies(ctx context.Context) []string {
-	checks := s.dependencyChecks()
+	checks := s.readyChecks
 	failures := make([]string, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {
@@ -79,21 +76,21 @@ func (s *Server) runCheck(ctx context.Context, c *readyCheck) string {
 		defer c.running.Store(false)
 		done <- c.check(ctx)
 	}()
+	var err error
 	select {
-	case err := <-done:
+	case err = <-done:
 		if err == nil {
 			return ""
 		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			s.Logger.Error("readiness: no answer in time", "part", c.part, "timeout", readyCheckTimeout)
-			return c.part + " did not answer within " + readyCheckTimeout.String()
-		}
-		s.Logger.Error("readiness: check failed", "part", c.part, "err", err)
-		return c.part + " does not answer"
 	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
 		s.Logger.Error("readiness: no answer in time", "part", c.part, "timeout", readyCheckTimeout)
 		return c.part + " did not answer within " + readyCheckTimeout.String()
 	}
+	s.Logger.Error("readiness: check failed", "part", c.part, "err", err)
+	return c.part + " does not answer"
 }
 
 // pinger is implemented by stores that can say cheaply whether they

@@ -169,7 +169,6 @@ type Server struct {
 	// readyChecks are /readyz's dependency checks, each with a flag set
 	// while a check of it is still running.
 	readyChecks []*readyCheck
-	readyOnce   sync.Once
 	wg          sync.WaitGroup
 	stop        chan struct{}
 	stopOnce    sync.Once
@@ -222,6 +221,7 @@ func (s *Server) init() {
 	// form and /v1 spend the same budget.
 	s.app.Limits = s.limits
 	s.uploads = httpx.NewUploadSlots(s.Config.MaxConcurrentUploads)
+	s.readyChecks = s.dependencyChecks()
 	s.throttle = s.RateLimits.NewThrottle("api-auth", ratelimit.Limit{N: 20, Window: time.Minute})
 	s.touch = newTouchBatcher(s.Store, s.Logger)
 	s.creds = newCredentialCache()

@@ -135,8 +135,8 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 	}
 	u := &chartctl.User{Email: email, Admin: req.Admin, CreatedAt: s.Now()}
 	if req.Password != "" {
-		if len(req.Password) < 8 || len(req.Password) > 72 {
-			return chartctl.Invalid("password", "password must be 8 to 72 characters long.")
+		if err := app.ValidatePassword("password", req.Password); err != nil {
+			return err
 		}
 		h, err := app.HashPassword(req.Password)
 		if err != nil {
@@ -264,8 +264,8 @@ func (s *Server) handleUpdateUser(c echo.Context) error {
 	}
 	upd := chartctl.UserUpdate{Disabled: req.Disabled, Admin: req.Admin}
 	if req.Password != nil {
-		if len(*req.Password) < 8 || len(*req.Password) > 72 {
-			return chartctl.Invalid("password", "password must be 8 to 72 characters long.")
+		if err := app.ValidatePassword("password", *req.Password); err != nil {
+			return err
 		}
 		h, err := app.HashPassword(*req.Password)
 		if err != nil {

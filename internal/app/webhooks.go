@@ -40,17 +40,11 @@ type WebhookInput struct {
 // authorizeScope checks that p may manage webhooks of scope (§15:
 // repository webhooks repo:write and maintainer; organization webhooks
 // org:write and owner; server-wide ones admin) and returns the
-// organization the scope belongs to. A scope naming a repository also
-// names its ID (sc.RepositoryID, the webhook's binding): a webhook bound
-// to another repository of the name, a deleted one's, is not found.
-func (a *App) authorizeScope(ctx context.Context, p *chartctl.Principal, sc WebhookScope) (string, error) {
-	org, _, err := a.authorizeScopeRepo(ctx, p, sc)
-	return org, err
-}
-
-// authorizeScopeRepo is authorizeScope, also returning the ID of the
-// scope's repository ("" for other scopes).
-func (a *App) authorizeScopeRepo(ctx context.Context, p *chartctl.Principal, sc WebhookScope) (org, repoID string, err error) {
+// organization the scope belongs to and the ID of its repository ("" for
+// other scopes). A scope naming a repository also names its ID
+// (sc.RepositoryID, the webhook's binding): a webhook bound to another
+// repository of the name, a deleted one's, is not found.
+func (a *App) authorizeScope(ctx context.Context, p *chartctl.Principal, sc WebhookScope) (org, repoID string, err error) {
 	switch {
 	case sc.Repository != "":
 		r, err := a.WritableRepo(ctx, p, sc.Repository, chartctl.RoleMaintainer)
@@ -131,7 +125,7 @@ func validateEvents(events []string) ([]string, error) {
 // CreateWebhook creates a webhook of scope for p. A missing secret is
 // generated; the secret is returned, the only time it is shown.
 func (a *App) CreateWebhook(ctx context.Context, p *chartctl.Principal, sc WebhookScope, in WebhookInput) (*chartctl.Webhook, string, error) {
-	org, repoID, err := a.authorizeScopeRepo(ctx, p, sc)
+	org, repoID, err := a.authorizeScope(ctx, p, sc)
 	if err != nil {
 		return nil, "", err
 	}
@@ -179,7 +173,7 @@ func (a *App) seal(secret string) ([]byte, error) {
 
 // Webhooks lists the webhooks of scope, which p must be allowed to manage.
 func (a *App) Webhooks(ctx context.Context, p *chartctl.Principal, sc WebhookScope) ([]*chartctl.Webhook, error) {
-	if _, err := a.authorizeScope(ctx, p, sc); err != nil {
+	if _, _, err := a.authorizeScope(ctx, p, sc); err != nil {
 		return nil, err
 	}
 	return a.Store.Webhooks(ctx, sc.Repository, sc.Organization)
@@ -195,7 +189,7 @@ func (a *App) ManageableWebhook(ctx context.Context, p *chartctl.Principal, id s
 	} else if err != nil {
 		return nil, "", err
 	}
-	org, err := a.authorizeScope(ctx, p, WebhookScope{Repository: w.Repository, RepositoryID: w.RepositoryID, Organization: w.Organization})
+	org, _, err := a.authorizeScope(ctx, p, WebhookScope{Repository: w.Repository, RepositoryID: w.RepositoryID, Organization: w.Organization})
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, "", chartctl.Errorf(chartctl.ENOTFOUND, "Webhook %q not found.", id)
 	}

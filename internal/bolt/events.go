@@ -487,21 +487,14 @@ func deleteWebhook(tx *bbolt.Tx, id string) error {
 // deleteRepoWebhooks deletes the webhooks bound to repository repo (by
 // its ID; by its name for a record not bound yet) with their deliveries.
 func deleteRepoWebhooks(tx *bbolt.Tx, repo *repoRecord) error {
-	var ids []string
-	if err := bucket(tx, webhooksBucket).ForEach(func(k, v []byte) error {
-		w, err := decode[webhookRecord](v)
-		if err != nil {
-			return err
-		}
-		if w.Repository != "" && (w.RepositoryID == repo.ID || (w.RepositoryID == "" && w.Repository == repo.Name)) {
-			ids = append(ids, string(k))
-		}
-		return nil
-	}); err != nil {
+	ids, err := keysMatching(bucket(tx, webhooksBucket), func(_ []byte, w webhookRecord) bool {
+		return w.Repository != "" && (w.RepositoryID == repo.ID || (w.RepositoryID == "" && w.Repository == repo.Name))
+	})
+	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if err := deleteWebhook(tx, id); err != nil {
+		if err := deleteWebhook(tx, string(id)); err != nil {
 			return err
 		}
 	}

@@ -679,26 +679,10 @@ func deleteOCIRepo(tx *bbolt.Tx, repo string) ([]string, error) {
 // (by its ID; by name for a record not bound yet). Their bytes are left to
 // garbage collection, which removes session data without a record.
 func deleteRepoUploads(tx *bbolt.Tx, repo *repoRecord) error {
-	b := bucket(tx, ociUploadsBucket)
-	var gone [][]byte
-	if err := b.ForEach(func(k, v []byte) error {
-		u, err := decode[ociUploadRecord](v)
-		if err != nil {
-			return err
-		}
-		if u.RepositoryID == repo.ID || (u.RepositoryID == "" && ociRepoOf(u.Name) == repo.Name) {
-			gone = append(gone, bytes.Clone(k))
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, k := range gone {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := deleteMatching(bucket(tx, ociUploadsBucket), func(_ []byte, u ociUploadRecord) bool {
+		return u.RepositoryID == repo.ID || (u.RepositoryID == "" && ociRepoOf(u.Name) == repo.Name)
+	})
+	return err
 }
 
 // ociRepoOf returns the repository an OCI name belongs to: its first path

@@ -263,21 +263,28 @@ func deleteWhere(b *bbolt.Bucket, userID string) error {
 	return err
 }
 
-// deleteMatching deletes the records of b, decoded as R, that match, and
-// returns how many it deleted. Keys are collected first: bbolt's cursor
-// must not see its bucket change under it.
-func deleteMatching[R any](b *bbolt.Bucket, match func(k []byte, r R) bool) (int, error) {
-	var dead [][]byte
+// keysMatching returns the keys of the records of b, decoded as R, that
+// match. Deleting them is left to the caller: bbolt's cursor must not see
+// its bucket change under it.
+func keysMatching[R any](b *bbolt.Bucket, match func(k []byte, r R) bool) ([][]byte, error) {
+	var keys [][]byte
 	err := b.ForEach(func(k, v []byte) error {
 		r, err := decode[R](v)
 		if err != nil {
 			return err
 		}
 		if match(k, *r) {
-			dead = append(dead, bytes.Clone(k))
+			keys = append(keys, bytes.Clone(k))
 		}
 		return nil
 	})
+	return keys, err
+}
+
+// deleteMatching deletes the records of b, decoded as R, that match, and
+// returns how many it deleted.
+func deleteMatching[R any](b *bbolt.Bucket, match func(k []byte, r R) bool) (int, error) {
+	dead, err := keysMatching(b, match)
 	if err != nil {
 		return 0, err
 	}

@@ -149,3 +149,18 @@ func ReadStdinSecret(r io.Reader, flag string) (string, error) {
 	}
 	return pw, nil
 }
+
+// ReadStdinPassword reads a new account password from the first line of
+// r (a --password-stdin flag). A password the server would refuse (not 8
+// to 72 characters) is a usage error here, before anything is sent.
+func ReadStdinPassword(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("read the password from standard input: %w", err)
+	}
+	pw := strings.TrimRight(line, "\r\n")
+	if len(pw) < 8 || len(pw) > 72 {
+		return "", FlagErrorf("the password on standard input must be 8 to 72 characters long")
+	}
+	return pw, nil
+}

@@ -24,21 +24,22 @@ func ResolveVersion(ctx context.Context, c *client.Client, repo, name, version s
 		if err == nil {
 			return ch.Version, nil
 		}
+		notFound := HintNotFound(fmt.Errorf("find %s %s in %s: %w", name, version, repo, err), HintChartList(repo))
 		if _, perr := semver.NewVersion(version); !IsNotFound(err) || perr != nil {
-			return "", HintNotFound(fmt.Errorf("find %s %s in %s: %w", name, version, repo, err), HintChartList(repo))
+			return "", notFound
 		}
 		// Not stored under that spelling: look for the same SemVer
 		// version under another ("1.0.0" for "v1.0.0").
 		versions, lerr := versionsOf(ctx, c, repo, name)
 		if lerr != nil {
-			return "", HintNotFound(fmt.Errorf("find %s %s in %s: %w", name, version, repo, err), HintChartList(repo))
+			return "", notFound
 		}
 		for _, v := range versions {
 			if client.SameVersion(v, version) {
 				return v, nil
 			}
 		}
-		return "", HintNotFound(fmt.Errorf("find %s %s in %s: %w", name, version, repo, err), HintChartList(repo))
+		return "", notFound
 	}
 	versions, err := versionsOf(ctx, c, repo, name)
 	if err != nil {

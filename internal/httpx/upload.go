@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,7 +61,7 @@ func (m *MinRate) String() string {
 	if m.Off() {
 		return "0"
 	}
-	return exactBytes(m.Bytes) + "/" + m.Window.String()
+	return text.ExactBytes(m.Bytes) + "/" + m.Window.String()
 }
 
 // Set parses s (pflag.Value).
@@ -73,20 +72,6 @@ func (m *MinRate) Set(s string) error {
 	}
 	*m = v
 	return nil
-}
-
-// exactBytes writes n in the largest binary unit that divides it, so
-// that it reads back the same ("16KiB", "1000B").
-func exactBytes(n int64) string {
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
 }
 
 // Type names the flag's value type in help (pflag.Value).
@@ -142,7 +127,7 @@ func (b *rateBody) Read(p []byte) (int, error) {
 // tooSlow is the error of a body cut for its rate.
 func tooSlow(m MinRate) error {
 	return chartctl.Errorf(chartctl.ETIMEOUT, "The request body arrived slower than the minimum upload rate (%s per %s), so it was cut off; retry over a faster connection, or ask the operator about --upload-min-rate.",
-		exactBytes(m.Bytes), m.Window)
+		text.ExactBytes(m.Bytes), m.Window)
 }
 
 // LimitRate makes the request's body (when it has one) arrive at rate

@@ -283,11 +283,7 @@ func (y *yamlEntries) topLevel(line []byte) ([]byte, error) {
 			if derr := yaml.Unmarshal(doc, &idx); derr != nil {
 				return nil, y.lines.yamlError(derr)
 			}
-			for name, es := range idx.Entries {
-				for i := range es {
-					y.add(name, &es[i])
-				}
-			}
+			y.addAll("", idx.Entries)
 			return next, err
 		case k == "apiVersion":
 			doc, next, err := y.gather(line, 0)
@@ -437,6 +433,12 @@ func (y *yamlEntries) decode(name string, doc []byte) error {
 	if err := yaml.Unmarshal(doc, &m); err != nil {
 		return y.lines.yamlError(err)
 	}
+	y.addAll(name, m)
+	return nil
+}
+
+// addAll adds the versions of m, each under name ("": its key in m).
+func (y *yamlEntries) addAll(name string, m map[string][]indexEntry) {
 	for k, es := range m {
 		chart := name
 		if chart == "" {
@@ -446,7 +448,6 @@ func (y *yamlEntries) decode(name string, doc []byte) error {
 			y.add(chart, &es[i])
 		}
 	}
-	return nil
 }
 
 // lineReader reads lines, counting them for messages.

@@ -224,13 +224,14 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 		stored = true
 		return r.storeSession(ctx, u)
 	}
-	if (req.Method == http.MethodPatch || req.Method == http.MethodPut) && req.ContentLength > 0 {
-		// A body that cannot fit the quota is refused before it is read.
-		if err := r.checkQuota(ctx, name, u.Offset+req.ContentLength); err != nil {
-			return err
-		}
-	}
 	if req.Method == http.MethodPatch || req.Method == http.MethodPut {
+		if req.ContentLength > 0 {
+			// A body that cannot fit the quota is refused before it is
+			// read.
+			if err := r.checkQuota(ctx, name, u.Offset+req.ContentLength); err != nil {
+				return err
+			}
+		}
 		release, err := r.takeUpload(c, p)
 		if err != nil {
 			return err

@@ -33,6 +33,21 @@ func Truncate(width int, s string) string {
 	return runewidth.Truncate(s, width, "...")
 }
 
+// ExactBytes formats n bytes in the largest binary unit that divides it,
+// so that ParseBytes reads back the same value: "16KiB", "64MiB", and the
+// bare number ("1000") when no unit divides it.
+func ExactBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
 // HumanBytes formats n bytes with binary units, one decimal where it
 // counts: "512 B", "1.5 KiB", "10 MiB".
 func HumanBytes(n int64) string {

@@ -57,15 +57,8 @@ func (d *Dashboard) handleChangePassword(c echo.Context) error {
 	// N10: failures from elsewhere must not lock the owner out).
 	ip := d.opts.ClientIP(c.Request())
 	defer d.attempts.lock("ip:" + ip)()
-	// The same key as the sign-in form's (address, a space, the email).
-	pair := ip + " " + u.Email
-	for _, blocked := range []func() (bool, time.Duration){
-		func() (bool, time.Duration) { return d.byIP.Blocked(ip) },
-		func() (bool, time.Duration) { return d.byAccountIP.Blocked(pair) },
-	} {
-		if b, _ := blocked(); b {
-			return fail(http.StatusTooManyRequests, "current-password", "Too many failed attempts. Wait a few minutes and try again.")
-		}
+	if d.addressBlocked(ip, u.Email) {
+		return fail(http.StatusTooManyRequests, "current-password", "Too many failed attempts. Wait a few minutes and try again.")
 	}
 	if current == "" {
 		return fail(http.StatusBadRequest, "current-password", "Enter your current password.")
@@ -76,9 +69,7 @@ func (d *Dashboard) handleChangePassword(c echo.Context) error {
 	err := d.opts.App.ChangePassword(c.Request().Context(), u, current, next, s.Hash)
 	switch {
 	case err == app.ErrWrongPassword:
-		d.byIP.Fail(ip)
-		d.byAccountIP.Fail(pair)
-		d.byAccount.Fail(u.Email)
+		d.countFailure(ip, u.Email)
 		return fail(http.StatusBadRequest, "current-password", chartctl.ErrorMessage(err))
 	case chartctl.ErrorCode(err) == chartctl.EINVALID:
 		return fail(http.StatusBadRequest, "new-password", chartctl.ErrorMessage(err))

@@ -64,15 +64,7 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	// (account, address) (a guesser on one account), so failures from
 	// elsewhere never refuse this address.
 	defer d.attempts.lock("ip:" + ip)()
-	if blocked, _ := d.byIP.Blocked(ip); blocked {
-		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
-		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
-	}
-	// The address first: it never holds a space, so no (email, address)
-	// pair can spell another. (No NUL: PostgreSQL text cannot hold one,
-	// and the shared backend dropped every count of this throttle.)
-	pair := ip + " " + email
-	if blocked, _ := d.byAccountIP.Blocked(pair); blocked {
+	if d.addressBlocked(ip, email) {
 		sp.Error = "Too many failed sign-in attempts. Wait a few minutes and try again."
 		return d.renderSignIn(c, http.StatusTooManyRequests, sp)
 	}
@@ -93,9 +85,7 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 		d.checkPass(d.dummy(), password)
 	}
 	if !ok {
-		d.byIP.Fail(ip)
-		d.byAccountIP.Fail(pair)
-		d.byAccount.Fail(email)
+		d.countFailure(ip, email)
 		d.auditSignIn(c, email, nil, chartctl.OutcomeFailed)
 		sp.Error = genericSignInError
 		return d.renderSignIn(c, http.StatusUnauthorized, sp)
@@ -109,6 +99,32 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	}
 	return c.Redirect(http.StatusSeeOther, returnTo)
 }
+
+// addressBlocked reports whether ip is refused attempts on the account
+// email: by its own throttle over every account, or by the one of the
+// (account, address) pair. The caller holds ip's lock (attempts).
+func (d *Dashboard) addressBlocked(ip, email string) bool {
+	if blocked, _ := d.byIP.Blocked(ip); blocked {
+		return true
+	}
+	blocked, _ := d.byAccountIP.Blocked(accountAddress(ip, email))
+	return blocked
+}
+
+// countFailure counts a failed attempt on email from ip in the three
+// throttles: the address's, the pair's and the account's (which only
+// slows, see handleSignIn).
+func (d *Dashboard) countFailure(ip, email string) {
+	d.byIP.Fail(ip)
+	d.byAccountIP.Fail(accountAddress(ip, email))
+	d.byAccount.Fail(email)
+}
+
+// accountAddress is the (account, address) throttle's key. The address
+// comes first: it never holds a space, so no pair can spell another. (No
+// NUL: PostgreSQL text cannot hold one, and the shared backend dropped
+// every count of this throttle.)
+func accountAddress(ip, email string) string { return ip + " " + email }
 
 // pause waits SignInDelay and reports true, or reports false as soon as
 // the request is cancelled.

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -158,64 +157,28 @@ const (
 // then in one store transaction, so a burst across many webhooks costs
 // few commits, while no task waits for another to finish.
 func (d *Dispatcher) Run(ctx context.Context) {
-	var (
-		running int
-		perHost = map[string]int{}
-		waiting []*task
-		done    = make(chan finished, d.opts.Workers)
-		poll    = time.NewTimer(0)
-	)
+	p := d.newPool()
+	poll := time.NewTimer(0)
 	defer poll.Stop()
-	// start runs the waiting tasks that fit in the pool and their host's
-	// cap, in claim order. A task that waited so long that its claim
-	// would run out before it could send is given back unsent, so it is
-	// never sent by two replicas at once.
-	start := func() {
-		kept := waiting[:0]
-		for _, t := range waiting {
-			if running >= d.opts.Workers || perHost[t.host] >= d.opts.PerHost {
-				if d.opts.Now().Sub(t.claimed)+d.opts.Timeout+leaseMargin > d.lease() {
-					d.record(ctx, unsent(t.queue, d.opts.Now()))
-					continue
-				}
-				kept = append(kept, t)
-				continue
-			}
-			running++
-			perHost[t.host]++
-			go func() { done <- finished{t.host, d.deliverQueue(ctx, t)} }()
-		}
-		waiting = kept
-	}
 	// claim claims what is due, unless no worker is free: those would
 	// only wait, their claims running out.
 	claim := func() {
-		if running >= d.opts.Workers || ctx.Err() != nil {
+		if p.full() || ctx.Err() != nil {
 			return
 		}
-		for _, t := range d.claim(ctx) {
-			waiting = append(waiting, t)
-		}
-		start()
+		p.waiting = append(p.waiting, d.claim(ctx)...)
+		p.start(ctx)
 	}
 	finish := func(f finished) {
 		// Every task finished by now is recorded with this one.
-		batch := []finished{f}
+		results := p.release(f)
 		for more := true; more; {
 			select {
-			case g := <-done:
-				batch = append(batch, g)
+			case g := <-p.done:
+				results = append(results, p.release(g)...)
 			default:
 				more = false
 			}
-		}
-		var results []chartctl.AttemptResult
-		for _, g := range batch {
-			running--
-			if perHost[g.host]--; perHost[g.host] == 0 {
-				delete(perHost, g.host)
-			}
-			results = append(results, g.results...)
 		}
 		d.record(ctx, results)
 	}
@@ -224,15 +187,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-ctx.Done():
 			// Running tasks stop at their next delivery; their claims run
 			// out and the deliveries are sent again after the restart.
-			for ; running > 0; running-- {
-				<-done
+			for ; p.running > 0; p.running-- {
+				<-p.done
 			}
 			return
-		case f := <-done:
+		case f := <-p.done:
 			finish(f)
 			// More may be due behind what the task sent, and a worker is
 			// free.
-			start()
+			p.start(ctx)
 			claim()
 		case <-d.wake:
 			if d.opts.Gather > 0 {
@@ -246,11 +209,63 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			}
 			claim()
 		case <-poll.C:
-			start()
+			p.start(ctx)
 			claim()
 			poll.Reset(d.opts.Poll)
 		}
 	}
+}
+
+// pool runs webhooks' tasks within the dispatcher's bounds: Workers at
+// once, PerHost of them per receiving host. Its fields belong to the one
+// goroutine scheduling (Run's or RunOnce's); tasks report on done.
+type pool struct {
+	d       *Dispatcher
+	running int
+	perHost map[string]int
+	// waiting are claimed tasks not started yet, in claim order.
+	waiting []*task
+	done    chan finished
+}
+
+func (d *Dispatcher) newPool() *pool {
+	return &pool{d: d, perHost: map[string]int{}, done: make(chan finished, d.opts.Workers)}
+}
+
+// full reports whether every worker is busy.
+func (p *pool) full() bool { return p.running >= p.d.opts.Workers }
+
+// start runs the waiting tasks that fit in the pool and their host's
+// cap, in claim order. A task that waited so long that its claim would
+// run out before it could send is given back unsent, so it is never sent
+// by two replicas at once.
+func (p *pool) start(ctx context.Context) {
+	d := p.d
+	kept := p.waiting[:0]
+	for _, t := range p.waiting {
+		if p.full() || p.perHost[t.host] >= d.opts.PerHost {
+			if d.opts.Now().Sub(t.claimed)+d.opts.Timeout+leaseMargin > d.lease() {
+				d.record(ctx, unsent(t.queue, d.opts.Now()))
+				continue
+			}
+			kept = append(kept, t)
+			continue
+		}
+		p.running++
+		p.perHost[t.host]++
+		go func() { p.done <- finished{t.host, d.deliverQueue(ctx, t)} }()
+	}
+	p.waiting = kept
+}
+
+// release frees the worker and host slot of a finished task and returns
+// its attempts.
+func (p *pool) release(f finished) []chartctl.AttemptResult {
+	p.running--
+	if p.perHost[f.host]--; p.perHost[f.host] == 0 {
+		delete(p.perHost, f.host)
+	}
+	return f.results
 }
 
 // leaseMargin is what a task leaves of its claim's lease for recording
@@ -315,32 +330,17 @@ func unsent(q []*chartctl.Delivery, now time.Time) []chartctl.AttemptResult {
 // deliveries it claimed. Run does the same continuously, without waiting
 // for a round's slowest webhook.
 func (d *Dispatcher) RunOnce(ctx context.Context) int {
-	tasks := d.claim(ctx)
+	p := d.newPool()
+	p.waiting = d.claim(ctx)
 	n := 0
-	results := make([][]chartctl.AttemptResult, len(tasks))
-	workers := make(chan struct{}, d.opts.Workers)
-	hosts := map[string]chan struct{}{}
-	var wg sync.WaitGroup
-	for i, t := range tasks {
+	for _, t := range p.waiting {
 		n += len(t.queue)
-		h := hosts[t.host]
-		if h == nil {
-			h = make(chan struct{}, d.opts.PerHost)
-			hosts[t.host] = h
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h <- struct{}{}
-			workers <- struct{}{}
-			defer func() { <-workers; <-h }()
-			results[i] = d.deliverQueue(ctx, t)
-		}()
 	}
-	wg.Wait()
+	p.start(ctx)
 	var all []chartctl.AttemptResult
-	for _, r := range results {
-		all = append(all, r...)
+	for p.running > 0 {
+		all = append(all, p.release(<-p.done)...)
+		p.start(ctx)
 	}
 	d.record(ctx, all)
 	return n

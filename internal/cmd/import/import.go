@@ -92,7 +92,7 @@ index.yaml larger than --index-max-size is refused.`,
 	fl.StringVar(&opts.SourceToken, "source-token", "", "bearer token for the source")
 	fl.BoolVar(&opts.PlainHTTP, "plain-http", false, "talk plain HTTP to an oci:// source")
 	fl.BoolVar(&opts.NoKeepCreated, "no-keep-created", false, "stamp versions with the import time instead of the source's created time")
-	fl.StringVar(&indexMaxSize, "index-max-size", "64MiB", "largest index.yaml of a Helm repository source read (e.g. 256MiB)")
+	fl.StringVar(&indexMaxSize, "index-max-size", text.ExactBytes(importer.DefaultMaxIndexSize), "largest index.yaml of a Helm repository source read (e.g. 256MiB)")
 	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
 	return cmd
 }

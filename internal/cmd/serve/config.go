@@ -226,18 +226,7 @@ func (c *Config) Validate() error {
 type ByteSize int64
 
 // String formats the size with a binary unit when exact.
-func (b *ByteSize) String() string {
-	n := int64(*b)
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+func (b *ByteSize) String() string { return text.ExactBytes(int64(*b)) }
 
 // Set parses a size.
 func (b *ByteSize) Set(s string) error {

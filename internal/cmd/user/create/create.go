@@ -2,10 +2,8 @@
 package create
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,16 +57,11 @@ dashboard) needs none: set one later with 'chartctl user reset-password'.
 func createRun(ctx context.Context, opts *CreateOptions) error {
 	req := &client.CreateUserRequest{Email: opts.Email, Admin: opts.Admin}
 	if opts.PasswordStdin {
-		line, err := bufio.NewReader(opts.IO.In).ReadString('\n')
-		if err != nil && line == "" {
-			return fmt.Errorf("read the password from standard input: %w", err)
+		pw, err := cmdutil.ReadStdinPassword(opts.IO.In)
+		if err != nil {
+			return err
 		}
-		req.Password = strings.TrimRight(line, "\r\n")
-		// Checked here too so a wrong password is a usage error before
-		// anything reaches the server.
-		if len(req.Password) < 8 || len(req.Password) > 72 {
-			return cmdutil.FlagErrorf("the password on standard input must be 8 to 72 characters long")
-		}
+		req.Password = pw
 	}
 	c, err := opts.Client()
 	if err != nil {

@@ -2,11 +2,9 @@
 package resetpassword
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -76,13 +74,9 @@ func Generate() string {
 func resetRun(ctx context.Context, opts *ResetPasswordOptions) error {
 	password, generated := "", false
 	if opts.PasswordStdin {
-		line, err := bufio.NewReader(opts.IO.In).ReadString('\n')
-		if err != nil && line == "" {
-			return fmt.Errorf("read the new password from standard input: %w", err)
-		}
-		password = strings.TrimRight(line, "\r\n")
-		if len(password) < 8 || len(password) > 72 {
-			return cmdutil.FlagErrorf("the password on standard input must be 8 to 72 characters long")
+		var err error
+		if password, err = cmdutil.ReadStdinPassword(opts.IO.In); err != nil {
+			return err
 		}
 	} else {
 		password, generated = Generate(), true
