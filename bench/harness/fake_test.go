@@ -45,7 +45,7 @@ func fakeServe(args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "", "")
 	data := fs.String("data", "", "")
-	for _, f := range []string{"rate-limit-global", "rate-limit-upload", "rate-limit-search"} {
+	for _, f := range []string{"rate-limit-global", "rate-limit-upload", "rate-limit-search", "max-concurrent-uploads"} {
 		if fs.String(f, "", "") == nil {
 			return 2
 		}

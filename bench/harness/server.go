@@ -59,11 +59,13 @@ func FreeLoopbackAddr() (string, error) {
 }
 
 // Args are the serve arguments: loopback address, the data directory, and
-// every rate limit disabled so the load is not throttled.
+// every rate limit and the per-credential upload cap disabled so the load
+// is not throttled.
 func (p *Process) Args() []string {
 	return append([]string{
 		"serve", "--addr", p.Addr, "--data", p.DataDir,
 		"--rate-limit-global", "0", "--rate-limit-upload", "0", "--rate-limit-search", "0",
+		"--max-concurrent-uploads", "0",
 	}, p.Extra...)
 }
 

@@ -125,7 +125,8 @@ func startNode(b *testing.B, args ...string) *node {
 func (n *node) start(b *testing.B) {
 	b.Helper()
 	all := append([]string{"serve", "--addr", "127.0.0.1:0",
-		"--rate-limit-global", "0", "--rate-limit-upload", "0", "--rate-limit-search", "0"}, n.args...)
+		"--rate-limit-global", "0", "--rate-limit-upload", "0", "--rate-limit-search", "0",
+		"--max-concurrent-uploads", "0"}, n.args...)
 	n.cmd = exec.Command(binary(b), all...)
 	pr, pw := io.Pipe()
 	n.cmd.Stderr = pw
