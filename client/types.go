@@ -180,6 +180,13 @@ type User struct {
 	Admin     bool      `json:"admin"`
 	Scopes    []string  `json:"scopes"`
 	CreatedAt time.Time `json:"created_at"`
+	// Robot is "ORG/NAME" when the credential is a robot account's secret
+	// or one exchanged for it; Permissions and Repositories are then the
+	// robot's (CONTRACT §18 decision 21). Repositories is also set for a
+	// repository-restricted API key.
+	Robot        string   `json:"robot,omitempty"`
+	Permissions  []string `json:"permissions,omitempty"`
+	Repositories []string `json:"repositories,omitempty"`
 }
 
 // Account is a user as a server admin sees it (GET /v1/users).
@@ -219,7 +226,10 @@ type APIKey struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
 	ExpiresAt  *time.Time `json:"expires_at"`
-	Key        string     `json:"key,omitempty"`
+	// Repositories, when not empty, limits the key to the repositories
+	// matching one of these patterns ("acme-*"), on top of its scopes.
+	Repositories []string `json:"repositories,omitempty"`
+	Key          string   `json:"key,omitempty"`
 }
 
 // CreateAPIKeyRequest is the body of POST /v1/user/api-keys.
@@ -227,6 +237,8 @@ type CreateAPIKeyRequest struct {
 	Name      string     `json:"name"`
 	Scopes    []string   `json:"scopes"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Repositories limits the key to repositories matching these patterns.
+	Repositories []string `json:"repositories,omitempty"`
 }
 
 // RateLimitResource is one bucket's state.

@@ -30,7 +30,7 @@ func (s *Server) readableRepo(c echo.Context) (*chartctl.Repository, error) {
 
 // writableRepo loads the :repo repository if the caller may change it with
 // at least role need.
-func (s *Server) writableRepo(c echo.Context, need chartctl.Role) (*chartctl.Repository, error) {
+func (s *Server) writableRepo(c echo.Context, need chartctl.RepoRole) (*chartctl.Repository, error) {
 	return s.app.WritableRepo(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), need)
 }
 

@@ -131,7 +131,7 @@ func (s *Server) handleSyncRepository(c echo.Context) error {
 
 // handleDeleteRepository deletes a repository and its charts (owner only).
 func (s *Server) handleDeleteRepository(c echo.Context) error {
-	r, err := s.writableRepo(c, chartctl.RoleOwner)
+	r, err := s.writableRepo(c, chartctl.RepoRoleAdmin)
 	if err != nil {
 		return err
 	}

@@ -46,10 +46,10 @@ func (a *App) ReadableRepo(ctx context.Context, p *chartctl.Principal, name stri
 	return a.VisibleRepo(ctx, p, name)
 }
 
-// WritableRepo loads a repository p may change with at least role need:
-// the repo:write scope, visibility, then the role. Anonymous callers get
-// EUNAUTHORIZED.
-func (a *App) WritableRepo(ctx context.Context, p *chartctl.Principal, name string, need chartctl.Role) (*chartctl.Repository, error) {
+// WritableRepo loads a repository p may change with at least repository
+// role need: the repo:write scope, visibility, then the role. Anonymous
+// callers get EUNAUTHORIZED.
+func (a *App) WritableRepo(ctx context.Context, p *chartctl.Principal, name string, need chartctl.RepoRole) (*chartctl.Repository, error) {
 	if p == nil {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
 	}
@@ -66,12 +66,13 @@ func (a *App) WritableRepo(ctx context.Context, p *chartctl.Principal, name stri
 	return r, nil
 }
 
-// ForbiddenRole is the EFORBIDDEN error of a caller without role need in r.
-func ForbiddenRole(need chartctl.Role, r *chartctl.Repository) error {
+// ForbiddenRole is the EFORBIDDEN error of a caller without repository
+// role need in r.
+func ForbiddenRole(need chartctl.RepoRole, r *chartctl.Repository) error {
 	if r.Organization == "" {
-		return chartctl.Errorf(chartctl.EFORBIDDEN, "Only the owner of repository %q may do this.", r.Name)
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs the %s role on repository %q: its owner has it, or grants it (chartctl repo access grant).", need, r.Name)
 	}
-	return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs the %s role in organization %q.", need, r.Organization)
+	return chartctl.Errorf(chartctl.EFORBIDDEN, "This needs the %s role on repository %q: ask an admin of the repository or an owner of organization %q for it (chartctl repo access grant).", need, r.Name, r.Organization)
 }
 
 // RequireAdmin returns EFORBIDDEN unless p is a server admin acting through
@@ -91,14 +92,9 @@ func RequireAdmin(p *chartctl.Principal) error {
 	return nil
 }
 
-// SettingsRole is the role changing r's description and visibility needs:
-// owner of a personal repository, maintainer of an organization's.
-func SettingsRole(r *chartctl.Repository) chartctl.Role {
-	if r.Organization == "" {
-		return chartctl.RoleOwner
-	}
-	return chartctl.RoleMaintainer
-}
+// SettingsRole is the repository role changing a repository's settings
+// (description, visibility, retention, webhooks) needs: maintain.
+const SettingsRole = chartctl.RepoRoleMaintain
 
 // AdminLoginScopes is the --scopes value of `chartctl login` that adds
 // admin to what login asks for by default.

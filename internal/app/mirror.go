@@ -168,9 +168,9 @@ func MirrorReadOnlyMessage(r *chartctl.Repository) string {
 }
 
 // ChartWritableRepo loads a repository whose charts p may change: as
-// WritableRepo with the maintainer role, and not a mirror (MirrorReadOnly).
+// WritableRepo with the write role, and not a mirror (MirrorReadOnly).
 func (a *App) ChartWritableRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
-	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
+	r, err := a.WritableRepo(ctx, p, name, chartctl.RepoRoleWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (a *App) ChartWritableRepo(ctx context.Context, p *chartctl.Principal, name
 // woken (WakeMirror). Returns ECONFLICT when the repository is not a
 // mirror.
 func (a *App) RequestSync(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
-	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
+	r, err := a.WritableRepo(ctx, p, name, chartctl.RepoRoleWrite)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func (a *App) SetRepoQuota(ctx context.Context, p *chartctl.Principal, name stri
 	if err := validQuota(q); err != nil {
 		return err
 	}
-	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMember)
+	r, err := a.WritableRepo(ctx, p, name, chartctl.RepoRoleRead)
 	if err != nil {
 		return err
 	}

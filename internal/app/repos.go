@@ -25,12 +25,9 @@ type RepositoryChanges struct {
 // invalid mirror settings (see NewMirror). New mirror settings wake the
 // syncer, which follows the new upstream at once.
 func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name string, ch RepositoryChanges) (*chartctl.Repository, error) {
-	r, err := a.WritableRepo(ctx, p, name, chartctl.RoleMaintainer)
+	r, err := a.WritableRepo(ctx, p, name, SettingsRole)
 	if err != nil {
 		return nil, err
-	}
-	if need := SettingsRole(r); !p.RepoRole(r).AtLeast(need) {
-		return nil, ForbiddenRole(need, r)
 	}
 	var desc *string
 	if ch.Description != nil {

@@ -47,7 +47,7 @@ type WebhookInput struct {
 func (a *App) authorizeScope(ctx context.Context, p *chartctl.Principal, sc WebhookScope) (org, repoID string, err error) {
 	switch {
 	case sc.Repository != "":
-		r, err := a.WritableRepo(ctx, p, sc.Repository, chartctl.RoleMaintainer)
+		r, err := a.WritableRepo(ctx, p, sc.Repository, SettingsRole)
 		if err != nil {
 			return "", "", err
 		}

@@ -194,25 +194,43 @@ type Visibility string
 
 // Visibilities.
 const (
-	// VisibilityPrivate repositories are readable by their owner, or by the
-	// members of their organization.
+	// VisibilityPrivate repositories are readable by their owner, by the
+	// members of their organization and by those its grants name.
 	VisibilityPrivate Visibility = "private"
+	// VisibilityInternal repositories are readable by every signed-in
+	// human user of the server (not by robots or exchanged credentials,
+	// which read only what their patterns name), as GitLab's internal
+	// projects are.
+	VisibilityInternal Visibility = "internal"
 	// VisibilityPublic repositories are readable by every authenticated
 	// caller, and by anyone through the Helm protocol.
 	VisibilityPublic Visibility = "public"
 )
 
-// Valid reports whether v is a defined visibility.
-func (v Visibility) Valid() bool { return v == VisibilityPrivate || v == VisibilityPublic }
+// Visibilities lists the valid visibilities, narrowest first.
+var Visibilities = []Visibility{VisibilityPrivate, VisibilityInternal, VisibilityPublic}
 
-// Principal is who a request acts for: a user, through one credential that
-// carries scopes. Effective permission is the scopes ∩ the user's roles.
+// Valid reports whether v is a defined visibility.
+func (v Visibility) Valid() bool {
+	return v == VisibilityPrivate || v == VisibilityInternal || v == VisibilityPublic
+}
+
+// Principal is who a request acts for: a user (or a robot account),
+// through one credential that carries scopes. Effective permission on a
+// repository is the scopes ∩ (the organization role ∪ the repository
+// grants), narrowed by the credential's repository patterns and, for a
+// robot, its permissions (CONTRACT §18 "Access", decision 4).
 type Principal struct {
+	// User is the account. For a robot it is a stand-in that is never
+	// stored: ID the robot's ID, Email its user name (robot$ORG+NAME), so
+	// audit entries and events name the robot.
 	User *User
-	// CredentialID identifies the API key or OAuth grant (see RateKey for
-	// what the global rate limit is keyed by).
+	// CredentialID identifies the API key, OAuth grant, robot or
+	// exchanged credential (see RateKey for what the global rate limit is
+	// keyed by).
 	CredentialID string
-	// Scopes the credential carries.
+	// Scopes the credential carries. A robot's are repo:read for pull and
+	// repo:write for push or delete.
 	Scopes Scopes
 	// OAuth is set when the credential is an OAuth access token, which a
 	// third-party application holds on the user's behalf.
@@ -223,13 +241,32 @@ type Principal struct {
 	// OrgRoles maps organization name to the user's role there (the highest
 	// over the user's teams in it, and owner for its creator).
 	OrgRoles map[string]Role
+	// Grants maps a repository's ID to the strongest role the repository
+	// grants give the user there: their own and their teams' (see
+	// AccessStore.GrantsFor).
+	Grants map[string]RepoRole
+	// Repositories, when not nil, limits the credential to the
+	// repositories whose names match one of these patterns (MatchRepo): a
+	// repository it does not name is seen as an anonymous caller sees it.
+	// Set for repository-restricted API keys and robots.
+	Repositories []string
+	// Robot is set when the credential is a robot account's secret or a
+	// credential exchanged for one at /v1/oidc/token.
+	Robot *Robot
+	// PublisherID is the trusted publisher whose token was exchanged for
+	// this credential ("" for other credentials).
+	PublisherID string
 }
 
 // RateKey is the key of the principal's global rate-limit bucket: the API
-// key for a key, and the (user, OAuth client) pair for an OAuth access
-// token, so every grant a user gives one application shares one budget
-// (a new grant is not a new budget).
+// key for a key, the (user, OAuth client) pair for an OAuth access token,
+// so every grant a user gives one application shares one budget (a new
+// grant is not a new budget), and the robot for a robot's secret and the
+// credentials exchanged for it (decision 8).
 func (p *Principal) RateKey() string {
+	if p.Robot != nil {
+		return "robot:" + p.Robot.ID
+	}
 	if p.OAuth && p.OAuthClient != "" && p.User != nil {
 		return "oauth:" + p.User.ID + ":" + p.OAuthClient
 	}
@@ -245,36 +282,84 @@ func (p *Principal) RoleIn(org string) Role {
 }
 
 // IsAdmin reports whether the principal is a server admin.
-func (p *Principal) IsAdmin() bool { return p != nil && p.User != nil && p.User.Admin }
+func (p *Principal) IsAdmin() bool {
+	return p != nil && p.User != nil && p.User.Admin && p.Robot == nil
+}
 
-// RepoRole returns the role p holds on r, ignoring scopes: owner for the
-// owner of a personal repository and for admins, the organization role for
-// an organization's repository, "" otherwise.
-func (p *Principal) RepoRole(r *Repository) Role {
-	if p == nil || p.User == nil {
+// IsHuman reports whether p is a signed-in user, not a robot account or a
+// credential exchanged for one: who may read an internal repository.
+func (p *Principal) IsHuman() bool { return p != nil && p.User != nil && p.Robot == nil }
+
+// Names reports whether the credential's repository patterns (if any)
+// name r: a restricted key or a robot acts on r only then (a robot only
+// on the repositories of its organization).
+func (p *Principal) Names(r *Repository) bool {
+	if p == nil {
+		return false
+	}
+	if p.Robot != nil && r.Organization != p.Robot.Organization {
+		return false
+	}
+	return p.Repositories == nil || MatchRepo(p.Repositories, r.Name)
+}
+
+// RepoRole returns the role p holds on r, ignoring scopes: the stronger
+// of the role p's organization role maps to (OrgRoleToRepoRole; admin for
+// the owner of a personal repository and for server admins) and p's
+// repository grants there. A credential whose patterns do not name r has
+// none; a robot has the role its permissions give (RobotPermissions.Role).
+func (p *Principal) RepoRole(r *Repository) RepoRole {
+	if p == nil || p.User == nil || !p.Names(r) {
 		return ""
 	}
-	if p.IsAdmin() {
-		return RoleOwner
+	if p.Robot != nil {
+		return p.Robot.Permissions.Role()
 	}
+	if p.User.Admin {
+		return RepoRoleAdmin
+	}
+	var role RepoRole
 	if r.Organization == "" {
 		if r.OwnerID == p.User.ID {
-			return RoleOwner
+			role = RepoRoleAdmin
 		}
-		return ""
+	} else {
+		role = OrgRoleToRepoRole(p.RoleIn(r.Organization))
 	}
-	return p.RoleIn(r.Organization)
+	return role.Max(p.Grants[r.ID])
 }
 
 // CanSeeRepo reports whether p may know r exists (roles only; scopes are
-// checked separately so a missing scope is 403, not 404).
+// checked separately so a missing scope is 403, not 404): public ones
+// everybody, internal ones every signed-in human whose credential names
+// them, the rest those with a role there.
 func (p *Principal) CanSeeRepo(r *Repository) bool {
-	return r.Visibility == VisibilityPublic || p.RepoRole(r) != ""
+	switch {
+	case r.Visibility == VisibilityPublic:
+		return true
+	case r.Visibility == VisibilityInternal && p.IsHuman() && p.Names(r):
+		return true
+	}
+	return p.RepoRole(r) != ""
+}
+
+// Permits reports whether the credential's own limits allow the robot
+// permission act on a repository where its role allows it: a robot's
+// permissions (push does not imply delete), everything for other
+// credentials.
+func (p *Principal) Permits(act RobotPermission) bool {
+	if p == nil {
+		return false
+	}
+	if p.Robot == nil {
+		return true
+	}
+	return p.Robot.Permissions.Has(act)
 }
 
 // CanSeeOrg reports whether p may know org exists.
 func (p *Principal) CanSeeOrg(org string) bool {
-	return p.IsAdmin() || p.RoleIn(org) != ""
+	return p.IsAdmin() || p.RoleIn(org) != "" || (p != nil && p.Robot != nil && p.Robot.Organization == org)
 }
 
 // OrgRole returns p's role in org, owner for admins.

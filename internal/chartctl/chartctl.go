@@ -136,6 +136,10 @@ type APIKey struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
+	// Repositories, when not empty, limits the key to the repositories
+	// whose names match one of these patterns (MatchRepo), on top of its
+	// scopes.
+	Repositories []string
 }
 
 // Expired reports whether the key has expired at now.

@@ -21,6 +21,11 @@ const (
 	EventTeamMemberRoleChanged EventType = "team.member_role_changed"
 	EventAPIKeyCreated         EventType = "api_key.created"
 	EventAPIKeyRevoked         EventType = "api_key.revoked"
+	EventRobotCreated          EventType = "robot.created"
+	EventRobotRotated          EventType = "robot.rotated"
+	EventRobotDeleted          EventType = "robot.deleted"
+	EventPublisherAdded        EventType = "publisher.added"
+	EventPublisherRemoved      EventType = "publisher.removed"
 	EventPing                  EventType = "ping"
 )
 
@@ -31,6 +36,8 @@ var EventTypes = []EventType{
 	EventRepositoryCreated, EventRepositoryUpdated, EventRepositoryDeleted,
 	EventTeamMemberAdded, EventTeamMemberRemoved, EventTeamMemberRoleChanged,
 	EventAPIKeyCreated, EventAPIKeyRevoked,
+	EventRobotCreated, EventRobotRotated, EventRobotDeleted,
+	EventPublisherAdded, EventPublisherRemoved,
 }
 
 // Valid reports whether t is one of EventTypes.
@@ -55,6 +62,11 @@ type Actor struct {
 	// is one of the Credential* constants.
 	CredentialID   string `json:"credential_id,omitempty"`
 	CredentialKind string `json:"credential_kind,omitempty"`
+	// Robot is ORG/NAME when the credential is a robot's secret or one
+	// exchanged for it; Publisher the trusted publisher's ID for an
+	// exchanged credential.
+	Robot     string `json:"robot,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
 	// ClientIP is the caller's address; RequestID the X-Request-Id.
 	ClientIP  string `json:"client_ip,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
@@ -68,6 +80,10 @@ const (
 	// CredentialMirror is the server itself syncing a mirror repository
 	// from its upstream: no user, no credential.
 	CredentialMirror = "mirror"
+	// CredentialRobot is a robot account's secret; CredentialExchanged a
+	// short-lived credential exchanged for a trusted publisher's token.
+	CredentialRobot     = "robot"
+	CredentialExchanged = "exchanged"
 )
 
 // SetPrincipal copies p's user and credential into a.
@@ -77,6 +93,10 @@ func (a *Actor) SetPrincipal(p *Principal) {
 	}
 	a.UserID, a.Email, a.CredentialID = p.User.ID, p.User.Email, p.CredentialID
 	switch {
+	case p.Robot != nil && p.PublisherID != "":
+		a.CredentialKind, a.Robot, a.Publisher = CredentialExchanged, p.Robot.FullName(), p.PublisherID
+	case p.Robot != nil:
+		a.CredentialKind, a.Robot = CredentialRobot, p.Robot.FullName()
 	case p.OAuth:
 		a.CredentialKind = CredentialOAuth
 	case len(p.CredentialID) > 4 && p.CredentialID[:4] == "key_":

@@ -145,7 +145,7 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 	if !p.Scopes.Allows(need) {
 		return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", need))
 	}
-	if act != actionPull && !p.RepoRole(repo).AtLeast(chartctl.RoleMaintainer) {
+	if act != actionPull && !p.RepoRole(repo).AtLeast(chartctl.RepoRoleWrite) {
 		if repo.Organization == "" {
 			return nil, nil, denied(c, errDenied("Only the owner of repository %q may %s here.", repo.Name, act))
 		}

@@ -369,12 +369,12 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 		known[p.User.ID] = "You"
 	}
 	rp := RepoPage{Repo: r, Owner: d.ownerName(ctx, r, known), HelmURL: d.BaseURL(c) + "/helm/" + r.Name, BaseURL: d.BaseURL(c),
-		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
+		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole)}
 	rp.Install = d.installLines(c, r, "", "")
 	if q, u, err := d.opts.Store.Quota(ctx, chartctl.QuotaRepository, r.Name); err == nil {
 		rp.Usage = text.Usage(u.Bytes, q.MaxBytes, u.Versions, q.MaxVersions)
 	}
-	rp.CanWebhooks = p.RepoRole(r).AtLeast(chartctl.RoleMaintainer)
+	rp.CanWebhooks = p.RepoRole(r).AtLeast(app.SettingsRole)
 	rp.Mirror, rp.CanSync = mirrorView(r.Mirror), r.Mirror != nil && rp.CanWebhooks
 	for _, cv := range latest {
 		// The store gives each chart's newest version; the latest is the
@@ -626,7 +626,7 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 		README:     template.HTML(page.ReadmeHTML), Values: template.HTML(page.ValuesHTML), //nolint:gosec // sanitized when rendered (chartrender)
 		Install:   d.installLines(c, r, cv.Name, cv.Version),
 		Download:  chartURL(r.Name, cv.Name, cv.Version) + "/download",
-		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole(r))}
+		CanManage: p.RepoRole(r).AtLeast(app.SettingsRole)}
 	// Sanitized and balanced when rendered (chartrender); the README's
 	// references to the chart's own files lead to this version's files.
 	cp.README = template.HTML(chartrender.ResolveFileRefs(page.ReadmeHTML, chartURL(r.Name, cv.Name, cv.Version)+"/files")) //nolint:gosec // see above

@@ -222,8 +222,8 @@ func (d *Dashboard) settingsRepo(c echo.Context) (*chartctl.Repository, *chartct
 	if !ok {
 		return nil, nil, false, err
 	}
-	if !p.RepoRole(r).AtLeast(app.SettingsRole(r)) {
-		return nil, nil, false, d.RenderError(c, http.StatusForbidden, "Not allowed", chartctl.ErrorMessage(app.ForbiddenRole(app.SettingsRole(r), r)))
+	if !p.RepoRole(r).AtLeast(app.SettingsRole) {
+		return nil, nil, false, d.RenderError(c, http.StatusForbidden, "Not allowed", chartctl.ErrorMessage(app.ForbiddenRole(app.SettingsRole, r)))
 	}
 	return r, p, true, nil
 }
@@ -233,7 +233,7 @@ func (d *Dashboard) handleRepoSettings(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	pg := d.page(c, "Settings · "+r.Name, "repos", "", RepoSettingsPage{Repo: r, CanDelete: p.RepoRole(r).AtLeast(chartctl.RoleOwner)})
+	pg := d.page(c, "Settings · "+r.Name, "repos", "", RepoSettingsPage{Repo: r, CanDelete: p.RepoRole(r).AtLeast(chartctl.RepoRoleAdmin)})
 	if c.QueryParam("saved") == "1" {
 		pg.Flash = "The settings were saved."
 	}
@@ -254,7 +254,7 @@ func (d *Dashboard) handleUpdateRepo(c echo.Context) error {
 		shown := *r
 		shown.Description = desc
 		return d.render(c, http.StatusBadRequest, "repo_settings", d.page(c, "Settings · "+r.Name, "repos", "",
-			RepoSettingsPage{Repo: &shown, CanDelete: p.RepoRole(r).AtLeast(chartctl.RoleOwner), Error: chartctl.ErrorMessage(err)}))
+			RepoSettingsPage{Repo: &shown, CanDelete: p.RepoRole(r).AtLeast(chartctl.RepoRoleAdmin), Error: chartctl.ErrorMessage(err)}))
 	} else if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func (d *Dashboard) handleDeleteRepo(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	wr, err := d.opts.App.WritableRepo(ctx, p, r.Name, chartctl.RoleOwner)
+	wr, err := d.opts.App.WritableRepo(ctx, p, r.Name, chartctl.RepoRoleAdmin)
 	if chartctl.ErrorCode(err) == chartctl.EFORBIDDEN {
 		return d.RenderError(c, http.StatusForbidden, "Not allowed", chartctl.ErrorMessage(err))
 	} else if err != nil {
