@@ -21,6 +21,11 @@ const (
 	AccessTokenPrefix = "chartctl_at_"
 	// RefreshTokenPrefix starts every OAuth refresh token.
 	RefreshTokenPrefix = "chartctl_rt_"
+	// RobotSecretPrefix starts every robot account's secret.
+	RobotSecretPrefix = "chartctl_rb_"
+	// ExchangedPrefix starts every short-lived credential exchanged for a
+	// trusted publisher's OIDC token at /v1/oidc/token.
+	ExchangedPrefix = "chartctl_ex_"
 )
 
 const (
