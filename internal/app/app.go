@@ -106,6 +106,9 @@ type App struct {
 	// store keeps them too): the account functions of credentials.go
 	// read and end them.
 	OAuth chartctl.OAuthStore
+	// Access keeps repository grants, robot accounts and trusted
+	// publishers (set by New when the store keeps them too).
+	Access chartctl.AccessStore
 
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
@@ -142,6 +145,9 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		Replica: replicaName()}
 	if o, ok := store.(chartctl.OAuthStore); ok {
 		a.OAuth = o
+	}
+	if ac, ok := store.(chartctl.AccessStore); ok {
+		a.Access = ac
 	}
 	budget, maxBlob := opts.Config.BlobCacheSize, opts.Config.BlobCacheMaxBlob
 	if budget == 0 {
