@@ -183,11 +183,13 @@ func (a *App) ChartDeleteRepo(ctx context.Context, p *chartctl.Principal, name s
 }
 
 func (a *App) chartWritableRepo(ctx context.Context, p *chartctl.Principal, name string, act chartctl.RobotPermission) (*chartctl.Repository, error) {
-	r, err := a.WritableRepo(ctx, p, name, chartctl.RepoRoleWrite)
-	if err != nil {
+	// A robot's permissions first: they say more than the scope they
+	// amount to, and depend on no repository (nothing is revealed).
+	if err := checkRobotAct(p, act); err != nil {
 		return nil, err
 	}
-	if err := checkRobotAct(p, act); err != nil {
+	r, err := a.WritableRepo(ctx, p, name, chartctl.RepoRoleWrite)
+	if err != nil {
 		return nil, err
 	}
 	if r.Mirror != nil {
@@ -205,18 +207,22 @@ func ChartWriteDecision(p *chartctl.Principal, r *chartctl.Repository, act chart
 	if p == nil {
 		return chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
 	}
+	if err := checkRobotAct(p, act); err != nil {
+		return err
+	}
 	if !p.Scopes.Allows(chartctl.ScopeRepoWrite) {
 		return chartctl.ScopeRequired(chartctl.ScopeRepoWrite)
 	}
 	if !p.RepoRole(r).AtLeast(chartctl.RepoRoleWrite) {
 		return ForbiddenRole(chartctl.RepoRoleWrite, r)
 	}
-	return checkRobotAct(p, act)
+	return nil
 }
 
-// checkRobotAct refuses a robot without permission act.
+// checkRobotAct refuses a robot without permission act (nil p: not a
+// robot; the caller refuses anonymous writes).
 func checkRobotAct(p *chartctl.Principal, act chartctl.RobotPermission) error {
-	if !p.Permits(act) {
+	if p != nil && p.Robot != nil && !p.Permits(act) {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Robot account %s may not %s chart versions (its permissions: %s); an owner of organization %q can change them (PATCH /v1/organizations/%s/robots/%s).",
 			p.Robot.FullName(), act, strings.Join(p.Robot.Permissions.Strings(), ", "), p.Robot.Organization, p.Robot.Organization, p.Robot.Name)
 	}
