@@ -229,7 +229,6 @@ func TestRobotSecretWorksWhereKeysDo(t *testing.T) {
 		t.Fatalf("a robot lists %+v", repos.Data)
 	}
 
-
 	// Basic with the robot's user name, as helm cm-push and helm repo add
 	// send it; any other user name with a person's key or another
 	// robot's secret under this name is refused.
