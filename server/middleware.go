@@ -367,12 +367,8 @@ func (s *Server) robotPrincipal(ctx context.Context, value string, now time.Time
 		s.touch.recordRobot(p.Robot.ID, now)
 		return p, nil
 	}
-	access := s.app.Access
-	if access == nil {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This server keeps no robot accounts.")
-	}
 	gen := s.creds.generation()
-	rb, err := access.RobotBySecretHash(ctx, h)
+	rb, err := s.Store.RobotBySecretHash(ctx, h)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid robot secret: the robot account was deleted or its secret rotated; ask an owner of its organization for the current one.")
 	} else if err != nil {
@@ -401,12 +397,8 @@ func (s *Server) exchangedPrincipal(ctx context.Context, value string, now time.
 		s.touch.recordRobot(p.Robot.ID, now)
 		return p, nil
 	}
-	access := s.app.Access
-	if access == nil {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This server keeps no robot accounts.")
-	}
 	gen := s.creds.generation()
-	ec, err := access.ExchangedCredentialByHash(ctx, h)
+	ec, err := s.Store.ExchangedCredentialByHash(ctx, h)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or expired exchanged credential; exchange a new token (POST /v1/oidc/token).")
 	} else if err != nil {
@@ -415,7 +407,7 @@ func (s *Server) exchangedPrincipal(ctx context.Context, value string, now time.
 	if !now.Before(ec.ExpiresAt) {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This exchanged credential expired; exchange a new token (POST /v1/oidc/token).")
 	}
-	rb, err := access.RobotByID(ctx, ec.RobotID)
+	rb, err := s.Store.RobotByID(ctx, ec.RobotID)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The robot account of this exchanged credential no longer exists.")
 	} else if err != nil {
@@ -597,15 +589,14 @@ func (cc *credentialCache) invalidate() {
 // writes.
 type touchBatcher struct {
 	store  chartctl.Store
-	access chartctl.AccessStore
 	logger *slog.Logger
 	mu     sync.Mutex
 	used   map[string]time.Time
 	robots map[string]time.Time
 }
 
-func newTouchBatcher(store chartctl.Store, access chartctl.AccessStore, logger *slog.Logger) *touchBatcher {
-	return &touchBatcher{store: store, access: access, logger: logger, used: map[string]time.Time{}, robots: map[string]time.Time{}}
+func newTouchBatcher(store chartctl.Store, logger *slog.Logger) *touchBatcher {
+	return &touchBatcher{store: store, logger: logger, used: map[string]time.Time{}, robots: map[string]time.Time{}}
 }
 
 func (t *touchBatcher) record(keyID string, at time.Time) {
@@ -632,8 +623,8 @@ func (t *touchBatcher) flush() {
 			t.logger.Error("record key use", "err", err)
 		}
 	}
-	if len(robots) > 0 && t.access != nil {
-		if err := t.access.TouchRobots(context.Background(), robots); err != nil {
+	if len(robots) > 0 {
+		if err := t.store.TouchRobots(context.Background(), robots); err != nil {
 			t.logger.Error("record robot use", "err", err)
 		}
 	}

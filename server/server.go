@@ -223,7 +223,7 @@ func (s *Server) init() {
 	s.uploads = httpx.NewUploadSlots(s.Config.MaxConcurrentUploads)
 	s.readyChecks = s.dependencyChecks()
 	s.throttle = s.RateLimits.NewThrottle("api-auth", ratelimit.Limit{N: 20, Window: time.Minute})
-	s.touch = newTouchBatcher(s.Store, s.app.Access, s.Logger)
+	s.touch = newTouchBatcher(s.Store, s.Logger)
 	s.creds = newCredentialCache()
 	s.echo = echo.New()
 	s.echo.HideBanner = true

@@ -106,10 +106,6 @@ type App struct {
 	// store keeps them too): the account functions of credentials.go
 	// read and end them.
 	OAuth chartctl.OAuthStore
-	// Access keeps repository grants, robot accounts and trusted
-	// publishers (set by New when the store keeps them too).
-	Access chartctl.AccessStore
-
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
 
@@ -145,9 +141,6 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		Replica: replicaName()}
 	if o, ok := store.(chartctl.OAuthStore); ok {
 		a.OAuth = o
-	}
-	if ac, ok := store.(chartctl.AccessStore); ok {
-		a.Access = ac
 	}
 	budget, maxBlob := opts.Config.BlobCacheSize, opts.Config.BlobCacheMaxBlob
 	if budget == 0 {

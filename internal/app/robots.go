@@ -45,11 +45,6 @@ type RobotChanges struct {
 	ClearExpiry bool
 }
 
-// errNoRobots answers on a store that keeps no robot accounts.
-func errNoRobots() error {
-	return chartctl.Errorf(chartctl.EUNAVAILABLE, "This server's store keeps no robot accounts.")
-}
-
 // RequireHuman refuses robot accounts and the credentials exchanged for
 // them (EFORBIDDEN) what only a person may do, such as creating
 // repositories or keys: what says what in the message.
@@ -64,9 +59,6 @@ func RequireHuman(p *chartctl.Principal, what string) error {
 // (org:write to manage, org:read to see), visibility (ENOTFOUND), then the
 // role (owner to manage, maintainer to see; server admins both).
 func (a *App) robotOrg(ctx context.Context, p *chartctl.Principal, org string, manage bool) (*chartctl.Organization, error) {
-	if a.Access == nil {
-		return nil, errNoRobots()
-	}
 	if p == nil {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
 	}
@@ -100,7 +92,7 @@ func (a *App) loadRobot(ctx context.Context, org, name string) (*chartctl.Robot,
 	if chartctl.ValidateName("name", name) != nil {
 		return nil, robotNotFound(org, name)
 	}
-	r, err := a.Access.Robot(ctx, org, name)
+	r, err := a.Store.Robot(ctx, org, name)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, robotNotFound(org, name)
 	}
@@ -114,7 +106,7 @@ func (a *App) Robots(ctx context.Context, p *chartctl.Principal, org string) ([]
 	if err != nil {
 		return nil, err
 	}
-	return a.Access.Robots(ctx, o.Name)
+	return a.Store.Robots(ctx, o.Name)
 }
 
 // Robot returns org's robot account name for p (as Robots).
@@ -194,7 +186,7 @@ func (a *App) CreateRobot(ctx context.Context, p *chartctl.Principal, org string
 		Repositories: repos, Permissions: perms, SecretHash: hash, ExpiresAt: in.ExpiresAt, CreatedBy: p.User.ID, CreatedAt: a.Now().UTC()}
 	rctx := a.Record(ctx, "robot.create", r.FullName(), o.Name,
 		a.NewEvent(ctx, chartctl.EventRobotCreated, "", o.Name, robotPath(o.Name, r.Name), r.Name, a.RobotData(ctx, r)))
-	if err := a.Access.CreateRobot(rctx, r); err != nil {
+	if err := a.Store.CreateRobot(rctx, r); err != nil {
 		if chartctl.ErrorCode(err) == chartctl.ECONFLICT {
 			return nil, "", chartctl.Errorf(chartctl.ECONFLICT, "Organization %q already has a robot account named %q.", o.Name, r.Name)
 		}
@@ -241,7 +233,7 @@ func (a *App) UpdateRobot(ctx context.Context, p *chartctl.Principal, org, name 
 		return nil, err
 	}
 	upd.ExpiresAt, upd.ClearExpiry, upd.Disabled = ch.ExpiresAt, ch.ClearExpiry, ch.Disabled
-	out, err := a.Access.UpdateRobot(a.Record(ctx, "robot.update", r.FullName(), o.Name), r.ID, upd)
+	out, err := a.Store.UpdateRobot(a.Record(ctx, "robot.update", r.FullName(), o.Name), r.ID, upd)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +265,7 @@ func (a *App) RotateRobot(ctx context.Context, p *chartctl.Principal, org, name 
 	secret, hash := token.New(token.RobotSecretPrefix)
 	rctx := a.Record(ctx, "robot.rotate", r.FullName(), o.Name,
 		a.NewEvent(ctx, chartctl.EventRobotRotated, "", o.Name, robotPath(o.Name, r.Name), r.Name, a.RobotData(ctx, r)))
-	out, err := a.Access.RotateRobot(rctx, r.ID, hash, until)
+	out, err := a.Store.RotateRobot(rctx, r.ID, hash, until)
 	if err != nil {
 		return nil, "", err
 	}
@@ -294,7 +286,7 @@ func (a *App) DeleteRobot(ctx context.Context, p *chartctl.Principal, org, name 
 	}
 	rctx := a.Record(ctx, "robot.delete", r.FullName(), o.Name,
 		a.NewEvent(ctx, chartctl.EventRobotDeleted, "", o.Name, robotPath(o.Name, r.Name), r.Name, a.RobotData(ctx, r)))
-	if err := a.Access.DeleteRobot(rctx, r.ID); err != nil {
+	if err := a.Store.DeleteRobot(rctx, r.ID); err != nil {
 		return nil, err
 	}
 	a.Committed()
