@@ -11,6 +11,7 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/internal/token"
 	"github.com/chartctl/chartctl/server"
@@ -25,10 +26,10 @@ type robotEnv struct {
 	ownerKey string
 }
 
-func setupRobots(t *testing.T) *robotEnv {
+func setupRobots(t *testing.T, opts ...testkit.Option) *robotEnv {
 	t.Helper()
 	clk := &testClock{t: time.Now().UTC().Truncate(time.Second)}
-	s := testkit.StartServer(t, func(srv *server.Server) { srv.Now = clk.Now })
+	s := testkit.StartServer(t, append([]testkit.Option{func(srv *server.Server) { srv.Now = clk.Now }}, opts...)...)
 	e := &robotEnv{Server: s, clk: clk}
 	owner := s.MustUser(t, "owner@example.com", false)
 	e.ownerKey = s.MustKey(t, owner, chartctl.LoginScopes...)
@@ -480,4 +481,30 @@ func TestRobotEvents(t *testing.T) {
 			t.Fatalf("an event carries a secret: %s", b)
 		}
 	}
+}
+
+// TestRobotRateLimitIsPerRobot: the global bucket of a robot is keyed by
+// the robot (decision 8), so its secret and the credentials exchanged for
+// it share one budget, apart from its creator's.
+func TestRobotRateLimitIsPerRobot(t *testing.T) {
+	e := setupRobots(t, func(srv *server.Server) { srv.Config.GlobalLimit = ratelimit.Limit{N: 5, Window: time.Hour} })
+	// The owner's key spent three requests setting up, two here.
+	rb := e.robot(t, "ci", []string{"pull"}, nil)
+	other := e.robot(t, "other", []string{"pull"}, nil)
+	stored, err := e.Store.Robot(t.Context(), "acme", "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	value, hash := token.New(token.ExchangedPrefix)
+	if err := e.Store.CreateExchangedCredential(t.Context(), &chartctl.ExchangedCredential{RobotID: stored.ID, Hash: hash,
+		ExpiresAt: e.clk.Now().Add(15 * time.Minute), CreatedAt: e.clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{rb.Secret, value, rb.Secret, value, rb.Secret} {
+		e.must(t, e.Do(t, "GET", "/v1/user", tok, nil))
+	}
+	expectError(t, e.Do(t, "GET", "/v1/user", value, nil), 429, "rate_limit_exceeded", "")
+	expectError(t, e.Do(t, "GET", "/v1/user", rb.Secret, nil), 429, "rate_limit_exceeded", "")
+	// Another robot has its own budget.
+	e.must(t, e.Do(t, "GET", "/v1/user", other.Secret, nil))
 }

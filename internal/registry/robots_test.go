@@ -109,6 +109,14 @@ func TestHelmOCIRobot(t *testing.T) {
 			if got, err := pull(t, reader, "oci://"+host+"/acme-charts/web", "1.0.0"); err != nil || !bytes.Equal(got, v1) {
 				t.Fatalf("pull by the pull robot: %v", err)
 			}
+			// The classic Helm repository takes the same credentials.
+			reader.Must("repo", "add", "acme", e.URL+"/helm/acme-charts", "--username", "robot$acme+reader", "--password", puller)
+			if out := reader.Must("search", "repo", "acme/web"); !strings.Contains(out, "1.0.0") {
+				t.Fatalf("helm search repo as the robot:\n%s", out)
+			}
+			if out, err := reader.Run("repo", "add", "other", e.URL+"/helm/other", "--username", "robot$acme+reader", "--password", puller); err == nil {
+				t.Fatalf("helm repo add other as the robot succeeded:\n%s", out)
+			}
 			v2 := reader.Write("web-2.0.0.tgz", testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "2.0.0"}))
 			if out, err := reader.Run("push", v2, "oci://"+host+"/acme-charts", "--plain-http"); err == nil {
 				t.Fatalf("push by the pull robot succeeded:\n%s", out)
