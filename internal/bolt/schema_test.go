@@ -380,16 +380,29 @@ func TestUpgradeFromSchema6(t *testing.T) {
 }
 
 // TestUpgradeFromSchema7KeepsKeysAndAddsAccess: a data dir of the release
-// before robot accounts and repository roles (schema 7) opens with the
-// new code: its API keys still authenticate (and are unrestricted), its
-// records read as before, and the access buckets are there and usable.
+// before robot accounts and repository roles (schema 7) upgrades to
+// schema 8 with nothing but its version rewritten: its API keys still
+// authenticate (and are unrestricted), its records read as before, and
+// the access buckets are there and usable.
 func TestUpgradeFromSchema7KeepsKeysAndAddsAccess(t *testing.T) {
 	path, dir := copyDataDir(t, "schema7")
+	before := dump(t, path)
 	db := mustOpen(t, path)
 	ctx := t.Context()
-	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion {
-		t.Fatalf("schema version = %d, %v", v, err)
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 7 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
 	}
+	// Nothing but the version is rewritten: the new buckets start empty.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 7 rewrote records")
+	}
+	db = mustOpen(t, path)
 	ciKey, err := os.ReadFile(filepath.Join("testdata", "schema7", "ci-key.txt"))
 	if err != nil {
 		t.Fatal(err)
