@@ -123,7 +123,7 @@ func TestEveryKindRoundTrips(t *testing.T) {
 	db, blobs := boltTarget(t)
 	if _, counts, err := backup.Restore(ctx, bytes.NewReader(b), backup.Target{Store: db, Blobs: blobs}); err != nil {
 		t.Fatalf("restore into bolt: %v", err)
-	} else if counts[chartctl.DumpAuditEntry] != 3 || counts[chartctl.DumpOCIManifest] != 4 {
+	} else if counts[chartctl.DumpAuditEntry] != 4 || counts[chartctl.DumpOCIManifest] != 4 {
 		t.Errorf("restored %v", counts)
 	}
 	got, err := dump.Read(ctx, db)

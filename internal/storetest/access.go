@@ -537,6 +537,17 @@ func testAccessRecords(t *testing.T, open Open) {
 	if up.Visibility != chartctl.VisibilityInternal {
 		t.Fatalf("updated visibility = %q", up.Visibility)
 	}
+	// An audit entry names the robot and publisher its actor acted through.
+	must(t, s.AppendAudit(ctx, &chartctl.AuditEntry{Time: time.Now(), Action: "chart.push", Target: "inside/web/1.0.0",
+		Outcome: chartctl.OutcomeSuccess, Actor: chartctl.Actor{UserID: "robot_1", Email: "robot$acme+ci", CredentialID: "exc_1",
+			CredentialKind: chartctl.CredentialExchanged, Robot: "acme/ci", Publisher: "pub_1"}}))
+	entries, _, err := s.AuditLog(ctx, chartctl.AuditFilter{Target: "inside/web/1.0.0", Limit: 10})
+	must(t, err)
+	if len(entries) != 1 || entries[0].Actor.Robot != "acme/ci" || entries[0].Actor.Publisher != "pub_1" ||
+		entries[0].Actor.CredentialKind != chartctl.CredentialExchanged {
+		t.Fatalf("audit entries = %+v", entries)
+	}
+
 	bad := chartctl.Visibility("secret")
 	_, err = s.UpdateRepository(ctx, "inside", nil, &bad)
 	wantCode(t, err, chartctl.EINVALID)
