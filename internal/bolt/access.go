@@ -646,11 +646,17 @@ func (db *DB) UpdateRobot(ctx context.Context, id string, upd chartctl.RobotUpda
 
 // RotateRobot implements chartctl.AccessStore.
 func (db *DB) RotateRobot(ctx context.Context, id string, secretHash []byte, previousUntil *time.Time) (*chartctl.Robot, error) {
+	if len(secretHash) == 0 {
+		return nil, chartctl.Invalid("secret", "A robot account needs a secret hash.")
+	}
 	var out *chartctl.Robot
 	err := db.update(ctx, func(tx *bbolt.Tx) error {
 		r, err := getRobot(tx, id)
 		if err != nil {
 			return err
+		}
+		if id := bucket(tx, robotSecretsBucket).Get(secretHash); id != nil && string(id) != r.ID {
+			return chartctl.Errorf(chartctl.ECONFLICT, "A robot account with this secret already exists.")
 		}
 		old := *r
 		if previousUntil != nil {

@@ -254,6 +254,12 @@ func testRobots(t *testing.T, open Open) {
 	}
 	_, err = s.RotateRobot(ctx, "robot_nope", secretHash("x"), nil)
 	wantCode(t, err, chartctl.ENOTFOUND)
+	// Another robot's secret is not taken over.
+	_, err = s.RotateRobot(ctx, ci.ID, secretHash("s2"), nil)
+	wantCode(t, err, chartctl.ECONFLICT)
+	if r, err := s.RobotBySecretHash(ctx, secretHash("s2")); err != nil || r.Name != "deploy" {
+		t.Fatalf("deploy's secret after a refused rotation = %v, %v", r, err)
+	}
 
 	desc, yes := "deploys", true
 	r, err = s.UpdateRobot(ctx, ci.ID, chartctl.RobotUpdate{Description: &desc, Repositories: []string{"web"},
