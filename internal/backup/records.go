@@ -261,6 +261,9 @@ type actorRec struct {
 	CredentialKind string `json:"credential_kind,omitempty"`
 	ClientIP       string `json:"client_ip,omitempty"`
 	RequestID      string `json:"request_id,omitempty"`
+	// Robot and Publisher (format 3) name a robot's credential.
+	Robot     string `json:"robot,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
 }
 
 type auditRec struct {
@@ -349,7 +352,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.AuditEntry != nil:
 		e := r.AuditEntry
 		a := e.Actor
-		v = auditRec{e.ID, e.Time, actorRec{a.UserID, a.Email, a.CredentialID, a.CredentialKind, a.ClientIP, a.RequestID}, e.Action, e.Target, string(e.Outcome), e.Organization}
+		v = auditRec{e.ID, e.Time, actorRec{a.UserID, a.Email, a.CredentialID, a.CredentialKind, a.ClientIP, a.RequestID, a.Robot, a.Publisher}, e.Action, e.Target, string(e.Outcome), e.Organization}
 	case r.Grant != nil:
 		g := r.Grant
 		v = grantRec{g.ID, g.RepositoryID, g.Repository, string(g.Kind), g.SubjectID, g.Subject, string(g.Role), g.CreatedBy, g.CreatedAt}
@@ -501,7 +504,8 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 			a := v.Actor
 			r.AuditEntry = &chartctl.AuditEntry{ID: v.ID, Time: v.Time, Action: v.Action, Target: v.Target,
 				Outcome: chartctl.Outcome(v.Outcome), Organization: v.Organization, Actor: chartctl.Actor{UserID: a.UserID, Email: a.Email,
-					CredentialID: a.CredentialID, CredentialKind: a.CredentialKind, ClientIP: a.ClientIP, RequestID: a.RequestID}}
+					CredentialID: a.CredentialID, CredentialKind: a.CredentialKind, Robot: a.Robot, Publisher: a.Publisher,
+					ClientIP: a.ClientIP, RequestID: a.RequestID}}
 		}
 	case chartctl.DumpGrant:
 		var v grantRec

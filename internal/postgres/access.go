@@ -87,6 +87,9 @@ func (db *DB) PutGrant(ctx context.Context, g *chartctl.Grant) (*chartctl.Grant,
 	if err != nil {
 		return nil, err
 	}
+	// A role may have been lowered: replicas drop the principals they
+	// cached with the old one.
+	db.credentialsChanged(ctx)
 	return out, nil
 }
 
@@ -126,7 +129,11 @@ func (db *DB) DeleteGrant(ctx context.Context, repositoryID string, kind chartct
 		}
 		return err
 	})
-	return db.wrap("delete grant", err)
+	if err != nil {
+		return db.wrap("delete grant", err)
+	}
+	db.credentialsChanged(ctx)
+	return nil
 }
 
 // GrantsFor implements chartctl.AccessStore.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"reflect"
 	"testing"
@@ -253,6 +254,12 @@ func testRobots(t *testing.T, open Open) {
 	}
 	_, err = s.RotateRobot(ctx, "robot_nope", secretHash("x"), nil)
 	wantCode(t, err, chartctl.ENOTFOUND)
+	// Another robot's secret is not taken over.
+	_, err = s.RotateRobot(ctx, ci.ID, secretHash("s2"), nil)
+	wantCode(t, err, chartctl.ECONFLICT)
+	if r, err := s.RobotBySecretHash(ctx, secretHash("s2")); err != nil || r.Name != "deploy" {
+		t.Fatalf("deploy's secret after a refused rotation = %v, %v", r, err)
+	}
 
 	desc, yes := "deploys", true
 	r, err = s.UpdateRobot(ctx, ci.ID, chartctl.RobotUpdate{Description: &desc, Repositories: []string{"web"},
@@ -537,9 +544,78 @@ func testAccessRecords(t *testing.T, open Open) {
 	if up.Visibility != chartctl.VisibilityInternal {
 		t.Fatalf("updated visibility = %q", up.Visibility)
 	}
+	// An audit entry names the robot and publisher its actor acted through.
+	must(t, s.AppendAudit(ctx, &chartctl.AuditEntry{Time: time.Now(), Action: "chart.push", Target: "inside/web/1.0.0",
+		Outcome: chartctl.OutcomeSuccess, Actor: chartctl.Actor{UserID: "robot_1", Email: "robot$acme+ci", CredentialID: "exc_1",
+			CredentialKind: chartctl.CredentialExchanged, Robot: "acme/ci", Publisher: "pub_1"}}))
+	entries, _, err := s.AuditLog(ctx, chartctl.AuditFilter{Target: "inside/web/1.0.0", Limit: 10})
+	must(t, err)
+	if len(entries) != 1 || entries[0].Actor.Robot != "acme/ci" || entries[0].Actor.Publisher != "pub_1" ||
+		entries[0].Actor.CredentialKind != chartctl.CredentialExchanged {
+		t.Fatalf("audit entries = %+v", entries)
+	}
+
 	bad := chartctl.Visibility("secret")
 	_, err = s.UpdateRepository(ctx, "inside", nil, &bad)
 	wantCode(t, err, chartctl.EINVALID)
 }
 
 func errOf[T any](_ T, err error) error { return err }
+
+// testAccessChanges checks that every mutating access method writes the
+// Change its context carries, in its own transaction: the audit entry is
+// there after a success and absent after a failure.
+func testAccessChanges(t *testing.T, open Open) {
+	s := open(t)
+	ada := mustUser(t, s, "ada@example.com")
+	acme := mustOrg(t, s, "acme", ada.ID)
+	mustOrg(t, s, "gone", ada.ID)
+	repo := mustRepo(t, s, "acme-charts", "acme")
+	team := mustTeam(t, s, "devs", "acme")
+	robot := &chartctl.Robot{OrganizationID: acme.ID, Name: "ci", Permissions: chartctl.RobotPermissions{chartctl.RobotPull}, SecretHash: secretHash("s1")}
+	pub := &chartctl.TrustedPublisher{Issuer: "https://ci.example.com", Audience: "chartctl"}
+	yes := true
+	steps := []struct {
+		action string
+		run    func(c context.Context) error
+	}{
+		{"grant.put", func(c context.Context) error {
+			_, err := s.PutGrant(c, &chartctl.Grant{RepositoryID: repo.ID, Kind: chartctl.GrantTeam, SubjectID: team.ID, Role: chartctl.RepoRoleRead})
+			return err
+		}},
+		{"grant.delete", func(c context.Context) error { return s.DeleteGrant(c, repo.ID, chartctl.GrantTeam, team.ID) }},
+		{"robot.create", func(c context.Context) error { return s.CreateRobot(c, robot) }},
+		{"robot.update", func(c context.Context) error {
+			_, err := s.UpdateRobot(c, robot.ID, chartctl.RobotUpdate{Disabled: &yes})
+			return err
+		}},
+		{"robot.rotate", func(c context.Context) error {
+			_, err := s.RotateRobot(c, robot.ID, secretHash("s2"), nil)
+			return err
+		}},
+		{"publisher.add", func(c context.Context) error { pub.RobotID = robot.ID; return s.AddPublisher(c, pub) }},
+		{"publisher.remove", func(c context.Context) error { return s.DeletePublisher(c, robot.ID, pub.ID) }},
+		{"robot.delete", func(c context.Context) error { return s.DeleteRobot(c, robot.ID) }},
+		{"organization.delete", func(c context.Context) error { return s.DeleteOrganization(c, "gone") }},
+	}
+	count := func(action string) int {
+		t.Helper()
+		entries, _, err := s.AuditLog(ctx, chartctl.AuditFilter{Action: action, Limit: 100})
+		must(t, err)
+		return len(entries)
+	}
+	for _, st := range steps {
+		must(t, st.run(withChange(st.action, "x", "", "", "")))
+		if n := count(st.action); n != 1 {
+			t.Fatalf("%s wrote %d audit entries, want 1", st.action, n)
+		}
+	}
+	// A failed call writes nothing.
+	wantCode(t, s.DeleteOrganization(withChange("organization.delete.failed", "x", "", "", ""), "acme"), chartctl.ECONFLICT)
+	wantCode(t, s.DeleteRobot(withChange("robot.delete.failed", "x", "", "", ""), robot.ID), chartctl.ENOTFOUND)
+	for _, a := range []string{"organization.delete.failed", "robot.delete.failed"} {
+		if n := count(a); n != 0 {
+			t.Fatalf("the failed %s wrote %d audit entries", a, n)
+		}
+	}
+}

@@ -147,6 +147,9 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		&chartctl.AuditEntry{Time: at(42), Actor: chartctl.Actor{Email: "intruder@example.com", ClientIP: "198.51.100.1"},
 			Action: "session.signin", Target: "intruder@example.com", Outcome: chartctl.OutcomeDenied},
 		&chartctl.AuditEntry{Time: at(43), Action: "retention.run", Target: "apps", Outcome: chartctl.OutcomeFailed, Organization: "acme"},
+		&chartctl.AuditEntry{Time: at(44), Actor: chartctl.Actor{UserID: "robot_ci", Email: "robot$acme+ci", CredentialID: "exc_1",
+			CredentialKind: chartctl.CredentialExchanged, Robot: "acme/ci", Publisher: "pub_gh"},
+			Action: "chart.push", Target: "apps/web/1.1.0", Outcome: chartctl.OutcomeSuccess, Organization: "acme"},
 	))
 	return blobs
 }

@@ -91,6 +91,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("TokenIDs", func(t *testing.T) { testTokenIDs(t, open) })
 	t.Run("DeleteOrganization", func(t *testing.T) { testDeleteOrganization(t, open) })
 	t.Run("AccessRecords", func(t *testing.T) { testAccessRecords(t, open) })
+	t.Run("AccessChanges", func(t *testing.T) { testAccessChanges(t, open) })
 	t.Run("ListsFollowChanges", func(t *testing.T) { testListsFollowChanges(t, open) })
 	runEvents(t, open)
 }

@@ -5,6 +5,11 @@
 -- deleted organizations. Everything is bound to IDs and goes with them
 -- (CONTRACT §18 decision 2).
 
+-- The robot (ORG/NAME) and trusted publisher an audit entry's actor
+-- acted through.
+ALTER TABLE audit_log ADD COLUMN actor_robot text NOT NULL DEFAULT '';
+ALTER TABLE audit_log ADD COLUMN actor_publisher text NOT NULL DEFAULT '';
+
 -- Repository patterns an API key is restricted to; NULL: unrestricted.
 ALTER TABLE api_keys ADD COLUMN repositories text[];
 
