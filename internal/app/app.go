@@ -106,6 +106,7 @@ type App struct {
 	// store keeps them too): the account functions of credentials.go
 	// read and end them.
 	OAuth chartctl.OAuthStore
+
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
 
