@@ -146,10 +146,8 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 		return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", need))
 	}
 	if act != actionPull && !p.RepoRole(repo).AtLeast(chartctl.RepoRoleWrite) {
-		if repo.Organization == "" {
-			return nil, nil, denied(c, errDenied("Only the owner of repository %q may %s here.", repo.Name, act))
-		}
-		return nil, nil, denied(c, errDenied("Pushing or deleting in repository %q needs the maintainer role in organization %q.", repo.Name, repo.Organization))
+		// The words of every other protocol's refusal (app.ForbiddenRole).
+		return nil, nil, denied(c, errDenied("%s", chartctl.ErrorMessage(app.ForbiddenRole(chartctl.RepoRoleWrite, repo))))
 	}
 	if act != actionPull && repo.Mirror != nil {
 		return nil, nil, errDenied("%s", app.MirrorReadOnlyMessage(repo))
