@@ -326,7 +326,8 @@ type matrixEnv struct {
 	seedDigest map[string]string
 	// keys holds each caller's credential by "org|grant|key".
 	keys map[string]string
-	// users holds each caller's account by "org|grant|pattern".
+	// users holds each caller's account by "org|grant": a restricted key
+	// belongs to the same account as the unrestricted ones of its row.
 	users map[string]*chartctl.User
 	n     int
 	// seedLost is set when a row deleted a seeded version it should not
@@ -373,9 +374,9 @@ func (m *matrixEnv) must(t *testing.T, r *testkit.Response) {
 
 // user returns the account of a caller with role org in acme and grant,
 // creating it, its team and its grants on first use.
-func (m *matrixEnv) user(t *testing.T, org, grant, pattern string) *chartctl.User {
+func (m *matrixEnv) user(t *testing.T, org, grant string) *chartctl.User {
 	t.Helper()
-	id := org + "|" + grant + "|" + pattern
+	id := org + "|" + grant
 	if u, ok := m.users[id]; ok {
 		return u
 	}
@@ -415,7 +416,7 @@ func (m *matrixEnv) key(t *testing.T, row matrixRow) string {
 		return k
 	}
 	scopes, pattern, _ := strings.Cut(row.key, "@")
-	u := m.user(t, row.org, row.grant, "")
+	u := m.user(t, row.org, row.grant)
 	sc := chartctl.Scopes{chartctl.ScopeRepoRead}
 	if scopes == "rw" {
 		sc = append(sc, chartctl.ScopeRepoWrite)
