@@ -50,6 +50,10 @@ var auditActions = map[string]string{
 	"DELETE /helm/api/:repo/charts/:name/:version":         "chart.delete",
 	"PUT /v1/repositories/:repo/quota":                     "quota.set",
 	"PUT /v1/organizations/:org/quota":                     "quota.set",
+	"POST /v1/organizations/:org/robots":                   "robot.create",
+	"PATCH /v1/organizations/:org/robots/:name":            "robot.update",
+	"DELETE /v1/organizations/:org/robots/:name":           "robot.delete",
+	"POST /v1/organizations/:org/robots/:name/rotate":      "robot.rotate",
 	"POST /v1/admin/verify":                                "backup.verify",
 	"GET /v1/admin/backup":                                 "backup.download",
 	// Added by the authorization server when the serve command mounts it.

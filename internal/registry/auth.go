@@ -138,18 +138,22 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 		}
 		return nil, nil, needLogin(fmt.Sprintf("Authentication required to %s.", act))
 	}
-	need := chartctl.ScopeRepoRead
-	if act != actionPull {
-		need = chartctl.ScopeRepoWrite
+	if act == actionPull {
+		if !p.Scopes.Allows(chartctl.ScopeRepoRead) {
+			return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", chartctl.ScopeRepoRead))
+		}
+		return p, repo, nil
 	}
-	if !p.Scopes.Allows(need) {
-		return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", need))
+	// Push and delete: the application layer's decision, the same as on
+	// /v1 and the ChartMuseum API (scope, role, a robot's permission).
+	perm := chartctl.RobotPush
+	if act == actionDelete {
+		perm = chartctl.RobotDelete
 	}
-	if act != actionPull && !p.RepoRole(repo).AtLeast(chartctl.RepoRoleWrite) {
-		// The words of every other protocol's refusal (app.ForbiddenRole).
-		return nil, nil, denied(c, errDenied("%s", chartctl.ErrorMessage(app.ForbiddenRole(chartctl.RepoRoleWrite, repo))))
+	if err := app.ChartWriteDecision(p, repo, perm); err != nil {
+		return nil, nil, denied(c, errDenied("%s", chartctl.ErrorMessage(err)))
 	}
-	if act != actionPull && repo.Mirror != nil {
+	if repo.Mirror != nil {
 		return nil, nil, errDenied("%s", app.MirrorReadOnlyMessage(repo))
 	}
 	return p, repo, nil
