@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
 
+	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -36,8 +37,8 @@ import (
 // The columns:
 //   - org: the caller's role in organization acme, which owns the three
 //     repositories (through a team of acme); "none" for a user outside
-//     it, "admin" for a server admin outside it, "anonymous" for no
-//     credential at all.
+//     it, "admin" for a server admin outside it, "robot" for a robot
+//     account of acme, "anonymous" for no credential at all.
 //   - grant: a repository grant to the user ("user:ROLE") or to a team of
 //     acme the user is in ("team:ROLE", so never with org "none": a team
 //     grant goes only to the repository's organization's teams, decision
@@ -45,6 +46,7 @@ import (
 //   - key: the API key's scopes, "r" (repo:read) or "rw" (repo:read and
 //     repo:write), and "@PATTERN" for a key restricted to the repositories
 //     PATTERN matches ("acme-*" names them all, "other-*" none of them).
+//     For a robot: its permissions (joined by "+") and its one pattern.
 //   - vis: the repository's visibility (acme-private, acme-internal,
 //     acme-public).
 //   - list: whether GET /v1/repositories and the registry's /v2/_catalog
@@ -312,6 +314,21 @@ var accessMatrix = []matrixRow{
 	{"maintainer", "", "rw@other-*", vPrivate, unlisted, hidden, hidden, hidden},
 	{"maintainer", "", "rw@other-*", vInternal, unlisted, hidden, hidden, hidden},
 	{"maintainer", "", "rw@other-*", vPublic, listed, allowed, denied, denied},
+	{"robot", "", "pull@acme-*", vPrivate, listed, allowed, denied, denied},
+	{"robot", "", "pull@acme-*", vInternal, listed, allowed, denied, denied},
+	{"robot", "", "pull@acme-*", vPublic, listed, allowed, denied, denied},
+	{"robot", "", "push@acme-*", vPrivate, listed, allowed, allowed, denied},
+	{"robot", "", "push@acme-*", vInternal, listed, allowed, allowed, denied},
+	{"robot", "", "push@acme-*", vPublic, listed, allowed, allowed, denied},
+	{"robot", "", "push+delete@acme-*", vPrivate, listed, allowed, allowed, allowed},
+	{"robot", "", "push+delete@acme-*", vInternal, listed, allowed, allowed, allowed},
+	{"robot", "", "push+delete@acme-*", vPublic, listed, allowed, allowed, allowed},
+	{"robot", "", "pull@other-*", vPrivate, unlisted, hidden, hidden, hidden},
+	{"robot", "", "pull@other-*", vInternal, unlisted, hidden, hidden, hidden},
+	{"robot", "", "pull@other-*", vPublic, listed, allowed, denied, denied},
+	{"robot", "", "push+delete@other-*", vPrivate, unlisted, hidden, hidden, hidden},
+	{"robot", "", "push+delete@other-*", vInternal, unlisted, hidden, hidden, hidden},
+	{"robot", "", "push+delete@other-*", vPublic, listed, allowed, denied, denied},
 	{"anonymous", "", "", vPrivate, unlisted, hidden, hidden, hidden},
 	{"anonymous", "", "", vInternal, unlisted, hidden, hidden, hidden},
 	{"anonymous", "", "", vPublic, unlisted, allowed, denied, denied},
@@ -414,6 +431,17 @@ func (m *matrixEnv) key(t *testing.T, row matrixRow) string {
 	id := row.org + "|" + row.grant + "|" + row.key
 	if k, ok := m.keys[id]; ok {
 		return k
+	}
+	if row.org == "robot" {
+		perms, pattern, _ := strings.Cut(row.key, "@")
+		m.n++
+		r := m.ts.DoJSON(t, "POST", "/v1/organizations/acme/robots", m.ts.AdminKey, client.CreateRobotRequest{
+			Name: fmt.Sprintf("robot%d", m.n), Repositories: []string{pattern}, Permissions: strings.Split(perms, "+")})
+		m.must(t, r)
+		var created struct{ Data client.Robot }
+		r.JSON(t, &created)
+		m.keys[id] = created.Data.Secret
+		return created.Data.Secret
 	}
 	scopes, pattern, _ := strings.Cut(row.key, "@")
 	u := m.user(t, row.org, row.grant)
