@@ -18,37 +18,42 @@ import (
 // route of the route table and fails for a route missing here or leaving
 // no entry.
 var auditActions = map[string]string{
-	"POST /v1/user/api-keys":                               "api_key.create",
-	"DELETE /v1/user/api-keys/:id":                         "api_key.revoke",
-	"POST /v1/users":                                       "user.create",
-	"PATCH /v1/users/:email":                               "user.update",
-	"DELETE /v1/users/:email":                              "user.delete",
-	"POST /v1/users/:email/api-keys":                       "api_key.create",
-	"DELETE /v1/users/:email/api-keys/:id":                 "api_key.revoke",
-	"POST /v1/repositories":                                "repository.create",
-	"PATCH /v1/repositories/:repo":                         "repository.update",
-	"DELETE /v1/repositories/:repo":                        "repository.delete",
-	"POST /v1/repositories/:repo/sync":                     "repository.sync",
-	"POST /v1/repositories/:repo/charts":                   "chart.push",
-	"DELETE /v1/repositories/:repo/charts/:name/:version":  "chart.delete",
-	"POST /v1/organizations":                               "organization.create",
-	"POST /v1/teams":                                       "team.create",
-	"POST /v1/teams/:team/members":                         "team.member_add",
-	"PATCH /v1/teams/:team/members/:member":                "team.member_role_change",
-	"DELETE /v1/teams/:team/members/:member":               "team.member_remove",
-	"POST /v1/repositories/:repo/webhooks":                 "webhook.create",
-	"POST /v1/organizations/:org/webhooks":                 "webhook.create",
-	"POST /v1/admin/webhooks":                              "webhook.create",
-	"PATCH /v1/webhooks/:id":                               "webhook.update",
-	"DELETE /v1/webhooks/:id":                              "webhook.delete",
-	"POST /v1/webhooks/:id/ping":                           "webhook.ping",
-	"POST /v1/webhooks/:id/deliveries/:delivery/redeliver": "webhook.redeliver",
-	"POST /helm/api/:repo/charts":                          "chart.push",
-	"DELETE /helm/api/:repo/charts/:name/:version":         "chart.delete",
-	"PUT /v1/repositories/:repo/quota":                     "quota.set",
-	"PUT /v1/organizations/:org/quota":                     "quota.set",
-	"POST /v1/admin/verify":                                "backup.verify",
-	"GET /v1/admin/backup":                                 "backup.download",
+	"POST /v1/user/api-keys":                                    "api_key.create",
+	"DELETE /v1/user/api-keys/:id":                              "api_key.revoke",
+	"POST /v1/users":                                            "user.create",
+	"PATCH /v1/users/:email":                                    "user.update",
+	"DELETE /v1/users/:email":                                   "user.delete",
+	"POST /v1/users/:email/api-keys":                            "api_key.create",
+	"DELETE /v1/users/:email/api-keys/:id":                      "api_key.revoke",
+	"POST /v1/repositories":                                     "repository.create",
+	"PATCH /v1/repositories/:repo":                              "repository.update",
+	"DELETE /v1/repositories/:repo":                             "repository.delete",
+	"POST /v1/repositories/:repo/sync":                          "repository.sync",
+	"POST /v1/repositories/:repo/charts":                        "chart.push",
+	"DELETE /v1/repositories/:repo/charts/:name/:version":       "chart.delete",
+	"POST /v1/organizations":                                    "organization.create",
+	"POST /v1/teams":                                            "team.create",
+	"POST /v1/teams/:team/members":                              "team.member_add",
+	"PATCH /v1/teams/:team/members/:member":                     "team.member_role_change",
+	"DELETE /v1/teams/:team/members/:member":                    "team.member_remove",
+	"POST /v1/repositories/:repo/webhooks":                      "webhook.create",
+	"POST /v1/organizations/:org/webhooks":                      "webhook.create",
+	"POST /v1/admin/webhooks":                                   "webhook.create",
+	"PATCH /v1/webhooks/:id":                                    "webhook.update",
+	"DELETE /v1/webhooks/:id":                                   "webhook.delete",
+	"POST /v1/webhooks/:id/ping":                                "webhook.ping",
+	"POST /v1/webhooks/:id/deliveries/:delivery/redeliver":      "webhook.redeliver",
+	"POST /helm/api/:repo/charts":                               "chart.push",
+	"DELETE /helm/api/:repo/charts/:name/:version":              "chart.delete",
+	"PUT /v1/repositories/:repo/quota":                          "quota.set",
+	"PUT /v1/organizations/:org/quota":                          "quota.set",
+	"POST /v1/admin/verify":                                     "backup.verify",
+	"GET /v1/admin/backup":                                      "backup.download",
+	"POST /v1/organizations/:org/robots/:name/publishers":       "publisher.add",
+	"DELETE /v1/organizations/:org/robots/:name/publishers/:id": "publisher.remove",
+	// Exchanges audit themselves, refusals with the failed check
+	// (app.ExchangeToken); audit adds an entry only for a failure there.
+	"POST /v1/oidc/token": "oidc.exchange",
 	// Added by the authorization server when the serve command mounts it.
 	"POST /v1/oauth-clients": "oauth_client.create",
 	// The dashboard's forms (internal/web), mounted with it: their
@@ -110,6 +115,9 @@ func (s *Server) audit(c echo.Context, next echo.HandlerFunc) error {
 	err := next(c)
 	action, ok := auditActions[m+" "+c.Path()]
 	if !ok {
+		return err
+	}
+	if done, _ := c.Get(auditedKey).(bool); done {
 		return err
 	}
 	outcome := chartctl.OutcomeFailed

@@ -100,9 +100,12 @@ func New(cfg Config) *Verifier {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	// Compared without a trailing slash; the caller's slice stays as is.
+	insecure := make([]string, len(cfg.InsecureIssuers))
 	for n, u := range cfg.InsecureIssuers {
-		cfg.InsecureIssuers[n] = strings.TrimSuffix(u, "/")
+		insecure[n] = strings.TrimSuffix(u, "/")
 	}
+	cfg.InsecureIssuers = insecure
 	tlsConf := &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
 	guarded := netguard.Transport(cfg.Timeout, cfg.AllowPrivate, FlagAllowPrivate+" (or list the issuer in "+FlagInsecureIssuers+")")
 	guarded.TLSClientConfig = tlsConf
