@@ -240,6 +240,9 @@ func (a *App) exchangeEntry(ctx context.Context, au *exchangeAudit, outcome char
 		act.Robot = au.robot.FullName()
 		e.Organization = au.robot.Organization
 		target.WriteString(au.robot.FullName())
+		if au.publisher != "" {
+			target.WriteString(" via " + au.publisher)
+		}
 	} else {
 		target.WriteString(au.issuer)
 	}
