@@ -503,3 +503,27 @@ func TestPublishersCRUD(t *testing.T) {
 		}
 	}
 }
+
+// The exchanged credential acts as its robot (it pushes where the robot
+// may, nowhere else) and stops after 15 minutes.
+func TestExchangedCredentialPushesAndExpires(t *testing.T) {
+	f := setupPublishing(t)
+	f.mustPublisher(t, "ci-push", map[string]string{"repository": "acme/charts", "ref": "refs/heads/main"})
+	tok, err := f.exchange(t, f.iss.Token(t, f.iss.GitHub("acme/charts", testAudience)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})
+	if r := f.s.Upload(t, "acme-charts", tok.AccessToken, chart, ""); r.StatusCode != 200 {
+		t.Fatalf("push with the exchanged credential: %d %s", r.StatusCode, r.Body)
+	}
+	// other-charts is not among the robot's patterns.
+	expectError(t, f.s.Upload(t, "other-charts", tok.AccessToken, chart, ""), 404, "not_found", "")
+
+	f.clk.Add(15*time.Minute - time.Second)
+	mustOK(t, f.s.Do(t, "GET", "/v1/repositories/acme-charts/charts/web", tok.AccessToken, nil))
+	f.clk.Add(2 * time.Second)
+	r := f.s.Upload(t, "acme-charts", tok.AccessToken, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.1.0"}), "")
+	expectError(t, r, 401, "unauthorized", "")
+	expectError(t, f.s.Do(t, "GET", "/v1/repositories/acme-charts/charts/web", tok.AccessToken, nil), 401, "unauthorized", "")
+}

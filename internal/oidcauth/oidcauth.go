@@ -65,12 +65,20 @@ type Source struct {
 	HTTPClient *http.Client
 }
 
+// env reads the environment; a Source without Getenv sees none.
+func (s Source) env(name string) string {
+	if s.Getenv == nil {
+		return ""
+	}
+	return s.Getenv(name)
+}
+
 // Available reports whether a subject token can be had: a file was
 // given, or the environment holds a token or GitHub Actions' request
 // endpoint.
 func (s Source) Available() bool {
-	return s.File != "" || strings.TrimSpace(s.Getenv(EnvToken)) != "" ||
-		(s.Getenv(EnvActionsURL) != "" && s.Getenv(EnvActionsToken) != "")
+	return s.File != "" || strings.TrimSpace(s.env(EnvToken)) != "" ||
+		(s.env(EnvActionsURL) != "" && s.env(EnvActionsToken) != "")
 }
 
 // Describe names the source for messages.
@@ -78,7 +86,7 @@ func (s Source) Describe() string {
 	switch {
 	case s.File != "":
 		return "--oidc-token-file " + s.File
-	case strings.TrimSpace(s.Getenv(EnvToken)) != "":
+	case strings.TrimSpace(s.env(EnvToken)) != "":
 		return EnvToken
 	default:
 		return "GitHub Actions' ID token"
@@ -94,17 +102,17 @@ func (s Source) identity(server string) (string, error) {
 	case s.File != "":
 		tok, err := s.readFile()
 		return "token:" + tok, err
-	case strings.TrimSpace(s.Getenv(EnvToken)) != "":
-		return "token:" + strings.TrimSpace(s.Getenv(EnvToken)), nil
+	case strings.TrimSpace(s.env(EnvToken)) != "":
+		return "token:" + strings.TrimSpace(s.env(EnvToken)), nil
 	}
-	return "actions:" + s.Getenv(EnvActionsToken) + "\n" + s.audience(server), nil
+	return "actions:" + s.env(EnvActionsToken) + "\n" + s.audience(server), nil
 }
 
 func (s Source) audience(server string) string {
 	if s.Audience != "" {
 		return s.Audience
 	}
-	if a := s.Getenv(EnvAudience); a != "" {
+	if a := s.env(EnvAudience); a != "" {
 		return a
 	}
 	return server
@@ -131,8 +139,8 @@ func (s Source) Subject(ctx context.Context, server string) (string, error) {
 	switch {
 	case s.File != "":
 		return s.readFile()
-	case strings.TrimSpace(s.Getenv(EnvToken)) != "":
-		return strings.TrimSpace(s.Getenv(EnvToken)), nil
+	case strings.TrimSpace(s.env(EnvToken)) != "":
+		return strings.TrimSpace(s.env(EnvToken)), nil
 	}
 	return s.requestActionsToken(ctx, s.audience(server))
 }
@@ -140,7 +148,7 @@ func (s Source) Subject(ctx context.Context, server string) (string, error) {
 // requestActionsToken asks GitHub Actions for an ID token with audience
 // aud, as actions/core's getIDToken does.
 func (s Source) requestActionsToken(ctx context.Context, aud string) (string, error) {
-	raw := s.Getenv(EnvActionsURL)
+	raw := s.env(EnvActionsURL)
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("%s is not a URL", EnvActionsURL)
@@ -152,7 +160,7 @@ func (s Source) requestActionsToken(ctx context.Context, aud string) (string, er
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+s.Getenv(EnvActionsToken))
+	req.Header.Set("Authorization", "Bearer "+s.env(EnvActionsToken))
 	req.Header.Set("Accept", "application/json")
 	hc := s.HTTPClient
 	if hc == nil {
@@ -259,7 +267,7 @@ type Credential struct {
 // exchange, which is cached. robot is ORG/NAME or "" (then EnvRobot).
 func Exchange(ctx context.Context, hc *http.Client, server, robot string, src Source, cache *Cache) (*Credential, error) {
 	if robot == "" {
-		robot = src.Getenv(EnvRobot)
+		robot = src.env(EnvRobot)
 	}
 	id, err := src.identity(server)
 	if err != nil {
