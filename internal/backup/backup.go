@@ -21,8 +21,12 @@
 // the rest of what a store keeps (quotas, retention policies, webhooks,
 // download counters, the audit log, the OCI registry's content) and
 // fields of the kinds of 1 (disabled users, content digests, provenance
-// sizes). This package reads both; a chartctl that reads only 1 refuses 2
-// by its version instead of dropping what it does not know.
+// sizes). 3 adds repository grants, robot accounts and trusted
+// publishers, and the repository patterns of restricted API keys: a
+// reader of 2 would restore such a key unrestricted, so 3 is a new
+// version, refused by older chartctl. This package reads all three; a
+// chartctl that reads only an older version refuses a newer one by its
+// version instead of dropping what it does not know.
 package backup
 
 import (
@@ -48,7 +52,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 2
+const FormatVersion = 3
 
 const (
 	dir          = "chartctl-backup/"

@@ -123,7 +123,7 @@ func TestEveryKindRoundTrips(t *testing.T) {
 	db, blobs := boltTarget(t)
 	if _, counts, err := backup.Restore(ctx, bytes.NewReader(b), backup.Target{Store: db, Blobs: blobs}); err != nil {
 		t.Fatalf("restore into bolt: %v", err)
-	} else if counts[chartctl.DumpAuditEntry] != 3 || counts[chartctl.DumpOCIManifest] != 4 {
+	} else if counts[chartctl.DumpAuditEntry] != 4 || counts[chartctl.DumpOCIManifest] != 4 {
 		t.Errorf("restored %v", counts)
 	}
 	got, err := dump.Read(ctx, db)
@@ -224,10 +224,10 @@ func rewrite(t *testing.T, b []byte, name string, edit func([]byte) []byte) []by
 func TestNewerFormatRefused(t *testing.T) {
 	src, srcBlobs := filled(t)
 	b := rewrite(t, write(t, backup.Source{Store: src, Blobs: srcBlobs}), "chartctl-backup/format.json", func(c []byte) []byte {
-		return bytes.Replace(c, []byte(`"version":2`), []byte(`"version":3`), 1)
+		return bytes.Replace(c, []byte(`"version":3`), []byte(`"version":4`), 1)
 	})
 	_, res := backup.Read(ctx, bytes.NewReader(b), nil)
-	if res.OK || len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Detail, "format version 3") {
+	if res.OK || len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Detail, "format version 4") {
 		t.Fatalf("problems %+v", res.Problems)
 	}
 }
@@ -257,6 +257,11 @@ func TestDanglingReferencesRefused(t *testing.T) {
 		{Repository: &chartctl.Repository{ID: "repo_new", Name: "reused", Visibility: chartctl.VisibilityPrivate, CreatedAt: time.Now()}},
 		{Webhook: &chartctl.Webhook{ID: "wh_gone", Repository: "gone", URL: "https://a.example.com", Events: []string{"*"}}},
 		{Webhook: &chartctl.Webhook{ID: "wh_old", Repository: "reused", RepositoryID: "repo_old", URL: "https://a.example.com", Events: []string{"*"}}},
+		{Grant: &chartctl.Grant{ID: "grant_1", RepositoryID: "repo_old", Kind: chartctl.GrantUser, SubjectID: "usr_1", Role: chartctl.RepoRoleRead, CreatedAt: time.Now()}},
+		{Grant: &chartctl.Grant{ID: "grant_2", RepositoryID: "repo_new", Kind: chartctl.GrantTeam, SubjectID: "team_gone", Role: chartctl.RepoRoleRead, CreatedAt: time.Now()}},
+		{Robot: &chartctl.Robot{ID: "robot_1", OrganizationID: "org_gone", Name: "ci", Permissions: chartctl.RobotPermissions{chartctl.RobotPull},
+			SecretHash: []byte("h"), CreatedAt: time.Now()}},
+		{Publisher: &chartctl.TrustedPublisher{ID: "pub_1", RobotID: "robot_gone", Issuer: "https://ci.example.com", Audience: "x", CreatedAt: time.Now()}},
 	}, Blobs: nil})
 	_, res := backup.Read(ctx, bytes.NewReader(b), nil)
 	refs := 0
@@ -265,7 +270,7 @@ func TestDanglingReferencesRefused(t *testing.T) {
 			refs++
 		}
 	}
-	if res.OK || refs != 5 {
+	if res.OK || refs != 9 {
 		t.Fatalf("problems %+v", res.Problems)
 	}
 	db, blobs := boltTarget(t)

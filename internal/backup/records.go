@@ -38,6 +38,51 @@ type apiKeyRec struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	// Repositories restricts the key (format 3); absent: unrestricted.
+	Repositories []string `json:"repositories,omitempty"`
+}
+
+// grantRec, robotRec and publisherRec are the kinds format 3 added.
+type grantRec struct {
+	ID           string    `json:"id"`
+	RepositoryID string    `json:"repository_id"`
+	Repository   string    `json:"repository"`
+	Kind         string    `json:"kind"`
+	SubjectID    string    `json:"subject_id"`
+	Subject      string    `json:"subject"`
+	Role         string    `json:"role"`
+	CreatedBy    string    `json:"created_by,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// robotRec carries the robot's secret hashes (never a secret), so a
+// restored robot keeps working.
+type robotRec struct {
+	ID                      string     `json:"id"`
+	OrganizationID          string     `json:"organization_id"`
+	Organization            string     `json:"organization"`
+	Name                    string     `json:"name"`
+	Description             string     `json:"description,omitempty"`
+	Repositories            []string   `json:"repositories"`
+	Permissions             []string   `json:"permissions"`
+	SecretHash              []byte     `json:"secret_hash"`
+	PreviousSecretHash      []byte     `json:"previous_secret_hash,omitempty"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	Disabled                bool       `json:"disabled,omitempty"`
+	ExpiresAt               *time.Time `json:"expires_at,omitempty"`
+	LastUsedAt              *time.Time `json:"last_used_at,omitempty"`
+	CreatedBy               string     `json:"created_by,omitempty"`
+	CreatedAt               time.Time  `json:"created_at"`
+}
+
+type publisherRec struct {
+	ID        string            `json:"id"`
+	RobotID   string            `json:"robot_id"`
+	Issuer    string            `json:"issuer"`
+	Audience  string            `json:"audience"`
+	Claims    map[string]string `json:"claims,omitempty"`
+	CreatedBy string            `json:"created_by,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
 }
 
 type oauthClientRec struct {
@@ -216,6 +261,9 @@ type actorRec struct {
 	CredentialKind string `json:"credential_kind,omitempty"`
 	ClientIP       string `json:"client_ip,omitempty"`
 	RequestID      string `json:"request_id,omitempty"`
+	// Robot and Publisher (format 3) name a robot's credential.
+	Robot     string `json:"robot,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
 }
 
 type auditRec struct {
@@ -256,7 +304,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		v = userRec{u.ID, u.Email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt}
 	case r.APIKey != nil:
 		k := r.APIKey
-		v = apiKeyRec{k.ID, k.UserID, k.Name, k.Scopes.Strings(), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt}
+		v = apiKeyRec{k.ID, k.UserID, k.Name, k.Scopes.Strings(), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt, k.Repositories}
 	case r.OAuthClient != nil:
 		c := r.OAuthClient
 		v = oauthClientRec{c.ID, c.Name, c.RedirectURIs, c.Public, c.SecretHash, c.CreatedAt}
@@ -304,7 +352,17 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.AuditEntry != nil:
 		e := r.AuditEntry
 		a := e.Actor
-		v = auditRec{e.ID, e.Time, actorRec{a.UserID, a.Email, a.CredentialID, a.CredentialKind, a.ClientIP, a.RequestID}, e.Action, e.Target, string(e.Outcome), e.Organization}
+		v = auditRec{e.ID, e.Time, actorRec{a.UserID, a.Email, a.CredentialID, a.CredentialKind, a.ClientIP, a.RequestID, a.Robot, a.Publisher}, e.Action, e.Target, string(e.Outcome), e.Organization}
+	case r.Grant != nil:
+		g := r.Grant
+		v = grantRec{g.ID, g.RepositoryID, g.Repository, string(g.Kind), g.SubjectID, g.Subject, string(g.Role), g.CreatedBy, g.CreatedAt}
+	case r.Robot != nil:
+		b := r.Robot
+		v = robotRec{b.ID, b.OrganizationID, b.Organization, b.Name, b.Description, b.Repositories, b.Permissions.Strings(),
+			b.SecretHash, b.PreviousSecretHash, b.PreviousSecretExpiresAt, b.Disabled, b.ExpiresAt, b.LastUsedAt, b.CreatedBy, b.CreatedAt}
+	case r.Publisher != nil:
+		p := r.Publisher
+		v = publisherRec{p.ID, p.RobotID, p.Issuer, p.Audience, p.Claims, p.CreatedBy, p.CreatedAt}
 	default:
 		return nil, fmt.Errorf("empty dump record")
 	}
@@ -322,6 +380,9 @@ var v1Kinds = map[string]bool{
 	chartctl.DumpRepository: true, chartctl.DumpTeam: true, chartctl.DumpMember: true, chartctl.DumpChartVersion: true,
 }
 
+// v3Kinds are the kinds format 3 added.
+var v3Kinds = map[string]bool{chartctl.DumpGrant: true, chartctl.DumpRobot: true, chartctl.DumpPublisher: true}
+
 // decodeRecord reads one line of records.jsonl of a backup of format
 // version.
 func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
@@ -331,6 +392,9 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 	}
 	if version == 1 && !v1Kinds[l.Kind] {
 		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format 1", l.Kind)
+	}
+	if version < 3 && v3Kinds[l.Kind] {
+		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format %d", l.Kind, version)
 	}
 	var (
 		r   chartctl.DumpRecord
@@ -349,7 +413,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 			var sc chartctl.Scopes
 			if sc, err = chartctl.NewScopes("scopes", v.Scopes); err == nil {
 				r.APIKey = &chartctl.APIKey{ID: v.ID, UserID: v.UserID, Name: v.Name, Scopes: sc, Hash: v.Hash, CreatedAt: v.CreatedAt,
-					LastUsedAt: v.LastUsedAt, ExpiresAt: v.ExpiresAt}
+					LastUsedAt: v.LastUsedAt, ExpiresAt: v.ExpiresAt, Repositories: v.Repositories}
 			}
 		}
 	case chartctl.DumpOAuthClient:
@@ -440,7 +504,31 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 			a := v.Actor
 			r.AuditEntry = &chartctl.AuditEntry{ID: v.ID, Time: v.Time, Action: v.Action, Target: v.Target,
 				Outcome: chartctl.Outcome(v.Outcome), Organization: v.Organization, Actor: chartctl.Actor{UserID: a.UserID, Email: a.Email,
-					CredentialID: a.CredentialID, CredentialKind: a.CredentialKind, ClientIP: a.ClientIP, RequestID: a.RequestID}}
+					CredentialID: a.CredentialID, CredentialKind: a.CredentialKind, Robot: a.Robot, Publisher: a.Publisher,
+					ClientIP: a.ClientIP, RequestID: a.RequestID}}
+		}
+	case chartctl.DumpGrant:
+		var v grantRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.Grant = &chartctl.Grant{ID: v.ID, RepositoryID: v.RepositoryID, Repository: v.Repository, Kind: chartctl.GrantKind(v.Kind),
+				SubjectID: v.SubjectID, Subject: v.Subject, Role: chartctl.RepoRole(v.Role), CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt}
+		}
+	case chartctl.DumpRobot:
+		var v robotRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			var perms chartctl.RobotPermissions
+			if perms, err = chartctl.ParseRobotPermissions("permissions", v.Permissions); err == nil {
+				r.Robot = &chartctl.Robot{ID: v.ID, OrganizationID: v.OrganizationID, Organization: v.Organization, Name: v.Name,
+					Description: v.Description, Repositories: v.Repositories, Permissions: perms, SecretHash: v.SecretHash,
+					PreviousSecretHash: v.PreviousSecretHash, PreviousSecretExpiresAt: v.PreviousSecretExpiresAt, Disabled: v.Disabled,
+					ExpiresAt: v.ExpiresAt, LastUsedAt: v.LastUsedAt, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt}
+			}
+		}
+	case chartctl.DumpPublisher:
+		var v publisherRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.Publisher = &chartctl.TrustedPublisher{ID: v.ID, RobotID: v.RobotID, Issuer: v.Issuer, Audience: v.Audience,
+				Claims: v.Claims, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt}
 		}
 	default:
 		return r, fmt.Errorf("unknown record kind %q", l.Kind)

@@ -2,6 +2,7 @@ package backup
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -36,5 +37,47 @@ func TestMirrorRecordRoundTrip(t *testing.T) {
 	out, err = decodeRecord(old, 1)
 	if err != nil || out.Repository.Mirror != nil {
 		t.Fatalf("an older record: %+v, %v", out.Repository, err)
+	}
+}
+
+// TestFormat3Kinds: the kinds format 3 added round-trip, and a backup
+// claiming an older format cannot smuggle them in; an API key of an older
+// backup reads back unrestricted.
+func TestFormat3Kinds(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	recs := []chartctl.DumpRecord{
+		{Grant: &chartctl.Grant{ID: "grant_1", RepositoryID: "repo_1", Repository: "apps", Kind: chartctl.GrantTeam, SubjectID: "team_1",
+			Subject: "devs", Role: chartctl.RepoRoleMaintain, CreatedAt: at}},
+		{Robot: &chartctl.Robot{ID: "robot_1", OrganizationID: "org_1", Organization: "acme", Name: "ci", Repositories: []string{"apps-*"},
+			Permissions: chartctl.RobotPermissions{chartctl.RobotPull, chartctl.RobotDelete}, SecretHash: []byte("h"), CreatedAt: at}},
+		{Publisher: &chartctl.TrustedPublisher{ID: "pub_1", RobotID: "robot_1", Issuer: "https://ci.example.com", Audience: "chartctl",
+			Claims: map[string]string{"sub": "repo:acme/*"}, CreatedAt: at}},
+		{APIKey: &chartctl.APIKey{ID: "key_1", UserID: "usr_1", Name: "k", Scopes: chartctl.Scopes{chartctl.ScopeRepoRead}, Hash: []byte("k"),
+			CreatedAt: at, Repositories: []string{"apps"}}},
+	}
+	for _, in := range recs {
+		b, err := encodeRecord(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := decodeRecord(b, FormatVersion)
+		if err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		ib, _ := json.Marshal(in)
+		ob, _ := json.Marshal(out)
+		if !bytes.Equal(ib, ob) {
+			t.Errorf("round trip:\n in %s\nout %s", ib, ob)
+		}
+		if in.Kind() != chartctl.DumpAPIKey {
+			if _, err := decodeRecord(b, 2); err == nil {
+				t.Errorf("a format 2 backup read a %s record", in.Kind())
+			}
+		}
+	}
+	old := []byte(`{"kind":"api_key","data":{"id":"key_2","user_id":"usr_1","name":"k","scopes":["repo:read"],"hash":"aw==","created_at":"2025-01-01T00:00:00Z"}}`)
+	out, err := decodeRecord(old, 2)
+	if err != nil || out.APIKey == nil || out.APIKey.Repositories != nil {
+		t.Fatalf("an older key: %+v, %v", out.APIKey, err)
 	}
 }

@@ -14,15 +14,22 @@ import (
 // organization that is not there, a webhook of a repository (with that
 // repository's ID) or organization that is not there, an OCI manifest whose blobs are not
 // linked in its name, whose listed manifests are missing or whose chart
-// version is gone, and a tag pointing at no manifest.
+// version is gone, a tag pointing at no manifest, a grant whose
+// repository, team or user is not there (by ID), a robot without its
+// organization (by ID) and a trusted publisher without its robot.
 func checkReferences(records []chartctl.DumpRecord, res *Result) {
 	type nameDigest struct{ name, digest string }
 	var (
-		users     = map[string]bool{}
-		orgs      = map[string]bool{}
-		repos     = map[string]bool{}
-		repoIDs   = map[string]string{}
-		teams     = map[string]bool{}
+		users   = map[string]bool{}
+		orgs    = map[string]bool{}
+		repos   = map[string]bool{}
+		repoIDs = map[string]string{}
+		teams   = map[string]bool{}
+		// By ID, as grants, robots and publishers refer to them.
+		repoByID  = map[string]bool{}
+		teamByID  = map[string]bool{}
+		orgByID   = map[string]bool{}
+		robotByID = map[string]bool{}
 		charts    = map[string]bool{}
 		links     = map[nameDigest]bool{}
 		manifests = map[nameDigest]bool{}
@@ -34,11 +41,16 @@ func checkReferences(records []chartctl.DumpRecord, res *Result) {
 			users[r.User.ID] = true
 		case r.Organization != nil:
 			orgs[r.Organization.Name] = true
+			orgByID[r.Organization.ID] = true
 		case r.Repository != nil:
 			repos[r.Repository.Name] = true
 			repoIDs[r.Repository.Name] = r.Repository.ID
+			repoByID[r.Repository.ID] = true
 		case r.Team != nil:
 			teams[r.Team.Name] = true
+			teamByID[r.Team.ID] = true
+		case r.Robot != nil:
+			robotByID[r.Robot.ID] = true
 		case r.ChartVersion != nil:
 			cv := r.ChartVersion
 			charts[chartKey(cv.Repository, cv.Name, cv.Version)] = true
@@ -114,6 +126,24 @@ func checkReferences(records []chartctl.DumpRecord, res *Result) {
 			t := r.OCITag
 			if !manifests[nameDigest{t.Name, t.Digest}] {
 				missing(t.Name+":"+t.Tag, "The tag points at manifest %s, which %s does not hold.", t.Digest, t.Name)
+			}
+		case r.Grant != nil:
+			g := r.Grant
+			switch {
+			case !repoByID[g.RepositoryID]:
+				missing("grant "+g.ID, "A grant of repository %s (%q), which the records lack.", g.RepositoryID, g.Repository)
+			case g.Kind == chartctl.GrantTeam && !teamByID[g.SubjectID]:
+				missing("grant "+g.ID, "A grant to team %s (%q), which the records lack.", g.SubjectID, g.Subject)
+			case g.Kind == chartctl.GrantUser && !users[g.SubjectID]:
+				missing("grant "+g.ID, "A grant to user %s, whom the records lack.", g.SubjectID)
+			}
+		case r.Robot != nil:
+			if !orgByID[r.Robot.OrganizationID] {
+				missing("robot "+r.Robot.FullName(), "The robot belongs to organization %s, which the records lack.", r.Robot.OrganizationID)
+			}
+		case r.Publisher != nil:
+			if !robotByID[r.Publisher.RobotID] {
+				missing("trusted_publisher "+r.Publisher.ID, "The trusted publisher belongs to robot %s, which the records lack.", r.Publisher.RobotID)
 			}
 		}
 	}

@@ -86,6 +86,45 @@ const (
 	chartPagesBucket = "chart_pages"
 )
 
+// Access buckets (issue #29). They are created at open, so a data dir of
+// schema 7 gains them without a migration step.
+const (
+	// grantsBucket: repository ID sep kind sep subject ID → grantRecord.
+	grantsBucket = "grants"
+	// subjectGrantsBucket: subject ID (user or team) sep repository ID →
+	// kind; the grants of one subject, for GrantsFor and for deleting them
+	// with their user or team.
+	subjectGrantsBucket = "subject_grants"
+	// robotsBucket: robot ID → robotRecord.
+	robotsBucket = "robots"
+	// robotNamesBucket: organization ID sep robot name → robot ID.
+	robotNamesBucket = "robot_names"
+	// robotSecretsBucket: secret hash (current or previous) → robot ID.
+	robotSecretsBucket = "robot_secrets"
+	// publishersBucket: publisher ID → publisherRecord.
+	publishersBucket = "publishers"
+	// robotPublishersBucket: robot ID sep publisher ID → nothing.
+	robotPublishersBucket = "robot_publishers"
+	// issuerPublishersBucket: issuer sep publisher ID → nothing.
+	issuerPublishersBucket = "issuer_publishers"
+	// exchangedBucket: credential hash → exchangedRecord.
+	exchangedBucket = "exchanged_credentials"
+	// tokenIDsBucket: issuer sep jti → expiry as 8-byte big-endian Unix
+	// nanoseconds.
+	tokenIDsBucket = "oidc_token_ids"
+	// orgTombstonesBucket: name of a deleted organization → its deletion
+	// time as 8-byte big-endian Unix nanoseconds, until the name grace
+	// period has passed.
+	orgTombstonesBucket = "org_tombstones"
+)
+
+var accessBuckets = []string{
+	grantsBucket, subjectGrantsBucket,
+	robotsBucket, robotNamesBucket, robotSecretsBucket,
+	publishersBucket, robotPublishersBucket, issuerPublishersBucket,
+	exchangedBucket, tokenIDsBucket, orgTombstonesBucket,
+}
+
 const sep = "\x00"
 
 var allBuckets = []string{
@@ -102,7 +141,7 @@ var allBuckets = []string{
 
 // createBuckets creates every top-level bucket that does not exist yet.
 func createBuckets(tx *bbolt.Tx) error {
-	for _, name := range append(allBuckets, ociBuckets...) {
+	for _, name := range append(append(allBuckets, ociBuckets...), accessBuckets...) {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

@@ -31,6 +31,9 @@ type apiKeyRecord struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	// Repositories restricts the key to matching repositories (issue
+	// #29); absent in older records, which are unrestricted.
+	Repositories []string `json:"repositories,omitempty"`
 }
 
 type orgRecord struct {
@@ -142,6 +145,7 @@ func newAPIKeyRecord(k *chartctl.APIKey) *apiKeyRecord {
 	return &apiKeyRecord{
 		ID: k.ID, UserID: k.UserID, Name: k.Name, Scopes: k.Scopes.Strings(),
 		Hash: k.Hash, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt,
+		Repositories: k.Repositories,
 	}
 }
 
@@ -153,6 +157,7 @@ func (r *apiKeyRecord) domain() *chartctl.APIKey {
 	return &chartctl.APIKey{
 		ID: r.ID, UserID: r.UserID, Name: r.Name, Scopes: scopes,
 		Hash: r.Hash, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExpiresAt: r.ExpiresAt,
+		Repositories: r.Repositories,
 	}
 }
 

@@ -41,8 +41,11 @@ type actorRecord struct {
 	Email          string `json:"email,omitempty"`
 	CredentialID   string `json:"credential_id,omitempty"`
 	CredentialKind string `json:"credential_kind,omitempty"`
-	ClientIP       string `json:"client_ip,omitempty"`
-	RequestID      string `json:"request_id,omitempty"`
+	// Robot and Publisher name a robot's credential (schema 8).
+	Robot     string `json:"robot,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
+	ClientIP  string `json:"client_ip,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
 }
 
 type auditRecord struct {
@@ -204,7 +207,7 @@ func (db *DB) appendAudit(tx *bbolt.Tx, entries []*chartctl.AuditEntry) error {
 		a := e.Actor
 		val, err := encode(&auditRecord{ID: e.ID, Time: e.Time.UTC(), Action: e.Action, Target: e.Target, Outcome: string(e.Outcome),
 			Organization: e.Organization, Actor: actorRecord{UserID: a.UserID, Email: a.Email, CredentialID: a.CredentialID,
-				CredentialKind: a.CredentialKind, ClientIP: a.ClientIP, RequestID: a.RequestID}})
+				CredentialKind: a.CredentialKind, Robot: a.Robot, Publisher: a.Publisher, ClientIP: a.ClientIP, RequestID: a.RequestID}})
 		if err != nil {
 			return err
 		}
@@ -224,7 +227,7 @@ func (r *auditRecord) domain() *chartctl.AuditEntry {
 	a := r.Actor
 	return &chartctl.AuditEntry{ID: r.ID, Time: r.Time, Action: r.Action, Target: r.Target, Outcome: chartctl.Outcome(r.Outcome),
 		Organization: r.Organization, Actor: chartctl.Actor{UserID: a.UserID, Email: a.Email, CredentialID: a.CredentialID,
-			CredentialKind: a.CredentialKind, ClientIP: a.ClientIP, RequestID: a.RequestID}}
+			CredentialKind: a.CredentialKind, Robot: a.Robot, Publisher: a.Publisher, ClientIP: a.ClientIP, RequestID: a.RequestID}}
 }
 
 func auditMatches(r *auditRecord, f chartctl.AuditFilter) bool {

@@ -98,6 +98,57 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 					})
 				})
 			},
+			// Grants, with the names of their repositories and subjects.
+			func() error {
+				repoNames, teamNames := map[string]string{}, map[string]string{}
+				if err := bucket(tx, reposBucket).ForEach(func(_, v []byte) error {
+					r, err := decode[repoRecord](v)
+					if err == nil {
+						repoNames[r.ID] = r.Name
+					}
+					return err
+				}); err != nil {
+					return err
+				}
+				if err := bucket(tx, teamsBucket).ForEach(func(_, v []byte) error {
+					r, err := decode[teamRecord](v)
+					if err == nil {
+						teamNames[r.ID] = r.Name
+					}
+					return err
+				}); err != nil {
+					return err
+				}
+				return each(grantsBucket, func(_, v []byte) error {
+					r, err := decode[grantRecord](v)
+					if err != nil {
+						return err
+					}
+					g := &chartctl.Grant{ID: r.ID, RepositoryID: r.RepositoryID, Repository: repoNames[r.RepositoryID],
+						Kind: chartctl.GrantKind(r.Kind), SubjectID: r.SubjectID, Role: chartctl.RepoRole(r.Role),
+						CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt}
+					if g.Kind == chartctl.GrantTeam {
+						g.Subject = teamNames[r.SubjectID]
+					} else if u, err := getUserRecord(tx, r.SubjectID); err == nil {
+						g.Subject = u.Email
+					}
+					return fn(chartctl.DumpRecord{Grant: g})
+				})
+			},
+			record(robotsBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[robotRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{Robot: r.domain()}, nil
+			}),
+			record(publishersBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[publisherRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{Publisher: r.domain()}, nil
+			}),
 			// Chart versions per repository, with index entry and counter.
 			func() error {
 				charts, index := bucket(tx, chartsBucket), bucket(tx, chartIndexBucket)

@@ -106,6 +106,10 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 		if err := deleteKeys(bucket(tx, orgCreatorsBucket), prefix(id)); err != nil {
 			return err
 		}
+		// The user's repository grants go with the user (decision 2).
+		if err := deleteSubjectGrants(tx, id); err != nil {
+			return err
+		}
 		if err := bucket(tx, userEmailsBucket).Delete([]byte(email)); err != nil {
 			return err
 		}

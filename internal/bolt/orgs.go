@@ -23,6 +23,9 @@ func (db *DB) CreateOrganization(ctx context.Context, o *chartctl.Organization) 
 		if orgs.Get([]byte(o.Name)) != nil {
 			return nameNotAvailable(o.Name)
 		}
+		if err := db.claimOrgTombstone(tx, o.Name); err != nil {
+			return err
+		}
 		v, err := encode(newOrgRecord(o))
 		if err != nil {
 			return err

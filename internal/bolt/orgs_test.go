@@ -79,7 +79,7 @@ func TestRepositories(t *testing.T) {
 	wantMessage(t, err, `Organization "ghost" not found.`)
 	err = db.CreateRepository(ctx, &chartctl.Repository{Name: "-bad"})
 	wantCode(t, err, chartctl.EINVALID)
-	err = db.CreateRepository(ctx, &chartctl.Repository{Name: "vis", Visibility: "internal"})
+	err = db.CreateRepository(ctx, &chartctl.Repository{Name: "vis", Visibility: "secret"})
 	wantCode(t, err, chartctl.EINVALID)
 
 	list, err := db.Repositories(ctx)

@@ -24,7 +24,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		r.Visibility = chartctl.VisibilityPrivate
 	}
 	if !r.Visibility.Valid() {
-		return chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", r.Visibility)
+		return chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", r.Visibility)
 	}
 	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
 		return err
@@ -188,6 +188,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if err := deleteRepoUploads(tx, repo); err != nil {
 			return err
 		}
+		if err := deleteRepoGrants(tx, repo.ID); err != nil {
+			return err
+		}
 		if err := db.putTombstone(tx, repo); err != nil {
 			return err
 		}
@@ -260,7 +263,7 @@ func repoNotFound(name string) error {
 // UpdateRepository implements chartctl.Store.
 func (db *DB) UpdateRepository(ctx context.Context, name string, description *string, visibility *chartctl.Visibility) (*chartctl.Repository, error) {
 	if visibility != nil && !visibility.Valid() {
-		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", *visibility)
+		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", *visibility)
 	}
 	var out *chartctl.Repository
 	err := db.update(ctx, func(tx *bbolt.Tx) error {

@@ -43,7 +43,14 @@ import (
 //	   "alternate" member of an OCI manifest record, CONTRACT §18 decision
 //	   10). Nothing is rewritten, but a binary that does not know
 //	   alternates would leave them behind when it deletes their version.
-const SchemaVersion = 7
+//	8: access for machines and per repository (issue #29): repository
+//	   grants, robot accounts, trusted publishers, exchanged credentials
+//	   and OIDC token IDs in buckets of their own (created at open), and
+//	   API keys restricted to repositories (the "repositories" member of
+//	   a key record). Nothing is rewritten, but a binary of schema 7 would
+//	   read a restricted key as unrestricted, and leave grants behind when
+//	   it deletes their repository or user.
+const SchemaVersion = 8
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -64,6 +71,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeMirrors,
 	bindToRepositories,
 	upgradeChartAlternates,
+	upgradeAccess,
 }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload
@@ -185,6 +193,11 @@ func deleteEach(b *bbolt.Bucket, keys [][]byte) error {
 // upgradeChartAlternates (6→7): manifest records without an "alternate"
 // member are first manifests, as before; only the version changes.
 func upgradeChartAlternates(*bbolt.Tx) error { return nil }
+
+// upgradeAccess (7→8): key records without a "repositories" member are
+// unrestricted, as before, and the access buckets start empty; only the
+// version changes.
+func upgradeAccess(*bbolt.Tx) error { return nil }
 
 // upgradeMirrors (4→5): repository records without a "mirror" member are
 // ordinary repositories, as before; only the version changes.

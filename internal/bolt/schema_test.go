@@ -378,3 +378,101 @@ func TestUpgradeFromSchema6(t *testing.T) {
 		t.Fatal("the upgrade from schema 6 rewrote records")
 	}
 }
+
+// TestUpgradeFromSchema7KeepsKeysAndAddsAccess: a data dir of the release
+// before robot accounts and repository roles (schema 7) upgrades to
+// schema 8 with nothing but its version rewritten: its API keys still
+// authenticate (and are unrestricted), its records read as before, and
+// the access buckets are there and usable.
+func TestUpgradeFromSchema7KeepsKeysAndAddsAccess(t *testing.T) {
+	path, dir := copyDataDir(t, "schema7")
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 7 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	// Nothing but the version is rewritten: the new buckets start empty.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 7 rewrote records")
+	}
+	db = mustOpen(t, path)
+	ciKey, err := os.ReadFile(filepath.Join("testdata", "schema7", "ci-key.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var initial struct {
+		APIKey string `json:"api_key"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "initial-admin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &initial); err != nil {
+		t.Fatal(err)
+	}
+	ci, err := db.UserByEmail(ctx, "ci@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{strings.TrimSpace(string(ciKey)), initial.APIKey} {
+		key, err := db.APIKeyByHash(ctx, token.Hash(k))
+		if err != nil || key.Repositories != nil {
+			t.Fatalf("key %.16s… after the upgrade: %+v, %v", k, key, err)
+		}
+	}
+	repo, err := db.Repository(ctx, "acme-charts")
+	if err != nil || repo.Organization != "acme" {
+		t.Fatalf("repository %+v, %v", repo, err)
+	}
+	if cv, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0"); err != nil || cv.Size != 292 {
+		t.Fatalf("chart %+v, %v", cv, err)
+	}
+
+	// The access buckets work on the old data.
+	team, err := db.Team(ctx, "platform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PutGrant(ctx, &chartctl.Grant{RepositoryID: repo.ID, Kind: chartctl.GrantTeam, SubjectID: team.ID, Role: chartctl.RepoRoleAdmin}); err != nil {
+		t.Fatal(err)
+	}
+	if roles, err := db.GrantsFor(ctx, ci.ID, ci.Email); err != nil || roles[repo.ID] != chartctl.RepoRoleAdmin {
+		t.Fatalf("GrantsFor(ci) = %v, %v", roles, err)
+	}
+	org, err := db.Organization(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot := &chartctl.Robot{OrganizationID: org.ID, Name: "release", Repositories: []string{"acme-*"},
+		Permissions: chartctl.RobotPermissions{chartctl.RobotPush}, SecretHash: token.Hash("chartctl_rb_secret")}
+	if err := db.CreateRobot(ctx, robot); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.RobotBySecretHash(ctx, token.Hash("chartctl_rb_secret")); err != nil || r.UserName() != "robot$acme+release" {
+		t.Fatalf("robot %+v, %v", r, err)
+	}
+	pub := &chartctl.TrustedPublisher{RobotID: robot.ID, Issuer: "https://token.actions.githubusercontent.com", Audience: "chartctl",
+		Claims: map[string]string{"repository": "acme/charts"}}
+	if err := db.AddPublisher(ctx, pub); err != nil {
+		t.Fatal(err)
+	}
+	exp := db.Now().Add(10 * time.Minute)
+	if err := db.CreateExchangedCredential(ctx, &chartctl.ExchangedCredential{RobotID: robot.ID, PublisherID: pub.ID,
+		Hash: token.Hash("chartctl_ex_x"), ExpiresAt: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExchangedCredentialByHash(ctx, token.Hash("chartctl_ex_x")); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := db.RememberTokenID(ctx, pub.Issuer, "jti-1", exp); err != nil || !fresh {
+		t.Fatalf("RememberTokenID = %v, %v", fresh, err)
+	}
+	wantCode(t, db.DeleteOrganization(ctx, "acme"), chartctl.ECONFLICT)
+}

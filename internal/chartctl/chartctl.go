@@ -310,6 +310,8 @@ type Store interface {
 	// BlobClaimStore: blob deletion kept from racing commits that refer
 	// to the same blob.
 	BlobClaimStore
+	// AccessStore: repository grants, robot accounts and trusted publishing.
+	AccessStore
 
 	// Close releases the store.
 	Close() error

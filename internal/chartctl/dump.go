@@ -13,8 +13,11 @@ import "context"
 // dashboard sessions (people sign in again), OCI upload sessions in
 // progress, webhook deliveries and their events (a restored server must
 // not re-send old events; see docs/backup.md), leases, rate-limit windows,
-// the names of recently deleted repositories, rendered chart pages, usage
-// counters (derived from the chart versions) and the ACME cache.
+// the names of recently deleted repositories and organizations, rendered
+// chart pages, usage counters (derived from the chart versions), the ACME
+// cache, and the credentials exchanged for trusted publishers' OIDC
+// tokens and the token IDs already exchanged (they last minutes: a CI job
+// exchanges its token again).
 type DumpRecord struct {
 	User         *User
 	APIKey       *APIKey
@@ -34,6 +37,13 @@ type DumpRecord struct {
 	OCIManifest *OCIManifest
 	OCITag      *OCITag
 	AuditEntry  *AuditEntry
+	// Grant is a repository grant, bound to its repository and subject
+	// by ID.
+	Grant *Grant
+	// Robot carries its secret hashes, current and previous, so a
+	// restored robot keeps working with the secret it had.
+	Robot     *Robot
+	Publisher *TrustedPublisher
 }
 
 // ScopedQuota is the quota of one repository or organization.
@@ -74,12 +84,15 @@ const (
 	DumpOCIManifest  = "oci_manifest"
 	DumpOCITag       = "oci_tag"
 	DumpAuditEntry   = "audit_entry"
+	DumpGrant        = "grant"
+	DumpRobot        = "robot"
+	DumpPublisher    = "trusted_publisher"
 )
 
 // DumpKinds lists the record kinds in the order an Exporter sends them.
 var DumpKinds = []string{
 	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
-	DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpGrant, DumpRobot, DumpPublisher, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
 	DumpAuditEntry,
 }
 
@@ -116,6 +129,12 @@ func (r DumpRecord) Kind() string {
 		return DumpOCITag
 	case r.AuditEntry != nil:
 		return DumpAuditEntry
+	case r.Grant != nil:
+		return DumpGrant
+	case r.Robot != nil:
+		return DumpRobot
+	case r.Publisher != nil:
+		return DumpPublisher
 	}
 	return ""
 }
@@ -220,6 +239,29 @@ var DumpCoverage = map[string]string{
 	"DeleteUnreferencedBlob": "- deletes a blob; the blobs a backup holds are those its records refer to",
 
 	"Close": "read",
+
+	// Access (issue #29).
+	"PutGrant":                  "Grant",
+	"Grants":                    "read",
+	"DeleteGrant":               "Grant",
+	"GrantsFor":                 "read",
+	"CreateRobot":               "Robot",
+	"Robot":                     "read",
+	"RobotByID":                 "read",
+	"RobotBySecretHash":         "read",
+	"Robots":                    "read",
+	"UpdateRobot":               "Robot",
+	"RotateRobot":               "Robot",
+	"DeleteRobot":               "Robot",
+	"TouchRobots":               "Robot",
+	"AddPublisher":              "Publisher",
+	"Publishers":                "read",
+	"PublishersByIssuer":        "read",
+	"DeletePublisher":           "Publisher",
+	"CreateExchangedCredential": "- exchanged credentials last minutes: CI exchanges its token again",
+	"ExchangedCredentialByHash": "read",
+	"RememberTokenID":           "- token IDs are kept only until the tokens expire, minutes later",
+	"DeleteOrganization":        "Organization",
 
 	// OAuth.
 	"CreateOAuthClient":       "OAuthClient",

@@ -151,6 +151,16 @@ func loadOne(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 	case r.Webhook != nil:
 		w := *r.Webhook
 		what, err = "webhook "+w.ID, t.CreateWebhook(ctx, &w)
+	case r.Grant != nil:
+		g := *r.Grant
+		what = fmt.Sprintf("grant of %s to %s %s", g.Repository, g.Kind, g.Subject)
+		_, err = t.PutGrant(ctx, &g)
+	case r.Robot != nil:
+		b := *r.Robot
+		what, err = "robot "+b.FullName(), t.CreateRobot(ctx, &b)
+	case r.Publisher != nil:
+		p := *r.Publisher
+		what, err = "trusted publisher "+p.ID, t.AddPublisher(ctx, &p)
 	case r.OCIBlobLink != nil:
 		l := r.OCIBlobLink
 		what, err = "OCI blob "+l.Digest+" of "+l.Name, t.LinkBlob(ctx, l.Name, l.Digest, l.Size)
@@ -333,6 +343,10 @@ func Singular(kind string) string {
 		return "OCI manifest"
 	case chartctl.DumpOCITag:
 		return "OCI tag"
+	case chartctl.DumpGrant:
+		return "repository grant"
+	case chartctl.DumpRobot:
+		return "robot account"
 	}
 	return strings.ReplaceAll(kind, "_", " ")
 }

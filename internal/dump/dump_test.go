@@ -129,6 +129,19 @@ func TestRoundTrip(t *testing.T) {
 				if ok, err := dst.BlobReferenced(ctx, storetest.Digest("web signature 1.0.0")); err != nil || !ok {
 					t.Errorf("provenance blob referenced = %v, %v", ok, err)
 				}
+				// A restored robot keeps working with the secret it had,
+				// and the one it was rotated from until its grace ends.
+				for _, h := range []string{"robot-hash", "robot-hash-old"} {
+					if r, err := dst.RobotBySecretHash(ctx, []byte(h)); err != nil || r.ID != "robot_ci" || r.Organization != "acme" {
+						t.Errorf("robot by secret hash %s = %+v, %v", h, r, err)
+					}
+				}
+				if k, err := dst.APIKeyByHash(ctx, []byte("hash-ci")); err != nil || len(k.Repositories) != 2 {
+					t.Errorf("restricted key = %+v, %v", k, err)
+				}
+				if roles, err := dst.GrantsFor(ctx, "usr_ci", "ci@example.com"); err != nil || roles["repo_pub"] != chartctl.RepoRoleWrite {
+					t.Errorf("GrantsFor(ci) through team devs = %v, %v", roles, err)
+				}
 				cv, err := dst.ChartVersion(ctx, "apps", "web", "1.0.0")
 				if err != nil || cv.Downloads != 7 {
 					t.Errorf("downloads of web 1.0.0: %+v, %v", cv, err)
@@ -230,7 +243,8 @@ func TestPluralAndCount(t *testing.T) {
 		chartctl.DumpMember: "members", chartctl.DumpChartVersion: "chart versions", chartctl.DumpQuota: "quotas",
 		chartctl.DumpRetention: "retention policies", chartctl.DumpWebhook: "webhooks",
 		chartctl.DumpOCIBlobLink: "OCI blob links", chartctl.DumpOCIManifest: "OCI manifests", chartctl.DumpOCITag: "OCI tags",
-		chartctl.DumpAuditEntry: "audit entries",
+		chartctl.DumpAuditEntry: "audit entries", chartctl.DumpGrant: "repository grants", chartctl.DumpRobot: "robot accounts",
+		chartctl.DumpPublisher: "trusted publishers",
 	}
 	for _, k := range chartctl.DumpKinds {
 		w, ok := want[k]

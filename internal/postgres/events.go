@@ -92,10 +92,12 @@ func (db *DB) queueAudit(b *pgx.Batch, entries []*chartctl.AuditEntry) {
 		}
 		a := e.Actor
 		b.Queue(`INSERT INTO audit_log (time, actor_user_id, actor_email, actor_credential_id,
-			actor_credential_kind, actor_client_ip, actor_request_id, action, target, outcome, organization)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
+			actor_credential_kind, actor_client_ip, actor_request_id, action, target, outcome, organization,
+			actor_robot, actor_publisher)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING seq`,
 			e.Time.UTC(), text(a.UserID), text(a.Email), text(a.CredentialID), text(a.CredentialKind), text(a.ClientIP),
-			text(a.RequestID), text(e.Action), text(e.Target), string(e.Outcome), text(e.Organization))
+			text(a.RequestID), text(e.Action), text(e.Target), string(e.Outcome), text(e.Organization),
+			text(a.Robot), text(a.Publisher))
 	}
 }
 
@@ -212,7 +214,7 @@ func getDelivery(ctx context.Context, q querier, seq int64) (*chartctl.Delivery,
 
 // auditCols are the columns of an audit entry, as scanAudit reads them.
 const auditCols = `seq, time, actor_user_id, actor_email, actor_credential_id, actor_credential_kind,
-	actor_client_ip, actor_request_id, action, target, outcome, organization`
+	actor_client_ip, actor_request_id, action, target, outcome, organization, actor_robot, actor_publisher`
 
 func scanAudit(row pgx.Row) (*chartctl.AuditEntry, error) {
 	var (
@@ -222,7 +224,7 @@ func scanAudit(row pgx.Row) (*chartctl.AuditEntry, error) {
 	)
 	a := &e.Actor
 	if err := row.Scan(&seq, &e.Time, &a.UserID, &a.Email, &a.CredentialID, &a.CredentialKind, &a.ClientIP, &a.RequestID,
-		&e.Action, &e.Target, &outcome, &e.Organization); err != nil {
+		&e.Action, &e.Target, &outcome, &e.Organization, &a.Robot, &a.Publisher); err != nil {
 		return nil, err
 	}
 	e.ID, e.Time, e.Outcome = fmt.Sprintf("aud_%016x", seq), utc(e.Time), chartctl.Outcome(outcome)

@@ -95,6 +95,32 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 			sql string
 			one func(pgx.Rows) error
 		}{
+			{`SELECT ` + grantCols + ` FROM ` + grantFrom + ` ORDER BY g.id`, func(r pgx.Rows) error {
+				g, err := scanGrant(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{Grant: g})
+			}},
+			{`SELECT ` + robotCols + ` FROM ` + robotFrom + ` ORDER BY b.id`, func(r pgx.Rows) error {
+				b, err := scanRobot(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{Robot: b})
+			}},
+			{`SELECT ` + publisherCols + ` FROM trusted_publishers ORDER BY id`, func(r pgx.Rows) error {
+				p, err := scanPublisher(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{Publisher: p})
+			}},
+		}...)
+		steps = append(steps, []struct {
+			sql string
+			one func(pgx.Rows) error
+		}{
 			{`SELECT r.name, ` + qualified(chartCols) + `, chart_versions.index_entry` + downloadCols + `
 				FROM chart_versions JOIN repositories r ON r.id = chart_versions.repository_id` + downloadsJoin + `
 				ORDER BY r.name, chart_versions.name, chart_versions.version`, func(r pgx.Rows) error {

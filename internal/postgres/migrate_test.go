@@ -262,3 +262,48 @@ func TestMigrateChartAlternates(t *testing.T) {
 		t.Fatalf("first manifest beside an alternate: %+v, %v", m, err)
 	}
 }
+
+// TestMigrateToAccess upgrades a database of schema 8, before robot
+// accounts and repository roles: its API keys stay unrestricted and keep
+// authenticating, and grants, robots and publishers can be stored beside
+// its users, teams and repositories.
+func TestMigrateToAccess(t *testing.T) {
+	ctx := context.Background()
+	url, conn := databaseAt(t, 8)
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO users (id, email, email_key, created_at) VALUES ('usr_1', 'ci@example.com', 'ci@example.com', now());
+		INSERT INTO api_keys (id, user_id, name, scopes, hash, created_at) VALUES ('key_1', 'usr_1', 'ci', '{repo:read}', '\x01', now());
+		INSERT INTO organizations (id, name, created_at) VALUES ('org_1', 'acme', now());
+		INSERT INTO teams (id, name, organization, created_at) VALUES ('team_1', 'platform', 'acme', now());
+		INSERT INTO members (id, team_id, email, email_key, role, added_at) VALUES ('mem_1', 'team_1', 'ci@example.com', 'ci@example.com', 'member', now());
+		INSERT INTO repositories (id, name, organization, visibility, created_at) VALUES ('repo_1', 'acme-charts', 'acme', 'private', now());`); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(ctx); err != nil || v != LatestSchemaVersion() || v < 9 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	if k, err := db.APIKeyByHash(ctx, []byte{1}); err != nil || k.ID != "key_1" || k.Repositories != nil {
+		t.Fatalf("key after the upgrade %+v, %v", k, err)
+	}
+	if _, err := db.PutGrant(ctx, &chartctl.Grant{RepositoryID: "repo_1", Kind: chartctl.GrantTeam, SubjectID: "team_1", Role: chartctl.RepoRoleWrite}); err != nil {
+		t.Fatal(err)
+	}
+	if roles, err := db.GrantsFor(ctx, "usr_1", "ci@example.com"); err != nil || roles["repo_1"] != chartctl.RepoRoleWrite {
+		t.Fatalf("GrantsFor = %v, %v", roles, err)
+	}
+	robot := &chartctl.Robot{OrganizationID: "org_1", Name: "release", Permissions: chartctl.RobotPermissions{chartctl.RobotPull}, SecretHash: []byte{2}}
+	if err := db.CreateRobot(ctx, robot); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddPublisher(ctx, &chartctl.TrustedPublisher{RobotID: robot.ID, Issuer: "https://ci.example.com", Audience: "chartctl"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.RobotBySecretHash(ctx, []byte{2}); err != nil || r.Organization != "acme" {
+		t.Fatalf("robot %+v, %v", r, err)
+	}
+}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,6 +20,22 @@ func (db *DB) CreateOrganization(ctx context.Context, o *chartctl.Organization) 
 		return err
 	}
 	err := db.tx(ctx, "create organization", func(tx pgx.Tx) error {
+		// The name of an organization deleted within the name grace
+		// period stays reserved; the row lock orders this against a
+		// concurrent deletion of the same name.
+		var deletedAt time.Time
+		err := tx.QueryRow(ctx, `SELECT deleted_at FROM organization_tombstones WHERE name = $1 FOR UPDATE`, o.Name).Scan(&deletedAt)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		case db.now().Before(deletedAt.Add(db.nameGrace)):
+			return nameNotAvailable(o.Name)
+		default:
+			if _, err := tx.Exec(ctx, `DELETE FROM organization_tombstones WHERE name = $1`, o.Name); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO organizations (id, name, description, created_by, created_at)
 			VALUES ($1, $2, $3, $4, $5)`, o.ID, o.Name, text(o.Description), o.CreatedBy, o.CreatedAt); err != nil {
 			return err

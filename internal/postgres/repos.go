@@ -27,7 +27,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		r.Visibility = chartctl.VisibilityPrivate
 	}
 	if !r.Visibility.Valid() {
-		return chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", r.Visibility)
+		return chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", r.Visibility)
 	}
 	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
 		return err
@@ -288,7 +288,7 @@ func repoNotFound(name string) error {
 // dropped). It returns ENOTFOUND, and EINVALID for an invalid visibility.
 func (db *DB) UpdateRepository(ctx context.Context, name string, description *string, visibility *chartctl.Visibility) (*chartctl.Repository, error) {
 	if visibility != nil && !visibility.Valid() {
-		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private or public.", *visibility)
+		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", *visibility)
 	}
 	if !storable(name) {
 		return nil, repoNotFound(name)

@@ -91,9 +91,10 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *chartctl.APIKey) error {
 		return userNotFound()
 	}
 	err := db.changing(ctx, func(q querier) error {
-		_, err := q.Exec(ctx, `INSERT INTO api_keys (id, user_id, name, scopes, hash, created_at, last_used_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			k.ID, k.UserID, text(k.Name), nonNil(k.Scopes.Strings()), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt)
+		_, err := q.Exec(ctx, `INSERT INTO api_keys (id, user_id, name, scopes, hash, created_at, last_used_at, expires_at, repositories)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			k.ID, k.UserID, text(k.Name), nonNil(k.Scopes.Strings()), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt,
+			nilIfEmpty(texts(k.Repositories)))
 		return err
 	})
 	switch {
@@ -107,20 +108,21 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *chartctl.APIKey) error {
 	return db.wrap("create api key", err)
 }
 
-const apiKeyCols = `id, user_id, name, scopes, hash, created_at, last_used_at, expires_at`
+const apiKeyCols = `id, user_id, name, scopes, hash, created_at, last_used_at, expires_at, repositories`
 
 func scanAPIKey(row pgx.Row) (*chartctl.APIKey, error) {
 	var (
 		k      chartctl.APIKey
 		scopes []string
 	)
-	err := row.Scan(&k.ID, &k.UserID, &k.Name, &scopes, &k.Hash, &k.CreatedAt, &k.LastUsedAt, &k.ExpiresAt)
+	err := row.Scan(&k.ID, &k.UserID, &k.Name, &scopes, &k.Hash, &k.CreatedAt, &k.LastUsedAt, &k.ExpiresAt, &k.Repositories)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apiKeyNotFound()
 	} else if err != nil {
 		return nil, err
 	}
 	k.Scopes = scopesOf(scopes)
+	k.Repositories = nilIfEmpty(k.Repositories)
 	k.CreatedAt, k.LastUsedAt, k.ExpiresAt = utc(k.CreatedAt), utcPtr(k.LastUsedAt), utcPtr(k.ExpiresAt)
 	return &k, nil
 }

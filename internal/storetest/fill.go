@@ -35,7 +35,7 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		Scopes: chartctl.Scopes{chartctl.ScopeRepoRead, chartctl.ScopeRepoWrite}, Hash: []byte("hash-admin"),
 		CreatedAt: at(3), LastUsedAt: ptr(at(40)), ExpiresAt: ptr(at(60 * 24 * 90))}))
 	must(tb, s.CreateAPIKey(ctx, &chartctl.APIKey{ID: "key_ci", UserID: ci.ID, Name: "ci",
-		Scopes: chartctl.Scopes{chartctl.ScopeRepoRead}, Hash: []byte("hash-ci"), CreatedAt: at(4)}))
+		Scopes: chartctl.Scopes{chartctl.ScopeRepoRead}, Hash: []byte("hash-ci"), CreatedAt: at(4), Repositories: []string{"apps", "pub-*"}}))
 	must(tb, s.CreateOAuthClient(ctx, &chartctl.OAuthClient{ID: "app", Name: "An app", RedirectURIs: []string{"https://app.example.com/cb"},
 		SecretHash: []byte("secret-hash"), CreatedAt: at(5)}))
 	must(tb, s.CreateOrganization(ctx, &chartctl.Organization{ID: "org_acme", Name: "acme", Description: "Acme Corp",
@@ -54,6 +54,21 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 	must(tb, s.CreateTeam(ctx, &chartctl.Team{ID: "team_devs", Name: "devs", Organization: "acme", Description: "Developers", CreatedAt: at(9)}))
 	must(tb, s.AddMember(ctx, &chartctl.Member{ID: "mem_ci", Team: "devs", Email: "ci@example.com", Role: chartctl.RoleMaintainer, AddedAt: at(10)}))
 	must(tb, s.AddMember(ctx, &chartctl.Member{ID: "mem_later", Team: "devs", Email: "later@example.com", Role: chartctl.RoleMember, AddedAt: at(11)}))
+	// Access (issue #29): grants to a team and a user, a robot mid-rotation
+	// with a trusted publisher.
+	for _, g := range []*chartctl.Grant{
+		{ID: "grant_devs", RepositoryID: "repo_pub", Kind: chartctl.GrantTeam, SubjectID: "team_devs", Role: chartctl.RepoRoleWrite, CreatedBy: admin.ID, CreatedAt: at(12)},
+		{ID: "grant_gone", RepositoryID: "repo_apps", Kind: chartctl.GrantUser, SubjectID: gone.ID, Role: chartctl.RepoRoleMaintain, CreatedAt: at(12)},
+	} {
+		_, err := s.PutGrant(ctx, g)
+		must(tb, err)
+	}
+	must(tb, s.CreateRobot(ctx, &chartctl.Robot{ID: "robot_ci", OrganizationID: "org_acme", Name: "ci", Description: "Release pipeline",
+		Repositories: []string{"apps", "apps-*"}, Permissions: chartctl.RobotPermissions{chartctl.RobotPull, chartctl.RobotPush},
+		SecretHash: []byte("robot-hash"), PreviousSecretHash: []byte("robot-hash-old"), PreviousSecretExpiresAt: ptr(at(60 * 24)),
+		ExpiresAt: ptr(at(60 * 24 * 365)), LastUsedAt: ptr(at(45)), CreatedBy: admin.ID, CreatedAt: at(13)}))
+	must(tb, s.AddPublisher(ctx, &chartctl.TrustedPublisher{ID: "pub_gh", RobotID: "robot_ci", Issuer: "https://token.actions.githubusercontent.com",
+		Audience: "chartctl", Claims: map[string]string{"repository": "acme/apps", "ref": "refs/tags/v*"}, CreatedBy: admin.ID, CreatedAt: at(14)}))
 
 	for i, v := range []string{"1.0.0", "1.1.0", "2.0.0-rc.1"} {
 		d, size := blob("web archive " + v)
@@ -132,6 +147,9 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		&chartctl.AuditEntry{Time: at(42), Actor: chartctl.Actor{Email: "intruder@example.com", ClientIP: "198.51.100.1"},
 			Action: "session.signin", Target: "intruder@example.com", Outcome: chartctl.OutcomeDenied},
 		&chartctl.AuditEntry{Time: at(43), Action: "retention.run", Target: "apps", Outcome: chartctl.OutcomeFailed, Organization: "acme"},
+		&chartctl.AuditEntry{Time: at(44), Actor: chartctl.Actor{UserID: "robot_ci", Email: "robot$acme+ci", CredentialID: "exc_1",
+			CredentialKind: chartctl.CredentialExchanged, Robot: "acme/ci", Publisher: "pub_gh"},
+			Action: "chart.push", Target: "apps/web/1.1.0", Outcome: chartctl.OutcomeSuccess, Organization: "acme"},
 	))
 	return blobs
 }

@@ -84,6 +84,14 @@ func Run(t *testing.T, open Open) {
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open) })
 	t.Run("Mirrors", func(t *testing.T) { testMirrors(t, open) })
 	t.Run("BlobClaims", func(t *testing.T) { testBlobClaims(t, open) })
+	t.Run("Grants", func(t *testing.T) { testGrants(t, open) })
+	t.Run("GrantsGoWithTheirBinding", func(t *testing.T) { testGrantsGoWithTheirBinding(t, open) })
+	t.Run("Robots", func(t *testing.T) { testRobots(t, open) })
+	t.Run("Publishers", func(t *testing.T) { testPublishers(t, open) })
+	t.Run("TokenIDs", func(t *testing.T) { testTokenIDs(t, open) })
+	t.Run("DeleteOrganization", func(t *testing.T) { testDeleteOrganization(t, open) })
+	t.Run("AccessRecords", func(t *testing.T) { testAccessRecords(t, open) })
+	t.Run("AccessChanges", func(t *testing.T) { testAccessChanges(t, open) })
 	t.Run("ListsFollowChanges", func(t *testing.T) { testListsFollowChanges(t, open) })
 	runEvents(t, open)
 }
@@ -460,7 +468,7 @@ func testRepositories(t *testing.T, open Open) {
 	wantCode(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "charts", Organization: "missing"}), chartctl.ECONFLICT)
 	wantCode(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "other", Organization: "missing"}), chartctl.ENOTFOUND)
 	wantCode(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "-bad"}), chartctl.EINVALID)
-	wantCode(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "ok", Visibility: "internal"}), chartctl.EINVALID)
+	wantCode(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "ok", Visibility: "secret"}), chartctl.EINVALID)
 	_, err = s.Repository(ctx, "missing")
 	wantCode(t, err, chartctl.ENOTFOUND)
 
