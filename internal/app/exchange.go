@@ -97,10 +97,7 @@ func (a *App) exchange(ctx context.Context, req ExchangeRequest) (*Exchanged, *e
 	if req.RequestedTokenType != "" && req.RequestedTokenType != TokenTypeAccessToken {
 		return nil, au, refusal(publishing.CheckRequest, "requested_token_type may only be %s.", TokenTypeAccessToken)
 	}
-	st, err := a.accessStore()
-	if err != nil {
-		return nil, au, err
-	}
+	st := chartctl.AccessStore(a.Store)
 	iss, err := publishing.Issuer(req.SubjectToken)
 	if err != nil {
 		return nil, au, err

@@ -21,15 +21,6 @@ type PublisherSpec struct {
 	Claims   map[string]string
 }
 
-// accessStore returns the store's AccessStore side.
-func (a *App) accessStore() (chartctl.AccessStore, error) {
-	s, ok := a.Store.(chartctl.AccessStore)
-	if !ok {
-		return nil, chartctl.Errorf(chartctl.EINTERNAL, "This server's store does not keep robot accounts.")
-	}
-	return s, nil
-}
-
 // publisherRobot loads the robot org/name whose publishers p means to
 // read (write false) or change: org owners and server admins, through a
 // human credential with org:read or org:write. An organization p cannot
@@ -51,10 +42,7 @@ func (a *App) publisherRobot(ctx context.Context, p *chartctl.Principal, org, na
 	if !p.IsHuman() || p.OrgRole(org) != chartctl.RoleOwner {
 		return nil, nil, chartctl.Errorf(chartctl.EFORBIDDEN, "Only owners of organization %q (and server admins) manage its robots' trusted publishers.", org)
 	}
-	st, err := a.accessStore()
-	if err != nil {
-		return nil, nil, err
-	}
+	st := chartctl.AccessStore(a.Store)
 	r, err := st.Robot(ctx, org, name)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil, chartctl.Errorf(chartctl.ENOTFOUND, "Robot %q not found in organization %q (chartctl robot list --org %s).", name, org, org)
