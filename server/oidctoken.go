@@ -47,7 +47,9 @@ func (s *Server) handleOIDCToken(c echo.Context) error {
 	}
 	req, desc := readTokenForm(c)
 	if desc != "" {
-		// Refused before the application layer saw it: audited here.
+		// Refused before the exchange saw it: audited as its refusals are.
+		s.app.AuditExchangeRefusal(c.Request().Context(), &publishing.Refusal{Code: "invalid_request", Check: publishing.CheckRequest, Description: desc})
+		c.Set(auditedKey, true)
 		return writeNoStore(c, http.StatusBadRequest, oidcTokenError{Error: "invalid_request", Description: desc})
 	}
 	ex, err := s.app.ExchangeToken(c.Request().Context(), req)

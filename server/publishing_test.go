@@ -246,6 +246,9 @@ func TestTokenExchangeRefusals(t *testing.T) {
 	if st, code, desc := post(ok, "application/json"); st != 400 || code != "invalid_request" || !strings.Contains(desc, "form-encoded") {
 		t.Errorf("JSON body: %d %s %s", st, code, desc)
 	}
+	if e := exchangeAudit(t, f.s); e[len(e)-1].Outcome != chartctl.OutcomeDenied || !strings.Contains(e[len(e)-1].Target, "refused (request)") {
+		t.Errorf("a body that is not a form left %+v", e[len(e)-1])
+	}
 	bad := url.Values{"grant_type": {"client_credentials"}, "subject_token": ok["subject_token"], "subject_token_type": ok["subject_token_type"]}
 	if st, code, _ := post(bad, "application/x-www-form-urlencoded"); st != 400 || code != "unsupported_grant_type" {
 		t.Errorf("grant_type: %d %s", st, code)
@@ -441,6 +444,9 @@ func TestPublishersCRUD(t *testing.T) {
 	if !strings.HasPrefix(p.ID, "pub_") || p.Issuer != f.iss.URL || p.Audience != testAudience || p.Claims["environment"] != "release" ||
 		p.CreatedBy != "admin@example.com" || p.CreatedAt.IsZero() {
 		t.Fatalf("publisher %+v", p)
+	}
+	if pubs, _, err := f.admin.Robots.ListPublishers(ctx, "acme", "ci-push", nil); err != nil || len(pubs) != 1 || pubs[0].ID != p.ID || pubs[0].CreatedBy != "admin@example.com" {
+		t.Fatalf("SDK list: %+v, %v", pubs, err)
 	}
 	list := s.Do(t, "GET", path, s.AdminKey, nil)
 	var listed struct {

@@ -272,6 +272,12 @@ func (a *App) exchangeRecord(ctx context.Context, au *exchangeAudit, outcome cha
 	return chartctl.WithChange(ctx, &chartctl.Change{Audit: []*chartctl.AuditEntry{a.exchangeEntry(ctx, au, outcome, r)}})
 }
 
+// AuditExchangeRefusal records an exchange a transport refused before
+// ExchangeToken saw it (a body that is not a form).
+func (a *App) AuditExchangeRefusal(ctx context.Context, r *publishing.Refusal) {
+	a.auditExchange(ctx, &exchangeAudit{issuer: "(no token read)"}, chartctl.OutcomeDenied, r)
+}
+
 // auditExchange records a refused exchange.
 func (a *App) auditExchange(ctx context.Context, au *exchangeAudit, outcome chartctl.Outcome, r *publishing.Refusal) {
 	if a.noAudit {
