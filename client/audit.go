@@ -15,6 +15,9 @@ type AuditEntry struct {
 	Actor struct {
 		UserID *string `json:"user_id"`
 		Email  *string `json:"email"`
+		// Robot is ORG/NAME when a robot account acted (its secret or a
+		// credential exchanged for it); its Email is then robot$ORG+NAME.
+		Robot string `json:"robot,omitempty"`
 	} `json:"actor"`
 	Credential struct {
 		ID   *string `json:"id"`

@@ -107,7 +107,7 @@ func (s *Server) handleDownloadChart(c echo.Context) error {
 // is charged for admins once the form has been read.
 func (s *Server) handleUploadChart(c echo.Context) error {
 	p := httpx.PrincipalOf(c)
-	r, err := s.app.ChartWritableRepo(c.Request().Context(), p, c.Param("repo"))
+	r, err := s.app.ChartPushRepo(c.Request().Context(), p, c.Param("repo"))
 	if err != nil {
 		// Refused: charged to the caller's own global bucket only.
 		if rerr := s.takeRate(c, p); rerr != nil {
@@ -168,7 +168,7 @@ func parseForce(v string) (bool, error) {
 
 // handleDeleteChartVersion deletes one version.
 func (s *Server) handleDeleteChartVersion(c echo.Context) error {
-	r, err := s.app.ChartWritableRepo(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"))
+	r, err := s.app.ChartDeleteRepo(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"))
 	if err != nil {
 		return err
 	}

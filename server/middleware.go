@@ -195,7 +195,7 @@ func (s *Server) authenticateRequest(c echo.Context) (*chartctl.Principal, error
 	if !ok {
 		malformed = "Malformed Authorization header: use Bearer <token>."
 	}
-	return s.resolveCredential(c, tok, malformed, `Bearer realm="chartctl", error="invalid_token"`)
+	return s.resolveCredential(c, "", tok, malformed, `Bearer realm="chartctl", error="invalid_token"`)
 }
 
 // OptionalPrincipal resolves the credential of a request to a protocol
@@ -207,21 +207,21 @@ func (s *Server) OptionalPrincipal(c echo.Context, challenge string) (*chartctl.
 	if h == "" {
 		return nil, nil
 	}
-	var tok, malformed string
+	var user, tok, malformed string
 	scheme, rest, _ := strings.Cut(h, " ")
 	switch {
 	case strings.EqualFold(scheme, "Basic"):
 		if raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest)); err != nil {
 			malformed = "Malformed Basic credentials."
 		} else {
-			_, tok, _ = strings.Cut(string(raw), ":")
+			user, tok, _ = strings.Cut(string(raw), ":")
 		}
 	case strings.EqualFold(scheme, "Bearer"):
 		tok = strings.TrimSpace(rest)
 	default:
 		malformed = "Unsupported Authorization scheme: use Basic or Bearer."
 	}
-	return s.resolveCredential(c, tok, malformed, challenge)
+	return s.resolveCredential(c, user, tok, malformed, challenge)
 }
 
 // checkThrottle refuses a client whose failed authentications exceeded
@@ -244,8 +244,10 @@ func (s *Server) checkThrottle(c echo.Context) error {
 // for every way one arrives (Bearer on /v1, Basic or Bearer on /helm). A
 // throttled client is refused first; a malformed header (malformed is its
 // message) or a refused credential counts as a failure for the client's
-// address and answers 401 with the challenge as WWW-Authenticate.
-func (s *Server) resolveCredential(c echo.Context, tok, malformed, challenge string) (*chartctl.Principal, error) {
+// address and answers 401 with the challenge as WWW-Authenticate. user is
+// the Basic user name ("" for Bearer): when it names a robot account
+// (robot$ORG+NAME) the secret must be that robot's.
+func (s *Server) resolveCredential(c echo.Context, user, tok, malformed, challenge string) (*chartctl.Principal, error) {
 	if err := s.checkThrottle(c); err != nil {
 		return nil, err
 	}
@@ -257,6 +259,12 @@ func (s *Server) resolveCredential(c echo.Context, tok, malformed, challenge str
 		err = chartctl.Errorf(chartctl.EUNAUTHORIZED, "%s", malformed)
 	} else {
 		p, err = s.principal(c.Request().Context(), tok)
+		if err == nil {
+			err = checkRobotUserName(user, p)
+			if err != nil {
+				p = nil
+			}
+		}
 	}
 	if chartctl.ErrorCode(err) == chartctl.EUNAUTHORIZED {
 		s.throttle.Fail(s.clientIP(c))
@@ -266,6 +274,24 @@ func (s *Server) resolveCredential(c echo.Context, tok, malformed, challenge str
 		setActor(c, p)
 	}
 	return p, err
+}
+
+// checkRobotUserName refuses a Basic user name that names a robot account
+// (robot$ORG+NAME) with a secret that is not that robot's: a valid secret
+// of another robot, or a person's key, under that name is a mix-up, not a
+// login. Other user names are not checked (Helm clients send any).
+func checkRobotUserName(user string, p *chartctl.Principal) error {
+	if !strings.HasPrefix(user, chartctl.RobotUserNamePrefix) {
+		return nil
+	}
+	org, name, ok := chartctl.ParseRobotUserName(user)
+	if !ok {
+		return chartctl.Errorf(chartctl.EUNAUTHORIZED, "Malformed robot user name %q: use robot$ORG+NAME (quote it in shells: 'robot$acme+ci-push').", user)
+	}
+	if p.Robot == nil || p.Robot.Organization != org || p.Robot.Name != name {
+		return chartctl.Errorf(chartctl.EUNAUTHORIZED, "This secret does not belong to robot account %s/%s: send that robot's secret as the password.", org, name)
+	}
+	return nil
 }
 
 func bearerToken(h string) (string, bool) {
@@ -281,6 +307,12 @@ func bearerToken(h string) (string, bool) {
 // refused without a store lookup.
 func (s *Server) principal(ctx context.Context, value string) (*chartctl.Principal, error) {
 	now := s.Now()
+	switch {
+	case strings.HasPrefix(value, token.RobotSecretPrefix):
+		return s.robotPrincipal(ctx, value, now)
+	case strings.HasPrefix(value, token.ExchangedPrefix):
+		return s.exchangedPrincipal(ctx, value, now)
+	}
 	if token.Valid(token.APIKeyPrefix, value) {
 		h := token.Hash(value)
 		if p, keyID, ok := s.creds.get(h, now); ok {
@@ -318,6 +350,81 @@ func (s *Server) principal(ctx context.Context, value string) (*chartctl.Princip
 		return p, nil
 	}
 	return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid credential: expected an API key (chartctl_…) or an OAuth access token.")
+}
+
+// robotPrincipal resolves a robot account's secret: refused when the robot
+// is disabled or expired, or the secret is one a rotation replaced and its
+// grace is over. Resolved secrets are cached as keys are, never past the
+// robot's expiry or the replaced secret's grace; a change to the robot
+// through this server drops the cache at once (other replicas: when the
+// store tells them, else within credentialTTL).
+func (s *Server) robotPrincipal(ctx context.Context, value string, now time.Time) (*chartctl.Principal, error) {
+	if !token.Valid(token.RobotSecretPrefix, value) {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Malformed robot secret: copy the whole value chartctl robot create or rotate printed.")
+	}
+	h := token.Hash(value)
+	if p, _, ok := s.creds.get(h, now); ok {
+		s.touch.recordRobot(p.Robot.ID, now)
+		return p, nil
+	}
+	gen := s.creds.generation()
+	rb, err := s.Store.RobotBySecretHash(ctx, h)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid robot secret: the robot account was deleted or its secret rotated; ask an owner of its organization for the current one.")
+	} else if err != nil {
+		return nil, err
+	}
+	until, err := app.CheckRobotSecret(rb, h, now)
+	if err != nil {
+		return nil, err
+	}
+	p := app.RobotPrincipal(rb, rb.ID)
+	s.creds.put(h, gen, p, rb.ID, until, now)
+	s.touch.recordRobot(rb.ID, now)
+	return p, nil
+}
+
+// exchangedPrincipal resolves a credential exchanged for a trusted
+// publisher's token (/v1/oidc/token): it acts as its robot, with the
+// robot's checks, until it expires (at most 15 minutes). Cached as
+// robotPrincipal does, never past its expiry.
+func (s *Server) exchangedPrincipal(ctx context.Context, value string, now time.Time) (*chartctl.Principal, error) {
+	if !token.Valid(token.ExchangedPrefix, value) {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Malformed exchanged credential: copy the whole access_token /v1/oidc/token returned.")
+	}
+	h := token.Hash(value)
+	if p, _, ok := s.creds.get(h, now); ok {
+		s.touch.recordRobot(p.Robot.ID, now)
+		return p, nil
+	}
+	gen := s.creds.generation()
+	ec, err := s.Store.ExchangedCredentialByHash(ctx, h)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or expired exchanged credential; exchange a new token (POST /v1/oidc/token).")
+	} else if err != nil {
+		return nil, err
+	}
+	if !now.Before(ec.ExpiresAt) {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This exchanged credential expired; exchange a new token (POST /v1/oidc/token).")
+	}
+	rb, err := s.Store.RobotByID(ctx, ec.RobotID)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The robot account of this exchanged credential no longer exists.")
+	} else if err != nil {
+		return nil, err
+	}
+	if err := app.CheckRobot(rb, now); err != nil {
+		return nil, err
+	}
+	until := ec.ExpiresAt
+	if rb.ExpiresAt != nil && rb.ExpiresAt.Before(until) {
+		until = *rb.ExpiresAt
+	}
+	p := app.RobotPrincipal(rb, ec.ID)
+	p.PublisherID = ec.PublisherID
+	s.creds.put(h, gen, p, ec.ID, &until, now)
+	s.touch.recordRobot(rb.ID, now)
+	return p, nil
 }
 
 func (s *Server) principalFor(ctx context.Context, userID, credID string, scopes chartctl.Scopes) (*chartctl.Principal, error) {
@@ -477,17 +584,19 @@ func (cc *credentialCache) invalidate() {
 	clear(cc.entries)
 }
 
-// touchBatcher coalesces API key last-used times and writes them in one
-// transaction every few seconds, so authentication never writes.
+// touchBatcher coalesces API key and robot last-used times and writes
+// them in one transaction each every few seconds, so authentication never
+// writes.
 type touchBatcher struct {
 	store  chartctl.Store
 	logger *slog.Logger
 	mu     sync.Mutex
 	used   map[string]time.Time
+	robots map[string]time.Time
 }
 
 func newTouchBatcher(store chartctl.Store, logger *slog.Logger) *touchBatcher {
-	return &touchBatcher{store: store, logger: logger, used: map[string]time.Time{}}
+	return &touchBatcher{store: store, logger: logger, used: map[string]time.Time{}, robots: map[string]time.Time{}}
 }
 
 func (t *touchBatcher) record(keyID string, at time.Time) {
@@ -496,16 +605,28 @@ func (t *touchBatcher) record(keyID string, at time.Time) {
 	t.mu.Unlock()
 }
 
+// recordRobot records the use of the robot with id (its secret or a
+// credential exchanged for it).
+func (t *touchBatcher) recordRobot(id string, at time.Time) {
+	t.mu.Lock()
+	t.robots[id] = at
+	t.mu.Unlock()
+}
+
 func (t *touchBatcher) flush() {
 	t.mu.Lock()
-	used := t.used
-	t.used = map[string]time.Time{}
+	used, robots := t.used, t.robots
+	t.used, t.robots = map[string]time.Time{}, map[string]time.Time{}
 	t.mu.Unlock()
-	if len(used) == 0 {
-		return
+	if len(used) > 0 {
+		if err := t.store.TouchAPIKeys(context.Background(), used); err != nil {
+			t.logger.Error("record key use", "err", err)
+		}
 	}
-	if err := t.store.TouchAPIKeys(context.Background(), used); err != nil {
-		t.logger.Error("record key use", "err", err)
+	if len(robots) > 0 {
+		if err := t.store.TouchRobots(context.Background(), robots); err != nil {
+			t.logger.Error("record robot use", "err", err)
+		}
 	}
 }
 

@@ -33,6 +33,11 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 	if err := httpx.RequireScope(c, chartctl.ScopeRepoWrite); err != nil {
 		return err
 	}
+	// A robot's stand-in user is never stored: a repository it created
+	// would belong to nobody.
+	if err := app.RequireHuman(httpx.PrincipalOf(c), "create repositories"); err != nil {
+		return err
+	}
 	var req client.CreateRepositoryRequest
 	if err := httpx.BindJSON(c, &req); err != nil {
 		return err

@@ -89,6 +89,12 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/repositories/:repo/retention", s.handleGetRetention)
 	api.PUT("/repositories/:repo/retention", s.handlePutRetention)
 	api.POST("/repositories/:repo/retention/run", s.handleRunRetention)
+	api.GET("/organizations/:org/robots", s.handleListRobots)
+	api.POST("/organizations/:org/robots", s.handleCreateRobot)
+	api.GET("/organizations/:org/robots/:name", s.handleGetRobot)
+	api.PATCH("/organizations/:org/robots/:name", s.handleUpdateRobot)
+	api.DELETE("/organizations/:org/robots/:name", s.handleDeleteRobot)
+	api.POST("/organizations/:org/robots/:name/rotate", s.handleRotateRobot)
 	api.GET("/organizations/:org/quota", s.handleGetOrgQuota)
 	api.PUT("/organizations/:org/quota", s.handlePutOrgQuota)
 

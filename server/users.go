@@ -10,14 +10,28 @@ import (
 	"github.com/chartctl/chartctl/internal/token"
 )
 
-// handleGetUser answers who the credential belongs to and its scopes.
+// handleGetUser answers who the credential belongs to and its scopes;
+// for a robot account (its secret or a credential exchanged for it) also
+// the robot's ORG/NAME, permissions and repository patterns.
 func (s *Server) handleGetUser(c echo.Context) error {
 	p := httpx.PrincipalOf(c)
-	return httpx.Data(c, client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)})
+	u := client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)}
+	if p.Robot != nil {
+		u.Admin, u.Robot, u.Permissions = false, p.Robot.FullName(), p.Robot.Permissions.Strings()
+	}
+	if p.Repositories != nil {
+		u.Repositories = p.Repositories
+	}
+	return httpx.Data(c, u)
 }
 
 // handleListAPIKeys lists the caller's API keys (never their values).
+// Robot accounts have none: they are refused rather than shown an empty
+// list, as every other account endpoint refuses them.
 func (s *Server) handleListAPIKeys(c echo.Context) error {
+	if err := app.RequireHuman(httpx.PrincipalOf(c), "hold API keys"); err != nil {
+		return err
+	}
 	pg, err := httpx.ParsePage(c)
 	if err != nil {
 		return err

@@ -175,6 +175,9 @@ type auditItem struct {
 	Actor struct {
 		UserID *string `json:"user_id"`
 		Email  *string `json:"email"`
+		// Robot is ORG/NAME when a robot account acted (its secret or a
+		// credential exchanged for it).
+		Robot string `json:"robot,omitempty"`
 	} `json:"actor"`
 	Credential struct {
 		ID   *string `json:"id"`
@@ -199,6 +202,12 @@ func toAuditItem(e *chartctl.AuditEntry) auditItem {
 		Outcome: string(e.Outcome), RequestID: e.Actor.RequestID}
 	out.Actor.UserID, out.Actor.Email = strp(e.Actor.UserID), strp(e.Actor.Email)
 	out.Credential.ID, out.Credential.Kind = strp(e.Actor.CredentialID), strp(e.Actor.CredentialKind)
+	out.Actor.Robot = e.Actor.Robot
+	if org, name, ok := chartctl.ParseRobotUserName(e.Actor.Email); ok && out.Actor.Robot == "" {
+		// The stores keep the actor's email, which for a robot is its
+		// user name (robot$ORG+NAME): the robot is named from it.
+		out.Actor.Robot = org + "/" + name
+	}
 	return out
 }
 

@@ -167,9 +167,27 @@ func MirrorReadOnlyMessage(r *chartctl.Repository) string {
 		": its charts change only when it syncs from there (chartctl repo sync " + r.Name + ")."
 }
 
-// ChartWritableRepo loads a repository whose charts p may change: as
-// WritableRepo with the write role, and not a mirror (MirrorReadOnly).
-func (a *App) ChartWritableRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
+// ChartPushRepo loads a repository p may push chart versions to: the
+// repo:write scope, visibility, the write role, the push permission of a
+// robot, and not a mirror (MirrorReadOnly). Every protocol's push asks
+// this (or ChartWriteDecision), so all answer alike.
+func (a *App) ChartPushRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
+	return a.chartWritableRepo(ctx, p, name, chartctl.RobotPush)
+}
+
+// ChartDeleteRepo loads a repository whose chart versions p may delete:
+// as ChartPushRepo, with a robot's delete permission instead of push
+// (push does not imply delete).
+func (a *App) ChartDeleteRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
+	return a.chartWritableRepo(ctx, p, name, chartctl.RobotDelete)
+}
+
+func (a *App) chartWritableRepo(ctx context.Context, p *chartctl.Principal, name string, act chartctl.RobotPermission) (*chartctl.Repository, error) {
+	// A robot's permissions first: they say more than the scope they
+	// amount to, and depend on no repository (nothing is revealed).
+	if err := checkRobotAct(p, act); err != nil {
+		return nil, err
+	}
 	r, err := a.WritableRepo(ctx, p, name, chartctl.RepoRoleWrite)
 	if err != nil {
 		return nil, err
@@ -178,6 +196,37 @@ func (a *App) ChartWritableRepo(ctx context.Context, p *chartctl.Principal, name
 		return nil, MirrorReadOnly(r)
 	}
 	return r, nil
+}
+
+// ChartWriteDecision is the decision of ChartPushRepo (act push) or
+// ChartDeleteRepo (act delete) on a repository the caller loaded and p
+// can see (p.CanSeeRepo), for transports that load it themselves (the
+// OCI registry): nil, or EFORBIDDEN saying what is missing. A mirror is
+// checked apart (MirrorReadOnly), as it is no refusal of the caller.
+func ChartWriteDecision(p *chartctl.Principal, r *chartctl.Repository, act chartctl.RobotPermission) error {
+	if p == nil {
+		return chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
+	}
+	if err := checkRobotAct(p, act); err != nil {
+		return err
+	}
+	if !p.Scopes.Allows(chartctl.ScopeRepoWrite) {
+		return chartctl.ScopeRequired(chartctl.ScopeRepoWrite)
+	}
+	if !p.RepoRole(r).AtLeast(chartctl.RepoRoleWrite) {
+		return ForbiddenRole(chartctl.RepoRoleWrite, r)
+	}
+	return nil
+}
+
+// checkRobotAct refuses a robot without permission act (nil p: not a
+// robot; the caller refuses anonymous writes).
+func checkRobotAct(p *chartctl.Principal, act chartctl.RobotPermission) error {
+	if p != nil && p.Robot != nil && !p.Permits(act) {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Robot account %s may not %s chart versions (its permissions: %s); an owner of organization %q can change them (PATCH /v1/organizations/%s/robots/%s).",
+			p.Robot.FullName(), act, strings.Join(p.Robot.Permissions.Strings(), ", "), p.Robot.Organization, p.Robot.Organization, p.Robot.Name)
+	}
+	return nil
 }
 
 // RequestSync asks for a sync of the mirror repository name now, for p

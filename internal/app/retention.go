@@ -77,7 +77,7 @@ func (a *App) Retention(ctx context.Context, p *chartctl.Principal, name string)
 
 // SetRetention replaces the policy of repository name (maintainers).
 func (a *App) SetRetention(ctx context.Context, p *chartctl.Principal, name string, pol *chartctl.RetentionPolicy) error {
-	r, err := a.ChartWritableRepo(ctx, p, name)
+	r, err := a.ChartDeleteRepo(ctx, p, name)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (a *App) SetRetention(ctx context.Context, p *chartctl.Principal, name stri
 // dryRun it only lists what would go. A dry run and the real run that
 // follows it list the same versions.
 func (a *App) RunRetention(ctx context.Context, p *chartctl.Principal, name string, dryRun bool) ([]RetentionDeletion, error) {
-	r, err := a.ChartWritableRepo(ctx, p, name)
+	r, err := a.ChartDeleteRepo(ctx, p, name)
 	if err != nil {
 		return nil, err
 	}

@@ -30,8 +30,9 @@ func (h *Handler) cmFail(c echo.Context, err error) error {
 // the same rate limits as its /v1 equivalent: global, and upload for
 // uploads.
 //
-// The write rules alone decide (ChartWritableRepo: repo:write, then the
-// repository's visibility, then the role), as on /v1: reading the
+// The write rules alone decide (ChartPushRepo for uploads, ChartDeleteRepo
+// for deletes: repo:write, then the repository's visibility, then the
+// role and a robot's permission), as on /v1: reading the
 // repository first named repo:read to a credential that had neither.
 func (h *Handler) cmWritableRepo(c echo.Context, upload bool) (*chartctl.Repository, error) {
 	p, err := h.Auth.OptionalPrincipal(c, basicChallenge)
@@ -43,7 +44,11 @@ func (h *Handler) cmWritableRepo(c echo.Context, upload bool) (*chartctl.Reposit
 	}
 	// The upload's concurrency cap is kept per credential.
 	httpx.SetPrincipal(c, p)
-	r, err := h.App.ChartWritableRepo(c.Request().Context(), p, c.Param("repo"))
+	writable := h.App.ChartDeleteRepo
+	if upload {
+		writable = h.App.ChartPushRepo
+	}
+	r, err := writable(c.Request().Context(), p, c.Param("repo"))
 	if err != nil {
 		return nil, err
 	}

@@ -138,20 +138,22 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 		}
 		return nil, nil, needLogin(fmt.Sprintf("Authentication required to %s.", act))
 	}
-	need := chartctl.ScopeRepoRead
-	if act != actionPull {
-		need = chartctl.ScopeRepoWrite
-	}
-	if !p.Scopes.Allows(need) {
-		return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", need))
-	}
-	if act != actionPull && !p.RepoRole(repo).AtLeast(chartctl.RepoRoleWrite) {
-		if repo.Organization == "" {
-			return nil, nil, denied(c, errDenied("Only the owner of repository %q may %s here.", repo.Name, act))
+	if act == actionPull {
+		if !p.Scopes.Allows(chartctl.ScopeRepoRead) {
+			return nil, nil, denied(c, errDenied("This credential lacks the %s scope.", chartctl.ScopeRepoRead))
 		}
-		return nil, nil, denied(c, errDenied("Pushing or deleting in repository %q needs the maintainer role in organization %q.", repo.Name, repo.Organization))
+		return p, repo, nil
 	}
-	if act != actionPull && repo.Mirror != nil {
+	// Push and delete: the application layer's decision, the same as on
+	// /v1 and the ChartMuseum API (scope, role, a robot's permission).
+	perm := chartctl.RobotPush
+	if act == actionDelete {
+		perm = chartctl.RobotDelete
+	}
+	if err := app.ChartWriteDecision(p, repo, perm); err != nil {
+		return nil, nil, denied(c, errDenied("%s", chartctl.ErrorMessage(err)))
+	}
+	if repo.Mirror != nil {
 		return nil, nil, errDenied("%s", app.MirrorReadOnlyMessage(repo))
 	}
 	return p, repo, nil

@@ -35,7 +35,9 @@ type tokenResponse struct {
 }
 
 // handleToken answers GET /v2/token (the Docker token flow): with HTTP
-// Basic (any user name, password = API key or access token) it returns
+// Basic (password = API key, access token, robot secret or exchanged
+// credential; any user name, except that robot$ORG+NAME must be the
+// secret's robot) it returns
 // that credential as the bearer token, after checking it; without a
 // credential it returns the anonymous token, which pulls public
 // repositories only. The scope parameter is not needed: every request is

@@ -83,7 +83,8 @@ func upload(t *testing.T, url, key, repo string, c testkit.Chart) (int, []byte) 
 // notifications, and through the generation check when the listening
 // connection is killed or the database restarts), rate limits and quotas
 // exact over the replicas, one winner of racing pushes, each webhook event
-// delivered once by the three dispatchers, download counts added up, the
+// delivered once by the three dispatchers, download counts added up, a
+// revoked key and a disabled or rotated robot refused by every replica, the
 // OCI conformance suite passing behind a round-robin load balancer, and
 // no acknowledged upload lost when a replica is killed.
 func TestReplicas(t *testing.T) {
@@ -337,6 +338,73 @@ func TestReplicas(t *testing.T) {
 			}
 		}
 		t.Logf("a revoked key was refused by every replica %v after the revocation", time.Since(start))
+	})
+
+	t.Run("RobotStoppedOnEveryReplica", func(t *testing.T) {
+		// A robot account on PostgreSQL: its secret works on every
+		// replica; disabled, or rotated without grace, on one replica, the
+		// others refuse the secret when told, long before the cache's own
+		// expiry (30 s).
+		for _, req := range []struct{ path, body string }{
+			{"/v1/organizations", `{"name":"robo"}`},
+			{"/v1/repositories", `{"name":"robo-charts","organization":"robo"}`},
+		} {
+			if r, b, err := do(t, "POST", rs.url(0)+req.path, rs.key, strings.NewReader(req.body), "application/json"); err != nil || r.StatusCode != 200 {
+				t.Fatalf("POST %s: %v %s", req.path, err, b)
+			}
+		}
+		var created struct {
+			Data struct {
+				Secret string `json:"secret"`
+			} `json:"data"`
+		}
+		r, b, err := do(t, "POST", rs.url(1)+"/v1/organizations/robo/robots", rs.key,
+			strings.NewReader(`{"name":"ci","repositories":["robo-*"],"permissions":["push"]}`), "application/json")
+		if err != nil || r.StatusCode != 200 || json.Unmarshal(b, &created) != nil || created.Data.Secret == "" {
+			t.Fatalf("create robot: %v %s", err, b)
+		}
+		secret := created.Data.Secret
+		pushes := 0
+		acceptedEverywhere := func(secret string) {
+			t.Helper()
+			for i := range 3 {
+				pushes++
+				if code, b := upload(t, rs.url(i), secret, "robo-charts", testkit.Chart{Name: "ci", Version: fmt.Sprintf("1.0.%d", pushes)}); code != 200 {
+					t.Fatalf("replica %d refused the robot's push: %d %s", i, code, b)
+				}
+			}
+		}
+		refusedByOthers := func(secret, what string) {
+			t.Helper()
+			start := time.Now()
+			for i := 1; i < 3; i++ {
+				for {
+					r, _, err := do(t, "GET", rs.url(i)+"/v1/user", secret, nil, "")
+					if err == nil && r.StatusCode == http.StatusUnauthorized {
+						break
+					}
+					if time.Since(start) > 20*time.Second {
+						t.Fatalf("replica %d still accepts a robot %s on another", i, what)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			t.Logf("a robot %s on one replica was refused by the others %v later", what, time.Since(start))
+		}
+		acceptedEverywhere(secret)
+		if r, b, err := do(t, "PATCH", rs.url(0)+"/v1/organizations/robo/robots/ci", rs.key, strings.NewReader(`{"disabled":true}`), "application/json"); err != nil || r.StatusCode != 200 {
+			t.Fatalf("disable: %v %s", err, b)
+		}
+		refusedByOthers(secret, "disabled")
+		if r, b, err := do(t, "PATCH", rs.url(0)+"/v1/organizations/robo/robots/ci", rs.key, strings.NewReader(`{"disabled":false}`), "application/json"); err != nil || r.StatusCode != 200 {
+			t.Fatalf("enable: %v %s", err, b)
+		}
+		acceptedEverywhere(secret)
+		if r, b, err := do(t, "POST", rs.url(0)+"/v1/organizations/robo/robots/ci/rotate", rs.key, nil, ""); err != nil || r.StatusCode != 200 || json.Unmarshal(b, &created) != nil {
+			t.Fatalf("rotate: %v %s", err, b)
+		}
+		refusedByOthers(secret, "rotated without grace")
+		acceptedEverywhere(created.Data.Secret)
 	})
 
 	t.Run("ChunkedOCIUploadAcrossReplicas", func(t *testing.T) {
