@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -525,6 +526,17 @@ func TestExchangedCredentialPushesAndExpires(t *testing.T) {
 	}
 	// other-charts is not among the robot's patterns.
 	expectError(t, f.s.Upload(t, "other-charts", tok.AccessToken, chart, ""), 404, "not_found", "")
+	// helm cm-push with the robot's user name and the credential as its
+	// password, and a Helm index read with it.
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": testkit.MakeChart(t, testkit.Chart{Name: "api", Version: "1.0.0"})})
+	if r := f.s.Do(t, "POST", "/helm/api/acme-charts/charts", "", bytes.NewReader(body), "Content-Type", ctype,
+		"Authorization", basic("robot$acme+ci-push", tok.AccessToken)); r.StatusCode != 201 {
+		t.Fatalf("ChartMuseum push with the exchanged credential: %d %s", r.StatusCode, r.Body)
+	}
+	if r := f.s.Do(t, "GET", "/helm/acme-charts/index.yaml", "", nil, "Authorization", basic("robot$acme+ci-push", tok.AccessToken)); r.StatusCode != 200 ||
+		!strings.Contains(string(r.Body), "api") {
+		t.Fatalf("Helm index with the exchanged credential: %d %s", r.StatusCode, r.Body)
+	}
 
 	f.clk.Add(15*time.Minute - time.Second)
 	mustOK(t, f.s.Do(t, "GET", "/v1/repositories/acme-charts/charts/web", tok.AccessToken, nil))
