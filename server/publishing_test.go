@@ -306,7 +306,9 @@ func TestTokenExchangeRefusesDisabledAndExpiredRobots(t *testing.T) {
 // An issuer that resolves to a private address is fetched only when the
 // operator allows it; an attacker's iss is never fetched.
 func TestTokenExchangePrivateIssuer(t *testing.T) {
-	iss := oidcissuer.New(t)
+	// Named localhost: the server resolves the name, and the guard judges
+	// the address it resolves to.
+	iss := oidcissuer.NewNamed(t, "localhost")
 	withCA := func(srv *server.Server) { srv.Config.OIDCRootCAs = iss.Pool }
 	for _, tc := range []struct {
 		name  string

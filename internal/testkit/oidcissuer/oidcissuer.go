@@ -17,10 +17,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -69,6 +71,14 @@ type key struct {
 // signing key; tb's cleanup stops it.
 func New(tb testing.TB) *Issuer {
 	tb.Helper()
+	return NewNamed(tb, "")
+}
+
+// NewNamed is New with the issuer's URL naming host (such as
+// "localhost") instead of the address 127.0.0.1, so a verifier must
+// resolve the name to reach it.
+func NewNamed(tb testing.TB, host string) *Issuer {
+	tb.Helper()
 	i := newIssuer(tb)
 	i.ca = testkit.NewCA(tb)
 	certPEM, keyPEM, _ := i.ca.Issue(tb, "127.0.0.1", "localhost")
@@ -80,6 +90,9 @@ func New(tb testing.TB) *Issuer {
 	i.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	i.srv.StartTLS()
 	i.URL = i.srv.URL
+	if host != "" {
+		i.URL = "https://" + net.JoinHostPort(host, strconv.Itoa(i.srv.Listener.Addr().(*net.TCPAddr).Port))
+	}
 	i.CertPEM, i.Pool = i.ca.CertPEM, i.ca.Pool
 	tb.Cleanup(i.srv.Close)
 	return i
