@@ -9,7 +9,8 @@
 // trusted publisher names (the caller looks the unverified iss up first),
 // through the private-address guard (internal/netguard) unless the
 // operator lists the issuer in --oidc-trust-insecure-issuers (decision 5),
-// and the JWKS is cached and re-fetched at most once a minute, so a key
+// honouring HTTPS_PROXY / NO_PROXY once the issuer itself passed the guard
+// (netguard.Upstream), and the JWKS is cached and re-fetched at most once a minute, so a key
 // rotation is followed without letting tokens with made-up key IDs drive
 // fetches.
 package publishing
@@ -107,7 +108,7 @@ func New(cfg Config) *Verifier {
 	}
 	cfg.InsecureIssuers = insecure
 	tlsConf := &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
-	guarded := netguard.Transport(cfg.Timeout, cfg.AllowPrivate, FlagAllowPrivate+" (or list the issuer in "+FlagInsecureIssuers+")")
+	guarded := netguard.Upstream(cfg.Timeout, cfg.AllowPrivate, FlagAllowPrivate+" (or list the issuer in "+FlagInsecureIssuers+")")
 	guarded.TLSClientConfig = tlsConf
 	// Issuers the operator lists are reached like any configured endpoint
 	// (decision 5): no address guard, the environment's proxy honoured.
