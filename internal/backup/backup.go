@@ -24,7 +24,10 @@
 // sizes). 3 adds repository grants, robot accounts and trusted
 // publishers, and the repository patterns of restricted API keys: a
 // reader of 2 would restore such a key unrestricted, so 3 is a new
-// version, refused by older chartctl. This package reads all three; a
+// version, refused by older chartctl. 4 adds the identity provider
+// account a user is bound to (issue #28): a reader of 3 would restore an
+// IdP user as an unbound local account, which the next IdP sign-in then
+// refuses as a collision. This package reads all four; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup
@@ -52,7 +55,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 3
+const FormatVersion = 4
 
 const (
 	dir          = "chartctl-backup/"

@@ -27,6 +27,15 @@ type userRec struct {
 	Disabled     bool       `json:"disabled,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
 	LastSeenAt   *time.Time `json:"last_seen_at,omitempty"`
+	// Identity is the identity provider account the user is bound to
+	// (format 4); absent for local accounts.
+	Identity *identityRec `json:"identity,omitempty"`
+}
+
+type identityRec struct {
+	Provider string `json:"provider"`
+	Issuer   string `json:"issuer,omitempty"`
+	Subject  string `json:"subject"`
 }
 
 type apiKeyRec struct {
@@ -301,7 +310,11 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	switch {
 	case r.User != nil:
 		u := r.User
-		v = userRec{u.ID, u.Email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt}
+		rec := userRec{u.ID, u.Email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt, nil}
+		if !u.Identity.Local() {
+			rec.Identity = &identityRec{u.Identity.Provider, u.Identity.Issuer, u.Identity.Subject}
+		}
+		v = rec
 	case r.APIKey != nil:
 		k := r.APIKey
 		v = apiKeyRec{k.ID, k.UserID, k.Name, k.Scopes.Strings(), k.Hash, k.CreatedAt, k.LastUsedAt, k.ExpiresAt, k.Repositories}
@@ -406,6 +419,9 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.User = &chartctl.User{ID: v.ID, Email: v.Email, PasswordHash: v.PasswordHash, Admin: v.Admin, Disabled: v.Disabled,
 				CreatedAt: v.CreatedAt, LastSeenAt: v.LastSeenAt}
+			if v.Identity != nil {
+				r.User.Identity = chartctl.Identity{Provider: v.Identity.Provider, Issuer: v.Identity.Issuer, Subject: v.Identity.Subject}
+			}
 		}
 	case chartctl.DumpAPIKey:
 		var v apiKeyRec

@@ -16,6 +16,9 @@ const (
 	usersBucket = "users"
 	// userEmailsBucket: lowercased email → user ID.
 	userEmailsBucket = "user_emails"
+	// userIdentitiesBucket: provider sep issuer sep subject → user ID;
+	// the users bound to an identity provider's account (schema 9).
+	userIdentitiesBucket = "user_identities"
 
 	// apiKeysBucket: key ID → apiKeyRecord.
 	apiKeysBucket = "api_keys"
@@ -128,7 +131,7 @@ var accessBuckets = []string{
 const sep = "\x00"
 
 var allBuckets = []string{
-	usersBucket, userEmailsBucket,
+	usersBucket, userEmailsBucket, userIdentitiesBucket,
 	apiKeysBucket, apiKeyHashesBucket, userAPIKeysBucket,
 	orgsBucket, orgCreatorsBucket,
 	reposBucket, chartsBucket, chartIndexBucket, chartSemverBucket, repoTombstonesBucket, blobRefsBucket,

@@ -20,6 +20,15 @@ type userRecord struct {
 	Disabled     bool       `json:"disabled,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
 	LastSeenAt   *time.Time `json:"last_seen_at,omitempty"`
+	// Identity binds the user to an identity provider's account (schema
+	// 9); absent for local accounts.
+	Identity *identityRecord `json:"identity,omitempty"`
+}
+
+type identityRecord struct {
+	Provider string `json:"provider"`
+	Issuer   string `json:"issuer,omitempty"`
+	Subject  string `json:"subject"`
 }
 
 type apiKeyRecord struct {
@@ -134,11 +143,19 @@ func decode[T any](data []byte) (*T, error) {
 }
 
 func newUserRecord(u *chartctl.User) *userRecord {
-	return &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: u.CreatedAt, LastSeenAt: u.LastSeenAt}
+	r := &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: u.CreatedAt, LastSeenAt: u.LastSeenAt}
+	if !u.Identity.Local() {
+		r.Identity = &identityRecord{Provider: u.Identity.Provider, Issuer: u.Identity.Issuer, Subject: u.Identity.Subject}
+	}
+	return r
 }
 
 func (r *userRecord) domain() *chartctl.User {
-	return &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, Disabled: r.Disabled, CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt}
+	u := &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, Disabled: r.Disabled, CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt}
+	if r.Identity != nil {
+		u.Identity = chartctl.Identity{Provider: r.Identity.Provider, Issuer: r.Identity.Issuer, Subject: r.Identity.Subject}
+	}
+	return u
 }
 
 func newAPIKeyRecord(k *chartctl.APIKey) *apiKeyRecord {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"sort"
+	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -47,6 +48,24 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 		}
 		if upd.PasswordHash != nil {
 			r.PasswordHash = *upd.PasswordHash
+		}
+		if upd.Email != nil && lowerEmail(*upd.Email) != lowerEmail(r.Email) {
+			if err := changeEmail(tx, r, *upd.Email); err != nil {
+				return err
+			}
+		}
+		if upd.Identity != nil {
+			if err := checkIdentity(*upd.Identity); err != nil {
+				return err
+			}
+			old := r.domain().Identity
+			if err := unbindIdentity(tx, old); err != nil {
+				return err
+			}
+			if err := bindIdentity(tx, id, *upd.Identity); err != nil {
+				return err
+			}
+			r.Identity = newUserRecord(&chartctl.User{Identity: *upd.Identity}).Identity
 		}
 		if wasEnabledAdmin && !(r.Admin && !r.Disabled) {
 			if err := otherEnabledAdmin(tx, id); err != nil {
@@ -113,6 +132,9 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 		if err := bucket(tx, userEmailsBucket).Delete([]byte(email)); err != nil {
 			return err
 		}
+		if err := unbindIdentity(tx, r.domain().Identity); err != nil {
+			return err
+		}
 		return bucket(tx, usersBucket).Delete([]byte(id))
 	}))
 }
@@ -134,6 +156,24 @@ func (db *DB) TouchUser(ctx context.Context, id string, t time.Time) error {
 		r.LastSeenAt = &t
 		return putUserRecord(tx, r)
 	}))
+}
+
+// changeEmail moves r to email in the email index. It returns EINVALID
+// for an unusable email and ECONFLICT when another user has it.
+func changeEmail(tx *bbolt.Tx, r *userRecord, email string) error {
+	key := lowerEmail(email)
+	if key == "" || strings.Contains(key, sep) {
+		return chartctl.Invalid("email", "A valid email is required.")
+	}
+	emails := bucket(tx, userEmailsBucket)
+	if cur := emails.Get([]byte(key)); cur != nil && string(cur) != r.ID {
+		return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", email)
+	}
+	if err := emails.Delete([]byte(lowerEmail(r.Email))); err != nil {
+		return err
+	}
+	r.Email = email
+	return emails.Put([]byte(key), []byte(r.ID))
 }
 
 func getUserRecord(tx *bbolt.Tx, id string) (*userRecord, error) {

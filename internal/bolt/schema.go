@@ -50,7 +50,12 @@ import (
 //	   a key record). Nothing is rewritten, but a binary of schema 7 would
 //	   read a restricted key as unrestricted, and leave grants behind when
 //	   it deletes their repository or user.
-const SchemaVersion = 8
+//	9: users may be bound to an identity provider's account (issue #28:
+//	   the "identity" member of a user record, and the user_identities
+//	   index created at open). Nothing is rewritten, but a binary of
+//	   schema 8 would drop the binding the next time it updates the user
+//	   and let the IdP sign-in create a second account.
+const SchemaVersion = 9
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -72,6 +77,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	bindToRepositories,
 	upgradeChartAlternates,
 	upgradeAccess,
+	upgradeIdentities,
 }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload
@@ -198,6 +204,11 @@ func upgradeChartAlternates(*bbolt.Tx) error { return nil }
 // unrestricted, as before, and the access buckets start empty; only the
 // version changes.
 func upgradeAccess(*bbolt.Tx) error { return nil }
+
+// upgradeIdentities (8→9): user records without an "identity" member are
+// local accounts, as before, and the identity index starts empty; only
+// the version changes.
+func upgradeIdentities(*bbolt.Tx) error { return nil }
 
 // upgradeMirrors (4→5): repository records without a "mirror" member are
 // ordinary repositories, as before; only the version changes.

@@ -19,6 +19,9 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	if email == "" || strings.Contains(email, sep) {
 		return chartctl.Invalid("email", "A valid email is required.")
 	}
+	if err := checkIdentity(u.Identity); err != nil {
+		return err
+	}
 	if err := db.fill(&u.ID, prefixUser, &u.CreatedAt); err != nil {
 		return err
 	}
@@ -38,8 +41,65 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 		if err := users.Put([]byte(u.ID), v); err != nil {
 			return err
 		}
+		if err := bindIdentity(tx, u.ID, u.Identity); err != nil {
+			return err
+		}
 		return emails.Put([]byte(email), []byte(u.ID))
 	}))
+}
+
+// UserByIdentity returns the user bound to the identity provider's
+// account id. It returns ENOTFOUND if none.
+func (db *DB) UserByIdentity(ctx context.Context, id chartctl.Identity) (*chartctl.User, error) {
+	var u *chartctl.User
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		if id.Local() || checkIdentity(id) != nil {
+			return userNotFound()
+		}
+		uid := bucket(tx, userIdentitiesBucket).Get(identityKey(id))
+		if uid == nil {
+			return userNotFound()
+		}
+		var err error
+		u, err = getUser(tx, string(uid))
+		return err
+	})
+	return u, wrap("get user by identity", err)
+}
+
+// checkIdentity refuses an identity the index cannot key: a bound one
+// without a subject, or with the key separator in a part.
+func checkIdentity(id chartctl.Identity) error {
+	if id.Local() {
+		return nil
+	}
+	if id.Subject == "" || strings.Contains(id.Provider+id.Issuer+id.Subject, sep) {
+		return chartctl.Invalid("identity", "An identity needs a provider and a subject without NUL characters.")
+	}
+	return nil
+}
+
+func identityKey(id chartctl.Identity) []byte { return key(id.Provider, id.Issuer, id.Subject) }
+
+// bindIdentity indexes userID under id (nothing for a local account). It
+// returns ECONFLICT when another user is bound to id.
+func bindIdentity(tx *bbolt.Tx, userID string, id chartctl.Identity) error {
+	if id.Local() {
+		return nil
+	}
+	b := bucket(tx, userIdentitiesBucket)
+	if cur := b.Get(identityKey(id)); cur != nil && string(cur) != userID {
+		return chartctl.Errorf(chartctl.ECONFLICT, "Another user is already bound to this %s account.", id.Provider)
+	}
+	return b.Put(identityKey(id), []byte(userID))
+}
+
+// unbindIdentity drops the index entry of id (nothing for a local account).
+func unbindIdentity(tx *bbolt.Tx, id chartctl.Identity) error {
+	if id.Local() {
+		return nil
+	}
+	return bucket(tx, userIdentitiesBucket).Delete(identityKey(id))
 }
 
 // User returns the user with id. It returns ENOTFOUND if none.

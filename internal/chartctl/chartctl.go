@@ -24,6 +24,43 @@ type User struct {
 	// LastSeenAt is when the user last signed in to the dashboard, nil if
 	// never.
 	LastSeenAt *time.Time
+	// Identity is the identity provider account the user signs in with;
+	// the zero value is a local account (password, or none for a CI
+	// service account).
+	Identity Identity
+}
+
+// Identity providers a user may be bound to (CONTRACT §18 "Sign-in").
+const (
+	ProviderLocal = "local"
+	ProviderOIDC  = "oidc"
+	ProviderLDAP  = "ldap"
+	ProviderSCIM  = "scim"
+)
+
+// Identity binds a user to an account of an identity provider. A bound
+// user is found by (Provider, Issuer, Subject), never by email alone, so
+// an email reused at the provider cannot take over the account.
+type Identity struct {
+	// Provider is ProviderOIDC, ProviderLDAP or ProviderSCIM; "" (or
+	// ProviderLocal) is a local account, and then the other fields are
+	// empty.
+	Provider string
+	// Issuer names the provider's instance: the OIDC issuer URL.
+	Issuer string
+	// Subject is the provider's stable ID of the account (OIDC sub).
+	Subject string
+}
+
+// Local reports whether the identity is a local account.
+func (i Identity) Local() bool { return i.Provider == "" || i.Provider == ProviderLocal }
+
+// ProviderName is Provider with "" spelled ProviderLocal.
+func (i Identity) ProviderName() string {
+	if i.Local() {
+		return ProviderLocal
+	}
+	return i.Provider
 }
 
 // UserUpdate lists the changes UpdateUser makes; nil fields stay as they
@@ -32,6 +69,12 @@ type UserUpdate struct {
 	Disabled     *bool
 	Admin        *bool
 	PasswordHash *string
+	// Email changes the user's email (an identity provider's account
+	// whose address changed); ECONFLICT if another user has it.
+	Email *string
+	// Identity binds the user to an identity provider's account;
+	// ECONFLICT if another user is bound to it.
+	Identity *Identity
 }
 
 // Organization groups teams and repositories; a user's role in it is the
@@ -161,13 +204,17 @@ type ChartFilter struct {
 // concurrent use; every method is atomic.
 type Store interface {
 	// CreateUser stores u, filling ID and CreatedAt when empty.
-	// Returns ECONFLICT if the email is taken.
+	// Returns ECONFLICT if the email is taken, or u.Identity is bound to
+	// another user.
 	CreateUser(ctx context.Context, u *User) error
 	// User returns the user with id. Returns ENOTFOUND if none.
 	User(ctx context.Context, id string) (*User, error)
 	// UserByEmail returns the user with email (case-insensitive).
 	// Returns ENOTFOUND if none.
 	UserByEmail(ctx context.Context, email string) (*User, error)
+	// UserByIdentity returns the user bound to the identity provider's
+	// account (provider, issuer, subject). Returns ENOTFOUND if none.
+	UserByIdentity(ctx context.Context, id Identity) (*User, error)
 	// UserCount returns the number of users.
 	UserCount(ctx context.Context) (int, error)
 	// Users returns every user, by email.

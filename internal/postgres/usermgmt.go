@@ -52,13 +52,33 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 		if upd.PasswordHash != nil {
 			u.PasswordHash = *upd.PasswordHash
 		}
+		if upd.Email != nil {
+			if lowerEmail(*upd.Email) == "" || !storable(*upd.Email) {
+				return chartctl.Invalid("email", "A valid email is required.")
+			}
+			u.Email = *upd.Email
+		}
+		if upd.Identity != nil {
+			if err := checkIdentity(*upd.Identity); err != nil {
+				return err
+			}
+			u.Identity = *upd.Identity
+		}
 		if wasEnabledAdmin && !(u.Admin && !u.Disabled) {
 			if err := otherEnabledAdmin(ctx, tx, id); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `UPDATE users SET disabled = $2, admin = $3, password_hash = $4 WHERE id = $1`,
-			id, u.Disabled, u.Admin, u.PasswordHash); err != nil {
+		prov, iss, sub := identityCols(u.Identity)
+		_, err = tx.Exec(ctx, `UPDATE users SET disabled = $2, admin = $3, password_hash = $4, email = $5, email_key = $6,
+			identity_provider = $7, identity_issuer = $8, identity_subject = $9 WHERE id = $1`,
+			id, u.Disabled, u.Admin, u.PasswordHash, text(u.Email), lowerEmail(u.Email), prov, iss, sub)
+		switch {
+		case isUnique(err, "users_identity_key"):
+			return identityTaken(u.Identity)
+		case isUnique(err, "users_email_key_key"):
+			return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", u.Email)
+		case err != nil:
 			return err
 		}
 		if disabling {

@@ -18,15 +18,23 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	if email == "" || !storable(email) {
 		return chartctl.Invalid("email", "A valid email is required.")
 	}
+	if err := checkIdentity(u.Identity); err != nil {
+		return err
+	}
 	if err := db.fill(&u.ID, prefixUser, &u.CreatedAt); err != nil {
 		return err
 	}
+	prov, iss, sub := identityCols(u.Identity)
 	err := db.changing(ctx, func(q querier) error {
-		_, err := q.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, disabled, created_at, last_seen_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt)
+		_, err := q.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, disabled, created_at, last_seen_at,
+			identity_provider, identity_issuer, identity_subject)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt,
+			prov, iss, sub)
 		return err
 	})
 	switch {
+	case isUnique(err, "users_identity_key"):
+		return identityTaken(u.Identity)
 	case isUnique(err, "users_email_key_key"):
 		return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", u.Email)
 	case isUnique(err, "users_pkey"):
@@ -35,11 +43,12 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	return db.wrap("create user", err)
 }
 
-const userCols = `id, email, password_hash, admin, disabled, created_at, last_seen_at`
+const userCols = `id, email, password_hash, admin, disabled, created_at, last_seen_at, identity_provider, identity_issuer, identity_subject`
 
 func scanUser(row pgx.Row) (*chartctl.User, error) {
 	var u chartctl.User
-	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastSeenAt)
+	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastSeenAt,
+		&u.Identity.Provider, &u.Identity.Issuer, &u.Identity.Subject)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, userNotFound()
 	} else if err != nil {
@@ -66,6 +75,41 @@ func (db *DB) UserByEmail(ctx context.Context, email string) (*chartctl.User, er
 	}
 	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE email_key = $1`, lowerEmail(email)))
 	return u, db.wrap("get user by email", err)
+}
+
+// UserByIdentity returns the user bound to the identity provider's
+// account id. It returns ENOTFOUND if none.
+func (db *DB) UserByIdentity(ctx context.Context, id chartctl.Identity) (*chartctl.User, error) {
+	if id.Local() || checkIdentity(id) != nil {
+		return nil, userNotFound()
+	}
+	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userCols+` FROM users
+		WHERE identity_provider = $1 AND identity_issuer = $2 AND identity_subject = $3`, id.Provider, id.Issuer, id.Subject))
+	return u, db.wrap("get user by identity", err)
+}
+
+// checkIdentity refuses an identity PostgreSQL text cannot hold, or a
+// bound one without a subject.
+func checkIdentity(id chartctl.Identity) error {
+	if id.Local() {
+		return nil
+	}
+	if id.Subject == "" || !storable(id.Provider) || !storable(id.Issuer) || !storable(id.Subject) {
+		return chartctl.Invalid("identity", "An identity needs a provider and a subject without NUL characters.")
+	}
+	return nil
+}
+
+// identityCols are the identity columns of id: empty for a local account.
+func identityCols(id chartctl.Identity) (provider, issuer, subject string) {
+	if id.Local() {
+		return "", "", ""
+	}
+	return id.Provider, id.Issuer, id.Subject
+}
+
+func identityTaken(id chartctl.Identity) error {
+	return chartctl.Errorf(chartctl.ECONFLICT, "Another user is already bound to this %s account.", id.Provider)
 }
 
 // UserCount returns the number of users.

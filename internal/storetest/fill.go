@@ -28,7 +28,10 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		CreatedAt: at(0), LastSeenAt: ptr(at(50))}
 	gone := &chartctl.User{ID: "usr_gone", Email: "Gone@Example.com", Disabled: true, CreatedAt: at(1)}
 	ci := &chartctl.User{ID: "usr_ci", Email: "ci@example.com", CreatedAt: at(2)}
-	for _, u := range []*chartctl.User{admin, gone, ci} {
+	// A user bound to an identity provider's account (issue #28).
+	sso := &chartctl.User{ID: "usr_sso", Email: "sso@example.com", CreatedAt: at(2),
+		Identity: chartctl.Identity{Provider: chartctl.ProviderOIDC, Issuer: "https://dex.example.com", Subject: "CgNzc28SBWxvY2Fs"}}
+	for _, u := range []*chartctl.User{admin, gone, ci, sso} {
 		must(tb, s.CreateUser(ctx, u))
 	}
 	must(tb, s.CreateAPIKey(ctx, &chartctl.APIKey{ID: "key_admin", UserID: admin.ID, Name: "laptop",
