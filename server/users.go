@@ -285,6 +285,9 @@ func (s *Server) handleUpdateUser(c echo.Context) error {
 	}
 	upd := chartctl.UserUpdate{Disabled: req.Disabled, Admin: req.Admin}
 	if req.Password != nil {
+		if err := app.RefusePassword(u); err != nil {
+			return err
+		}
 		if err := app.ValidatePassword("password", *req.Password); err != nil {
 			return err
 		}

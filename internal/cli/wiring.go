@@ -4,10 +4,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/cmd/serve"
 	tuicmd "github.com/chartctl/chartctl/internal/cmd/tui"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/oauth"
+	"github.com/chartctl/chartctl/internal/web"
 )
 
 // wiring returns the hooks Main runs with. It is the one place where
@@ -21,7 +23,14 @@ func wiring() Hooks {
 }
 
 func mountOAuthAndDashboard(e *echo.Echo, env *serve.Env) {
+	var sso web.SSOOptions
+	if env.OIDC != nil {
+		sso = web.SSOOptions{Provider: env.OIDC, Name: env.Config.OIDCName, Key: web.SSOKey(env.OIDCClientSecret),
+			Policy: app.SignInPolicy{AdminGroup: env.Config.OIDCAdminGroup}}
+	}
 	oauth.Mount(e, env.Server, env.Store, oauth.Config{
+		SSO:            sso,
+		NoLocalSignIn:  !env.Config.LocalSignIn,
 		BaseURL:        env.Config.BaseURL,
 		AuthURL:        env.Config.AuthURL,
 		Logger:         env.Logger,

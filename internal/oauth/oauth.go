@@ -137,6 +137,10 @@ type Config struct {
 	Pages *chartpage.Store
 	// OCI shows oci:// install lines on the chart pages.
 	OCI bool
+	// SSO offers sign-in through an identity provider; NoLocalSignIn
+	// hides the password form (--local-signin=false).
+	SSO           web.SSOOptions
+	NoLocalSignIn bool
 }
 
 // Host is the API server the dashboard and the authorization server attach
@@ -178,7 +182,7 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	dash := web.New(web.Options{
 		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL, App: host.App(), Pages: cfg.Pages, OCI: cfg.OCI,
 		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
-		Logger:   logger, Now: now, RateLimits: cfg.RateLimits,
+		Logger:   logger, Now: now, RateLimits: cfg.RateLimits, SSO: cfg.SSO, NoLocalSignIn: cfg.NoLocalSignIn,
 	}, app.CheckPassword, app.HashPassword)
 	dash.Register(e)
 	host.ServeNotFoundPage(dash.NotFoundPage)

@@ -19,6 +19,14 @@ type SignInPage struct {
 	Error    string
 	// ForApp names the OAuth application the user is signing in for.
 	ForApp bool
+	// SSOName labels the identity provider's button ("" for none).
+	SSOName string
+	// Form shows the password form; Action is where it posts.
+	Form   bool
+	Action string
+	// BreakGlass marks /signin/local with local sign-in off: the form
+	// is for local admins only.
+	BreakGlass bool
 }
 
 // genericSignInError never says whether the email exists.
@@ -32,8 +40,29 @@ func (d *Dashboard) handleSignInPage(c echo.Context) error {
 	return d.renderSignIn(c, http.StatusOK, SignInPage{ReturnTo: returnTo})
 }
 
+// handleLocalSignInPage is the break-glass sign-in: the password form,
+// kept for local admins when --local-signin=false hides it on /signin.
+func (d *Dashboard) handleLocalSignInPage(c echo.Context) error {
+	returnTo := safeReturnTo(c.QueryParam("return_to"))
+	if u, _ := d.Session(c); u != nil {
+		return c.Redirect(http.StatusSeeOther, returnTo)
+	}
+	return d.renderSignIn(c, http.StatusOK, SignInPage{ReturnTo: returnTo, Action: "/signin/local"})
+}
+
 func (d *Dashboard) renderSignIn(c echo.Context, status int, sp SignInPage) error {
 	sp.ForApp = strings.HasPrefix(sp.ReturnTo, "/oauth/")
+	if d.opts.SSO.Provider != nil {
+		sp.SSOName = d.opts.SSO.Name
+	}
+	local := sp.Action == "/signin/local" || c.Path() == "/signin/local"
+	if local {
+		sp.Action = "/signin/local"
+	} else {
+		sp.Action = "/signin"
+	}
+	sp.Form = !d.opts.NoLocalSignIn || local
+	sp.BreakGlass = d.opts.NoLocalSignIn && local
 	return d.render(c, status, "signin", Page{Title: "Sign in", CSRF: d.CSRFToken(c), Data: sp})
 }
 
@@ -77,7 +106,10 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 		return err
 	}
 	ok := false
-	if u != nil && u.PasswordHash != "" && !u.Disabled {
+	// With local sign-in off, passwords sign in local admins only (the
+	// break-glass path); anyone else gets the same answer as a wrong
+	// password, so the form does not tell which accounts are admins.
+	if u != nil && u.PasswordHash != "" && !u.Disabled && (!d.opts.NoLocalSignIn || u.Admin) {
 		ok = d.checkPass(u.PasswordHash, password)
 	} else {
 		// Spend the time a real check takes, so response times do not tell

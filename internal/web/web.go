@@ -117,6 +117,12 @@ type Options struct {
 	// Logger receives errors; Now is the clock.
 	Logger *slog.Logger
 	Now    func() time.Time
+	// SSO offers sign-in through an identity provider (none when its
+	// Provider is nil).
+	SSO SSOOptions
+	// NoLocalSignIn hides the password form (--local-signin=false); the
+	// break-glass form at /signin/local still signs local admins in.
+	NoLocalSignIn bool
 	// RateLimits makes the sign-in throttles; nil keeps them in memory.
 	// Replicas share one backend so that a guesser cannot multiply the
 	// attempts by the number of replicas.
@@ -236,6 +242,10 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	page("/search", d.handleSearch)
 	page("/signin", d.handleSignInPage)
 	g.POST("/signin", d.handleSignIn, LimitForm)
+	page("/signin/local", d.handleLocalSignInPage)
+	g.POST("/signin/local", d.handleSignIn, LimitForm)
+	page("/signin/oidc", d.handleOIDCStart)
+	page("/signin/oidc/callback", d.handleOIDCCallback)
 	g.POST("/signout", d.handleSignOut, LimitForm)
 	page("/settings", d.signedIn(d.handleProfile))
 	page("/settings/password", d.signedIn(d.handlePasswordPage))

@@ -86,6 +86,19 @@ type Config struct {
 	OIDCTrustInsecureIssuers []string
 	// RateLimitOIDCToken bounds token exchanges per client address.
 	RateLimitOIDCToken ratelimit.Limit
+	// Sign-in through an OpenID Connect provider (CONTRACT §18
+	// "Sign-in"): off unless OIDCIssuer is set.
+	OIDCIssuer               string
+	OIDCClientID             string
+	OIDCClientSecretFile     string
+	OIDCName                 string
+	OIDCScopes               []string
+	OIDCGroupsClaim          string
+	OIDCAdminGroup           string
+	OIDCAllowUnverifiedEmail bool
+	// LocalSignIn keeps the password form on the sign-in page; false
+	// leaves it at /signin/local, for local admins only.
+	LocalSignIn bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -115,6 +128,10 @@ func DefaultConfig() Config {
 		BlobCacheSize:        server.DefaultBlobCacheSize,
 
 		UpstreamIndexMaxSize: importer.DefaultMaxIndexSize,
+
+		OIDCName:        "SSO",
+		OIDCGroupsClaim: "groups",
+		LocalSignIn:     true,
 	}
 }
 
@@ -150,6 +167,15 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
 	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams on loopback, private and link-local addresses")
 	fs.StringSliceVar(&c.OIDCTrustInsecureIssuers, "oidc-trust-insecure-issuers", c.OIDCTrustInsecureIssuers, "comma-separated OIDC issuer URLs that trusted publishers may name although they are plain http or on private addresses (tests, an in-cluster issuer)")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", c.OIDCIssuer, "sign people in through this OpenID Connect provider (https issuer URL; needs --base-url, --oidc-client-id and --oidc-client-secret-file)")
+	fs.StringVar(&c.OIDCClientID, "oidc-client-id", c.OIDCClientID, "chartctl's client ID at the OpenID Connect provider")
+	fs.StringVar(&c.OIDCClientSecretFile, "oidc-client-secret-file", c.OIDCClientSecretFile, "file holding chartctl's client secret at the OpenID Connect provider")
+	fs.StringVar(&c.OIDCName, "oidc-name", c.OIDCName, "the provider's name on the sign-in button: \"Sign in with NAME\"")
+	fs.StringSliceVar(&c.OIDCScopes, "oidc-scopes", c.OIDCScopes, "comma-separated scopes to ask for besides openid, email and profile, e.g. groups")
+	fs.StringVar(&c.OIDCGroupsClaim, "oidc-groups-claim", c.OIDCGroupsClaim, "the ID token claim that lists the person's groups")
+	fs.StringVar(&c.OIDCAdminGroup, "oidc-admin-group", c.OIDCAdminGroup, "members of this provider group are server admins (checked at every sign-in)")
+	fs.BoolVar(&c.OIDCAllowUnverifiedEmail, "oidc-allow-unverified-email", c.OIDCAllowUnverifiedEmail, "accept ID tokens whose email_verified is false")
+	fs.BoolVar(&c.LocalSignIn, "local-signin", c.LocalSignIn, "show the password form on the sign-in page; false keeps it at /signin/local for local admins only")
 	fs.Var(&c.UpstreamIndexMaxSize, "upstream-index-max-size", "largest upstream index.yaml a mirror sync reads, e.g. 128MiB (a larger one fails the sync, saying so)")
 	fs.Var((*Duration)(&c.WebhookRetryBase), "webhook-retry-base", "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
 	fs.Var((*Duration)(&c.WebhookTimeout), "webhook-timeout", "time limit of one webhook delivery attempt")
@@ -210,6 +236,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("invalid --oidc-trust-insecure-issuers entry %q: use an issuer URL such as http://issuer.internal:8080", iss)
 		}
 	}
+	if err := c.validateOIDC(); err != nil {
+		return err
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("invalid --log-format %q: use text or json", c.LogFormat)
 	}
@@ -233,6 +262,37 @@ func (c *Config) Validate() error {
 		if err != nil || !(host == "localhost" || ip != nil && ip.IsLoopback()) {
 			return fmt.Errorf("invalid --debug-addr %q: it must be a loopback address such as 127.0.0.1:6060", c.DebugAddr)
 		}
+	}
+	return nil
+}
+
+// validateOIDC checks the sign-in settings: all or nothing, an https
+// issuer, and a base URL to build the redirect URI from.
+func (c *Config) validateOIDC() error {
+	if c.OIDCIssuer == "" {
+		if c.OIDCClientID != "" || c.OIDCClientSecretFile != "" || c.OIDCAdminGroup != "" {
+			return fmt.Errorf("--oidc-client-id, --oidc-client-secret-file and --oidc-admin-group need --oidc-issuer")
+		}
+		if !c.LocalSignIn {
+			return fmt.Errorf("--local-signin=false needs another way to sign in: set --oidc-issuer")
+		}
+		return nil
+	}
+	u, err := url.Parse(c.OIDCIssuer)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("invalid --oidc-issuer %q: use the provider's https issuer URL, e.g. https://login.example.com/realms/acme", c.OIDCIssuer)
+	}
+	if c.OIDCClientID == "" || c.OIDCClientSecretFile == "" {
+		return fmt.Errorf("--oidc-issuer needs --oidc-client-id and --oidc-client-secret-file (the client registered at the provider)")
+	}
+	if c.BaseURL == "" {
+		return fmt.Errorf("--oidc-issuer needs --base-url: the redirect URI registered at the provider is {base-url}/signin/oidc/callback")
+	}
+	if strings.TrimSpace(c.OIDCName) == "" {
+		return fmt.Errorf("--oidc-name must not be empty: it labels the sign-in button")
+	}
+	if strings.TrimSpace(c.OIDCGroupsClaim) == "" {
+		return fmt.Errorf("--oidc-groups-claim must name a claim, e.g. groups")
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/identity/oidc"
 	"github.com/chartctl/chartctl/internal/mirror"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/secrets"
@@ -61,6 +62,11 @@ type Env struct {
 	Store  Database
 	Config *Config
 	Logger *slog.Logger
+	// OIDC is the discovered OpenID Connect provider people sign in
+	// through, nil without --oidc-issuer; OIDCClientSecret is its client
+	// secret (it keys the sign-in state every replica must open).
+	OIDC             *oidc.Provider
+	OIDCClientSecret string
 }
 
 // NewCmdServe returns the `serve` command. runF replaces the run function
@@ -109,6 +115,39 @@ DATA/initial-admin.json.`,
 	return cmd
 }
 
+// discoverOIDC reads the client secret and discovers the provider of
+// --oidc-issuer (nil without one). The issuer is the operator's setting,
+// reached without the private-address guard (CONTRACT §18 decision 5),
+// through HTTPS_PROXY when set; its failure stops the start, saying what
+// to check.
+// hc is the client to reach it with (nil: http.DefaultClient, which
+// trusts SSL_CERT_FILE).
+func discoverOIDC(ctx context.Context, cfg *Config, hc *http.Client) (*oidc.Provider, string, error) {
+	if cfg.OIDCIssuer == "" {
+		return nil, "", nil
+	}
+	b, err := os.ReadFile(cfg.OIDCClientSecretFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("read --oidc-client-secret-file: %w", err)
+	}
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		return nil, "", fmt.Errorf("--oidc-client-secret-file %s is empty: put the client secret from the provider in it", cfg.OIDCClientSecretFile)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	p, err := oidc.New(dctx, oidc.Config{
+		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: secret,
+		RedirectURL: strings.TrimRight(cfg.BaseURL, "/") + "/signin/oidc/callback",
+		Scopes:      cfg.OIDCScopes, GroupsClaim: cfg.OIDCGroupsClaim, AllowUnverifiedEmail: cfg.OIDCAllowUnverifiedEmail,
+		HTTPClient:  hc,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return p, secret, nil
+}
+
 // Run serves until ctx is done, then drains in-flight requests and closes
 // the store cleanly.
 func Run(ctx context.Context, opts *Options) error {
@@ -125,6 +164,10 @@ func Run(ctx context.Context, opts *Options) error {
 	defer st.Close()
 	db, blobs := st.Store, st.Blobs
 	if err := bootstrapAdmin(ctx, db, cfg, opts.Getenv, logger); err != nil {
+		return err
+	}
+	provider, clientSecret, err := discoverOIDC(ctx, cfg, nil)
+	if err != nil {
 		return err
 	}
 
@@ -177,7 +220,7 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Config.CORSOrigins = append(srv.Config.CORSOrigins, strings.TrimSuffix(o, "/"))
 	}
 	if opts.Routes != nil {
-		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger}
+		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger, OIDC: provider, OIDCClientSecret: clientSecret}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)

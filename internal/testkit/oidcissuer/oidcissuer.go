@@ -12,14 +12,17 @@ package oidcissuer
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,6 +63,29 @@ type Issuer struct {
 	actions   Claims // the template of ID-token requests
 	jwksGets  int
 	discovery int
+	// signIns makes the ID token of a code-flow sign-in (ServeSignIns);
+	// codes holds the authorization requests by code.
+	signIns func(AuthRequest) string
+	codes   map[string]AuthRequest
+}
+
+// AuthRequest is an authorization request of the code flow, as the
+// issuer's /authorize received it.
+type AuthRequest struct {
+	ClientID, RedirectURI, State, Nonce, Scope string
+	challenge                                  string
+}
+
+// ServeSignIns makes the issuer an authorization server of the code flow
+// for sign-in tests: /authorize signs the browser in at once (no login
+// page) and redirects back with a code; /token, given the code and its
+// PKCE verifier (S256), answers with the ID token idToken makes for the
+// request. idToken chooses what is wrong with it, if anything.
+func (i *Issuer) ServeSignIns(idToken func(AuthRequest) string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.signIns = idToken
+	i.codes = map[string]AuthRequest{}
 }
 
 type key struct {
@@ -361,6 +387,8 @@ func (i *Issuer) handler() http.Handler {
 		writeJSON(w, map[string]any{
 			"issuer":                                i.URL,
 			"jwks_uri":                              i.URL + "/.well-known/jwks",
+			"authorization_endpoint":                i.URL + "/authorize",
+			"token_endpoint":                        i.URL + "/token",
 			"subject_types_supported":               []string{"public", "pairwise"},
 			"response_types_supported":              []string{"id_token"},
 			"claims_supported":                      []string{"sub", "aud", "exp", "iat", "iss", "jti", "nbf", "ref", "repository", "repository_owner", "environment", "job_workflow_ref", "project_path", "namespace_path"},
@@ -377,6 +405,43 @@ func (i *Issuer) handler() http.Handler {
 		}
 		i.mu.Unlock()
 		writeJSON(w, set)
+	})
+	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		if i.signIns == nil || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+			http.Error(w, "unsupported authorization request (ServeSignIns, response_type=code and PKCE S256 are required)", http.StatusBadRequest)
+			return
+		}
+		code := "code-" + randomHex(12)
+		i.codes[code] = AuthRequest{ClientID: q.Get("client_id"), RedirectURI: q.Get("redirect_uri"), State: q.Get("state"),
+			Nonce: q.Get("nonce"), Scope: q.Get("scope"), challenge: q.Get("code_challenge")}
+		back, err := url.Parse(q.Get("redirect_uri"))
+		if err != nil {
+			http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+			return
+		}
+		bq := back.Query()
+		bq.Set("code", code)
+		bq.Set("state", q.Get("state"))
+		back.RawQuery = bq.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		i.mu.Lock()
+		req, ok := i.codes[r.FormValue("code")]
+		delete(i.codes, r.FormValue("code"))
+		mint := i.signIns
+		i.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.FormValue("code_verifier")))
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != req.challenge || r.FormValue("redirect_uri") != req.RedirectURI {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+			return
+		}
+		writeJSON(w, map[string]any{"access_token": "at-" + randomHex(8), "token_type": "Bearer", "expires_in": 300, "id_token": mint(req)})
 	})
 	mux.HandleFunc("GET /_actions/token", func(w http.ResponseWriter, r *http.Request) {
 		i.mu.Lock()
