@@ -187,6 +187,16 @@ type User struct {
 	Robot        string   `json:"robot,omitempty"`
 	Permissions  []string `json:"permissions,omitempty"`
 	Repositories []string `json:"repositories,omitempty"`
+	// Identity is how the user signs in; absent for a robot.
+	Identity *Identity `json:"identity,omitempty"`
+}
+
+// Identity is how a user signs in: Provider "local" (a chartctl
+// password, or none for a service account; Subject empty), or "oidc"
+// with the identity provider's subject (the ID token's sub).
+type Identity struct {
+	Provider string `json:"provider"`
+	Subject  string `json:"subject"`
 }
 
 // Account is a user as a server admin sees it (GET /v1/users).
@@ -199,6 +209,8 @@ type Account struct {
 	// signed in or used an API key (nil if never).
 	CreatedAt  time.Time  `json:"created_at"`
 	LastSeenAt *time.Time `json:"last_seen_at"`
+	// Identity is how the user signs in.
+	Identity Identity `json:"identity"`
 }
 
 // UpdateUserRequest is the body of PATCH /v1/users/:email (admin only);

@@ -11,10 +11,14 @@ cd "$(dirname "$0")/.."
 
 DEX_VERSION=v0.0.0-20260806151424-ab64ed778070
 DEX_API_VERSION=v2.4.1-0.20260806151424-ab64ed778070
-# The module proxy answers "not available" for the api/v2 pseudo-version of
-# the pinned commit; the release Dex's own go.mod requires (before its local
-# replace) is taken then. It only carries the gRPC API's generated types.
-DEX_API_FALLBACK=v2.4.0
+DEX_COMMIT=ab64ed778070
+# The module proxy may answer "not available" for the api/v2 pseudo-version
+# (Dex's go.mod replaces api/v2 with its own directory, so that version was
+# never published); the module is then taken from Dex's git repository at
+# the same commit (DEX_GIT: a URL or a local clone) through a replace, as
+# Dex's own go.mod does. v2.4.0 would not do: it lacks the MFA messages the
+# pinned server uses.
+DEX_GIT="${DEX_GIT:-https://github.com/dexidp/dex}"
 out="$PWD/.tools/dex"
 
 if [ -x "$out/dex" ] && [ "$(cat "$out/dex.version" 2>/dev/null)" = "$DEX_VERSION" ]; then
@@ -37,8 +41,11 @@ package x
 import _ "github.com/dexidp/dex/cmd/dex"
 GO
 if ! go get "github.com/dexidp/dex@$DEX_VERSION" "github.com/dexidp/dex/api/v2@$DEX_API_VERSION"; then
-  echo "api/v2@$DEX_API_VERSION is not served by the module proxy; using api/v2@$DEX_API_FALLBACK" >&2
-  go get "github.com/dexidp/dex@$DEX_VERSION" "github.com/dexidp/dex/api/v2@$DEX_API_FALLBACK"
+  echo "api/v2@$DEX_API_VERSION is not on the module proxy; taking it from $DEX_GIT at $DEX_COMMIT" >&2
+  git clone --quiet --no-checkout "$DEX_GIT" dex-src
+  git -C dex-src archive "$DEX_COMMIT" api/v2 | tar -x
+  go mod edit -replace "github.com/dexidp/dex/api/v2=./api/v2"
+  go get "github.com/dexidp/dex@$DEX_VERSION"
 fi
 go build -trimpath -o "$out/dex" github.com/dexidp/dex/cmd/dex
 echo "$DEX_VERSION" > "$out/dex.version"

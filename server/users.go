@@ -15,9 +15,9 @@ import (
 // the robot's ORG/NAME, permissions and repository patterns.
 func (s *Server) handleGetUser(c echo.Context) error {
 	p := httpx.PrincipalOf(c)
-	u := client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt)}
+	u := client.User{ID: p.User.ID, Email: p.User.Email, Admin: p.User.Admin, Scopes: p.Scopes.Strings(), CreatedAt: ts(p.User.CreatedAt), Identity: toIdentity(p.User)}
 	if p.Robot != nil {
-		u.Admin, u.Robot, u.Permissions = false, p.Robot.FullName(), p.Robot.Permissions.Strings()
+		u.Admin, u.Robot, u.Permissions, u.Identity = false, p.Robot.FullName(), p.Robot.Permissions.Strings(), nil
 	}
 	if p.Repositories != nil {
 		u.Repositories = p.Repositories
@@ -169,7 +169,7 @@ func (s *Server) handleCreateUser(c echo.Context) error {
 		return err
 	}
 	s.creds.invalidate()
-	return httpx.Data(c, client.User{ID: u.ID, Email: u.Email, Admin: u.Admin, Scopes: []string{}, CreatedAt: ts(u.CreatedAt)})
+	return httpx.Data(c, client.User{ID: u.ID, Email: u.Email, Admin: u.Admin, Scopes: []string{}, CreatedAt: ts(u.CreatedAt), Identity: toIdentity(u)})
 }
 
 // handleRateLimit reports the caller's buckets without counting (§7).
@@ -245,7 +245,7 @@ func toAccount(u *chartctl.User, keys []*chartctl.APIKey) client.Account {
 			seen = k.LastUsedAt
 		}
 	}
-	return client.Account{ID: u.ID, Email: u.Email, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: ts(u.CreatedAt), LastSeenAt: tsp(seen)}
+	return client.Account{ID: u.ID, Email: u.Email, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: ts(u.CreatedAt), LastSeenAt: tsp(seen), Identity: *toIdentity(u)}
 }
 
 // refuseSelf answers 403 when an admin would disable, demote or delete
@@ -356,4 +356,10 @@ func (s *Server) handleDeleteUserAPIKey(c echo.Context) error {
 	}
 	s.creds.invalidate()
 	return httpx.Data(c, map[string]any{"id": c.Param("id"), "revoked": true})
+}
+
+// toIdentity is how u signs in, as the API shows it (CONTRACT §18
+// "Sign-in"): the provider and its subject, never the issuer URL.
+func toIdentity(u *chartctl.User) *client.Identity {
+	return &client.Identity{Provider: u.Identity.ProviderName(), Subject: u.Identity.Subject}
 }

@@ -114,6 +114,12 @@ func TestSSOSignInCreatesUserJustInTime(t *testing.T) {
 	if p := b.Get(t, "/settings/password"); strings.Contains(p.Body, `id="password-form"`) {
 		t.Fatal("an IdP user is offered a password form")
 	}
+	// The API shows how each user signs in.
+	list := env.Do(t, http.MethodGet, "/v1/users", env.AdminKey, nil)
+	if list.StatusCode != http.StatusOK || !strings.Contains(string(list.Body), `"identity":{"provider":"oidc","subject":"user-1"}`) ||
+		!strings.Contains(string(list.Body), `"identity":{"provider":"local","subject":""}`) {
+		t.Fatalf("GET /v1/users: %d %s", list.StatusCode, list.Body)
+	}
 	pr := env.DoJSON(t, http.MethodPatch, "/v1/users/"+u.Email, env.AdminKey, map[string]string{"password": "a long enough password"})
 	if pr.StatusCode != http.StatusBadRequest || !strings.Contains(string(pr.Body), "identity provider") {
 		t.Fatalf("admin setting an IdP user's password: %d %s", pr.StatusCode, pr.Body)
