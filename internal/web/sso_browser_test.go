@@ -84,10 +84,17 @@ func TestBrowserSSOThroughDex(t *testing.T) {
 			chromedp.SendKeys(chromedp.CSS(`#password`), user.Password),
 			chromedp.Click(chromedp.CSS(`#submit-login`)),
 		)
-		run(t, ctx, "back on the dashboard, signed in",
-			chromedp.WaitVisible(chromedp.CSS(`a[href="/repositories/platform-charts"]`)),
-			screenshot(t, shot+"-repositories"),
-		)
+		// A bound on the wait, so that a failure can still say where the
+		// browser ended up; not a timing assertion.
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(`a[href="/repositories/platform-charts"]`)))
+		cancel()
+		if err != nil {
+			loc := get(t, ctx, "location", chromedp.Location())
+			body := get(t, ctx, "page text", chromedp.Text(chromedp.CSS(`body`)))
+			t.Fatalf("not back on the dashboard signed in (%v): at %s:\n%s", err, loc, body)
+		}
+		run(t, ctx, "repositories", screenshot(t, shot+"-repositories"))
 		if h := get(t, ctx, "heading", chromedp.Text(chromedp.CSS(`h1`))); h != "Repositories" {
 			t.Fatalf("after signing in through Dex the page is %q", h)
 		}

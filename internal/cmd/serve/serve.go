@@ -140,7 +140,7 @@ func discoverOIDC(ctx context.Context, cfg *Config, hc *http.Client) (*oidc.Prov
 		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: secret,
 		RedirectURL: strings.TrimRight(cfg.BaseURL, "/") + "/signin/oidc/callback",
 		Scopes:      cfg.OIDCScopes, GroupsClaim: cfg.OIDCGroupsClaim, AllowUnverifiedEmail: cfg.OIDCAllowUnverifiedEmail,
-		HTTPClient:  hc,
+		HTTPClient: hc,
 	})
 	if err != nil {
 		return nil, "", err

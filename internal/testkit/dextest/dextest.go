@@ -99,8 +99,8 @@ func Start(tb testing.TB, opts Options) *Dex {
 	fmt.Fprintf(&b, "staticClients:\n  - id: %s\n    name: chartctl\n    secret: %s\n    redirectURIs:\n      - %s\n", d.ClientID, d.ClientSecret, strconv.Quote(opts.RedirectURI))
 	b.WriteString("staticPasswords:\n")
 	for _, u := range users {
-		// The lowest cost bcrypt allows: Dex checks it at every sign-in.
-		hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), bcrypt.MinCost)
+		// Dex refuses hashes below its minimum cost (bcrypt's default).
+		hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), bcrypt.DefaultCost)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -129,12 +129,22 @@ func Start(tb testing.TB, opts Options) *Dex {
 		}
 		return nil
 	}
+	logPath := filepath.Join(dir, "dex.log")
 	// A bound on start-up so a broken Dex fails the test instead of
 	// hanging it; not a timing assertion.
-	if err := d.proc.Start(exec.Command(bin, "serve", config), filepath.Join(dir, "dex.log"), time.Minute, ready, syscall.SIGTERM); err != nil {
+	if err := d.proc.Start(exec.Command(bin, "serve", config), logPath, time.Minute, ready, syscall.SIGTERM); err != nil {
 		tb.Fatalf("start dex: %v", err)
 	}
-	tb.Cleanup(func() { d.proc.Stop(syscall.SIGTERM, 10*time.Second) })
+	tb.Cleanup(func() {
+		d.proc.Stop(syscall.SIGTERM, 10*time.Second)
+		// Dex answers a failed step with a bare "Login error": its log
+		// says what went wrong.
+		if tb.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil {
+				tb.Logf("dex log:\n%s", b)
+			}
+		}
+	})
 	return d
 }
 
