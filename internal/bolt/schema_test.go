@@ -476,3 +476,51 @@ func TestUpgradeFromSchema7KeepsKeysAndAddsAccess(t *testing.T) {
 	}
 	wantCode(t, db.DeleteOrganization(ctx, "acme"), chartctl.ECONFLICT)
 }
+
+// TestUpgradeFromSchema8KeepsUsersAndBindsIdentities: a data dir of the
+// release before single sign-on (schema 8) upgrades to schema 9 with
+// nothing but its version rewritten: its users read as local accounts,
+// their keys still authenticate, and a user can then be bound to an
+// identity provider's account and found by it.
+func TestUpgradeFromSchema8KeepsUsersAndBindsIdentities(t *testing.T) {
+	path, _ := copyDataDir(t, "schema8")
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 8 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 8 rewrote records")
+	}
+	db = mustOpen(t, path)
+	ciKey, err := os.ReadFile(filepath.Join("testdata", "schema8", "ci-key.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := db.APIKeyByHash(ctx, token.Hash(strings.TrimSpace(string(ciKey))))
+	if err != nil {
+		t.Fatalf("the CI key after the upgrade: %v", err)
+	}
+	ci, err := db.User(ctx, key.UserID)
+	if err != nil || ci.Email != "ci@example.com" || !ci.Identity.Local() {
+		t.Fatalf("CI user after the upgrade: %+v, %v", ci, err)
+	}
+	id := chartctl.Identity{Provider: chartctl.ProviderOIDC, Issuer: "https://dex.example.com", Subject: "ci"}
+	if _, err := db.UpdateUser(ctx, ci.ID, chartctl.UserUpdate{Identity: &id}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.UserByIdentity(ctx, id); err != nil || got.ID != ci.ID {
+		t.Fatalf("UserByIdentity after binding: %+v, %v", got, err)
+	}
+	// The team membership recorded for the email is still there.
+	if roles, err := db.OrgRoles(ctx, ci.ID, ci.Email); err != nil || len(roles) == 0 {
+		t.Fatalf("org roles of the upgraded user: %v, %v", roles, err)
+	}
+}

@@ -307,3 +307,38 @@ func TestMigrateToAccess(t *testing.T) {
 		t.Fatalf("robot %+v, %v", r, err)
 	}
 }
+
+// TestMigrateToIdentities: a database of schema 9 (before single sign-on)
+// migrates to 10: its users read as local accounts, and can then be bound
+// to an identity provider's account, one user per account.
+func TestMigrateToIdentities(t *testing.T) {
+	ctx := context.Background()
+	url, conn := databaseAt(t, 9)
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO users (id, email, email_key, created_at) VALUES ('usr_1', 'ci@example.com', 'ci@example.com', now());
+		INSERT INTO users (id, email, email_key, created_at) VALUES ('usr_2', 'ana@example.com', 'ana@example.com', now());`); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(ctx); err != nil || v != LatestSchemaVersion() || v < 10 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	u, err := db.User(ctx, "usr_1")
+	if err != nil || !u.Identity.Local() {
+		t.Fatalf("user after the migration %+v, %v", u, err)
+	}
+	id := chartctl.Identity{Provider: chartctl.ProviderOIDC, Issuer: "https://dex.example.com", Subject: "ci"}
+	if _, err := db.UpdateUser(ctx, "usr_1", chartctl.UserUpdate{Identity: &id}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.UserByIdentity(ctx, id); err != nil || got.ID != "usr_1" {
+		t.Fatalf("UserByIdentity = %+v, %v", got, err)
+	}
+	if _, err := db.UpdateUser(ctx, "usr_2", chartctl.UserUpdate{Identity: &id}); chartctl.ErrorCode(err) != chartctl.ECONFLICT {
+		t.Fatalf("a second user bound to the account: %v", err)
+	}
+}
