@@ -169,11 +169,57 @@ func changeEmail(tx *bbolt.Tx, r *userRecord, email string) error {
 	if cur := emails.Get([]byte(key)); cur != nil && string(cur) != r.ID {
 		return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", email)
 	}
-	if err := emails.Delete([]byte(lowerEmail(r.Email))); err != nil {
+	old := lowerEmail(r.Email)
+	if err := emails.Delete([]byte(old)); err != nil {
+		return err
+	}
+	if err := moveMemberships(tx, old, key, email); err != nil {
 		return err
 	}
 	r.Email = email
 	return emails.Put([]byte(key), []byte(r.ID))
+}
+
+// moveMemberships moves the team memberships recorded for the lowercased
+// email from to the lowercased email to (spelled email), so a user whose
+// email changed keeps their teams. Where to is already a member of a
+// team, that membership stays and from's goes.
+func moveMemberships(tx *bbolt.Tx, from, to, email string) error {
+	var teams []string
+	pfx := prefix(from)
+	err := scanPrefix(bucket(tx, emailTeamsBucket), pfx, func(k, _ []byte) error {
+		teams = append(teams, string(k[len(pfx):]))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, team := range teams {
+		t, m, err := findMember(tx, team, from)
+		if err != nil {
+			return err
+		}
+		if bucket(tx, membersBucket).Bucket([]byte(t.Name)).Get([]byte(to)) != nil {
+			if err := removeMember(tx, t, m); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := bucket(tx, membersBucket).Bucket([]byte(t.Name)).Delete([]byte(from)); err != nil {
+			return err
+		}
+		if err := bucket(tx, emailTeamsBucket).Delete(key(from, t.Name)); err != nil {
+			return err
+		}
+		m.Email = email
+		if err := putMember(tx, t, to, m); err != nil {
+			return err
+		}
+		if err := bucket(tx, memberIDsBucket).Put([]byte(m.ID), key(t.Name, to)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func getUserRecord(tx *bbolt.Tx, id string) (*userRecord, error) {

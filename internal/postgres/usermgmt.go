@@ -52,6 +52,7 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 		if upd.PasswordHash != nil {
 			u.PasswordHash = *upd.PasswordHash
 		}
+		oldKey := lowerEmail(u.Email)
 		if upd.Email != nil {
 			if lowerEmail(*upd.Email) == "" || !storable(*upd.Email) {
 				return chartctl.Invalid("email", "A valid email is required.")
@@ -80,6 +81,18 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 			return chartctl.Errorf(chartctl.ECONFLICT, "A user with email %q already exists.", u.Email)
 		case err != nil:
 			return err
+		}
+		if newKey := lowerEmail(u.Email); newKey != oldKey {
+			// The team memberships recorded for the old email follow the
+			// user; where the new email is already a member of a team,
+			// that membership stays.
+			if _, err := tx.Exec(ctx, `DELETE FROM members m WHERE m.email_key = $1
+				AND EXISTS (SELECT 1 FROM members n WHERE n.team_id = m.team_id AND n.email_key = $2)`, oldKey, newKey); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE members SET email = $2, email_key = $3 WHERE email_key = $1`, oldKey, text(u.Email), newKey); err != nil {
+				return err
+			}
 		}
 		if disabling {
 			if err := endCredentials(ctx, tx, id, db.now()); err != nil {

@@ -48,7 +48,18 @@ func testUserIdentities(t *testing.T, open Open) {
 		t.Fatalf("local user's identity = %+v", got.Identity)
 	}
 
-	// The email follows the provider; another user's email is refused.
+	// The email follows the provider, and the team memberships recorded
+	// for it follow the user; another user's email is refused.
+	org := &chartctl.Organization{Name: "acme"}
+	if err := s.CreateOrganization(ctx, org); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTeam(ctx, &chartctl.Team{Name: "platform", Organization: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddMember(ctx, &chartctl.Member{Team: "platform", Email: "ana@example.com", Role: chartctl.RoleMaintainer}); err != nil {
+		t.Fatal(err)
+	}
 	newEmail := "ana.silva@example.com"
 	if got, err := s.UpdateUser(ctx, u.ID, chartctl.UserUpdate{Email: &newEmail}); err != nil || got.Email != newEmail {
 		t.Fatalf("change email = %+v, %v", got, err)
@@ -58,6 +69,12 @@ func testUserIdentities(t *testing.T, open Open) {
 	}
 	if _, err := s.UserByEmail(ctx, "ana@example.com"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		t.Fatalf("old email still finds the user: %v", err)
+	}
+	if roles, err := s.OrgRoles(ctx, u.ID, newEmail); err != nil || roles["acme"] != chartctl.RoleMaintainer {
+		t.Fatalf("org roles after the email changed: %v, %v", roles, err)
+	}
+	if roles, err := s.OrgRoles(ctx, "", "ana@example.com"); err != nil || len(roles) != 0 {
+		t.Fatalf("the old email keeps roles: %v, %v", roles, err)
 	}
 	taken := "local@example.com"
 	if _, err := s.UpdateUser(ctx, u.ID, chartctl.UserUpdate{Email: &taken}); chartctl.ErrorCode(err) != chartctl.ECONFLICT {
