@@ -49,6 +49,14 @@ func (a *App) SignInExternal(ctx context.Context, c *identity.Claims, policy Sig
 	}
 	admin := policy.AdminGroup != "" && slices.Contains(c.Groups, policy.AdminGroup)
 	u, err := a.Store.UserByIdentity(ctx, id)
+	if (err != nil || !strings.EqualFold(u.Email, email)) && !c.EmailVerified {
+		// Memberships recorded for an email are never granted through an
+		// unverified one (decision 1): the account cannot take an email
+		// that teams are waiting for until the provider verifies it.
+		if err := a.refuseUnverifiedMemberships(ctx, email); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case err == nil:
 	case chartctl.ErrorCode(err) != chartctl.ENOTFOUND:
@@ -84,6 +92,19 @@ func (a *App) SignInExternal(ctx context.Context, c *identity.Claims, policy Sig
 		return u, nil
 	}
 	return nil, err
+}
+
+// refuseUnverifiedMemberships refuses, with EFORBIDDEN, an unverified
+// email that team memberships are recorded for.
+func (a *App) refuseUnverifiedMemberships(ctx context.Context, email string) error {
+	roles, err := a.Store.OrgRoles(ctx, "", email)
+	if err != nil {
+		return err
+	}
+	if len(roles) > 0 {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "Teams are waiting for %s, but the identity provider has not verified that email. Verify it at the identity provider, then sign in again.", email)
+	}
+	return nil
 }
 
 // linkOrCreate handles the first sign-in of the IdP account id.

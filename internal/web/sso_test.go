@@ -287,6 +287,47 @@ func TestSSOLinkingRefusesCollisions(t *testing.T) {
 	}
 }
 
+// TestSSOUnverifiedEmailGetsNoMemberships: with
+// --oidc-allow-unverified-email, an unverified email signs in, but not
+// into memberships recorded for that email (decision 1).
+func TestSSOUnverifiedEmailGetsNoMemberships(t *testing.T) {
+	iss := oidcissuer.New(t)
+	late := &lateSSO{}
+	env := oauthtest.Start(t, oauthtest.Config{SSO: web.SSOOptions{Provider: late, Name: "Acme SSO", Key: web.SSOKey("client-secret")}})
+	p, err := oidc.New(t.Context(), oidc.Config{Issuer: iss.URL, ClientID: ssoClient, ClientSecret: "client-secret",
+		RedirectURL: env.URL + "/signin/oidc/callback", HTTPClient: iss.Client(), AllowUnverifiedEmail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.p = p
+	if r := env.DoJSON(t, http.MethodPost, "/v1/organizations", env.AdminKey, map[string]string{"name": "acme"}); r.StatusCode != http.StatusOK {
+		t.Fatalf("create org: %d %s", r.StatusCode, r.Body)
+	}
+	if r := env.DoJSON(t, http.MethodPost, "/v1/teams", env.AdminKey, map[string]string{"name": "platform", "organization": "acme"}); r.StatusCode != http.StatusOK {
+		t.Fatalf("create team: %d %s", r.StatusCode, r.Body)
+	}
+	if r := env.DoJSON(t, http.MethodPost, "/v1/teams/platform/members", env.AdminKey, map[string]string{"email": "eve@example.com", "role": "owner"}); r.StatusCode != http.StatusOK {
+		t.Fatalf("add member: %d %s", r.StatusCode, r.Body)
+	}
+	signInAs := func(email string) *oauthtest.Page {
+		iss.ServeSignIns(func(req oidcissuer.AuthRequest) string {
+			c := idClaims(iss, req, "sub-"+email, email)
+			c["email_verified"] = false
+			return iss.Token(t, c)
+		})
+		return ssoSignIn(t, env, env.NewBrowser(t), iss)
+	}
+	if r := signInAs("eve@example.com"); r.StatusCode != http.StatusForbidden || !strings.Contains(r.Body, "has not verified that email") {
+		t.Fatalf("unverified email with recorded memberships: %d %s", r.StatusCode, r.Body)
+	}
+	if _, err := env.Store.UserByEmail(t.Context(), "eve@example.com"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("the refused sign-in created a user: %v", err)
+	}
+	if r := signInAs("frank@example.com"); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("unverified email without memberships: %d %s", r.StatusCode, r.Body)
+	}
+}
+
 // TestLocalSignInOff: --local-signin=false hides the password form for
 // everyone and refuses passwords of non-admins; /signin/local (the
 // break-glass path) still signs a local admin in.
