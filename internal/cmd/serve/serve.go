@@ -156,6 +156,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	// The identity provider is discovered before anything is written, so
+	// a wrong issuer stops the start on a fresh data dir too.
+	provider, clientSecret, err := discoverOIDC(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
 	opts.Storage.RepoNameGrace = cfg.RepoNameGrace
 	st, err := OpenStorage(ctx, cfg.Data, &opts.Storage, logger)
 	if err != nil {
@@ -164,10 +170,6 @@ func Run(ctx context.Context, opts *Options) error {
 	defer st.Close()
 	db, blobs := st.Store, st.Blobs
 	if err := bootstrapAdmin(ctx, db, cfg, opts.Getenv, logger); err != nil {
-		return err
-	}
-	provider, clientSecret, err := discoverOIDC(ctx, cfg, nil)
-	if err != nil {
 		return err
 	}
 

@@ -63,7 +63,10 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	}
 	p, err := gooidc.NewProvider(ctx, cfg.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("OIDC discovery at %s/.well-known/openid-configuration failed: %w (check --oidc-issuer, and that this server trusts the issuer's certificate)", strings.TrimRight(cfg.Issuer, "/"), err)
+		// %v, not %w: the cause is the provider's, and callers that map
+		// network errors to hints about chartctl's own server must not
+		// take it for one.
+		return nil, fmt.Errorf("OIDC discovery at %s/.well-known/openid-configuration failed: %v (check --oidc-issuer, and that this server trusts the issuer's certificate)", strings.TrimRight(cfg.Issuer, "/"), err)
 	}
 	scopes := append([]string{}, DefaultScopes...)
 	for _, s := range cfg.Scopes {
