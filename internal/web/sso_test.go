@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -362,3 +364,96 @@ func TestLocalSignInOff(t *testing.T) {
 		t.Fatalf("the break-glass admin is not signed in: %d", s.StatusCode)
 	}
 }
+
+// TestSSOKeyRotationAndReplicas: a token signed with the provider's new
+// key (rotation) verifies, the JWKS fetched again; and a sign-in started on
+// one replica finishes on another that shares the client secret (decision
+// 22), without a shared store for the sign-in in progress.
+func TestSSOKeyRotationAndReplicas(t *testing.T) {
+	iss := oidcissuer.New(t)
+	a := ssoEnv(t, iss, false, app.SignInPolicy{})
+	iss.ServeSignIns(func(req oidcissuer.AuthRequest) string {
+		return iss.Token(t, idClaims(iss, req, "user-1", "ana@example.com"))
+	})
+	if r := ssoSignIn(t, a, a.NewBrowser(t), iss); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("first sign-in: %d %s", r.StatusCode, r.Body)
+	}
+	fetches := iss.JWKSFetches()
+	iss.Rotate(t)
+	if r := ssoSignIn(t, a, a.NewBrowser(t), iss); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in with the rotated key: %d %s", r.StatusCode, r.Body)
+	}
+	if iss.JWKSFetches() <= fetches {
+		t.Fatal("the new key verified without the JWKS being fetched again")
+	}
+
+	// Replica b: its own store and process state, the same client (its
+	// redirect URI is the shared base URL's, here a's).
+	late := &lateSSO{}
+	b := oauthtest.Start(t, oauthtest.Config{SSO: web.SSOOptions{Provider: late, Name: "Acme SSO", Key: web.SSOKey("client-secret")}})
+	p, err := oidc.New(t.Context(), oidc.Config{Issuer: iss.URL, ClientID: ssoClient, ClientSecret: "client-secret",
+		RedirectURL: a.URL + "/signin/oidc/callback", HTTPClient: iss.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.p = p
+	iss.ServeSignIns(func(req oidcissuer.AuthRequest) string {
+		return iss.Token(t, idClaims(iss, req, "user-2", "bo@example.com"))
+	})
+	br := a.NewBrowser(t)
+	start := br.Get(t, "/signin/oidc")
+	resp, err := iss.Client().Get(start.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// The load balancer sends the callback to b: same host, so the
+	// browser sends b the cookie a set.
+	callback := strings.Replace(resp.Request.URL.String(), a.URL, b.URL, 1)
+	if r := br.Get(t, callback); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("callback on the other replica: %d %s", r.StatusCode, r.Body)
+	}
+	if _, err := b.Store.UserByEmail(t.Context(), "bo@example.com"); err != nil {
+		t.Fatalf("the other replica did not sign the user in: %v", err)
+	}
+}
+
+// TestSSOForOAuthApps: the OAuth authorization server's sign-in (what
+// `chartctl login` opens) goes through the identity provider and comes
+// back to the consent page.
+func TestSSOForOAuthApps(t *testing.T) {
+	iss := oidcissuer.New(t)
+	env := ssoEnv(t, iss, true, app.SignInPolicy{})
+	iss.ServeSignIns(func(req oidcissuer.AuthRequest) string {
+		return iss.Token(t, idClaims(iss, req, "user-1", "ana@example.com"))
+	})
+	_, challenge := oauthtest.PKCE()
+	params := url.Values{"response_type": {"code"}, "client_id": {"chartctl"}, "redirect_uri": {"http://127.0.0.1:9999/callback"},
+		"scope": {"repo:read"}, "state": {"s"}, "code_challenge": {challenge}, "code_challenge_method": {"S256"}}
+	b := env.NewBrowser(t)
+	r := b.Get(t, "/oauth/authorize?"+params.Encode())
+	if r.StatusCode != http.StatusSeeOther && r.StatusCode != http.StatusFound {
+		t.Fatalf("authorize when signed out: %d %s", r.StatusCode, r.Body)
+	}
+	page := b.Get(t, r.Header.Get("Location"))
+	m := ssoLink.FindStringSubmatch(page.Body)
+	if m == nil {
+		t.Fatalf("the sign-in page for the app has no SSO button:\n%s", page.Body)
+	}
+	start := b.Get(t, html.UnescapeString(m[1]))
+	resp, err := iss.Client().Get(start.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cb := b.Get(t, resp.Request.URL.String())
+	if cb.StatusCode != http.StatusSeeOther || !strings.HasPrefix(cb.Header.Get("Location"), "/oauth/authorize?") {
+		t.Fatalf("callback: %d to %q", cb.StatusCode, cb.Header.Get("Location"))
+	}
+	consent := b.Get(t, cb.Header.Get("Location"))
+	if consent.StatusCode != http.StatusOK || !strings.Contains(consent.Body, "chartctl CLI") {
+		t.Fatalf("consent page after SSO: %d %s", consent.StatusCode, consent.Body)
+	}
+}
+
+var ssoLink = regexp.MustCompile(`id="signin-sso" href="([^"]+)"`)
