@@ -268,6 +268,31 @@ func lintAndRender(t *testing.T, h *testkit.Helm) {
 		}
 	})
 
+	t.Run("single sign-on", func(t *testing.T) {
+		r := render(t, h, chart, "--set", "baseURL=https://charts.example.com", "--set", "oidc.existingSecret=chartctl-oidc",
+			"--set", "config.oidc-issuer=https://login.example.com", "--set", "config.oidc-client-id=chartctl")
+		checkCommon(t, r)
+		cfg := r.configMap.Data["config.yaml"]
+		for _, want := range []string{"oidc-issuer: https://login.example.com", "oidc-client-id: chartctl"} {
+			if !strings.Contains(cfg, want) {
+				t.Errorf("config.yaml lacks %q:\n%s", want, cfg)
+			}
+		}
+		spec := r.deployment.Spec.Template.Spec
+		if e := env(spec.Containers[0], "CHARTCTL_OIDC_CLIENT_SECRET_FILE"); e == nil || e.Value != "/run/secrets/chartctl-oidc/client-secret" {
+			t.Errorf("client secret file = %+v", e)
+		}
+		found := false
+		for _, v := range spec.Volumes {
+			if v.Name == "oidc" && v.Secret != nil && v.Secret.SecretName == "chartctl-oidc" && len(v.Secret.Items) == 1 && v.Secret.Items[0].Key == "client-secret" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no volume of the Secret chartctl-oidc: %+v", spec.Volumes)
+		}
+	})
+
 	t.Run("scale out with three replicas", func(t *testing.T) {
 		r := render(t, h, chart, "-f", filepath.Join(chart, "ci", "scale-out-values.yaml"))
 		checkCommon(t, r)
