@@ -34,6 +34,14 @@ const ssoClient = "chartctl-test"
 // the local password form as noLocal says.
 func ssoEnv(t *testing.T, iss *oidcissuer.Issuer, noLocal bool, policy app.SignInPolicy) *oauthtest.Env {
 	t.Helper()
+	env, _ := ssoEnvProvider(t, iss, noLocal, policy)
+	return env
+}
+
+// ssoEnvProvider is ssoEnv that also returns the provider, whose JWKS
+// refetch interval runs on the Env's clock.
+func ssoEnvProvider(t *testing.T, iss *oidcissuer.Issuer, noLocal bool, policy app.SignInPolicy) (*oauthtest.Env, *oidc.Provider) {
+	t.Helper()
 	late := &lateSSO{}
 	env := oauthtest.Start(t, oauthtest.Config{
 		SSO:           web.SSOOptions{Provider: late, Name: "Acme SSO", Key: web.SSOKey("client-secret"), Policy: policy},
@@ -41,12 +49,12 @@ func ssoEnv(t *testing.T, iss *oidcissuer.Issuer, noLocal bool, policy app.SignI
 	})
 	iss.SetClock(env.Clock.Now)
 	p, err := oidc.New(t.Context(), oidc.Config{Issuer: iss.URL, ClientID: ssoClient, ClientSecret: "client-secret",
-		RedirectURL: env.URL + "/signin/oidc/callback", HTTPClient: iss.Client()})
+		RedirectURL: env.URL + "/signin/oidc/callback", HTTPClient: iss.Client(), Now: env.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	late.p = p
-	return env
+	return env, p
 }
 
 // idClaims are the claims of a good ID token for req.
@@ -366,25 +374,40 @@ func TestLocalSignInOff(t *testing.T) {
 }
 
 // TestSSOKeyRotationAndReplicas: a token signed with the provider's new
-// key (rotation) verifies, the JWKS fetched again; and a sign-in started on
-// one replica finishes on another that shares the client secret (decision
-// 22), without a shared store for the sign-in in progress.
+// key (rotation) verifies, the JWKS fetched again, but at most once a
+// minute (decision 5: unknown key IDs cannot make chartctl hammer the
+// provider); and a sign-in started on one replica finishes on another
+// that shares the client secret (decision 22), without a shared store for
+// the sign-in in progress.
 func TestSSOKeyRotationAndReplicas(t *testing.T) {
 	iss := oidcissuer.New(t)
-	a := ssoEnv(t, iss, false, app.SignInPolicy{})
+	a, provider := ssoEnvProvider(t, iss, false, app.SignInPolicy{})
 	iss.ServeSignIns(func(req oidcissuer.AuthRequest) string {
 		return iss.Token(t, idClaims(iss, req, "user-1", "ana@example.com"))
 	})
 	if r := ssoSignIn(t, a, a.NewBrowser(t), iss); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first sign-in: %d %s", r.StatusCode, r.Body)
 	}
-	fetches := iss.JWKSFetches()
+	if n := provider.KeyFetches(); n != 1 {
+		t.Fatalf("%d JWKS fetches for the first sign-in, want 1", n)
+	}
 	iss.Rotate(t)
+	// Within the minute, the new key is unknown and not fetched.
+	for range 3 {
+		a.Clock.Advance(10 * time.Second)
+		if r := ssoSignIn(t, a, a.NewBrowser(t), iss); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("sign-in with a key fetched too early: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	if n := provider.KeyFetches(); n != 1 {
+		t.Fatalf("%d JWKS fetches within a minute, want 1", n)
+	}
+	a.Clock.Advance(time.Minute)
 	if r := ssoSignIn(t, a, a.NewBrowser(t), iss); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign-in with the rotated key: %d %s", r.StatusCode, r.Body)
 	}
-	if iss.JWKSFetches() <= fetches {
-		t.Fatal("the new key verified without the JWKS being fetched again")
+	if n := provider.KeyFetches(); n != 2 {
+		t.Fatalf("%d JWKS fetches after the rotation, want 2", n)
 	}
 
 	// Replica b: its own store and process state, the same client (its

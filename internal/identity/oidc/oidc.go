@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -43,6 +44,9 @@ type Config struct {
 	// issuer is operator-configured, so no private-address guard:
 	// CONTRACT §18 decision 5).
 	HTTPClient *http.Client
+	// Now is the clock of the JWKS refetch interval (time.Now if nil);
+	// ID token expiry is checked against the wall clock.
+	Now func() time.Time
 }
 
 // Provider is a discovered OpenID Connect provider. Create it with New.
@@ -50,6 +54,7 @@ type Provider struct {
 	cfg      Config
 	oauth    oauth2.Config
 	verifier *gooidc.IDTokenVerifier
+	keys     *keySet
 }
 
 // New discovers the provider at cfg.Issuer. Its error says what to check:
@@ -74,11 +79,37 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			scopes = append(scopes, s)
 		}
 	}
+	var doc struct {
+		JWKSURL string   `json:"jwks_uri"`
+		Algs    []string `json:"id_token_signing_alg_values_supported"`
+	}
+	if err := p.Claims(&doc); err != nil || doc.JWKSURL == "" {
+		return nil, fmt.Errorf("the OIDC discovery document of %s has no jwks_uri (check --oidc-issuer)", cfg.Issuer)
+	}
+	hc, now := cfg.HTTPClient, cfg.Now
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	if now == nil {
+		now = time.Now
+	}
+	// Our own key set rather than go-oidc's remote one: it re-fetches
+	// the JWKS at most once a minute (decision 5).
+	keys := &keySet{url: doc.JWKSURL, hc: hc, now: now}
 	return &Provider{
-		cfg:      cfg,
-		oauth:    oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Endpoint: p.Endpoint(), RedirectURL: cfg.RedirectURL, Scopes: scopes},
-		verifier: p.Verifier(&gooidc.Config{ClientID: cfg.ClientID}),
+		cfg:   cfg,
+		oauth: oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Endpoint: p.Endpoint(), RedirectURL: cfg.RedirectURL, Scopes: scopes},
+		verifier: gooidc.NewVerifier(strings.TrimRight(cfg.Issuer, "/"), keys, &gooidc.Config{ClientID: cfg.ClientID,
+			SupportedSigningAlgs: doc.Algs}),
+		keys: keys,
 	}, nil
+}
+
+// KeyFetches reports how many times the provider's JWKS was fetched.
+func (p *Provider) KeyFetches() int {
+	p.keys.mu.Lock()
+	defer p.keys.mu.Unlock()
+	return p.keys.fetches
 }
 
 // Request is one sign-in in progress: what the browser's round trip to
