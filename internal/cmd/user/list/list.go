@@ -58,11 +58,11 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	cs := opts.IO.ColorScheme()
 	now := opts.Now()
 	t := opts.Table()
-	t.Header("email", "admin", "status", "created", "last seen")
+	t.Header("email", "admin", "status", "sign-in", "created", "last seen")
 	t.KeepWhole(0)
 	// On a narrow terminal the creation time, then the last sign-in, go
 	// first.
-	t.Optional(3, 4)
+	t.Optional(4, 5)
 	for _, u := range users {
 		t.AddField(u.Email, cs.Bold)
 		admin := "no"
@@ -75,6 +75,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		} else {
 			t.AddField("active", cs.Green)
 		}
+		// How the user signs in: local (a password, or none) or the
+		// identity provider (oidc).
+		t.AddField(u.Identity.Provider)
 		t.AddField(cmdutil.FormatTime(opts.IO, now, u.CreatedAt))
 		if u.LastSeenAt == nil {
 			t.AddField("never")
