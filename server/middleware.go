@@ -454,6 +454,11 @@ func (s *Server) PrincipalFor(ctx context.Context, userID, credID string, scopes
 // keys, users or memberships outside the server's own handlers.
 func (s *Server) InvalidateCredentials() { s.creds.invalidate() }
 
+// FlushUsage writes the API key and robot last-used times still batched
+// in memory, so a page that shows them (the dashboard's robot page) is
+// current.
+func (s *Server) FlushUsage() { s.touch.flush() }
+
 // PrincipalOf returns the authenticated caller of a /v1 request.
 func PrincipalOf(c echo.Context) *chartctl.Principal { return httpx.PrincipalOf(c) }
 

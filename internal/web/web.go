@@ -187,7 +187,8 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 }
 
 var pageNames = []string{"signin", "consent", "error", "profile", "password", "apps", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
-	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete"}
+	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete",
+	"robot", "robot_secret", "robot_delete"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -259,6 +260,12 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	page("/repositories/:repo/charts/:name/:version/files/*", d.handleChartFile)
 	page("/organizations/:org", d.handleOrg)
 	page("/teams/:team", d.handleTeam)
+	page("/organizations/:org/robots/:name", d.signedIn(d.handleRobot))
+	g.POST("/organizations/:org/robots/:name/disable", d.signedIn(d.handleSetRobotDisabled(true)), LimitForm)
+	g.POST("/organizations/:org/robots/:name/enable", d.signedIn(d.handleSetRobotDisabled(false)), LimitForm)
+	g.POST("/organizations/:org/robots/:name/rotate", d.signedIn(d.handleRotateRobot), LimitForm)
+	page("/organizations/:org/robots/:name/delete", d.signedIn(d.handleDeleteRobotPage))
+	g.POST("/organizations/:org/robots/:name/delete", d.signedIn(d.handleDeleteRobot), LimitForm)
 	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember), LimitForm)
 	g.POST("/teams/:team/members/:member/role", d.signedIn(d.handleChangeRole), LimitForm)
 	g.POST("/teams/:team/members/:member/remove", d.signedIn(d.handleRemoveMember), LimitForm)
