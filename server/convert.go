@@ -60,7 +60,8 @@ func toMember(m *chartctl.Member) client.Member {
 }
 
 func toAPIKey(k *chartctl.APIKey) client.APIKey {
-	return client.APIKey{ID: k.ID, Name: k.Name, Scopes: k.Scopes.Strings(), CreatedAt: ts(k.CreatedAt), LastUsedAt: tsp(k.LastUsedAt), ExpiresAt: tsp(k.ExpiresAt)}
+	return client.APIKey{ID: k.ID, Name: k.Name, Scopes: k.Scopes.Strings(), CreatedAt: ts(k.CreatedAt), LastUsedAt: tsp(k.LastUsedAt), ExpiresAt: tsp(k.ExpiresAt),
+		Repositories: k.Repositories}
 }
 
 func mapSlice[T, U any](in []T, f func(T) U) []U {

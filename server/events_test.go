@@ -87,6 +87,8 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"PATCH /v1/teams/:team/members/:member", func() string { return "/v1/teams/t1/members/" + memberID }, jsonBody(`{"role":"maintainer"}`), "team.member_role_change"},
 		{"DELETE /v1/teams/:team/members/:member", func() string { return "/v1/teams/t1/members/" + memberID }, nil, "team.member_remove"},
 		{"POST /v1/users", fixed("/v1/users"), jsonBody(`{"email":"u2@example.com"}`), "user.create"},
+		{"POST /v1/repositories/:repo/access", fixed("/v1/repositories/r1/access"), jsonBody(`{"user":"u2@example.com","role":"write"}`), "repository.access_granted"},
+		{"DELETE /v1/repositories/:repo/access/:kind/:name", fixed("/v1/repositories/r1/access/user/u2@example.com"), nil, "repository.access_revoked"},
 		{"POST /v1/users/:email/api-keys", fixed("/v1/users/u2@example.com/api-keys"), jsonBody(`{"name":"ci","scopes":["repo:read"]}`), "api_key.create"},
 		{"DELETE /v1/users/:email/api-keys/:id", func() string { return "/v1/users/u2@example.com/api-keys/" + userKeyID }, nil, "api_key.revoke"},
 		{"PATCH /v1/users/:email", fixed("/v1/users/u2@example.com"), jsonBody(`{"disabled":true}`), "user.update"},
@@ -111,6 +113,7 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), nil, "user.delete"},
 		{"POST /v1/repositories/:repo/sync", fixed("/v1/repositories/m1/sync"), nil, "repository.sync"},
 		{"DELETE /v1/repositories/:repo", fixed("/v1/repositories/r1"), nil, "repository.delete"},
+		{"DELETE /v1/organizations/:org", fixed("/v1/organizations/o1"), nil, "organization.delete"},
 	}
 
 	// Every mutating route of the API and the ChartMuseum API is listed.

@@ -333,6 +333,11 @@ func (s *Server) principal(ctx context.Context, value string) (*chartctl.Princip
 		if err != nil {
 			return nil, err
 		}
+		// nil unless the key names repositories: an empty non-nil list
+		// would limit the key to none.
+		if len(key.Repositories) > 0 {
+			p.Repositories = key.Repositories
+		}
 		s.creds.put(h, gen, p, key.ID, key.ExpiresAt, now)
 		s.touch.record(key.ID, now)
 		return p, nil
@@ -441,7 +446,11 @@ func (s *Server) principalFor(ctx context.Context, userID, credID string, scopes
 	if err != nil {
 		return nil, err
 	}
-	return &chartctl.Principal{User: u, CredentialID: credID, Scopes: scopes, OrgRoles: roles}, nil
+	grants, err := s.Store.GrantsFor(ctx, u.ID, u.Email)
+	if err != nil {
+		return nil, err
+	}
+	return &chartctl.Principal{User: u, CredentialID: credID, Scopes: scopes, OrgRoles: roles, Grants: grants}, nil
 }
 
 // PrincipalFor returns the principal of a user acting through credID with

@@ -52,7 +52,7 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 	if vis == "" {
 		vis = chartctl.VisibilityPrivate
 	} else if !vis.Valid() {
-		return chartctl.Invalid("visibility", "visibility must be \"private\" or \"public\".")
+		return chartctl.Invalid("visibility", "%s", app.VisibilityMessage)
 	}
 	ctx := c.Request().Context()
 	p := httpx.PrincipalOf(c)

@@ -66,6 +66,13 @@ func (s *Server) routes(e *echo.Echo) {
 
 	api.GET("/organizations", s.handleListOrganizations)
 	api.POST("/organizations", s.handleCreateOrganization)
+	api.DELETE("/organizations/:org", s.handleDeleteOrganization)
+
+	// Repository grants (CONTRACT §18 "Access").
+	api.GET("/repositories/:repo/access", s.handleListAccess)
+	api.POST("/repositories/:repo/access", s.handleGrantAccess)
+	api.DELETE("/repositories/:repo/access/:kind/:name", s.handleRevokeAccess)
+	api.GET("/repositories/:repo/permissions", s.handleExplainAccess)
 
 	api.GET("/repositories/:repo/webhooks", s.handleListWebhooks)
 	api.POST("/repositories/:repo/webhooks", s.handleCreateWebhook)

@@ -55,7 +55,7 @@ func (s *Server) handleCreateAPIKey(c echo.Context) error {
 		return err
 	}
 	p := httpx.PrincipalOf(c)
-	return s.createAPIKey(c, p.User, p.Scopes, req)
+	return s.createAPIKey(c, p.User, p, req)
 }
 
 // handleCreateUserAPIKey lets an admin create a key for another user, such
@@ -72,10 +72,13 @@ func (s *Server) handleCreateUserAPIKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.createAPIKey(c, u, httpx.PrincipalOf(c).Scopes, req)
+	return s.createAPIKey(c, u, httpx.PrincipalOf(c), req)
 }
 
-func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl.Scopes, req client.CreateAPIKeyRequest) error {
+// createAPIKey creates a key for u; its scopes and repositories never go
+// past those of the creating credential, p's.
+func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, p *chartctl.Principal, req client.CreateAPIKeyRequest) error {
+	ceiling := p.Scopes
 	name, err := app.ValidateName("key", req.Name)
 	if err != nil {
 		return err
@@ -90,13 +93,17 @@ func (s *Server) createAPIKey(c echo.Context, u *chartctl.User, ceiling chartctl
 	if !ceiling.Covers(scopes) {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "A new key cannot have scopes your credential lacks (you have: %s).", ceiling.String())
 	}
+	if err := app.RepoPatternsWithin(p.Repositories, req.Repositories); err != nil {
+		return err
+	}
 	now := s.Now()
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
 		return chartctl.Invalid("expires_at", "expires_at must be in the future.")
 	}
 	ctx := c.Request().Context()
 	value, hash := token.New(token.APIKeyPrefix)
-	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: req.ExpiresAt}
+	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: req.ExpiresAt,
+		Repositories: req.Repositories}
 	// The application layer checks the per-user cap and charges the keys
 	// bucket, for this endpoint and the dashboard's form alike.
 	if err := s.app.CreateAPIKey(ctx, u, k); err != nil {

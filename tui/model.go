@@ -441,7 +441,7 @@ func (m *Model) open(s *screen) tea.Cmd {
 		repo := r.item.(client.Repository)
 		next = m.newScreen(viewCharts, r.cells[0])
 		next.repo = repo.Name
-		next.private = repo.Visibility == "private"
+		next.private = repo.Visibility != "public"
 	case viewSearch:
 		res := r.item.(client.SearchResult)
 		next = m.newScreen(viewVersions, termtext.Line(res.Repository+"/"+res.Name))
@@ -472,7 +472,7 @@ func (m *Model) open(s *screen) tea.Cmd {
 func (m *Model) repoPrivate(repo string) bool {
 	for _, r := range m.stacks[tabCharts][0].rows {
 		if rp, ok := r.item.(client.Repository); ok && rp.Name == repo {
-			return rp.Visibility == "private"
+			return rp.Visibility != "public"
 		}
 	}
 	return false

@@ -37,28 +37,34 @@ func (a *App) VisibleRepo(ctx context.Context, p *chartctl.Principal, name strin
 	return r, nil
 }
 
-// ReadableRepo loads a repository p may read: the repo:read scope, then
-// visibility.
+// ReadableRepo loads a repository p may read: visibility, then the
+// repo:read scope. A repository p cannot see is ENOTFOUND whatever the
+// credential's scopes, on every protocol alike (the OCI registry decides
+// in this order too).
 func (a *App) ReadableRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
+	r, err := a.VisibleRepo(ctx, p, name)
+	if err != nil {
+		return nil, err
+	}
 	if p != nil && !p.Scopes.Allows(chartctl.ScopeRepoRead) {
 		return nil, chartctl.ScopeRequired(chartctl.ScopeRepoRead)
 	}
-	return a.VisibleRepo(ctx, p, name)
+	return r, nil
 }
 
 // WritableRepo loads a repository p may change with at least repository
-// role need: the repo:write scope, visibility, then the role. Anonymous
-// callers get EUNAUTHORIZED.
+// role need: visibility (ENOTFOUND), the repo:write scope, then the role
+// (EFORBIDDEN). Anonymous callers get EUNAUTHORIZED.
 func (a *App) WritableRepo(ctx context.Context, p *chartctl.Principal, name string, need chartctl.RepoRole) (*chartctl.Repository, error) {
 	if p == nil {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
 	}
-	if !p.Scopes.Allows(chartctl.ScopeRepoWrite) {
-		return nil, chartctl.ScopeRequired(chartctl.ScopeRepoWrite)
-	}
 	r, err := a.VisibleRepo(ctx, p, name)
 	if err != nil {
 		return nil, err
+	}
+	if !p.Scopes.Allows(chartctl.ScopeRepoWrite) {
+		return nil, chartctl.ScopeRequired(chartctl.ScopeRepoWrite)
 	}
 	if !p.RepoRole(r).AtLeast(need) {
 		return nil, ForbiddenRole(need, r)

@@ -145,6 +145,9 @@ func MemberData(team string, m *chartctl.Member) map[string]any {
 // owner.
 func APIKeyData(k *chartctl.APIKey, owner *chartctl.User) map[string]any {
 	d := map[string]any{"id": k.ID, "name": k.Name, "scopes": k.Scopes.Strings(), "created_at": ts(k.CreatedAt)}
+	if len(k.Repositories) > 0 {
+		d["repositories"] = k.Repositories
+	}
 	if owner != nil {
 		d["user"] = map[string]any{"id": owner.ID, "email": owner.Email}
 	}

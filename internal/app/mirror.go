@@ -167,9 +167,9 @@ func MirrorReadOnlyMessage(r *chartctl.Repository) string {
 		": its charts change only when it syncs from there (chartctl repo sync " + r.Name + ")."
 }
 
-// ChartPushRepo loads a repository p may push chart versions to: the
-// repo:write scope, visibility, the write role, the push permission of a
-// robot, and not a mirror (MirrorReadOnly). Every protocol's push asks
+// ChartPushRepo loads a repository p may push chart versions to:
+// visibility, the push permission of a robot, the repo:write scope, the
+// write role (WritableRepo), and not a mirror (MirrorReadOnly). Every protocol's push asks
 // this (or ChartWriteDecision), so all answer alike.
 func (a *App) ChartPushRepo(ctx context.Context, p *chartctl.Principal, name string) (*chartctl.Repository, error) {
 	return a.chartWritableRepo(ctx, p, name, chartctl.RobotPush)
@@ -183,8 +183,16 @@ func (a *App) ChartDeleteRepo(ctx context.Context, p *chartctl.Principal, name s
 }
 
 func (a *App) chartWritableRepo(ctx context.Context, p *chartctl.Principal, name string, act chartctl.RobotPermission) (*chartctl.Repository, error) {
-	// A robot's permissions first: they say more than the scope they
-	// amount to, and depend on no repository (nothing is revealed).
+	if p == nil {
+		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
+	}
+	// Visibility first, as every decision and every protocol takes it (a
+	// repository the caller cannot see is 404, the OCI registry's answer
+	// too); then a robot's permissions, which say more than the scope they
+	// amount to.
+	if _, err := a.VisibleRepo(ctx, p, name); err != nil {
+		return nil, err
+	}
 	if err := checkRobotAct(p, act); err != nil {
 		return nil, err
 	}

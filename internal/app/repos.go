@@ -7,6 +7,9 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
+// VisibilityMessage is the EINVALID message of an unknown visibility.
+const VisibilityMessage = `visibility must be "private", "internal" (every signed-in user reads it) or "public".`
+
 // RepositoryChanges are the fields UpdateRepository may change; nil
 // leaves a field as it is.
 type RepositoryChanges struct {
@@ -41,7 +44,7 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 	if ch.Visibility != nil {
 		v := chartctl.Visibility(*ch.Visibility)
 		if !v.Valid() {
-			return nil, chartctl.Invalid("visibility", "visibility must be \"private\" or \"public\".")
+			return nil, chartctl.Invalid("visibility", "%s", VisibilityMessage)
 		}
 		vis = &v
 	}

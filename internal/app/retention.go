@@ -75,11 +75,16 @@ func (a *App) Retention(ctx context.Context, p *chartctl.Principal, name string)
 	return all[r.Name], nil
 }
 
-// SetRetention replaces the policy of repository name (maintainers).
+// SetRetention replaces the policy of repository name: a setting, so the
+// maintain role (SettingsRole, CONTRACT §18), in a repository whose
+// charts may change (not a mirror).
 func (a *App) SetRetention(ctx context.Context, p *chartctl.Principal, name string, pol *chartctl.RetentionPolicy) error {
 	r, err := a.ChartDeleteRepo(ctx, p, name)
 	if err != nil {
 		return err
+	}
+	if !p.RepoRole(r).AtLeast(SettingsRole) {
+		return ForbiddenRole(SettingsRole, r)
 	}
 	if err := ValidateRetention(pol); err != nil {
 		return err

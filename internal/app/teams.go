@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -185,8 +187,18 @@ func (a *App) RemoveMember(ctx context.Context, t *chartctl.Team, idOrEmail stri
 // event, which never carries the key's value. It is the one way a key is
 // made, whatever the transport: it refuses a key past Config.MaxKeysPerUser
 // (EFORBIDDEN) and charges owner's "keys" bucket (BucketKeys), returning a
-// *RateLimited error when that is spent.
+// *RateLimited error when that is spent. Returns EINVALID naming
+// repositories for malformed repository patterns (see
+// chartctl.ValidateRepoPatterns); an empty list leaves the key
+// unrestricted.
 func (a *App) CreateAPIKey(ctx context.Context, owner *chartctl.User, k *chartctl.APIKey) error {
+	// An empty list means no restriction: stored as nil, since a non-nil
+	// empty list would restrict the key to no repository at all.
+	if len(k.Repositories) == 0 {
+		k.Repositories = nil
+	} else if err := chartctl.ValidateRepoPatterns("repositories", k.Repositories); err != nil {
+		return err
+	}
 	if err := a.admitKey(ctx, owner); err != nil {
 		return err
 	}
@@ -227,5 +239,30 @@ func (a *App) RevokeAPIKey(ctx context.Context, owner *chartctl.User, id string)
 		return err
 	}
 	a.Committed()
+	return nil
+}
+
+// RepoPatternsWithin checks that a key a credential restricted to the
+// repository patterns ceiling creates is restricted no less (nil ceiling:
+// the credential is unrestricted, so anything goes): every pattern must
+// be one of ceiling's, or a plain repository name ceiling matches.
+// Otherwise a restricted key with keys:write could mint an unrestricted
+// one. Returns EFORBIDDEN naming the ceiling.
+func RepoPatternsWithin(ceiling, patterns []string) error {
+	if ceiling == nil {
+		return nil
+	}
+	refuse := func() error {
+		return chartctl.Errorf(chartctl.EFORBIDDEN, "This credential is limited to the repositories %s: a key it creates must be limited to them too (repositories: those patterns, or names they match).", strings.Join(ceiling, ", "))
+	}
+	if len(patterns) == 0 {
+		return refuse()
+	}
+	for _, pat := range patterns {
+		plain := !strings.ContainsAny(pat, "*?[\\")
+		if !slices.Contains(ceiling, pat) && !(plain && chartctl.MatchRepo(ceiling, pat)) {
+			return refuse()
+		}
+	}
 	return nil
 }

@@ -25,6 +25,9 @@ type KeyRow struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	Expired    bool
+	// Repositories are the key's repository patterns (none: every
+	// repository its owner reaches).
+	Repositories []string
 }
 
 // KeysPage is the content of the API Keys tab.
@@ -38,7 +41,9 @@ type NewKeyPage struct {
 	Scopes        []ScopeItem
 	Expiry        string
 	ExpiryOptions []ExpiryOption
-	Error         string
+	// Repositories is the form's comma-separated repository patterns.
+	Repositories string
+	Error        string
 }
 
 // ExpiryOption is a choice of key lifetime.
@@ -69,7 +74,8 @@ var expiryChoices = []ExpiryOption{
 }
 
 func keyRow(k *chartctl.APIKey, now time.Time) KeyRow {
-	return KeyRow{ID: k.ID, Name: k.Name, Scopes: k.Scopes.Strings(), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt, Expired: k.Expired(now)}
+	return KeyRow{ID: k.ID, Name: k.Name, Scopes: k.Scopes.Strings(), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt, Expired: k.Expired(now),
+		Repositories: k.Repositories}
 }
 
 func (d *Dashboard) page(c echo.Context, title, nav, tab string, data any) Page {
@@ -146,6 +152,7 @@ func (d *Dashboard) handleCreateAPIKey(c echo.Context) error {
 		checked[s] = true
 	}
 	np := newKeyForm(u, name, checked, expiry)
+	np.Repositories = strings.TrimSpace(form.Get("repositories"))
 	fail := func(msg string) error {
 		np.Error = msg
 		return d.render(c, http.StatusBadRequest, "apikey_new", d.page(c, "Generate new API key", "settings", "keys", np))
@@ -178,12 +185,16 @@ func (d *Dashboard) handleCreateAPIKey(c echo.Context) error {
 		expires = &t
 	}
 	value, hash := token.New(token.APIKeyPrefix)
-	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: expires}
+	k := &chartctl.APIKey{UserID: u.ID, Name: name, Scopes: scopes, Hash: hash, CreatedAt: now, ExpiresAt: expires,
+		Repositories: splitPatterns(np.Repositories)}
 	// The application layer makes every key, whatever the transport: its
-	// per-user cap and "keys" rate limit hold here as on /v1.
+	// per-user cap, "keys" rate limit and pattern rules hold here as on
+	// /v1.
 	err = d.opts.App.CreateAPIKey(c.Request().Context(), u, k)
 	switch chartctl.ErrorCode(err) {
 	case "":
+	case chartctl.EINVALID:
+		return fail(chartctl.ErrorMessage(err))
 	case chartctl.EFORBIDDEN:
 		np.Error = chartctl.ErrorMessage(err)
 		return d.render(c, http.StatusForbidden, "apikey_new", d.page(c, "Generate new API key", "settings", "keys", np))
@@ -239,4 +250,16 @@ func (d *Dashboard) handleRevokeAPIKey(c echo.Context) error {
 	}
 	d.opts.Principals.InvalidateCredentials()
 	return c.Redirect(http.StatusSeeOther, "/settings/api-keys?revoked=1")
+}
+
+// splitPatterns reads the form's comma-separated repository patterns;
+// none (nil) leaves the key unrestricted.
+func splitPatterns(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
