@@ -33,8 +33,10 @@ func (s *APIKeysService) All(ctx context.Context) iter.Seq2[*APIKey, error] {
 	return paginate(ctx, ListOptions{}, s.List)
 }
 
-// Create creates an API key; its scopes never exceed the caller's. The
-// returned key's Key field holds the value, shown this once.
+// Create creates an API key; its scopes never exceed the caller's, and
+// r.Repositories (patterns such as "acme-*"), when set, limits it to the
+// repositories they match on top of its scopes. The returned key's Key
+// field holds the value, shown this once. It calls POST /v1/user/api-keys.
 func (s *APIKeysService) Create(ctx context.Context, r *CreateAPIKeyRequest) (*APIKey, *Response, error) {
 	req, err := s.client.NewRequest(http.MethodPost, "v1/user/api-keys", r)
 	if err != nil {

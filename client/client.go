@@ -70,8 +70,10 @@ type Client struct {
 	Charts *ChartsService
 	// Teams manages teams and their members.
 	Teams *TeamsService
-	// Organizations lists and creates organizations.
+	// Organizations lists, creates and deletes organizations.
 	Organizations *OrganizationsService
+	// Robots manages organizations' robot accounts.
+	Robots *RobotsService
 	// Search finds charts across repositories.
 	Search *SearchService
 	// APIKeys manages the caller's API keys.
@@ -254,6 +256,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Charts = (*ChartsService)(&c.common)
 	c.Teams = (*TeamsService)(&c.common)
 	c.Organizations = (*OrganizationsService)(&c.common)
+	c.Robots = (*RobotsService)(&c.common)
 	c.Search = (*SearchService)(&c.common)
 	c.APIKeys = (*APIKeysService)(&c.common)
 	c.RateLimit = (*RateLimitService)(&c.common)

@@ -7,7 +7,8 @@ import (
 	"net/url"
 )
 
-// OrganizationsService lists and creates organizations (/v1/organizations).
+// OrganizationsService lists, creates and deletes organizations
+// (/v1/organizations).
 type OrganizationsService service
 
 // List returns one page of the organizations the caller can see, by name.
@@ -45,4 +46,16 @@ func (s *OrganizationsService) Create(ctx context.Context, r *CreateOrganization
 		return nil, resp, err
 	}
 	return org, resp, nil
+}
+
+// Delete deletes organization org with its teams, robots and everything
+// bound to it. The server refuses it (409) while the organization owns
+// repositories. It calls DELETE /v1/organizations/:org (owners and server
+// admins).
+func (s *OrganizationsService) Delete(ctx context.Context, org string) (*Response, error) {
+	req, err := s.client.NewRequest(http.MethodDelete, "v1/organizations/"+url.PathEscape(org), nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.Do(ctx, req, nil)
 }

@@ -32,6 +32,7 @@ import (
 	orgcmd "github.com/chartctl/chartctl/internal/cmd/org"
 	ratelimitcmd "github.com/chartctl/chartctl/internal/cmd/ratelimit"
 	repocmd "github.com/chartctl/chartctl/internal/cmd/repo"
+	robotcmd "github.com/chartctl/chartctl/internal/cmd/robot"
 	searchcmd "github.com/chartctl/chartctl/internal/cmd/search"
 	"github.com/chartctl/chartctl/internal/cmd/serve"
 	teamcmd "github.com/chartctl/chartctl/internal/cmd/team"
@@ -325,6 +326,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		authcmd.NewCmdAuth(f),
 		teamcmd.NewCmdTeam(f),
 		orgcmd.NewCmdOrg(f),
+		robotcmd.NewCmdRobot(f),
 		apikeycmd.NewCmdAPIKey(f),
 		usercmd.NewCmdUser(f),
 		ratelimitcmd.NewCmdRateLimit(f, nil),

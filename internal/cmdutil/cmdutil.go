@@ -125,3 +125,16 @@ func FirstArgOnly(fn func(*cobra.Command, []string, string) ([]string, cobra.She
 		return fn(cmd, args, toComplete)
 	}
 }
+
+// ShellQuote quotes s for a POSIX shell when it holds anything but plain
+// characters, so a printed command line can be pasted as it is: a robot's
+// user name robot$ORG+NAME becomes 'robot$ORG+NAME', which no shell
+// expands.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

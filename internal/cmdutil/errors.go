@@ -75,6 +75,9 @@ func HintNotFound(err error, hint string) error {
 // HintRepoList is the next step after an unknown repository.
 const HintRepoList = "To see the repositories you can read, run: chartctl repo list"
 
+// HintOrgList is the next step after an unknown organization.
+const HintOrgList = "To see the organizations you belong to, run: chartctl org list"
+
 // HintChartList is the next step after an unknown chart or version in repo.
 func HintChartList(repo string) string {
 	return "To see the charts in " + repo + ", run: chartctl chart list --repo " + repo

@@ -5,8 +5,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/internal/cmd/quota"
+	"github.com/chartctl/chartctl/internal/cmd/repo/access"
 	"github.com/chartctl/chartctl/internal/cmd/repo/create"
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
+	"github.com/chartctl/chartctl/internal/cmd/repo/edit"
 	"github.com/chartctl/chartctl/internal/cmd/repo/list"
 	"github.com/chartctl/chartctl/internal/cmd/repo/retention"
 	reposync "github.com/chartctl/chartctl/internal/cmd/repo/sync"
@@ -18,22 +20,26 @@ import (
 func NewCmdRepo(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "repo <command>",
-		Short: "Create, list, view, sync and delete chart repositories; their quotas and retention",
+		Short: "Create, list, view, edit, sync and delete chart repositories; their access, quotas and retention",
 		Long: `Chart repositories hold charts. Each is also a plain Helm repository at
 SERVER/helm/NAME. A repository created with --mirror is a read-only mirror of
 an upstream Helm repository, synced by the server.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
   chartctl repo list
-  chartctl repo view stable`,
+  chartctl repo view stable
+  chartctl repo edit stable --visibility internal
+  chartctl repo access grant stable --team web --role write`,
 	}
 	cmd.AddCommand(
 		create.NewCmdCreate(f, nil),
 		list.NewCmdList(f, nil),
 		view.NewCmdView(f, nil),
+		edit.NewCmdEdit(f, nil),
 		delete.NewCmdDelete(f, nil),
 		retention.NewCmdRetention(f),
 		reposync.NewCmdSync(f, nil),
 		quota.NewCmdQuota(f, quota.Repository(f)),
+		access.NewCmdAccess(f),
 	)
 	return cmd
 }

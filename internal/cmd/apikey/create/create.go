@@ -33,6 +33,9 @@ type CreateOptions struct {
 
 	Name   string
 	Scopes []string
+	// Repositories, when set, limits the key to the repositories these
+	// names or patterns match, on top of its scopes.
+	Repositories []string
 	// Expires is the --expires value, resolved against Now when the key is
 	// created ("": never expires).
 	Expires string
@@ -48,9 +51,12 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 team:read, team:write, org:read, org:write). Its value is printed this
 once: store it now, e.g. as a CI secret named CHARTCTL_TOKEN.
 
+--repo limits the key to repositories, by name or pattern ('acme-*';
+repeat the flag for more): it reaches nothing else, whatever its scopes.
 --expires takes a duration (90d, 2w, 12h) or a date (2027-01-31).`,
-		Example: `  chartctl api-key create --name ci --scopes repo:read,repo:write --expires 90d`,
-		Args:    cmdutil.NoArgs,
+		Example: `  chartctl api-key create --name ci --scopes repo:read,repo:write --expires 90d
+  chartctl api-key create --name deploy --scopes repo:read --repo acme-charts --repo 'web-*'`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.WantsJSON()
 			if opts.Name == "" {
@@ -72,6 +78,8 @@ once: store it now, e.g. as a CI secret named CHARTCTL_TOKEN.
 	}
 	cmd.Flags().StringVar(&opts.Name, "name", "", "name of the key, to recognize it later (required)")
 	cmd.Flags().StringSliceVar(&opts.Scopes, "scopes", nil, "comma-separated scopes (required)")
+	cmd.Flags().StringArrayVar(&opts.Repositories, "repo", nil, "limit the key to this repository name or pattern, such as 'acme-*' (repeatable)")
+	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
 	cmd.Flags().StringVar(&opts.Expires, "expires", "", "expiry: a duration such as 90d or a date such as 2027-01-31 (default: never)")
 	_ = cmd.RegisterFlagCompletionFunc("scopes", cobra.FixedCompletions(Scopes, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	return cmd
@@ -119,7 +127,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if err != nil {
 		return err
 	}
-	req := &client.CreateAPIKeyRequest{Name: opts.Name, Scopes: opts.Scopes}
+	req := &client.CreateAPIKeyRequest{Name: opts.Name, Scopes: opts.Scopes, Repositories: opts.Repositories}
 	if opts.Expires != "" {
 		at, err := ParseExpiry(opts.Now(), opts.Expires)
 		if err != nil {
@@ -144,8 +152,12 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if key.ExpiresAt != nil {
 		expires = key.ExpiresAt.UTC().Format(time.RFC3339)
 	}
-	fmt.Fprintf(opts.IO.Out, "%s Created API key %s (id %s, scopes %s, expires %s)\n\n",
-		cs.SuccessIcon(), cs.Bold(termtext.Line(key.Name)), termtext.Line(key.ID), termtext.Line(strings.Join(key.Scopes, ",")), expires)
+	limited := ""
+	if len(key.Repositories) > 0 {
+		limited = ", repositories " + strings.Join(key.Repositories, " ")
+	}
+	fmt.Fprintf(opts.IO.Out, "%s Created API key %s (id %s, scopes %s%s, expires %s)\n\n",
+		cs.SuccessIcon(), cs.Bold(termtext.Line(key.Name)), termtext.Line(key.ID), termtext.Line(strings.Join(key.Scopes, ",")), termtext.Line(limited), expires)
 	fmt.Fprintf(opts.IO.Out, "    %s\n\n", termtext.Line(key.Key))
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Copy it now: it will not be shown again.\n", cs.WarningIcon())
 	return err

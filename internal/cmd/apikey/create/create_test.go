@@ -64,6 +64,12 @@ func TestNewCmdCreate(t *testing.T) {
 					t.Errorf("expires %q, want never", o.Expires)
 				}
 			}},
+		{name: "repositories, repeated", args: []string{"--name", "deploy", "--scopes", "repo:read", "--repo", "acme-charts", "--repo", "web-*"},
+			check: func(t *testing.T, o *CreateOptions) {
+				if len(o.Repositories) != 2 || o.Repositories[0] != "acme-charts" || o.Repositories[1] != "web-*" {
+					t.Errorf("repositories %q", o.Repositories)
+				}
+			}},
 		{name: "missing name", args: []string{"--scopes", "repo:read"}, wantFlag: true},
 		{name: "missing scopes", args: []string{"--name", "ci"}, wantFlag: true},
 		{name: "bad expiry", args: []string{"--name", "ci", "--scopes", "repo:read", "--expires", "tomorrow"}, wantFlag: true},

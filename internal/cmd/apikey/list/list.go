@@ -63,11 +63,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	cs := opts.IO.ColorScheme()
 	now := opts.Now()
 	t := opts.Table()
-	t.Header("id", "name", "scopes", "created", "last used", "expires")
+	t.Header("id", "name", "scopes", "repositories", "created", "last used", "expires")
 	t.KeepWhole(0)
 	// On a narrow terminal the creation time, then the last use, then the
-	// expiry go first: the id (to revoke), name and scopes stay.
-	t.Optional(3, 4, 5)
+	// expiry go first: the id (to revoke), name, scopes and the
+	// repositories a key is limited to stay.
+	t.Optional(4, 5, 6)
 	opt := func(p *time.Time, none string) string {
 		if p == nil {
 			return none
@@ -78,6 +79,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		t.AddField(k.ID, cs.Gray)
 		t.AddField(k.Name, cs.Bold)
 		t.AddField(strings.Join(k.Scopes, ","))
+		// A key without patterns reaches every repository its scopes do.
+		repos := "all"
+		if len(k.Repositories) > 0 {
+			repos = strings.Join(k.Repositories, " ")
+		}
+		t.AddField(repos)
 		t.AddField(cmdutil.FormatTime(opts.IO, now, k.CreatedAt))
 		t.AddField(opt(k.LastUsedAt, "never"))
 		t.AddField(opt(k.ExpiresAt, "never"))

@@ -39,8 +39,9 @@ func golden(t *testing.T, name, got string) {
 }
 
 // On an 80-column terminal the list leaves out the creation and last-use
-// times instead of squashing every column to 8 characters: the id is
-// whole, the name, scopes and expiry readable. -o json keeps every field.
+// times and the expiry instead of squashing every column to 8 characters:
+// the id is whole, the name, scopes and the repositories the key reaches
+// (what it can do) readable. -o json keeps every field.
 func TestListAt80Columns(t *testing.T) {
 	ts := testkit.StartServer(t)
 	ada := ts.MustUser(t, "ada@example.com", false)

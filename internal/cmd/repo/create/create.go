@@ -4,6 +4,8 @@ package create
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +14,9 @@ import (
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 )
+
+// Visibilities are the values of --visibility, most restricted first.
+var Visibilities = []string{client.VisibilityPrivate, client.VisibilityInternal, client.VisibilityPublic}
 
 // CreateOptions are the inputs of `repo create`.
 type CreateOptions struct {
@@ -22,7 +27,10 @@ type CreateOptions struct {
 	Name         string
 	Description  string
 	Organization string
-	Public       bool
+	// Visibility is private, internal or public ("": the server's
+	// default, private); --public sets it to public.
+	Visibility string
+	Public     bool
 
 	// Mirror, if set, makes the repository a read-only mirror of this
 	// upstream Helm repository.
@@ -41,8 +49,10 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 		Short: "Create a chart repository",
 		Long: `Create a chart repository. Without --org it belongs to you; with --org it
 belongs to that organization (you need the maintainer role there).
-Repositories are private unless --public is given; a public repository is
-readable by every signed-in user and by anonymous Helm clients.
+--visibility says who reads it: private (the default: its organization's
+members and those granted a role), internal (also every signed-in user of
+the server) or public (also anonymous Helm clients). --public is short for
+--visibility public.
 
 With --mirror the repository is a read-only mirror of an upstream Helm
 repository: the server copies every chart version the upstream lists, at
@@ -53,12 +63,22 @@ stores the password encrypted and never shows it. See its state with
 ` + "`chartctl repo view`" + ` and sync it at once with ` + "`chartctl repo sync`" + `.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
   chartctl repo create platform --org acme --public
+  chartctl repo create shared --org acme --visibility internal
   chartctl repo create bitnami --mirror https://charts.bitnami.com/bitnami --mirror-interval 6h --public
   echo "$PASS" | chartctl repo create vendor --mirror https://charts.vendor.example --mirror-username robot --mirror-password-stdin`,
 		Args: cmdutil.ExactArgs(1, "a repository name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			opts.JSON = f.WantsJSON()
+			if opts.Public && opts.Visibility != "" {
+				return cmdutil.FlagErrorf("--public and --visibility go one at a time: --public is --visibility public")
+			}
+			if opts.Visibility != "" && !slices.Contains(Visibilities, opts.Visibility) {
+				return cmdutil.FlagErrorf("invalid --visibility %q: want %s", opts.Visibility, strings.Join(Visibilities, ", "))
+			}
+			if opts.Public {
+				opts.Visibility = client.VisibilityPublic
+			}
 			if opts.Mirror == "" && (cmd.Flags().Changed("mirror-interval") || opts.MirrorUsername != "" || opts.MirrorPasswordStdin) {
 				return cmdutil.FlagErrorf("--mirror-interval, --mirror-username and --mirror-password-stdin go with --mirror URL")
 			}
@@ -71,7 +91,9 @@ stores the password encrypted and never shows it. See its state with
 	cmd.Flags().StringVarP(&opts.Description, "description", "d", "", "description of the repository")
 	cmd.Flags().StringVar(&opts.Organization, "org", "", "organization that owns the repository")
 	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
-	cmd.Flags().BoolVar(&opts.Public, "public", false, "make the repository readable by everyone")
+	cmd.Flags().StringVar(&opts.Visibility, "visibility", "", "who reads the repository: "+strings.Join(Visibilities, ", ")+" (default private)")
+	_ = cmd.RegisterFlagCompletionFunc("visibility", cobra.FixedCompletions(Visibilities, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().BoolVar(&opts.Public, "public", false, "make the repository readable by everyone (--visibility public)")
 	cmd.Flags().StringVar(&opts.Mirror, "mirror", "", "make the repository a read-only mirror of this upstream Helm repository URL")
 	cmd.Flags().StringVar(&opts.MirrorInterval, "mirror-interval", "1h", "time between syncs of the mirror, e.g. 30m, 12h or 7d (at least 5m)")
 	cmd.Flags().StringVar(&opts.MirrorUsername, "mirror-username", "", "user name for the upstream (basic auth)")
@@ -88,9 +110,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		Name:         opts.Name,
 		Description:  opts.Description,
 		Organization: opts.Organization,
-	}
-	if opts.Public {
-		req.Visibility = "public"
+		Visibility:   opts.Visibility,
 	}
 	if opts.Mirror != "" {
 		m := &client.MirrorRequest{URL: &opts.Mirror, Interval: &opts.MirrorInterval}

@@ -18,7 +18,11 @@ func TestNewCmdCreate(t *testing.T) {
 	}{
 		{name: "name only", args: []string{"stable"}, want: CreateOptions{Name: "stable", JSON: true}},
 		{name: "all flags on a tty", args: []string{"platform", "--description", "Platform charts", "--org", "acme", "--public"}, tty: true,
-			want: CreateOptions{Name: "platform", Description: "Platform charts", Organization: "acme", Public: true}},
+			want: CreateOptions{Name: "platform", Description: "Platform charts", Organization: "acme", Public: true, Visibility: "public"}},
+		{name: "internal", args: []string{"shared", "--visibility", "internal"}, want: CreateOptions{Name: "shared", JSON: true, Visibility: "internal"}},
+		{name: "visibility public", args: []string{"x", "--visibility", "public"}, want: CreateOptions{Name: "x", JSON: true, Visibility: "public"}},
+		{name: "public and visibility together", args: []string{"x", "--public", "--visibility", "public"}, wantFlag: true},
+		{name: "unknown visibility", args: []string{"x", "--visibility", "secret"}, wantFlag: true},
 		{name: "short description", args: []string{"x", "-d", "desc"}, want: CreateOptions{Name: "x", Description: "desc", JSON: true}},
 		{name: "mirror", args: []string{"upstream", "--mirror", "https://charts.example.com", "--mirror-interval", "6h", "--mirror-username", "robot", "--mirror-password-stdin"},
 			want: CreateOptions{Name: "upstream", JSON: true, Mirror: "https://charts.example.com", MirrorInterval: "6h", MirrorUsername: "robot", MirrorPasswordStdin: true}},
@@ -51,7 +55,7 @@ func TestNewCmdCreate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got.Name != tt.want.Name || got.Description != tt.want.Description || got.Organization != tt.want.Organization ||
-				got.Public != tt.want.Public || got.JSON != tt.want.JSON || got.Mirror != tt.want.Mirror ||
+				got.Public != tt.want.Public || got.Visibility != tt.want.Visibility || got.JSON != tt.want.JSON || got.Mirror != tt.want.Mirror ||
 				(tt.want.Mirror != "" && got.MirrorInterval != tt.want.MirrorInterval) || got.MirrorUsername != tt.want.MirrorUsername ||
 				got.MirrorPasswordStdin != tt.want.MirrorPasswordStdin {
 				t.Errorf("options = %+v, want %+v", *got, tt.want)

@@ -1,0 +1,90 @@
+// Package edit implements `chartctl repo edit`.
+package edit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/client/termtext"
+	"github.com/chartctl/chartctl/internal/cmd/repo/create"
+	"github.com/chartctl/chartctl/internal/cmdutil"
+	"github.com/chartctl/chartctl/internal/iostreams"
+)
+
+// EditOptions are the inputs of `repo edit`; nil fields stay as they are.
+type EditOptions struct {
+	IO     *iostreams.IOStreams
+	Client func() (*client.Client, error)
+	JSON   bool
+
+	Name        string
+	Description *string
+	Visibility  *string
+}
+
+// NewCmdEdit returns the `repo edit` command; runF replaces the run
+// function in tests.
+func NewCmdEdit(f *cmdutil.Factory, runF func(*EditOptions) error) *cobra.Command {
+	opts := &EditOptions{IO: f.IOStreams, Client: f.Client}
+	var description, visibility string
+	cmd := &cobra.Command{
+		Use:   "edit NAME [--description D] [--visibility V]",
+		Short: "Change a repository's description or visibility",
+		Long: `Change the settings of a repository you maintain; what you do not give
+stays as it is. --visibility private keeps the repository to its
+organization and those granted a role, internal opens it to every signed-in
+user of the server, public also to anonymous Helm clients. An empty
+--description "" removes the description.`,
+		Example: `  chartctl repo edit stable --visibility internal
+  chartctl repo edit stable --description "Stable charts, reviewed"`,
+		Args:              cmdutil.ExactArgs(1, "a repository name is required"),
+		ValidArgsFunction: cmdutil.FirstArgOnly(cmdutil.CompleteRepositories(f)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			opts.JSON = f.WantsJSON()
+			if cmd.Flags().Changed("description") {
+				opts.Description = &description
+			}
+			if cmd.Flags().Changed("visibility") {
+				if !slices.Contains(create.Visibilities, visibility) {
+					return cmdutil.FlagErrorf("invalid --visibility %q: want %s", visibility, strings.Join(create.Visibilities, ", "))
+				}
+				opts.Visibility = &visibility
+			}
+			if opts.Description == nil && opts.Visibility == nil {
+				return cmdutil.FlagErrorf("nothing to change: give --description or --visibility")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return editRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&description, "description", "d", "", "new description (\"\" removes it)")
+	cmd.Flags().StringVar(&visibility, "visibility", "", "who reads the repository: "+strings.Join(create.Visibilities, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("visibility", cobra.FixedCompletions(create.Visibilities, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func editRun(ctx context.Context, opts *EditOptions) error {
+	c, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	repo, _, err := c.Repositories.Update(ctx, opts.Name, &client.UpdateRepositoryRequest{Description: opts.Description, Visibility: opts.Visibility})
+	if err != nil {
+		return cmdutil.HintNotFound(fmt.Errorf("edit repository %s: %w", opts.Name, err), cmdutil.HintRepoList)
+	}
+	if opts.JSON {
+		return cmdutil.PrintJSON(opts.IO.Out, repo)
+	}
+	cs := opts.IO.ColorScheme()
+	_, err = fmt.Fprintf(opts.IO.Out, "%s Updated %s repository %s\n", cs.SuccessIcon(),
+		termtext.Line(repo.Visibility), cs.Bold(termtext.Line(repo.Name)))
+	return err
+}
