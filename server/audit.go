@@ -18,6 +18,11 @@ import (
 // route of the route table and fails for a route missing here or leaving
 // no entry.
 var auditActions = map[string]string{
+	"POST /v1/organizations/:org/robots/:name/publishers":       "publisher.add",
+	"DELETE /v1/organizations/:org/robots/:name/publishers/:id": "publisher.remove",
+	// Exchanges audit themselves, refusals with the failed check
+	// (app.ExchangeToken); audit adds an entry only for a failure there.
+	"POST /v1/oidc/token":                                  "oidc.exchange",
 	"POST /v1/user/api-keys":                               "api_key.create",
 	"DELETE /v1/user/api-keys/:id":                         "api_key.revoke",
 	"POST /v1/users":                                       "user.create",
@@ -117,6 +122,9 @@ func (s *Server) audit(c echo.Context, next echo.HandlerFunc) error {
 	err := next(c)
 	action, ok := auditActions[m+" "+c.Path()]
 	if !ok {
+		return err
+	}
+	if done, _ := c.Get(auditedKey).(bool); done {
 		return err
 	}
 	outcome := chartctl.OutcomeFailed

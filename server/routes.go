@@ -28,6 +28,10 @@ func (s *Server) routes(e *echo.Echo) {
 	// The API's own description, for OpenAPI tools: no credential.
 	e.GET("/v1/openapi.json", handleOpenAPI)
 
+	// The token exchange of trusted publishing takes no credential (the
+	// CI's OIDC token is its proof) and has its own per-address bucket.
+	e.POST("/v1/oidc/token", s.handleOIDCToken)
+
 	v1 := e.Group("/v1", httpx.UnescapePathParams, s.authenticate)
 	v1.GET("/rate-limit", s.handleRateLimit)
 
@@ -100,6 +104,10 @@ func (s *Server) routes(e *echo.Echo) {
 	api.POST("/organizations/:org/robots/:name/rotate", s.handleRotateRobot)
 	api.GET("/organizations/:org/quota", s.handleGetOrgQuota)
 	api.PUT("/organizations/:org/quota", s.handlePutOrgQuota)
+
+	api.GET("/organizations/:org/robots/:name/publishers", s.handleListPublishers)
+	api.POST("/organizations/:org/robots/:name/publishers", s.handleAddPublisher)
+	api.DELETE("/organizations/:org/robots/:name/publishers/:id", s.handleRemovePublisher)
 
 	api.GET("/teams", s.handleListTeams)
 	api.POST("/teams", s.handleCreateTeam)

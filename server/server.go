@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,6 +89,16 @@ type Config struct {
 	// AllowPrivateUpstreams lets mirror URLs name private and loopback
 	// addresses (--allow-private-upstreams).
 	AllowPrivateUpstreams bool
+	// OIDCTrustInsecureIssuers are issuers of trusted publishers the
+	// operator vouches for (--oidc-trust-insecure-issuers): they may be
+	// plain http and on private addresses.
+	OIDCTrustInsecureIssuers []string
+	// OIDCRootCAs verifies trusted publishers' issuers' certificates (nil:
+	// the system's roots; tests set a test CA).
+	OIDCRootCAs *x509.CertPool
+	// OIDCTokenLimit bounds token exchanges (POST /v1/oidc/token) per
+	// client address (the "oidc_token" bucket).
+	OIDCTokenLimit ratelimit.Limit
 }
 
 // DefaultBlobCacheSize is the default of Config.BlobCacheSize.
@@ -104,6 +115,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout:      15 * time.Second,
 		MaxKeysPerUser:       100,
 		KeyCreateLimit:       ratelimit.Limit{N: 50, Window: time.Hour},
+		OIDCTokenLimit:       ratelimit.Limit{N: 300, Window: time.Hour},
 		BodyTimeout:          30 * time.Second,
 		UploadTimeout:        5 * time.Minute,
 		UploadMinRate:        httpx.DefaultUploadMinRate,
@@ -202,7 +214,7 @@ func (s *Server) init() {
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
 			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
-			MaxKeysPerUser: s.Config.MaxKeysPerUser},
+			MaxKeysPerUser: s.Config.MaxKeysPerUser, OIDCTrustInsecureIssuers: s.Config.OIDCTrustInsecureIssuers, OIDCRootCAs: s.Config.OIDCRootCAs},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },
 		ObserveUpload: s.countUpload,
@@ -216,6 +228,8 @@ func (s *Server) init() {
 		bucketUpload: s.Config.UploadLimit,
 		bucketSearch: s.Config.SearchLimit,
 		bucketKeys:   s.Config.KeyCreateLimit,
+		// Per client address: see handleOIDCToken.
+		bucketOIDCToken: s.Config.OIDCTokenLimit,
 	})
 	// Key creation is charged by the application layer, so the dashboard's
 	// form and /v1 spend the same budget.

@@ -13,6 +13,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
+	"github.com/chartctl/chartctl/internal/publishing"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/smallblobs"
 )
@@ -58,6 +60,13 @@ type Config struct {
 	AllowPrivateUpstreams bool
 	// MaxKeysPerUser caps the API keys one user may hold (0: no cap).
 	MaxKeysPerUser int
+	// OIDCTrustInsecureIssuers are the OIDC issuers of trusted publishers
+	// the operator vouches for (--oidc-trust-insecure-issuers): they may
+	// be plain http and on private addresses.
+	OIDCTrustInsecureIssuers []string
+	// OIDCRootCAs verifies the TLS certificates of trusted publishers'
+	// issuers (nil: the system's roots).
+	OIDCRootCAs *x509.CertPool
 }
 
 // DefaultBlobGrace is the orphan sweep's grace period when Config sets
@@ -107,6 +116,10 @@ type App struct {
 	// read and end them.
 	OAuth chartctl.OAuthStore
 
+	// Tokens verifies the OIDC tokens of trusted publishers
+	// (/v1/oidc/token); New sets one from Config.
+	Tokens *publishing.Verifier
+
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
 
@@ -151,6 +164,8 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 		maxBlob = smallblobs.DefaultMaxBlob
 	}
 	a.blobCache = smallblobs.New(budget, maxBlob)
+	a.Tokens = publishing.New(publishing.Config{InsecureIssuers: opts.Config.OIDCTrustInsecureIssuers,
+		AllowPrivate: opts.Config.AllowPrivateUpstreams, RootCAs: opts.Config.OIDCRootCAs, Now: opts.Now})
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)

@@ -27,6 +27,7 @@ import (
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/mirror"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/oidcissuer"
 	"github.com/chartctl/chartctl/server"
 )
 
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 
 type serverKey struct{}
 type tbKey struct{}
+type issuerKey struct{}
 
 // TestScripts runs testdata/script/*.txtar: each script gets its own real
 // server (bbolt in a temp dir) and runs the real chartctl against it, with
@@ -51,7 +53,15 @@ func TestScripts(t *testing.T) {
 			tb := env.T().(testing.TB)
 			// Mirrors may follow upstreams the scripts serve on
 			// 127.0.0.1, synced as `chartctl serve` syncs them.
-			srv := testkit.StartServer(tb, func(s *server.Server) { s.Config.AllowPrivateUpstreams = true })
+			// A test OIDC issuer the server trusts, as the operator's
+			// --oidc-trust-insecure-issuers does (it listens on
+			// 127.0.0.1), for the trusted-publishing scripts.
+			iss := oidcissuer.New(tb)
+			srv := testkit.StartServer(tb, func(s *server.Server) {
+				s.Config.AllowPrivateUpstreams = true
+				s.Config.OIDCRootCAs = iss.Pool
+				s.Config.OIDCTrustInsecureIssuers = []string{iss.URL}
+			})
 			syncer := mirror.New(srv.App(), srv.Secrets, mirror.Options{AllowPrivate: true})
 			srv.App().WakeMirror = syncer.Request
 			ctx, stop := context.WithCancel(context.Background())
@@ -60,6 +70,8 @@ func TestScripts(t *testing.T) {
 			env.Defer(func() { stop(); <-done })
 			env.Values[serverKey{}] = srv
 			env.Values[tbKey{}] = tb
+			env.Values[issuerKey{}] = iss
+			env.Setenv("OIDC_ISSUER", iss.URL)
 			env.Setenv("CHARTCTL_SERVER", srv.URL)
 			env.Setenv("CHARTCTL_TOKEN", srv.AdminKey)
 			env.Setenv("CHARTCTL_CONFIG_DIR", filepath.Join(env.WorkDir, ".config"))
@@ -132,6 +144,40 @@ func TestScripts(t *testing.T) {
 				if fi.Mode().Perm() != os.FileMode(want) {
 					ts.Fatalf("%s has mode %#o, want %#o", args[0], fi.Mode().Perm(), want)
 				}
+			},
+			// oidctoken FILE REPOSITORY: write a GitHub Actions ID token of
+			// the test issuer for a push to main of REPOSITORY, audience
+			// $SERVER, into FILE.
+			"oidctoken": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: oidctoken FILE REPOSITORY")
+				}
+				tb := ts.Value(tbKey{}).(testing.TB)
+				iss := ts.Value(issuerKey{}).(*oidcissuer.Issuer)
+				tok := iss.Token(tb, iss.GitHub(args[1], ts.Getenv("SERVER")))
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(tok+"\n"), 0o600))
+			},
+			// envfile VAR FILE: set $VAR to FILE's content, trimmed, as a CI
+			// system hands a job its token.
+			"envfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: envfile VAR FILE")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
+			},
+			// actionsenv REPOSITORY: make the environment a GitHub Actions
+			// job of REPOSITORY with id-token: write (the test issuer's
+			// token request endpoint, its CA in SSL_CERT_FILE).
+			"actionsenv": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: actionsenv REPOSITORY")
+				}
+				tb := ts.Value(tbKey{}).(testing.TB)
+				iss := ts.Value(issuerKey{}).(*oidcissuer.Issuer)
+				iss.ServeActionsTokens(iss.GitHub(args[0], ""))
+				ts.Setenv("ACTIONS_ID_TOKEN_REQUEST_URL", iss.ActionsRequestURL())
+				ts.Setenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", iss.ActionsRequestToken)
+				ts.Setenv("SSL_CERT_FILE", iss.WriteCertFile(tb, ts.MkAbs(".")))
 			},
 			// mkuser EMAIL VAR: create a user with a repo:read key in $VAR.
 			"mkuser": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -209,6 +209,11 @@ func (f *Factory) Token(ctx context.Context, server string) (oauth2.TokenSource,
 		return nil, "", err
 	}
 	if cred.APIKey != "" {
+		if !cred.Expiry.IsZero() && !time.Now().Before(cred.Expiry) {
+			// A robot's credential from `login --oidc-token-file` that ran
+			// out: as good as none, so a command in CI can exchange anew.
+			return nil, "", nil
+		}
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: cred.APIKey, TokenType: "Bearer"}), "keyring", nil
 	}
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, f.httpClient())
@@ -239,6 +244,12 @@ func (f *Factory) Client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return f.newClient(server, ts)
+}
+
+// newClient builds the API client for server with credential ts (nil:
+// none) and keeps it as the Factory's client.
+func (f *Factory) newClient(server string, ts oauth2.TokenSource) (*client.Client, error) {
 	opts := []client.Option{
 		client.WithHTTPClient(f.httpClient()),
 		client.WithUserAgent("chartctl/" + build.Version),
@@ -252,7 +263,7 @@ func (f *Factory) Client() (*client.Client, error) {
 	if ts != nil {
 		opts = append(opts, client.WithTokenSource(ts))
 	}
-	c, err = client.New(server, opts...)
+	c, err := client.New(server, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}

@@ -8,13 +8,17 @@
 package netguard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 )
 
 // ErrPrivateTarget is returned (wrapped) when a connection would reach a
@@ -77,4 +81,91 @@ func Transport(timeout time.Duration, allowPrivate bool, flag string) *http.Tran
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       30 * time.Second,
 	}
+}
+
+// Upstream returns Transport's transport for fetches from upstreams
+// (trusted publishers' issuers today; CONTRACT §18 decision 5), which also
+// honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY: the target itself is
+// checked first (its name resolved, and refused when an address is
+// private unless allowPrivate), then the request goes through the proxy
+// the environment names. The proxy is the operator's own configuration,
+// so its address is dialled even when it is private.
+func Upstream(timeout time.Duration, allowPrivate bool, flag string) *http.Transport {
+	return upstream(timeout, allowPrivate, flag, httpproxy.FromEnvironment(), net.DefaultResolver)
+}
+
+func upstream(timeout time.Duration, allowPrivate bool, flag string, env *httpproxy.Config, resolver *net.Resolver) *http.Transport {
+	t := Transport(timeout, allowPrivate, flag)
+	proxyFor := env.ProxyFunc()
+	proxies := map[string]bool{}
+	for _, raw := range []string{env.HTTPProxy, env.HTTPSProxy} {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			proxies[hostPort(u)] = true
+		}
+	}
+	t.Proxy = func(req *http.Request) (*url.URL, error) {
+		pu, err := proxyFor(req.URL)
+		if err != nil {
+			return nil, err
+		}
+		if pu == nil {
+			// Direct: the dialer checks the address it connects to,
+			// except the proxy's own, which it dials unchecked; a target
+			// naming the proxy's address is checked here instead.
+			if !allowPrivate && proxies[hostPort(req.URL)] {
+				return nil, checkHost(req.Context(), resolver, req.URL.Hostname(), flag)
+			}
+			return nil, nil
+		}
+		if !allowPrivate {
+			if err := checkHost(req.Context(), resolver, req.URL.Hostname(), flag); err != nil {
+				return nil, err
+			}
+		}
+		return pu, nil
+	}
+	guarded := t.DialContext
+	open := (&net.Dialer{Timeout: timeout}).DialContext
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if proxies[addr] {
+			return open(ctx, network, addr)
+		}
+		return guarded(ctx, network, addr)
+	}
+	return t
+}
+
+// checkHost refuses host when it is, or resolves to, a private address.
+func checkHost(ctx context.Context, resolver *net.Resolver, host, flag string) error {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if PrivateAddr(ip) {
+			return fmt.Errorf("%w: %s (start the server with %s to allow it)", ErrPrivateTarget, ip.Unmap(), flag)
+		}
+		return nil
+	}
+	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return err
+	}
+	for _, ip := range addrs {
+		if PrivateAddr(ip) {
+			return fmt.Errorf("%w: %s resolves to %s (start the server with %s to allow it)", ErrPrivateTarget, host, ip.Unmap(), flag)
+		}
+	}
+	return nil
+}
+
+// hostPort is u's host:port, with the scheme's default port.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	switch u.Scheme {
+	case "https":
+		port = "443"
+	case "socks5", "socks5h":
+		port = "1080"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

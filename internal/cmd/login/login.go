@@ -28,6 +28,7 @@ import (
 	"github.com/chartctl/chartctl/internal/config"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/keyring"
+	"github.com/chartctl/chartctl/internal/oidcauth"
 )
 
 // DefaultTimeout is how long login waits for the browser to come back.
@@ -46,6 +47,15 @@ type LoginOptions struct {
 	Scopes    []string
 	NoBrowser bool
 	WithToken bool
+
+	// OIDC, when set, signs in with a CI job's OIDC token exchanged for a
+	// robot's short-lived credential (trusted publishing).
+	OIDC func(ctx context.Context, server string) (*oidcauth.Credential, string, error)
+	// OIDCTokenFile, OIDCAudience and Robot are --oidc-token-file,
+	// --oidc-audience and --robot.
+	OIDCTokenFile string
+	OIDCAudience  string
+	Robot         string
 }
 
 // NewCmdLogin returns the `login` command.
@@ -73,11 +83,19 @@ repositories, teams and organizations, and keys:write so that
 (users, other users' keys, OAuth clients) add admin:
 "chartctl login --scopes repo:read,repo:write,team:read,team:write,org:read,org:write,keys:write,admin".
 
-With --with-token, an API key is read from standard input instead.`,
+With --with-token, an API key is read from standard input instead.
+
+In CI, with --oidc-token-file FILE, or CHARTCTL_OIDC_TOKEN, or in a GitHub
+Actions job with "permissions: id-token: write", the job's OIDC ID token is
+exchanged for a short-lived credential (15 minutes) of the robot account
+whose trusted publisher accepts it: no secret is stored in the CI system
+(see docs/ci.md). The credential is kept for its lifetime, so the commands
+that follow use it.`,
 		Example: `  chartctl login --server https://charts.example.com
   chartctl login --no-browser
   chartctl login --scopes repo:read,repo:write,team:read,team:write,org:read,org:write,keys:write,admin
-  echo "$KEY" | chartctl login --with-token --server https://charts.example.com`,
+  echo "$KEY" | chartctl login --with-token --server https://charts.example.com
+  chartctl login --server https://charts.example.com --oidc-token-file "$CI_JOB_JWT_FILE"`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.HTTPClient = f.HTTPClient
@@ -86,6 +104,22 @@ With --with-token, an API key is read from standard input instead.`,
 			}
 			if opts.WithToken && (cmd.Flags().Changed("scopes") || opts.NoBrowser) {
 				return cmdutil.FlagErrorf("--with-token cannot be combined with --scopes or --no-browser")
+			}
+			src := f.OIDCSource(opts.OIDCTokenFile, opts.OIDCAudience)
+			if opts.OIDCTokenFile != "" && (opts.WithToken || cmd.Flags().Changed("scopes") || opts.NoBrowser) {
+				return cmdutil.FlagErrorf("--oidc-token-file cannot be combined with --with-token, --scopes or --no-browser")
+			}
+			if (opts.Robot != "" || opts.OIDCAudience != "") && !src.Available() {
+				return cmdutil.FlagErrorf("--robot and --oidc-audience need an OIDC token: --oidc-token-file, %s, or a GitHub Actions job with id-token: write", oidcauth.EnvToken)
+			}
+			if opts.Robot != "" && strings.Count(opts.Robot, "/") != 1 {
+				return cmdutil.FlagErrorf("invalid --robot %q: use ORG/NAME", opts.Robot)
+			}
+			if !opts.WithToken && !cmd.Flags().Changed("scopes") && !opts.NoBrowser && src.Available() {
+				opts.OIDC = func(ctx context.Context, server string) (*oidcauth.Credential, string, error) {
+					cred, err := f.ExchangeOIDC(ctx, server, opts.Robot, src)
+					return cred, src.Describe(), err
+				}
 			}
 			for _, s := range opts.Scopes {
 				if !isScope(s) {
@@ -101,6 +135,9 @@ With --with-token, an API key is read from standard input instead.`,
 	cmd.Flags().StringSliceVar(&opts.Scopes, "scopes", create.LoginScopes, "scopes to ask for (add admin for the server-admin commands)")
 	cmd.Flags().BoolVar(&opts.NoBrowser, "no-browser", false, "print the sign-in URL instead of opening a browser")
 	cmd.Flags().BoolVar(&opts.WithToken, "with-token", false, "read an API key from standard input")
+	cmd.Flags().StringVar(&opts.OIDCTokenFile, "oidc-token-file", "", "exchange the CI job's OIDC ID token in FILE for a robot's short-lived credential (trusted publishing)")
+	cmd.Flags().StringVar(&opts.OIDCAudience, "oidc-audience", "", "audience to ask GitHub Actions' token for (default $CHARTCTL_OIDC_AUDIENCE, else the server URL)")
+	cmd.Flags().StringVar(&opts.Robot, "robot", "", "ORG/NAME of the robot, when the OIDC token matches trusted publishers of several")
 	_ = cmd.RegisterFlagCompletionFunc("scopes", cobra.FixedCompletions(create.Scopes, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	return cmd
 }
@@ -120,6 +157,9 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 		return err
 	}
 	var cred *keyring.Credential
+	if opts.OIDC != nil {
+		return oidcLogin(ctx, opts, server)
+	}
 	if opts.WithToken {
 		cred, err = readToken(opts.IO.In)
 		if err != nil {
@@ -174,6 +214,52 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%s Logged in to %s as %s (credentials stored in %s)\n",
 		cs.SuccessIcon(), server, cs.Bold(termtext.Line(me.Email)), where)
+	return nil
+}
+
+// oidcLogin exchanges the CI job's OIDC token and stores the robot's
+// credential, with its expiry, as the server's.
+func oidcLogin(ctx context.Context, opts *LoginOptions, server string) error {
+	ex, from, err := opts.OIDC(ctx, server)
+	if err != nil {
+		return err
+	}
+	cred := &keyring.Credential{APIKey: ex.Token, Expiry: ex.Expiry}
+	c, err := client.New(server, client.WithHTTPClient(opts.HTTPClient), client.WithToken(ex.Token))
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	me, _, err := c.Users.Me(ctx)
+	if err != nil {
+		return fmt.Errorf("check the exchanged credential: %w", err)
+	}
+	who := me.Email
+	if me.Robot != "" {
+		who = "robot " + me.Robot
+	}
+	cred.User = who
+	kr, err := opts.Keyring()
+	if err != nil {
+		return err
+	}
+	where, err := kr.Set(server, cred)
+	if err != nil {
+		return fmt.Errorf("store the credential: %w", err)
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	cfg.CurrentServer = server
+	if err := cfg.Save(); err != nil {
+		return err
+	}
+	if where == "keyring" {
+		where = "the system keyring"
+	}
+	cs := opts.IO.ColorScheme()
+	fmt.Fprintf(opts.IO.ErrOut, "%s Logged in to %s as %s with %s, until %s (credentials stored in %s)\n",
+		cs.SuccessIcon(), server, cs.Bold(termtext.Line(who)), from, ex.Expiry.UTC().Format(time.RFC3339), where)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/robot/delete"
 	"github.com/chartctl/chartctl/internal/cmd/robot/disable"
 	"github.com/chartctl/chartctl/internal/cmd/robot/list"
+	"github.com/chartctl/chartctl/internal/cmd/robot/publisher"
 	"github.com/chartctl/chartctl/internal/cmd/robot/rotate"
 	"github.com/chartctl/chartctl/internal/cmd/robot/view"
 	"github.com/chartctl/chartctl/internal/cmdutil"
@@ -39,6 +40,7 @@ auth under the user name robot$ORG+NAME (quote it in shells:
 		disable.NewCmdDisable(f, nil),
 		disable.NewCmdEnable(f, nil),
 		delete.NewCmdDelete(f, nil),
+		publisher.NewCmdPublisher(f),
 	)
 	return cmd
 }

@@ -80,6 +80,12 @@ type Config struct {
 	// UpstreamIndexMaxSize is the largest upstream index.yaml a mirror
 	// sync reads (CONTRACT §18 decision 15).
 	UpstreamIndexMaxSize ByteSize
+	// OIDCTrustInsecureIssuers are OIDC issuers of trusted publishers the
+	// operator vouches for: they may be plain http and on private
+	// addresses (CONTRACT §18 decision 5).
+	OIDCTrustInsecureIssuers []string
+	// RateLimitOIDCToken bounds token exchanges per client address.
+	RateLimitOIDCToken ratelimit.Limit
 }
 
 // DefaultConfig returns the documented defaults.
@@ -93,6 +99,7 @@ func DefaultConfig() Config {
 		RateLimitUpload:      ratelimit.Limit{N: 100, Window: 3600e9},
 		RateLimitSearch:      ratelimit.Limit{N: 300, Window: 3600e9},
 		RateLimitKeys:        ratelimit.Limit{N: 50, Window: 3600e9},
+		RateLimitOIDCToken:   ratelimit.Limit{N: 300, Window: 3600e9},
 		MaxAPIKeys:           100,
 		MaxBlobSize:          10 << 30,
 		IdleTimeout:          60 * time.Second,
@@ -124,6 +131,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&c.RateLimitUpload, "rate-limit-upload", "chart uploads per repository per window, e.g. 100/1h (0 disables)")
 	fs.Var(&c.RateLimitSearch, "rate-limit-search", "searches per client IP per window, e.g. 300/1h (0 disables)")
 	fs.Var(&c.RateLimitKeys, "rate-limit-keys", "API keys a user may create per window, e.g. 50/1h (0 disables)")
+	fs.Var(&c.RateLimitOIDCToken, "rate-limit-oidc-token", "trusted-publishing token exchanges (POST /v1/oidc/token) per client IP per window, e.g. 300/1h (0 disables)")
 	fs.IntVar(&c.MaxAPIKeys, "max-api-keys", c.MaxAPIKeys, "most API keys one user may hold (0: no cap)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "most concurrent connections from one client address (0: no cap; leave off behind a load balancer)")
 	fs.Var(&c.UploadMinRate, "upload-min-rate", "slowest an upload body (a chart, an OCI blob or manifest) may arrive, as SIZE/DURATION; slower ones are cut with 408 (0 disables)")
@@ -141,6 +149,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
 	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams on loopback, private and link-local addresses")
+	fs.StringSliceVar(&c.OIDCTrustInsecureIssuers, "oidc-trust-insecure-issuers", c.OIDCTrustInsecureIssuers, "comma-separated OIDC issuer URLs that trusted publishers may name although they are plain http or on private addresses (tests, an in-cluster issuer)")
 	fs.Var(&c.UpstreamIndexMaxSize, "upstream-index-max-size", "largest upstream index.yaml a mirror sync reads, e.g. 128MiB (a larger one fails the sync, saying so)")
 	fs.Var((*Duration)(&c.WebhookRetryBase), "webhook-retry-base", "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
 	fs.Var((*Duration)(&c.WebhookTimeout), "webhook-timeout", "time limit of one webhook delivery attempt")
@@ -193,6 +202,12 @@ func (c *Config) Validate() error {
 		u, err := url.Parse(o)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
 			return fmt.Errorf("invalid --cors-origins entry %q: use an origin such as https://editor.example.com (scheme and host, no path), or *", o)
+		}
+	}
+	for _, iss := range c.OIDCTrustInsecureIssuers {
+		u, err := url.Parse(iss)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("invalid --oidc-trust-insecure-issuers entry %q: use an issuer URL such as http://issuer.internal:8080", iss)
 		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {

@@ -147,6 +147,8 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams
+	srv.Config.OIDCTrustInsecureIssuers = cfg.OIDCTrustInsecureIssuers
+	srv.Config.OIDCTokenLimit = cfg.RateLimitOIDCToken
 	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
 	srv.Config.BlobCacheSize = int64(cfg.BlobCacheSize)
 	srv.Logger = logger

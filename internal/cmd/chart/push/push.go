@@ -38,7 +38,11 @@ type PushOptions struct {
 
 // NewCmdPush returns the `chart push` command.
 func NewCmdPush(f *cmdutil.Factory, runF func(*PushOptions) error) *cobra.Command {
-	opts := &PushOptions{IO: f.IOStreams, Client: f.Client}
+	opts := &PushOptions{IO: f.IOStreams, Client: func() (*client.Client, error) {
+		// In CI with no credential configured, a job's OIDC token is
+		// exchanged for a robot's (trusted publishing).
+		return f.ClientOrOIDC(context.Background())
+	}}
 	cmd := &cobra.Command{
 		Use:   "push PATH --repo REPO",
 		Short: "Upload a chart archive or chart directory",
@@ -48,7 +52,14 @@ matched by .helmignore are left out).
 
 Pushing the same archive again succeeds, so a CI job may push blindly; the
 same version with different content is refused unless --force is given and
-the server allows overwrites.`,
+the server allows overwrites.
+
+In CI with no credential configured (no --token, CHARTCTL_TOKEN or login),
+the job's OIDC ID token (CHARTCTL_OIDC_TOKEN, or GitHub Actions' with
+"permissions: id-token: write") is exchanged for a short-lived credential of
+the robot whose trusted publisher accepts it, so the pipeline holds no
+secret (docs/ci.md). CHARTCTL_OIDC_ROBOT=ORG/NAME picks the robot when
+several match; CHARTCTL_OIDC_AUDIENCE sets the audience asked of GitHub.`,
 		Example: `  chartctl chart push ./mychart --repo stable
   chartctl chart push mychart-1.2.3.tgz --repo stable`,
 		Args: cmdutil.ExactArgs(1, "a chart archive or directory is required"),
