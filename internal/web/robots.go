@@ -27,8 +27,10 @@ type RobotPage struct {
 	CreatedBy string
 	// Expired is set once the robot's expiry has passed.
 	Expired bool
-	// Publishers are its trusted publishers.
-	Publishers []*chartctl.TrustedPublisher
+	// Publishers are its trusted publishers, shown when PublishersNote is
+	// "" (it otherwise says why they are not).
+	Publishers     []*chartctl.TrustedPublisher
+	PublishersNote string
 	// CanManage is set for owners of the organization and server admins.
 	CanManage bool
 	// Graces are the choices of the rotate form.
@@ -107,6 +109,14 @@ func (d *Dashboard) loadRobotPage(c echo.Context) (*chartctl.Principal, *RobotPa
 	}
 	rp := &RobotPage{Robot: r, CreatedBy: d.opts.App.RobotCreator(ctx, r), Expired: r.Expired(d.opts.Now()), Graces: graceChoices}
 	rp.CanManage = d.opts.App.MayManageRobots(ctx, p, r.Organization) == nil
+	switch pubs, err := d.opts.App.Publishers(ctx, p, r.Organization, r.Name); {
+	case err == nil:
+		rp.Publishers = pubs
+	case hidden(err):
+		rp.PublishersNote = chartctl.ErrorMessage(err)
+	default:
+		return nil, nil, err
+	}
 	return p, rp, nil
 }
 

@@ -144,6 +144,9 @@ func TestRobotPageByRole(t *testing.T) {
 			t.Errorf("a maintainer's page has #%s", id)
 		}
 	}
+	if note, _ := textOf(t, p.Body, byID("publishers-hidden")); !strings.Contains(note, "owners") {
+		t.Errorf("a maintainer's publishers note %q does not say who sees them", note)
+	}
 	if org := maint.Get(t, "/organizations/acme"); !strings.Contains(org.Body, `id="robots-table"`) {
 		t.Error("the organization page does not list robots for a maintainer")
 	}

@@ -188,7 +188,7 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 
 var pageNames = []string{"signin", "consent", "error", "profile", "password", "apps", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
 	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete",
-	"robot", "robot_secret", "robot_delete"}
+	"robot", "robot_secret", "robot_delete", "repo_access"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -254,6 +254,9 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo), LimitForm)
 	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo), LimitForm)
 	g.POST("/repositories/:repo/sync", d.signedIn(d.handleSyncRepo), LimitForm)
+	page("/repositories/:repo/access", d.signedIn(d.handleAccess))
+	g.POST("/repositories/:repo/access", d.signedIn(d.handleGrant), LimitForm)
+	g.POST("/repositories/:repo/access/:kind/:name/revoke", d.signedIn(d.handleRevoke), LimitForm)
 	page("/repositories/:repo/charts/:name", d.handleChart)
 	page("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)

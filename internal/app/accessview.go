@@ -17,3 +17,19 @@ func (a *App) MayManageRobots(ctx context.Context, p *chartctl.Principal, org st
 	_, err := a.robotOrg(ctx, p, org, true)
 	return err
 }
+
+// MaySeeRepoAccess reports whether a repository's Access tab has
+// anything for p: the repository's grants (its admins, as Grants
+// decides) or the robot accounts of its organization (that
+// organization's maintainers and owners, as Robots decides). Pages use it
+// to decide whether to link the tab; the tab itself asks Grants and
+// Robots.
+func MaySeeRepoAccess(p *chartctl.Principal, r *chartctl.Repository) bool {
+	if !p.IsHuman() || !p.CanSeeRepo(r) {
+		return false
+	}
+	if p.Scopes.Allows(chartctl.ScopeRepoRead) && p.RepoRole(r).AtLeast(GrantAdminRole) {
+		return true
+	}
+	return r.Organization != "" && p.Scopes.Allows(chartctl.ScopeOrgRead) && p.OrgRole(r.Organization).AtLeast(chartctl.RoleMaintainer)
+}
