@@ -223,6 +223,9 @@ func TestRobotPageManage(t *testing.T) {
 	if s := c.pullIndex(t, c.secret); s != http.StatusUnauthorized {
 		t.Errorf("a disabled robot pulls: %d, want 401", s)
 	}
+	if row, _ := textOf(t, owner.Get(t, "/repositories/internal-charts/access").Body, byAttr("data-robot", "ci-push")); !strings.Contains(row, "disabled") {
+		t.Errorf("the Access tab's row of a disabled robot: %q", row)
+	}
 	if r := owner.PostForm(t, page+"/enable", url.Values{"csrf_token": {csrf}}); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("enable: %d %s", r.StatusCode, r.Body)
 	}
