@@ -67,7 +67,11 @@ func (d *Dashboard) handleOrg(c echo.Context) error {
 	// Robot accounts are listed to whom the application shows them (the
 	// organization's maintainers and owners); to anyone else the section
 	// is simply absent.
-	d.flushUsage()
+	if p != nil {
+		// Anonymous visitors never see robots: their page views write
+		// nothing.
+		d.flushUsage()
+	}
 	switch robots, err := d.opts.App.Robots(ctx, p, o.Name); chartctl.ErrorCode(err) {
 	case "":
 		op.Robots, op.ShowRobots = robots, true
