@@ -9,6 +9,8 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/internal/testkit/oidcissuer"
+	"github.com/chartctl/chartctl/server"
 )
 
 // robotSecret creates robot name of organization acme as the server admin,
@@ -129,6 +131,59 @@ func TestHelmOCIRobot(t *testing.T) {
 			}
 			if resp := doBasic(t, e, "GET", "/v2/token", "robot$acme+reader", pusher); resp.StatusCode != 401 {
 				t.Fatalf("/v2/token with another robot's name: %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// TestHelmOCIExchangedCredential: a credential exchanged for a trusted
+// publisher's CI token (POST /v1/oidc/token) works over OCI as the
+// robot's secret does: /v2/token takes it with the robot's user name,
+// real Helm logs in with it, pushes to acme-charts and is refused on
+// other, which the robot's pattern does not name.
+func TestHelmOCIExchangedCredential(t *testing.T) {
+	iss := oidcissuer.New(t)
+	const aud = "https://charts.example.com"
+	for name, base := range testkit.Helms(t) {
+		t.Run(name, func(t *testing.T) {
+			e := setupServer(t, func(s *server.Server) {
+				s.Config.OIDCRootCAs = iss.Pool
+				s.Config.OIDCTrustInsecureIssuers = []string{iss.URL}
+			})
+			if r := e.DoJSON(t, "POST", "/v1/organizations", e.AdminKey, map[string]string{"name": "acme"}); r.StatusCode != 200 {
+				t.Fatalf("create org: %d %s", r.StatusCode, r.Body)
+			}
+			for _, repo := range []string{"acme-charts", "other"} {
+				if r := e.DoJSON(t, "POST", "/v1/repositories", e.AdminKey, map[string]string{"name": repo, "organization": "acme"}); r.StatusCode != 200 {
+					t.Fatalf("create repo: %d %s", r.StatusCode, r.Body)
+				}
+			}
+			robotSecret(t, e, "ci-push", "push")
+			if r := e.DoJSON(t, "POST", "/v1/organizations/acme/robots/ci-push/publishers", e.AdminKey,
+				client.PublisherRequest{Issuer: iss.URL, Audience: aud, Claims: map[string]string{"repository": "acme/charts"}}); r.StatusCode != 200 && r.StatusCode != 201 {
+				t.Fatalf("add publisher: %d %s", r.StatusCode, r.Body)
+			}
+			tok, err := client.ExchangeOIDCToken(t.Context(), nil, e.URL, iss.Token(t, iss.GitHub("acme/charts", aud)), "")
+			if err != nil {
+				t.Fatalf("exchange: %v", err)
+			}
+			cred := tok.AccessToken
+			if resp := doBasic(t, e, "GET", "/v2/token?scope=repository:acme-charts/web:push", "robot$acme+ci-push", cred); resp.StatusCode != 200 {
+				t.Fatalf("/v2/token with the exchanged credential: %d", resp.StatusCode)
+			}
+			if resp := doBasic(t, e, "GET", "/v2/token", "robot$acme+other", cred); resp.StatusCode != 401 {
+				t.Fatalf("/v2/token with another robot's name: %d", resp.StatusCode)
+			}
+			host := strings.TrimPrefix(e.URL, "http://")
+			h := base.Fresh(t)
+			pkg := h.Write("web-1.0.0.tgz", testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"}))
+			h.Must("registry", "login", host, "--username", "robot$acme+ci-push", "--password", cred, "--plain-http")
+			h.Must("push", pkg, "oci://"+host+"/acme-charts", "--plain-http")
+			if r := e.Do(t, "GET", "/v1/repositories/acme-charts/charts/web/1.0.0", e.AdminKey, nil); r.StatusCode != 200 {
+				t.Fatalf("/v1 after the exchanged credential's OCI push: %d %s", r.StatusCode, r.Body)
+			}
+			if out, err := h.Run("push", pkg, "oci://"+host+"/other", "--plain-http"); err == nil {
+				t.Fatalf("push to other with the exchanged credential succeeded:\n%s", out)
 			}
 		})
 	}
