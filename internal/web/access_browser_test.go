@@ -16,7 +16,7 @@ import (
 // repository's Access tab from its page, grants team platform the write
 // role, sees it listed, revokes it, and follows the listed robot to its
 // page; axe-core finds no serious violation on the tab (with and without
-// a grant) or on the robot's page.
+// a grant; light and dark) or on the robot's page.
 func TestBrowserAccessTabGrantAndRevoke(t *testing.T) {
 	c := setupAccess(t)
 	axe := axeScript(t)
@@ -46,6 +46,9 @@ func TestBrowserAccessTabGrantAndRevoke(t *testing.T) {
 		t.Errorf("notice %q", flash)
 	}
 	checkA11y(t, ctx, axe, "the Access tab with a grant")
+	run(t, ctx, "dark, on a phone", chromedp.EmulateViewport(390, 844), colorScheme("dark"))
+	checkA11y(t, ctx, axe, "the Access tab with a grant, dark, on a phone")
+	run(t, ctx, "back to light, on a desktop", chromedp.EmulateViewport(1280, 860), colorScheme("light"))
 	var list struct{ Data []client.Grant }
 	c.Do(t, http.MethodGet, "/v1/repositories/internal-charts/access", c.ownerKey, nil).JSON(t, &list)
 	if len(list.Data) != 1 || list.Data[0].Name != "platform" || list.Data[0].Role != "write" {
@@ -71,4 +74,6 @@ func TestBrowserAccessTabGrantAndRevoke(t *testing.T) {
 		screenshot(t, "robot"),
 	)
 	checkA11y(t, ctx, axe, "the robot's page")
+	run(t, ctx, "dark", colorScheme("dark"))
+	checkA11y(t, ctx, axe, "the robot's page, dark")
 }
