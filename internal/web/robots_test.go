@@ -256,6 +256,19 @@ func TestRobotPageManage(t *testing.T) {
 	if p := owner.Get(t, page); strings.Contains(p.Body, secret) {
 		t.Error("the robot page shows the secret again")
 	}
+	// With a grace period the replaced secret keeps working, and both
+	// pages say until when.
+	r = owner.PostForm(t, page+"/rotate", url.Values{"csrf_token": {csrf}, "grace": {"1h"}})
+	if got, _ := textOf(t, r.Body, byID("old-secret")); r.StatusCode != http.StatusOK || !strings.HasPrefix(got, "works until") {
+		t.Fatalf("rotate with grace: %d, old secret %q", r.StatusCode, got)
+	}
+	if s := c.pullIndex(t, secret); s != http.StatusOK {
+		t.Errorf("the secret replaced with grace pulls: %d, want 200", s)
+	}
+	if p := owner.Get(t, page); !strings.Contains(p.Body, "<dt>Old secret</dt>") {
+		t.Error("the robot page does not say until when the old secret works")
+	}
+	secret = valueOf(t, r.Body, "new-secret")
 
 	if d := owner.Get(t, page+"/delete"); d.StatusCode != http.StatusOK || !strings.Contains(d.Body, `id="confirm-delete"`) {
 		t.Fatalf("delete page: %d %s", d.StatusCode, d.Body)
