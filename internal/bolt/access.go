@@ -478,52 +478,43 @@ func getRobot(tx *bbolt.Tx, id string) (*robotRecord, error) {
 
 // Robot implements chartctl.AccessStore.
 func (db *DB) Robot(ctx context.Context, org, name string) (*chartctl.Robot, error) {
-	var out *chartctl.Robot
-	err := db.db.View(func(tx *bbolt.Tx) error {
+	return db.robotBy(func(tx *bbolt.Tx) ([]byte, error) {
 		v := bucket(tx, orgsBucket).Get([]byte(org))
 		if v == nil {
-			return robotNotFound()
+			return nil, robotNotFound()
 		}
 		o, err := decode[orgRecord](v)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		id := bucket(tx, robotNamesBucket).Get(key(o.ID, name))
-		if id == nil {
-			return robotNotFound()
-		}
-		r, err := getRobot(tx, string(id))
-		if err != nil {
-			return err
-		}
-		out = r.domain()
-		return nil
+		return bucket(tx, robotNamesBucket).Get(key(o.ID, name)), nil
 	})
-	return out, wrap("get robot", err)
 }
 
 // RobotByID implements chartctl.AccessStore.
 func (db *DB) RobotByID(ctx context.Context, id string) (*chartctl.Robot, error) {
-	var out *chartctl.Robot
-	err := db.db.View(func(tx *bbolt.Tx) error {
-		r, err := getRobot(tx, id)
-		if err != nil {
-			return err
-		}
-		out = r.domain()
-		return nil
-	})
-	return out, wrap("get robot", err)
+	return db.robotBy(func(*bbolt.Tx) ([]byte, error) { return []byte(id), nil })
 }
 
 // RobotBySecretHash implements chartctl.AccessStore.
 func (db *DB) RobotBySecretHash(ctx context.Context, h []byte) (*chartctl.Robot, error) {
+	return db.robotBy(func(tx *bbolt.Tx) ([]byte, error) {
+		if len(h) == 0 {
+			return nil, nil
+		}
+		return bucket(tx, robotSecretsBucket).Get(h), nil
+	})
+}
+
+// robotBy reads the robot whose ID find returns, in one read transaction;
+// a nil ID is ENOTFOUND.
+func (db *DB) robotBy(find func(tx *bbolt.Tx) ([]byte, error)) (*chartctl.Robot, error) {
 	var out *chartctl.Robot
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		if len(h) == 0 {
-			return robotNotFound()
+		id, err := find(tx)
+		if err != nil {
+			return err
 		}
-		id := bucket(tx, robotSecretsBucket).Get(h)
 		if id == nil {
 			return robotNotFound()
 		}
