@@ -409,10 +409,7 @@ func (s *Server) exchangedPrincipal(ctx context.Context, value string, now time.
 		if err := app.CheckRobot(rb, now); err != nil {
 			return nil, nil, err
 		}
-		until := ec.ExpiresAt
-		if rb.ExpiresAt != nil && rb.ExpiresAt.Before(until) {
-			until = *rb.ExpiresAt
-		}
+		until := rb.Until(ec.ExpiresAt)
 		p := app.RobotPrincipal(rb, ec.ID)
 		p.PublisherID = ec.PublisherID
 		return p, &until, nil
