@@ -367,26 +367,19 @@ func (s *Server) robotPrincipal(ctx context.Context, value string, now time.Time
 	if !token.Valid(token.RobotSecretPrefix, value) {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Malformed robot secret: copy the whole value chartctl robot create or rotate printed.")
 	}
-	h := token.Hash(value)
-	if p, _, ok := s.creds.get(h, now); ok {
-		s.touch.recordRobot(p.Robot.ID, now)
-		return p, nil
-	}
-	gen := s.creds.generation()
-	rb, err := s.Store.RobotBySecretHash(ctx, h)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid robot secret: the robot account was deleted or its secret rotated; ask an owner of its organization for the current one.")
-	} else if err != nil {
-		return nil, err
-	}
-	until, err := app.CheckRobotSecret(rb, h, now)
-	if err != nil {
-		return nil, err
-	}
-	p := app.RobotPrincipal(rb, rb.ID)
-	s.creds.put(h, gen, p, rb.ID, until, now)
-	s.touch.recordRobot(rb.ID, now)
-	return p, nil
+	return s.cachedRobotPrincipal(value, now, func(h []byte) (*chartctl.Principal, *time.Time, error) {
+		rb, err := s.Store.RobotBySecretHash(ctx, h)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil, nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid robot secret: the robot account was deleted or its secret rotated; ask an owner of its organization for the current one.")
+		} else if err != nil {
+			return nil, nil, err
+		}
+		until, err := app.CheckRobotSecret(rb, h, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		return app.RobotPrincipal(rb, rb.ID), until, nil
+	})
 }
 
 // exchangedPrincipal resolves a credential exchanged for a trusted
@@ -397,38 +390,49 @@ func (s *Server) exchangedPrincipal(ctx context.Context, value string, now time.
 	if !token.Valid(token.ExchangedPrefix, value) {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Malformed exchanged credential: copy the whole access_token /v1/oidc/token returned.")
 	}
+	return s.cachedRobotPrincipal(value, now, func(h []byte) (*chartctl.Principal, *time.Time, error) {
+		ec, err := s.Store.ExchangedCredentialByHash(ctx, h)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil, nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or expired exchanged credential; exchange a new token (POST /v1/oidc/token).")
+		} else if err != nil {
+			return nil, nil, err
+		}
+		if !now.Before(ec.ExpiresAt) {
+			return nil, nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This exchanged credential expired; exchange a new token (POST /v1/oidc/token).")
+		}
+		rb, err := s.Store.RobotByID(ctx, ec.RobotID)
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil, nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The robot account of this exchanged credential no longer exists.")
+		} else if err != nil {
+			return nil, nil, err
+		}
+		if err := app.CheckRobot(rb, now); err != nil {
+			return nil, nil, err
+		}
+		until := rb.Until(ec.ExpiresAt)
+		p := app.RobotPrincipal(rb, ec.ID)
+		p.PublisherID = ec.PublisherID
+		return p, &until, nil
+	})
+}
+
+// cachedRobotPrincipal serves a robot credential (a secret or an
+// exchanged credential) from the credential cache, or resolves it with
+// load (given the value's hash) and caches it until the time load says
+// (nil: the cache's own bound). Either way the robot's use is recorded.
+func (s *Server) cachedRobotPrincipal(value string, now time.Time, load func(h []byte) (*chartctl.Principal, *time.Time, error)) (*chartctl.Principal, error) {
 	h := token.Hash(value)
-	if p, _, ok := s.creds.get(h, now); ok {
-		s.touch.recordRobot(p.Robot.ID, now)
-		return p, nil
+	p, _, ok := s.creds.get(h, now)
+	if !ok {
+		gen := s.creds.generation()
+		var until *time.Time
+		var err error
+		if p, until, err = load(h); err != nil {
+			return nil, err
+		}
+		s.creds.put(h, gen, p, p.CredentialID, until, now)
 	}
-	gen := s.creds.generation()
-	ec, err := s.Store.ExchangedCredentialByHash(ctx, h)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Invalid or expired exchanged credential; exchange a new token (POST /v1/oidc/token).")
-	} else if err != nil {
-		return nil, err
-	}
-	if !now.Before(ec.ExpiresAt) {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "This exchanged credential expired; exchange a new token (POST /v1/oidc/token).")
-	}
-	rb, err := s.Store.RobotByID(ctx, ec.RobotID)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "The robot account of this exchanged credential no longer exists.")
-	} else if err != nil {
-		return nil, err
-	}
-	if err := app.CheckRobot(rb, now); err != nil {
-		return nil, err
-	}
-	until := ec.ExpiresAt
-	if rb.ExpiresAt != nil && rb.ExpiresAt.Before(until) {
-		until = *rb.ExpiresAt
-	}
-	p := app.RobotPrincipal(rb, ec.ID)
-	p.PublisherID = ec.PublisherID
-	s.creds.put(h, gen, p, ec.ID, &until, now)
-	s.touch.recordRobot(rb.ID, now)
+	s.touch.recordRobot(p.Robot.ID, now)
 	return p, nil
 }
 
@@ -462,6 +466,11 @@ func (s *Server) PrincipalFor(ctx context.Context, userID, credID string, scopes
 // InvalidateCredentials drops cached principals; call it after changing
 // keys, users or memberships outside the server's own handlers.
 func (s *Server) InvalidateCredentials() { s.creds.invalidate() }
+
+// FlushUsage writes the API key and robot last-used times still batched
+// in memory, so a page that shows them (the dashboard's robot page) is
+// current.
+func (s *Server) FlushUsage() { s.touch.flush() }
 
 // PrincipalOf returns the authenticated caller of a /v1 request.
 func PrincipalOf(c echo.Context) *chartctl.Principal { return httpx.PrincipalOf(c) }

@@ -130,6 +130,16 @@ func (a *clientAPI) ListTeams(ctx context.Context, page, limit int) ([]client.Te
 	return values(items), meta(resp, page, limit), nil
 }
 
+// RepositoryAccess implements API.
+func (a *clientAPI) RepositoryAccess(ctx context.Context, repo string, page, limit int) ([]client.Grant, client.Meta, error) {
+	items, resp, err := a.c.Repositories.Access(ctx, repo, &client.ListOptions{Page: page, Limit: limit})
+	a.observe(resp, err)
+	if err != nil {
+		return nil, client.Meta{}, fmt.Errorf("list access to %s: %w", repo, err)
+	}
+	return values(items), meta(resp, page, limit), nil
+}
+
 // ListMembers implements API.
 func (a *clientAPI) ListMembers(ctx context.Context, team string, page, limit int) ([]client.Member, client.Meta, error) {
 	items, resp, err := a.c.Teams.Members(ctx, team, &client.ListOptions{Page: page, Limit: limit})

@@ -21,6 +21,7 @@ type fakeAPI struct {
 	charts  map[string][]client.Chart // by repository, ordered by name then newest first
 	teams   []client.Team
 	members map[string][]client.Member
+	grants  map[string][]client.Grant // by repository, teams first
 	errs    map[string]error
 	calls   []string
 	gate    chan struct{}
@@ -101,6 +102,13 @@ func newFakeAPI() *fakeAPI {
 				{ID: "mem_3", Email: "carol@acme.test", Role: "member", AddedAt: fixedTime.AddDate(0, 2, 0)},
 			},
 			"devs": {{ID: "mem_4", Email: "dave@acme.test", Role: "member", AddedAt: fixedTime}},
+		},
+		grants: map[string][]client.Grant{
+			"apps": {
+				{Kind: "team", Name: "platform", Role: "maintain", CreatedAt: fixedTime},
+				{Kind: "team", Name: "web", Role: "write", CreatedAt: fixedTime.AddDate(0, 0, 3)},
+				{Kind: "user", Name: "erin@partner.test", Role: "read", CreatedAt: fixedTime.AddDate(0, 1, 0)},
+			},
 		},
 		errs: map[string]error{},
 	}
@@ -238,6 +246,14 @@ func (f *fakeAPI) ListMembers(ctx context.Context, team string, page, limit int)
 		return nil, client.Meta{}, err
 	}
 	items, meta := pageOf(f.members[team], page, limit)
+	return items, meta, nil
+}
+
+func (f *fakeAPI) RepositoryAccess(ctx context.Context, repo string, page, limit int) ([]client.Grant, client.Meta, error) {
+	if err := f.call(ctx, "RepositoryAccess", repo, page); err != nil {
+		return nil, client.Meta{}, err
+	}
+	items, meta := pageOf(f.grants[repo], page, limit)
 	return items, meta, nil
 }
 

@@ -16,6 +16,7 @@ type keyMap struct {
 	Tab      key.Binding
 	Filter   key.Binding
 	Refresh  key.Binding
+	Access   key.Binding
 	Help     key.Binding
 	Quit     key.Binding
 }
@@ -33,6 +34,7 @@ func newKeyMap() keyMap {
 		Tab:      key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "switch tab")),
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Refresh:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
+		Access:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "access")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
@@ -40,13 +42,13 @@ func newKeyMap() keyMap {
 
 // ShortHelp is the footer's reminder.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.Open, k.Back, k.Filter, k.Tab, k.Quit}
+	return []key.Binding{k.Help, k.Open, k.Access, k.Back, k.Filter, k.Tab, k.Quit}
 }
 
 // FullHelp is the help screen, one group per column.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Tab, k.Filter, k.Refresh, k.Help, k.Quit},
+		{k.Open, k.Back, k.Access, k.Tab, k.Filter, k.Refresh, k.Help, k.Quit},
 	}
 }

@@ -335,6 +335,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return m.handleDetailKey(s, msg)
 	}
 	switch {
+	case key.Matches(msg, k.Access) && s.hasAccessToggle():
+		return m.toggleAccess(s)
 	case key.Matches(msg, k.Filter):
 		s.filtering = true
 		s.scrollInto(m.listHeight(s))
@@ -464,6 +466,18 @@ func (m *Model) open(s *screen) tea.Cmd {
 	default:
 		return nil
 	}
+	return m.push(next)
+}
+
+// toggleAccess opens the list of grants on the repository of the charts
+// screen s, or closes it again when s is that list.
+func (m *Model) toggleAccess(s *screen) tea.Cmd {
+	if s.kind == viewAccess {
+		m.back()
+		return nil
+	}
+	next := m.newScreen(viewAccess, "access")
+	next.repo, next.private = s.repo, s.private
 	return m.push(next)
 }
 

@@ -27,6 +27,7 @@ type pageMsg struct {
 	charts  []client.Chart
 	teams   []client.Team
 	members []client.Member
+	grants  []client.Grant
 	meta    client.Meta
 
 	err  error
@@ -35,7 +36,7 @@ type pageMsg struct {
 
 // count is the number of items in the page.
 func (m pageMsg) count() int {
-	return len(m.repos) + len(m.results) + len(m.charts) + len(m.teams) + len(m.members)
+	return len(m.repos) + len(m.results) + len(m.charts) + len(m.teams) + len(m.members) + len(m.grants)
 }
 
 // detailMsg carries one chart version's metadata.
@@ -79,6 +80,8 @@ func fetch(ctx context.Context, api API, timeout time.Duration, req request) tea
 			msg.teams, msg.meta, msg.err = api.ListTeams(ctx, req.page, req.limit)
 		case viewMembers:
 			msg.members, msg.meta, msg.err = api.ListMembers(ctx, req.team, req.page, req.limit)
+		case viewAccess:
+			msg.grants, msg.meta, msg.err = api.RepositoryAccess(ctx, req.repo, req.page, req.limit)
 		}
 		msg.rate = readRate(api)
 		return msg

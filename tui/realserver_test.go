@@ -95,3 +95,45 @@ func TestChartsListLatestIsNewestStable(t *testing.T) {
 		}
 	}
 }
+
+// The access key lists a repository's grants from a real server through
+// the real SDK, and toggles back to its charts.
+func TestAccessAgainstRealServer(t *testing.T) {
+	srv := testkit.StartServer(t)
+	c, err := client.New(srv.URL, client.WithToken(srv.AdminKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := c.Organizations.Create(ctx, &client.CreateOrganizationRequest{Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Teams.Create(ctx, &client.CreateTeamRequest{Name: "web", Organization: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Repositories.Create(ctx, &client.CreateRepositoryRequest{Name: "web-charts", Organization: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := srv.Upload(t, "web-charts", srv.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "frontend", Version: "1.0.0", Description: "The web front end"}), ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
+	}
+	srv.MustUser(t, "guest@partner.test", false)
+	for _, g := range []client.GrantRequest{{Team: "web", Role: "maintain"}, {User: "guest@partner.test", Role: "read"}} {
+		if _, _, err := c.Repositories.Grant(ctx, "web-charts", &g); err != nil {
+			t.Fatalf("grant %+v: %v", g, err)
+		}
+	}
+
+	s := setupSession(t, NewClientAPI(c), 100, 30)
+	s.waitFor("web-charts")
+	s.press("enter")
+	s.waitFor("The web front end")
+	s.press("a")
+	s.waitFor("guest@partner.test")
+	view := s.finish()
+	for _, want := range []string{"team", "web", "maintain", "user", "read", "1/2 grants"} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("access view lacks %q:\n%s", want, view)
+		}
+	}
+}

@@ -25,6 +25,7 @@ const (
 	viewDetail
 	viewTeams
 	viewMembers
+	viewAccess
 )
 
 // String names the kind, for messages and test failures.
@@ -44,6 +45,8 @@ func (k viewKind) String() string {
 		return "teams"
 	case viewMembers:
 		return "members"
+	case viewAccess:
+		return "grants"
 	}
 	return "view " + strconv.Itoa(int(k))
 }
@@ -94,6 +97,13 @@ func (k viewKind) columns() []column {
 			{title: "EMAIL", min: 10, max: 48},
 			{title: "ROLE", min: 6, max: 10},
 			{title: "ADDED", min: 10, max: 10, drop: 1},
+		}
+	case viewAccess:
+		return []column{
+			{title: "KIND", min: 4, max: 4},
+			{title: "NAME", min: 10, max: 48},
+			{title: "ROLE", min: 8, max: 8},
+			{title: "GRANTED", min: 10, max: 10, drop: 1},
 		}
 	}
 	return nil
@@ -187,6 +197,10 @@ func memberRow(mb client.Member) row {
 		key = mb.Email
 	}
 	return newRow(key, mb, mb.Email, mb.Role, formatDate(mb.AddedAt))
+}
+
+func grantRow(g client.Grant) row {
+	return newRow(g.Kind+":"+g.Name, g, g.Kind, g.Name, g.Role, formatDate(g.CreatedAt))
 }
 
 // formatDate shows a timestamp as a UTC date; absolute so a screen does
@@ -289,6 +303,10 @@ func newScreen(id int, kind viewKind, title string) *screen {
 	return &screen{id: id, kind: kind, title: title, filter: ti}
 }
 
+// hasAccessToggle reports whether the access key works on s: a
+// repository's charts, and the access list it opens.
+func (s *screen) hasAccessToggle() bool { return s.kind == viewCharts || s.kind == viewAccess }
+
 // isList reports whether the screen is a paged list.
 func (s *screen) isList() bool { return s.kind != viewDetail }
 
@@ -385,6 +403,10 @@ func (s *screen) appendPage(msg pageMsg) {
 	case viewMembers:
 		for _, mb := range msg.members {
 			s.rows = append(s.rows, memberRow(mb))
+		}
+	case viewAccess:
+		for _, g := range msg.grants {
+			s.rows = append(s.rows, grantRow(g))
 		}
 	}
 	s.page = msg.page

@@ -226,6 +226,31 @@ func TestBrowse(t *testing.T) {
 			s.press("down", "r")
 			s.waitFor("2/3 repositories")
 		}},
+		{"access", nil, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("enter")
+			s.waitFor("In-memory data store")
+			s.press("a")
+			s.waitFor("erin@partner.test")
+		}},
+		{"access toggles back to charts", nil, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("enter")
+			s.waitFor("In-memory data store")
+			s.press("a")
+			s.waitFor("erin@partner.test")
+			s.press("a")
+			s.waitFor("In-memory data store")
+		}},
+		{"access refused", func(f *fakeAPI) {
+			f.setErr("RepositoryAccess:apps", &client.Error{StatusCode: http.StatusForbidden, Code: client.CodeForbidden, Message: "Listing the grants of repository \"apps\" needs the admin role there."})
+		}, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("enter")
+			s.waitFor("In-memory data store")
+			s.press("a")
+			s.waitFor("admin role")
+		}},
 		{"unauthorized", func(f *fakeAPI) {
 			f.setErr("ListRepositories", &client.Error{StatusCode: http.StatusUnauthorized, Code: client.CodeUnauthorized, Message: "missing credential"})
 		}, func(s *session) {

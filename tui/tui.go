@@ -41,6 +41,9 @@ type API interface {
 	ListTeams(ctx context.Context, page, limit int) ([]client.Team, client.Meta, error)
 	// ListMembers lists the members of a team.
 	ListMembers(ctx context.Context, team string, page, limit int) ([]client.Member, client.Meta, error)
+	// RepositoryAccess lists the grants on a repository, teams first (its
+	// admins only: anyone else gets a 403 or 404 *client.Error).
+	RepositoryAccess(ctx context.Context, repo string, page, limit int) ([]client.Grant, client.Meta, error)
 	// RateLimit returns the rate-limit budget seen in the latest response;
 	// ok is false before any response carried one. It must not block.
 	RateLimit() (remaining, limit int, ok bool)

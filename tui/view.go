@@ -210,6 +210,9 @@ func (m *Model) shortHelp(w int) string {
 		if !list && (k.Help() == m.c.keys.Open.Help() || k.Help() == m.c.keys.Filter.Help()) {
 			continue // nothing to open or filter on a detail or the help
 		}
+		if k.Help() == m.c.keys.Access.Help() && (!list || !m.current().hasAccessToggle()) {
+			continue // only a repository's screens toggle its access list
+		}
 		item := k.Help().Key + " " + k.Help().Desc
 		n := ansi.StringWidth(item)
 		if used > 0 {

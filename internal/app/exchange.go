@@ -97,7 +97,7 @@ func (a *App) exchange(ctx context.Context, req ExchangeRequest) (*Exchanged, *e
 	if req.RequestedTokenType != "" && req.RequestedTokenType != TokenTypeAccessToken {
 		return nil, au, refusal(publishing.CheckRequest, "requested_token_type may only be %s.", TokenTypeAccessToken)
 	}
-	st := chartctl.AccessStore(a.Store)
+	st := a.Store
 	iss, err := publishing.Issuer(req.SubjectToken)
 	if err != nil {
 		return nil, au, err
@@ -196,10 +196,7 @@ func (a *App) exchange(ctx context.Context, req ExchangeRequest) (*Exchanged, *e
 	if !fresh {
 		return nil, au, refusal(publishing.CheckReplay, "This token (jti %q) was already exchanged; each CI token is exchanged once. Request a fresh token, or reuse the credential the first exchange returned (chartctl keeps it for its lifetime).", tok.JTI)
 	}
-	expires := now.Add(ExchangedTTL)
-	if robot.ExpiresAt != nil && robot.ExpiresAt.Before(expires) {
-		expires = robot.ExpiresAt.UTC()
-	}
+	expires := robot.Until(now.Add(ExchangedTTL)).UTC()
 	value, hash := token.New(token.ExchangedPrefix)
 	cred := &chartctl.ExchangedCredential{ID: NewID("exc_"), RobotID: robot.ID, PublisherID: pub.ID, Hash: hash, ExpiresAt: expires, CreatedAt: now}
 	au.credential = cred.ID

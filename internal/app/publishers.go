@@ -23,44 +23,28 @@ type PublisherSpec struct {
 
 // publisherRobot loads the robot org/name whose publishers p means to
 // read (write false) or change: org owners and server admins, through a
-// human credential with org:read or org:write. An organization p cannot
-// see is ENOTFOUND, as is an unknown robot.
-func (a *App) publisherRobot(ctx context.Context, p *chartctl.Principal, org, name string, write bool) (chartctl.AccessStore, *chartctl.Robot, error) {
-	if p == nil {
-		return nil, nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
-	}
+// human credential with org:read or org:write (robotOrgAs). An
+// organization p cannot see is ENOTFOUND, as is an unknown robot.
+func (a *App) publisherRobot(ctx context.Context, p *chartctl.Principal, org, name string, write bool) (*chartctl.Robot, error) {
 	scope := chartctl.ScopeOrgRead
 	if write {
 		scope = chartctl.ScopeOrgWrite
 	}
-	if !p.Scopes.Allows(scope) {
-		return nil, nil, chartctl.ScopeRequired(scope)
-	}
-	if chartctl.ValidateName("organization", org) != nil || !p.CanSeeOrg(org) {
-		return nil, nil, chartctl.Errorf(chartctl.ENOTFOUND, "Organization %q not found.", org)
-	}
-	if !p.IsHuman() || p.OrgRole(org) != chartctl.RoleOwner {
-		return nil, nil, chartctl.Errorf(chartctl.EFORBIDDEN, "Only owners of organization %q (and server admins) manage its robots' trusted publishers.", org)
-	}
-	st := chartctl.AccessStore(a.Store)
-	r, err := st.Robot(ctx, org, name)
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, nil, chartctl.Errorf(chartctl.ENOTFOUND, "Robot %q not found in organization %q (chartctl robot list --org %s).", name, org, org)
-	}
+	o, err := a.robotOrgAs(ctx, p, org, scope, chartctl.RoleOwner, "Only owners of organization %q (and server admins) manage its robots' trusted publishers.")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return st, r, nil
+	return a.loadRobot(ctx, o.Name, name)
 }
 
 // Publishers returns the trusted publishers of robot org/name, oldest
 // first.
 func (a *App) Publishers(ctx context.Context, p *chartctl.Principal, org, name string) ([]*chartctl.TrustedPublisher, error) {
-	st, r, err := a.publisherRobot(ctx, p, org, name, false)
+	r, err := a.publisherRobot(ctx, p, org, name, false)
 	if err != nil {
 		return nil, err
 	}
-	return st.Publishers(ctx, r.ID)
+	return a.Store.Publishers(ctx, r.ID)
 }
 
 // AddPublisher adds a trusted publisher to robot org/name. The issuer
@@ -69,7 +53,7 @@ func (a *App) Publishers(ctx context.Context, p *chartctl.Principal, org, name s
 // at least one; for GitHub's issuer repository, repository_owner or sub).
 // It emits publisher.added.
 func (a *App) AddPublisher(ctx context.Context, p *chartctl.Principal, org, name string, spec PublisherSpec) (*chartctl.TrustedPublisher, error) {
-	st, r, err := a.publisherRobot(ctx, p, org, name, true)
+	r, err := a.publisherRobot(ctx, p, org, name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +72,7 @@ func (a *App) AddPublisher(ctx context.Context, p *chartctl.Principal, org, name
 	pub := &chartctl.TrustedPublisher{ID: NewID("pub_"), RobotID: r.ID, Issuer: spec.Issuer, Audience: spec.Audience,
 		Claims: spec.Claims, CreatedBy: p.User.ID, CreatedAt: a.Now().UTC()}
 	ev := a.NewEvent(ctx, chartctl.EventPublisherAdded, "", org, publishersPath(r), pub.ID, PublisherData(r, pub))
-	if err := st.AddPublisher(a.Record(ctx, "publisher.add", r.FullName()+"/"+pub.ID, org, ev), pub); err != nil {
+	if err := a.Store.AddPublisher(a.Record(ctx, "publisher.add", r.FullName()+"/"+pub.ID, org, ev), pub); err != nil {
 		return nil, err
 	}
 	a.Committed()
@@ -99,11 +83,11 @@ func (a *App) AddPublisher(ctx context.Context, p *chartctl.Principal, org, name
 // credentials already exchanged through it run out on their own (they
 // live at most 15 minutes). It emits publisher.removed.
 func (a *App) RemovePublisher(ctx context.Context, p *chartctl.Principal, org, name, id string) error {
-	st, r, err := a.publisherRobot(ctx, p, org, name, true)
+	r, err := a.publisherRobot(ctx, p, org, name, true)
 	if err != nil {
 		return err
 	}
-	pubs, err := st.Publishers(ctx, r.ID)
+	pubs, err := a.Store.Publishers(ctx, r.ID)
 	if err != nil {
 		return err
 	}
@@ -117,7 +101,7 @@ func (a *App) RemovePublisher(ctx context.Context, p *chartctl.Principal, org, n
 		return chartctl.Errorf(chartctl.ENOTFOUND, "Robot %s has no trusted publisher %q (chartctl robot publisher list %s --org %s).", r.FullName(), id, r.Name, org)
 	}
 	ev := a.NewEvent(ctx, chartctl.EventPublisherRemoved, "", org, publishersPath(r), pub.ID, PublisherData(r, pub))
-	if err := st.DeletePublisher(a.Record(ctx, "publisher.remove", r.FullName()+"/"+pub.ID, org, ev), r.ID, id); err != nil {
+	if err := a.Store.DeletePublisher(a.Record(ctx, "publisher.remove", r.FullName()+"/"+pub.ID, org, ev), r.ID, id); err != nil {
 		return err
 	}
 	a.Committed()

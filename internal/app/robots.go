@@ -55,16 +55,24 @@ func RequireHuman(p *chartctl.Principal, what string) error {
 	return nil
 }
 
-// robotOrg loads organization org for robot management by p: the scope
-// (org:write to manage, org:read to see), visibility (ENOTFOUND), then the
-// role (owner to manage, maintainer to see; server admins both).
+// robotOrg loads organization org for robot management by p: org:write
+// and the owner role to manage, org:read and the maintainer role to see
+// (see robotOrgAs).
 func (a *App) robotOrg(ctx context.Context, p *chartctl.Principal, org string, manage bool) (*chartctl.Organization, error) {
+	if manage {
+		return a.robotOrgAs(ctx, p, org, chartctl.ScopeOrgWrite, chartctl.RoleOwner, "Managing the robot accounts of organization %q needs the owner role there.")
+	}
+	return a.robotOrgAs(ctx, p, org, chartctl.ScopeOrgRead, chartctl.RoleMaintainer, "Seeing the robot accounts of organization %q needs the maintainer role there.")
+}
+
+// robotOrgAs loads organization org for p acting on its robot accounts:
+// the scope, a person (robots never manage robots), visibility
+// (ENOTFOUND), then role in org (server admins have every role). forbidden
+// is the message of the EFORBIDDEN refusal for too weak a role, with a %q
+// for the organization's name.
+func (a *App) robotOrgAs(ctx context.Context, p *chartctl.Principal, org string, scope chartctl.Scope, role chartctl.Role, forbidden string) (*chartctl.Organization, error) {
 	if p == nil {
 		return nil, chartctl.Errorf(chartctl.EUNAUTHORIZED, "Authentication required.")
-	}
-	scope, role, verb := chartctl.ScopeOrgRead, chartctl.RoleMaintainer, "Seeing"
-	if manage {
-		scope, role, verb = chartctl.ScopeOrgWrite, chartctl.RoleOwner, "Managing"
 	}
 	if !p.Scopes.Allows(scope) {
 		return nil, chartctl.ScopeRequired(scope)
@@ -77,7 +85,7 @@ func (a *App) robotOrg(ctx context.Context, p *chartctl.Principal, org string, m
 		return nil, err
 	}
 	if !p.OrgRole(o.Name).AtLeast(role) {
-		return nil, chartctl.Errorf(chartctl.EFORBIDDEN, "%s the robot accounts of organization %q needs the %s role there.", verb, o.Name, role)
+		return nil, chartctl.Errorf(chartctl.EFORBIDDEN, forbidden, o.Name)
 	}
 	return o, nil
 }

@@ -178,17 +178,24 @@ func (db *DB) PutGrant(ctx context.Context, g *chartctl.Grant) (*chartctl.Grant,
 // repoByID finds a repository by ID. Repositories are keyed by name, so
 // this reads them all; grants are written rarely.
 func repoByID(tx *bbolt.Tx, id string) (*repoRecord, error) {
-	var found *repoRecord
+	return recordByID(tx, reposBucket, id, "Repository", func(r *repoRecord) string { return r.ID })
+}
+
+// recordByID finds the record of bucket whose ID is id by reading them all
+// (the bucket is keyed by name); what names the kind in the ENOTFOUND
+// error. Records not mentioning id are not decoded.
+func recordByID[T any](tx *bbolt.Tx, name, id, what string, idOf func(*T) string) (*T, error) {
+	var found *T
 	if id != "" {
-		err := bucket(tx, reposBucket).ForEach(func(_, v []byte) error {
+		err := bucket(tx, name).ForEach(func(_, v []byte) error {
 			if found != nil || !bytes.Contains(v, []byte(id)) {
 				return nil
 			}
-			r, err := decode[repoRecord](v)
+			r, err := decode[T](v)
 			if err != nil {
 				return err
 			}
-			if r.ID == id {
+			if idOf(r) == id {
 				found = r
 			}
 			return nil
@@ -198,36 +205,14 @@ func repoByID(tx *bbolt.Tx, id string) (*repoRecord, error) {
 		}
 	}
 	if found == nil {
-		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q not found.", id)
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "%s %q not found.", what, id)
 	}
 	return found, nil
 }
 
 // teamByID finds a team by ID among all teams (keyed by name).
 func teamByID(tx *bbolt.Tx, id string) (*teamRecord, error) {
-	var found *teamRecord
-	if id != "" {
-		err := bucket(tx, teamsBucket).ForEach(func(_, v []byte) error {
-			if found != nil {
-				return nil
-			}
-			r, err := decode[teamRecord](v)
-			if err != nil {
-				return err
-			}
-			if r.ID == id {
-				found = r
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if found == nil {
-		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "Team %q not found.", id)
-	}
-	return found, nil
+	return recordByID(tx, teamsBucket, id, "Team", func(r *teamRecord) string { return r.ID })
 }
 
 func subjectExists(tx *bbolt.Tx, kind chartctl.GrantKind, id string) error {
@@ -453,29 +438,7 @@ func (db *DB) CreateRobot(ctx context.Context, r *chartctl.Robot) error {
 
 // orgByID finds an organization by ID among all of them (keyed by name).
 func orgByID(tx *bbolt.Tx, id string) (*orgRecord, error) {
-	var found *orgRecord
-	if id != "" {
-		err := bucket(tx, orgsBucket).ForEach(func(_, v []byte) error {
-			if found != nil {
-				return nil
-			}
-			r, err := decode[orgRecord](v)
-			if err != nil {
-				return err
-			}
-			if r.ID == id {
-				found = r
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if found == nil {
-		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "Organization %q not found.", id)
-	}
-	return found, nil
+	return recordByID(tx, orgsBucket, id, "Organization", func(r *orgRecord) string { return r.ID })
 }
 
 // putRobot writes r and keeps the secret index in step with it: the
@@ -515,52 +478,43 @@ func getRobot(tx *bbolt.Tx, id string) (*robotRecord, error) {
 
 // Robot implements chartctl.AccessStore.
 func (db *DB) Robot(ctx context.Context, org, name string) (*chartctl.Robot, error) {
-	var out *chartctl.Robot
-	err := db.db.View(func(tx *bbolt.Tx) error {
+	return db.robotBy(func(tx *bbolt.Tx) ([]byte, error) {
 		v := bucket(tx, orgsBucket).Get([]byte(org))
 		if v == nil {
-			return robotNotFound()
+			return nil, robotNotFound()
 		}
 		o, err := decode[orgRecord](v)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		id := bucket(tx, robotNamesBucket).Get(key(o.ID, name))
-		if id == nil {
-			return robotNotFound()
-		}
-		r, err := getRobot(tx, string(id))
-		if err != nil {
-			return err
-		}
-		out = r.domain()
-		return nil
+		return bucket(tx, robotNamesBucket).Get(key(o.ID, name)), nil
 	})
-	return out, wrap("get robot", err)
 }
 
 // RobotByID implements chartctl.AccessStore.
 func (db *DB) RobotByID(ctx context.Context, id string) (*chartctl.Robot, error) {
-	var out *chartctl.Robot
-	err := db.db.View(func(tx *bbolt.Tx) error {
-		r, err := getRobot(tx, id)
-		if err != nil {
-			return err
-		}
-		out = r.domain()
-		return nil
-	})
-	return out, wrap("get robot", err)
+	return db.robotBy(func(*bbolt.Tx) ([]byte, error) { return []byte(id), nil })
 }
 
 // RobotBySecretHash implements chartctl.AccessStore.
 func (db *DB) RobotBySecretHash(ctx context.Context, h []byte) (*chartctl.Robot, error) {
+	return db.robotBy(func(tx *bbolt.Tx) ([]byte, error) {
+		if len(h) == 0 {
+			return nil, nil
+		}
+		return bucket(tx, robotSecretsBucket).Get(h), nil
+	})
+}
+
+// robotBy reads the robot whose ID find returns, in one read transaction;
+// a nil ID is ENOTFOUND.
+func (db *DB) robotBy(find func(tx *bbolt.Tx) ([]byte, error)) (*chartctl.Robot, error) {
 	var out *chartctl.Robot
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		if len(h) == 0 {
-			return robotNotFound()
+		id, err := find(tx)
+		if err != nil {
+			return err
 		}
-		id := bucket(tx, robotSecretsBucket).Get(h)
 		if id == nil {
 			return robotNotFound()
 		}

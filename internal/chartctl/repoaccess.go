@@ -263,6 +263,15 @@ func (r *Robot) Expired(now time.Time) bool {
 	return r.ExpiresAt != nil && !now.Before(*r.ExpiresAt)
 }
 
+// Until returns t, or the robot's expiry when that comes first: how long
+// a credential issued for the robot until t may live.
+func (r *Robot) Until(t time.Time) time.Time {
+	if r.ExpiresAt != nil && r.ExpiresAt.Before(t) {
+		return *r.ExpiresAt
+	}
+	return t
+}
+
 // ParseRobotUserName splits robot$ORG+NAME; ok is false for any other
 // user name.
 func ParseRobotUserName(s string) (org, name string, ok bool) {

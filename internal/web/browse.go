@@ -297,6 +297,8 @@ type RepoPage struct {
 	Usage string
 	// CanWebhooks is set for maintainers, who manage webhooks.
 	CanWebhooks bool
+	// CanAccess links the Access tab, for those it shows something to.
+	CanAccess bool
 	// Mirror is set for a mirror repository; CanSync for maintainers,
 	// who may start a sync.
 	Mirror  *MirrorView
@@ -375,6 +377,7 @@ func (d *Dashboard) handleRepo(c echo.Context) error {
 		rp.Usage = text.Usage(u.Bytes, q.MaxBytes, u.Versions, q.MaxVersions)
 	}
 	rp.CanWebhooks = p.RepoRole(r).AtLeast(app.SettingsRole)
+	rp.CanAccess = app.MaySeeRepoAccess(p, r)
 	rp.Mirror, rp.CanSync = mirrorView(r.Mirror), r.Mirror != nil && rp.CanWebhooks
 	for _, cv := range latest {
 		// The store gives each chart's newest version; the latest is the

@@ -20,6 +20,10 @@ type OrgPage struct {
 	// CanWebhooks is set for owners and server admins, who manage the
 	// organization's webhooks.
 	CanWebhooks bool
+	// Robots are its robot accounts, for its maintainers and owners;
+	// ShowRobots is set when the viewer may see them.
+	Robots     []*chartctl.Robot
+	ShowRobots bool
 }
 
 // TeamPage shows a team's members; owners also get the forms that manage
@@ -60,7 +64,38 @@ func (d *Dashboard) handleOrg(c echo.Context) error {
 			op.Repos = append(op.Repos, r)
 		}
 	}
-	return d.render(c, http.StatusOK, "org", d.browsePage(c, o.Name, "", "/organizations/"+o.Name, op))
+	// Robot accounts are listed to whom the application shows them (the
+	// organization's maintainers and owners); to anyone else the section
+	// is simply absent.
+	if p != nil {
+		// Anonymous visitors never see robots: their page views write
+		// nothing.
+		d.flushUsage()
+	}
+	switch robots, err := d.opts.App.Robots(ctx, p, o.Name); chartctl.ErrorCode(err) {
+	case "":
+		op.Robots, op.ShowRobots = robots, true
+	case chartctl.EFORBIDDEN, chartctl.EUNAUTHORIZED, chartctl.ENOTFOUND:
+	default:
+		return err
+	}
+	pg := d.browsePage(c, o.Name, "", "/organizations/"+o.Name, op)
+	if name := c.QueryParam("robot_deleted"); name != "" && op.ShowRobots && !hasRobot(op.Robots, name) && chartctl.ValidateName("name", name) == nil {
+		// The query string is anyone's to write: the notice shows only
+		// for a name the organization really has no robot of.
+		pg.Flash = "Robot account " + name + " was deleted."
+	}
+	return d.render(c, http.StatusOK, "org", pg)
+}
+
+// hasRobot reports whether robots has one named name.
+func hasRobot(robots []*chartctl.Robot, name string) bool {
+	for _, r := range robots {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Dashboard) handleTeam(c echo.Context) error {

@@ -193,7 +193,8 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 }
 
 var pageNames = []string{"signin", "consent", "error", "profile", "password", "apps", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
-	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete"}
+	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete",
+	"robot", "robot_secret", "robot_delete", "repo_access"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -263,12 +264,21 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/repositories/:repo/settings", d.signedIn(d.handleUpdateRepo), LimitForm)
 	g.POST("/repositories/:repo/delete", d.signedIn(d.handleDeleteRepo), LimitForm)
 	g.POST("/repositories/:repo/sync", d.signedIn(d.handleSyncRepo), LimitForm)
+	page("/repositories/:repo/access", d.signedIn(d.handleAccess))
+	g.POST("/repositories/:repo/access", d.signedIn(d.handleGrant), LimitForm)
+	g.POST("/repositories/:repo/access/:kind/:name/revoke", d.signedIn(d.handleRevoke), LimitForm)
 	page("/repositories/:repo/charts/:name", d.handleChart)
 	page("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
 	page("/repositories/:repo/charts/:name/:version/files/*", d.handleChartFile)
 	page("/organizations/:org", d.handleOrg)
 	page("/teams/:team", d.handleTeam)
+	page("/organizations/:org/robots/:name", d.signedIn(d.handleRobot))
+	g.POST("/organizations/:org/robots/:name/disable", d.signedIn(d.handleSetRobotDisabled(true)), LimitForm)
+	g.POST("/organizations/:org/robots/:name/enable", d.signedIn(d.handleSetRobotDisabled(false)), LimitForm)
+	g.POST("/organizations/:org/robots/:name/rotate", d.signedIn(d.handleRotateRobot), LimitForm)
+	page("/organizations/:org/robots/:name/delete", d.signedIn(d.handleDeleteRobotPage))
+	g.POST("/organizations/:org/robots/:name/delete", d.signedIn(d.handleDeleteRobot), LimitForm)
 	g.POST("/teams/:team/members", d.signedIn(d.handleAddMember), LimitForm)
 	g.POST("/teams/:team/members/:member/role", d.signedIn(d.handleChangeRole), LimitForm)
 	g.POST("/teams/:team/members/:member/remove", d.signedIn(d.handleRemoveMember), LimitForm)
