@@ -51,6 +51,12 @@ const (
 	// index existed may hold several versions under one canonical version;
 	// all of them are indexed.
 	chartSemverBucket = "chart_semver"
+	// chartTagsBucket holds one nested bucket per repository name, in
+	// which chart name sep OCI tag (chartctl.VersionTag) → version: the
+	// tags of a chart's versions in the byte order the OCI tags list
+	// answers in, so a page of tags is one seek and n steps whatever
+	// the number of versions (schema 10).
+	chartTagsBucket = "chart_tags"
 	// repoTombstonesBucket: name of a deleted repository →
 	// repoTombstoneRecord, until the name grace period has passed.
 	repoTombstonesBucket = "repo_tombstones"
@@ -134,7 +140,7 @@ var allBuckets = []string{
 	usersBucket, userEmailsBucket, userIdentitiesBucket,
 	apiKeysBucket, apiKeyHashesBucket, userAPIKeysBucket,
 	orgsBucket, orgCreatorsBucket,
-	reposBucket, chartsBucket, chartIndexBucket, chartSemverBucket, repoTombstonesBucket, blobRefsBucket,
+	reposBucket, chartsBucket, chartIndexBucket, chartSemverBucket, chartTagsBucket, repoTombstonesBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
 	auditBucket, eventsBucket, webhooksBucket, deliveriesBucket, webhookQueueBucket, webhookLogBucket,

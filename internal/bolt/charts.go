@@ -152,6 +152,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			if _, err := cb.NextSequence(); err != nil {
 				return err
 			}
+			if err := indexTag(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+				return err
+			}
 		}
 		if err := putIndexEntry(tx, cv.Repository, k, rec.CreatedAt, cv.IndexEntry); err != nil {
 			return err
@@ -379,6 +382,9 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 			return err
 		}
 		if err := unindexSemver(tx, repo, name, version); err != nil {
+			return err
+		}
+		if err := unindexTag(tx, repo, name, version); err != nil {
 			return err
 		}
 		if err := deleteOCIChart(tx, repo, name, version); err != nil {

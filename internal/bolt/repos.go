@@ -59,9 +59,11 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 			return err
 		}
 		if sem := bucket(tx, chartSemverBucket); sem.Bucket([]byte(r.Name)) != nil {
-			return sem.DeleteBucket([]byte(r.Name))
+			if err := sem.DeleteBucket([]byte(r.Name)); err != nil {
+				return err
+			}
 		}
-		return nil
+		return dropTags(tx, r.Name)
 	}))
 }
 
@@ -198,6 +200,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 			if err := sem.DeleteBucket([]byte(name)); err != nil {
 				return err
 			}
+		}
+		if err := dropTags(tx, name); err != nil {
+			return err
 		}
 		charts := bucket(tx, chartsBucket)
 		if cb := charts.Bucket([]byte(name)); cb != nil {

@@ -55,7 +55,11 @@ import (
 //	   index created at open). Nothing is rewritten, but a binary of
 //	   schema 8 would drop the binding the next time it updates the user
 //	   and let the IdP sign-in create a second account.
-const SchemaVersion = 9
+//	10: the chart_tags index (chart name + OCI tag → version) that lists
+//	   a chart's OCI tags a page at a time without reading its version
+//	   records (issue #32). The upgrade builds it from the stored
+//	   versions; a binary of schema 9 would not keep it up to date.
+const SchemaVersion = 10
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -78,6 +82,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeChartAlternates,
 	upgradeAccess,
 	upgradeIdentities,
+	upgradeChartTags,
 }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload

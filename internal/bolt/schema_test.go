@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -374,6 +375,7 @@ func TestUpgradeFromSchema6(t *testing.T) {
 	after := dump(t, path)
 	delete(before, "meta/schema_version")
 	delete(after, "meta/schema_version")
+	dropTagIndex(after) // built by the upgrade to schema 10
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Fatal("the upgrade from schema 6 rewrote records")
 	}
@@ -399,6 +401,7 @@ func TestUpgradeFromSchema7KeepsKeysAndAddsAccess(t *testing.T) {
 	after := dump(t, path)
 	delete(before, "meta/schema_version")
 	delete(after, "meta/schema_version")
+	dropTagIndex(after) // built by the upgrade to schema 10
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Fatal("the upgrade from schema 7 rewrote records")
 	}
@@ -496,6 +499,7 @@ func TestUpgradeFromSchema8KeepsUsersAndBindsIdentities(t *testing.T) {
 	after := dump(t, path)
 	delete(before, "meta/schema_version")
 	delete(after, "meta/schema_version")
+	dropTagIndex(after) // built by the upgrade to schema 10
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Fatal("the upgrade from schema 8 rewrote records")
 	}
@@ -522,5 +526,67 @@ func TestUpgradeFromSchema8KeepsUsersAndBindsIdentities(t *testing.T) {
 	// The team membership recorded for the email is still there.
 	if roles, err := db.OrgRoles(ctx, ci.ID, ci.Email); err != nil || len(roles) == 0 {
 		t.Fatalf("org roles of the upgraded user: %v, %v", roles, err)
+	}
+}
+
+// TestUpgradeFromSchema9BuildsTagIndex: a data dir of the release before
+// the OCI tag index (schema 9) upgrades to schema 10 in place: the index
+// is built from the stored versions (tags in byte order, '+' written
+// '_', each chart's own), and nothing but the version and the new
+// bucket is written.
+func TestUpgradeFromSchema9BuildsTagIndex(t *testing.T) {
+	path, _ := copyDataDir(t, "schema9")
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	added := 0
+	for k, v := range after {
+		switch {
+		case k == "meta/schema_version":
+		case strings.HasPrefix(k, "chart_tags/"):
+			added++
+		case before[k] != v:
+			t.Errorf("the upgrade from schema 9 wrote %q", k)
+		}
+	}
+	if len(after)-added != len(before) {
+		t.Errorf("the upgrade from schema 9 removed records: %d keys before, %d after (%d of the tag index)", len(before), len(after), added)
+	}
+	db = mustOpen(t, path)
+	ctx := t.Context()
+	tags, more, err := db.ChartTags(ctx, "acme-charts", "web", "", -1)
+	if want := []string{"1.0.0", "1.1.0_build.7", "1.1.1-rc.1", "2.0.0"}; err != nil || more || !slices.Equal(tags, want) {
+		t.Fatalf("ChartTags(web) after the upgrade = %q, %v, %v; want %q", tags, more, err, want)
+	}
+	tags, more, err = db.ChartTags(ctx, "acme-charts", "web", "1.1.0_build.7", 1)
+	if err != nil || !more || !slices.Equal(tags, []string{"1.1.1-rc.1"}) {
+		t.Fatalf("ChartTags(web, after 1.1.0_build.7, 1) = %q, %v, %v", tags, more, err)
+	}
+	if names, err := db.ChartNames(ctx); err != nil || !slices.Equal(names, []string{"acme-charts/web", "acme-charts/web-app"}) {
+		t.Fatalf("ChartNames after the upgrade = %q, %v", names, err)
+	}
+	// A version deleted after the upgrade leaves the index.
+	if _, _, err := db.DeleteChartVersion(ctx, "acme-charts", "web", "1.1.0+build.7"); err != nil {
+		t.Fatal(err)
+	}
+	if tags, _, err := db.ChartTags(ctx, "acme-charts", "web", "", -1); err != nil || !slices.Equal(tags, []string{"1.0.0", "1.1.1-rc.1", "2.0.0"}) {
+		t.Fatalf("ChartTags(web) after a delete = %q, %v", tags, err)
+	}
+}
+
+// dropTagIndex removes the keys of the chart tag index (schema 10) from a
+// dump: the upgrade to schema 10 builds it from the stored versions, and
+// TestUpgradeFromSchema9BuildsTagIndex checks what it holds.
+func dropTagIndex(d map[string]string) {
+	for k := range d {
+		if strings.HasPrefix(k, "chart_tags/") {
+			delete(d, k)
+		}
 	}
 }

@@ -303,6 +303,17 @@ type Store interface {
 	// limit of them (all when limit < 0), in ChartVersions order, and how
 	// many match in all. Returns ENOTFOUND if the repository does not exist.
 	ChartVersionPage(ctx context.Context, repo string, f ChartFilter, offset, limit int) ([]*ChartVersion, int, error)
+	// ChartTags returns the OCI tags of chart name's versions in repo
+	// (VersionTag of each version) in lexical byte order after last (""
+	// from the start), at most n of them (all when n < 0), and whether
+	// more follow. It reads an index of tags, never the version records,
+	// so a page costs the same at 300 and at 100,000 versions. Returns
+	// ENOTFOUND if the repository does not exist.
+	ChartTags(ctx context.Context, repo, name, last string, n int) (tags []string, more bool, err error)
+	// ChartNames returns every chart holding a version, as repository "/"
+	// chart, sorted; its cost grows with the number of charts, not of
+	// versions.
+	ChartNames(ctx context.Context) ([]string, error)
 	// DeleteChartVersion deletes one version and returns it, with the blob
 	// digests no longer referenced. Returns ENOTFOUND.
 	DeleteChartVersion(ctx context.Context, repo, name, version string) (deleted *ChartVersion, orphans []string, err error)

@@ -265,3 +265,12 @@ func ValidOCITag(tag string) bool {
 	}
 	return true
 }
+
+// VersionTag returns the OCI tag of a chart version: the version with
+// '+' written '_', since tags may not hold '+' (as Helm pushes them).
+// SemVer versions hold no '_', so the mapping is one to one.
+func VersionTag(version string) string { return strings.ReplaceAll(version, "+", "_") }
+
+// TagVersion returns the chart version an OCI tag stands for (VersionTag's
+// inverse).
+func TagVersion(tag string) string { return strings.ReplaceAll(tag, "_", "+") }

@@ -50,10 +50,10 @@ func chartPath(name string) (repo, chartName string, ok bool) {
 }
 
 // versionTag returns the OCI tag of a chart version.
-func versionTag(version string) string { return strings.ReplaceAll(version, "+", "_") }
+func versionTag(version string) string { return chartctl.VersionTag(version) }
 
 // tagVersion returns the chart version of an OCI tag.
-func tagVersion(tag string) string { return strings.ReplaceAll(tag, "_", "+") }
+func tagVersion(tag string) string { return chartctl.TagVersion(tag) }
 
 // pushChart stores a pushed Helm chart manifest as a chart version.
 func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *chartctl.Repository, man *chartctl.OCIManifest, doc *manifestDoc, tag string) error {
@@ -442,17 +442,19 @@ func (r *Registry) digestVersion(ctx context.Context, name, d string, kinds ...d
 	return cv, err
 }
 
-// chartTags returns the tags of the chart versions of name.
-func (r *Registry) chartTags(ctx context.Context, name string) ([]string, error) {
-	cvs, err := r.chartVersions(ctx, name)
-	if err != nil {
-		return nil, err
+// chartTags returns the tags of the chart versions of name in lexical
+// order after last, at most n (all when n < 0), and whether more follow,
+// from the store's tag index (no version record is read).
+func (r *Registry) chartTags(ctx context.Context, name, last string, n int) ([]string, bool, error) {
+	repo, chartName, ok := chartPath(name)
+	if !ok || chart.ValidateName(chartName) != nil {
+		return nil, false, nil
 	}
-	tags := make([]string, 0, len(cvs))
-	for _, cv := range cvs {
-		tags = append(tags, versionTag(cv.Version))
+	tags, more, err := r.App.Store.ChartTags(ctx, repo, chartName, last, n)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, false, nil
 	}
-	return tags, nil
+	return tags, more, err
 }
 
 // chartBlobRef is a blob that belongs to a chart version of a name.
@@ -527,24 +529,17 @@ func derivedConfig(cv *chartctl.ChartVersion) []byte {
 }
 
 // chartNames returns the OCI names of every chart (for the catalog); chart
-// names that are not valid OCI path components stay classic-only.
+// names that are not valid OCI names are left out. The store lists charts,
+// not versions, so this costs the same at 300 and 100,000 versions.
 func (r *Registry) chartNames(ctx context.Context) ([]string, error) {
-	repos, err := r.App.Store.Repositories(ctx)
+	all, err := r.App.Store.ChartNames(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, repo := range repos {
-		cvs, err := r.App.Store.ChartVersions(ctx, repo.Name, chartctl.ChartFilter{Latest: true})
-		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		for _, cv := range cvs {
-			if n := repo.Name + "/" + cv.Name; chartctl.ValidOCIName(n) {
-				names = append(names, n)
-			}
+	names := all[:0]
+	for _, n := range all {
+		if chartctl.ValidOCIName(n) {
+			names = append(names, n)
 		}
 	}
 	return names, nil
