@@ -22,6 +22,22 @@ type osFile interface {
 	OSFile() *os.File
 }
 
+// IdleFile is a file on the local filesystem served by sendfile whose
+// transfer an idle timeout bounds, not a total deadline: Extend is called
+// before each chunk of at most idleChunk bytes goes to the socket, so a
+// transfer lives as long as bytes flow. Wrapping the file in a reader
+// that extends the deadline on every Read would hide the *os.File from
+// the connection and copy every byte through user space.
+type IdleFile struct {
+	*os.File
+	// Extend pushes the connection's write deadline into the future.
+	Extend func()
+}
+
+// idleChunk is how many bytes of an IdleFile one sendfile call sends
+// before the deadline is extended again: at 1 MiB/s, 4 s of transfer.
+const idleChunk = 4 << 20
+
 // resident returns the blob in memory content reads (the application
 // layer's cache of small blobs), if it is one.
 func resident(content io.ReadSeeker) (*smallblobs.Blob, bool) {
@@ -150,9 +166,33 @@ func (w sendfileWriter) ReadFrom(src io.Reader) (int64, error) {
 		w.Size += n
 		return n, err
 	}
+	if lr, ok := src.(*io.LimitedReader); ok {
+		if f, ok := lr.R.(*IdleFile); ok {
+			return w.readIdle(f, lr)
+		}
+	}
 	n, err := io.Copy(w.Writer, src)
 	w.Size += n
 	return n, err
+}
+
+// readIdle sends lr (whose reader is f) in chunks of at most idleChunk
+// bytes, each a sendfile of the file itself (a LimitedReader over an
+// *os.File is what the connection's ReadFrom hands to sendfile),
+// extending the write deadline before each.
+func (w sendfileWriter) readIdle(f *IdleFile, lr *io.LimitedReader) (int64, error) {
+	var total int64
+	for lr.N > 0 {
+		f.Extend()
+		n, err := io.Copy(w.Writer, &io.LimitedReader{R: f.File, N: min(lr.N, idleChunk)})
+		lr.N -= n
+		total += n
+		w.Size += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // writerOnly hides a writer's ReadFrom, so io.CopyBuffer uses the buffer.

@@ -3,7 +3,10 @@ package registry
 import (
 	"io"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/chartctl/chartctl/internal/httpx"
 )
 
 // Long transfers (blob PATCH, PUT and GET) are bounded by an idle timeout,
@@ -52,5 +55,10 @@ func (r *Registry) idleSeeker(w http.ResponseWriter, content io.ReadSeeker) io.R
 	if r.Config.IdleTimeout <= 0 {
 		return content
 	}
-	return &idleContent{ReadSeeker: content, rc: http.NewResponseController(w), idle: r.Config.IdleTimeout}
+	rc := http.NewResponseController(w)
+	if f, ok := content.(interface{ OSFile() *os.File }); ok {
+		// A file goes by sendfile, the deadline extended per chunk.
+		return &httpx.IdleFile{File: f.OSFile(), Extend: func() { _ = rc.SetWriteDeadline(time.Now().Add(r.Config.IdleTimeout)) }}
+	}
+	return &idleContent{ReadSeeker: content, rc: rc, idle: r.Config.IdleTimeout}
 }
