@@ -1,0 +1,76 @@
+// Command ocibench runs chartctl's OCI registry side by side with CNCF
+// Distribution, nginx serving the very bytes chartctl served, and a bare
+// net/http handler answering them from memory (issue #32), in interleaved
+// rounds, and prints a Markdown table of the rates and their ratios:
+// manifest GET, small and big blob GETs, tags/list of the measured chart
+// (whole and a page) and a page of a chart of --big-tags tags,
+// _catalog, a raw push (Helm's requests without a Helm process) and
+// `helm push`. It only ever listens on loopback addresses.
+//
+//	GOBIN=/tmp/dist-bin go install github.com/distribution/distribution/v3/cmd/registry@v3.1.2
+//	apt-get install -y nginx
+//	go build -o bin/chartctl ./cmd/chartctl
+//	go run ./bench/cmd/ocibench --distribution /tmp/dist-bin/registry \
+//	    --helm "$CHARTCTL_HELM4" --markdown docs/performance.md
+//
+// --big-tags 1000 --rounds 1 --duration 1s makes a quick smoke run.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/chartctl/chartctl/bench/harness"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ocibench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfg      harness.OCIConfig
+		markdown string
+	)
+	fs.IntVar(&cfg.N, "n", 300, "versions of the measured chart")
+	fs.IntVar(&cfg.BigTags, "big-tags", 100_000, "tags of the chart whose tags/list page is measured at scale")
+	fs.StringVar(&cfg.Binary, "binary", "./bin/chartctl", "chartctl binary")
+	fs.StringVar(&cfg.Distribution, "distribution", os.Getenv("CHARTCTL_DISTRIBUTION"), "Distribution's registry binary (default $CHARTCTL_DISTRIBUTION)")
+	fs.StringVar(&cfg.Helm, "helm", os.Getenv("CHARTCTL_HELM4"), "helm binary for the helm push rows, empty to skip them (default $CHARTCTL_HELM4)")
+	fs.StringVar(&cfg.NginxBinary, "nginx", "", "nginx binary (default: nginx from PATH)")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "interleaved rounds")
+	fs.DurationVar(&cfg.Duration, "duration", 3*time.Second, "length of each read measurement")
+	fs.IntVar(&cfg.Pushes, "pushes", 20, "pushes of each push measurement")
+	fs.IntVar(&cfg.Conns, "conns", 16, "connections of each read measurement")
+	fs.StringVar(&markdown, "markdown", "", `also write the table into this file's "oci-side-by-side" section`)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg.Log = stderr
+	cfg.Command = "go run ./bench/cmd/ocibench " + strings.Join(args, " ")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := harness.RunOCISideBySide(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "ocibench:", err)
+		return 1
+	}
+	md := res.Markdown()
+	fmt.Fprint(stdout, md)
+	if markdown != "" {
+		if err := harness.WriteSection(markdown, "oci-side-by-side", md); err != nil {
+			fmt.Fprintln(stderr, "ocibench:", err)
+			return 1
+		}
+	}
+	return 0
+}
