@@ -35,7 +35,8 @@ type OCIConfig struct {
 	// measured at scale (100,000).
 	BigTags int
 	// Binary is the chartctl executable; Distribution the registry
-	// executable (go install github.com/distribution/distribution/v3/cmd/registry@v3.1.2);
+	// executable (go install github.com/distribution/distribution/v3/cmd/registry@v3.1.2;
+	// "" leaves Distribution out);
 	// Helm a helm executable for the helm push rows ("" skips them);
 	// NginxBinary nginx ("" for PATH).
 	Binary, Distribution, Helm, NginxBinary string
@@ -60,8 +61,8 @@ func (c *OCIConfig) Validate() error {
 		return fmt.Errorf("--n must be between 10 and 100000, got %d", c.N)
 	case c.BigTags < 200 || c.BigTags > 1_000_000:
 		return fmt.Errorf("--big-tags must be between 200 and 1000000, got %d", c.BigTags)
-	case c.Binary == "" || c.Distribution == "":
-		return errors.New("--binary and --distribution are required (go install github.com/distribution/distribution/v3/cmd/registry@v3.1.2)")
+	case c.Binary == "":
+		return errors.New("--binary is required")
 	case c.Rounds < 1 || c.Rounds > 20:
 		return fmt.Errorf("--rounds must be between 1 and 20, got %d", c.Rounds)
 	case c.Duration < 500*time.Millisecond || c.Duration > time.Minute:
@@ -146,32 +147,14 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	ours := "http://" + addr
 
 	// Distribution, filesystem storage, no auth.
-	daddr, err := FreeLoopbackAddr()
-	if err != nil {
-		return nil, err
-	}
-	droot := filepath.Join(dir, "distribution")
-	dconf := filepath.Join(dir, "distribution.yml")
-	if err := os.WriteFile(dconf, []byte(fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", droot, daddr)), 0o644); err != nil {
-		return nil, err
-	}
-	dlog, err := os.Create(filepath.Join(dir, "distribution.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer dlog.Close()
-	dcmd := exec.Command(cfg.Distribution, "serve", dconf)
-	dcmd.Stdout, dcmd.Stderr = dlog, dlog
-	if err := dcmd.Start(); err != nil {
-		return nil, fmt.Errorf("start distribution: %w", err)
-	}
-	defer func() { _ = dcmd.Process.Kill(); _ = dcmd.Wait() }()
-	theirs := "http://" + daddr
-	if err := waitHTTP(ctx, theirs+"/v2/"); err != nil {
-		return nil, fmt.Errorf("distribution: %w", err)
-	}
-	if out, err := exec.Command(cfg.Distribution, "--version").CombinedOutput(); err == nil {
-		res.DistributionInfo = strings.TrimSpace(string(out))
+	var theirs, droot string
+	if cfg.Distribution != "" {
+		stop, base, root, info, err := startDistribution(ctx, cfg.Distribution, dir)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		theirs, droot, res.DistributionInfo = base, root, info
 	}
 
 	client := NewClient(8, time.Minute)
@@ -195,7 +178,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, base := range []string{ours, theirs} {
+		for _, base := range nonEmpty(ours, theirs) {
 			if err := testkit.PushLikeHelm(client, base, "bench", "admin", admin.APIKey, c); err != nil {
 				return nil, fmt.Errorf("push %s to %s: %w", c.Tag, base, err)
 			}
@@ -208,7 +191,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, base := range []string{ours, theirs} {
+	for _, base := range nonEmpty(ours, theirs) {
 		if err := testkit.PushLikeHelm(client, base, "bench", "admin", admin.APIKey, big); err != nil {
 			return nil, err
 		}
@@ -226,11 +209,13 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := testkit.PushLikeHelm(client, theirs, "big", "", "", bigOne); err != nil {
-		return nil, err
-	}
-	if err := writeDistributionTags(droot, "big/big", bigOne.ManifestDigest, cfg.BigTags); err != nil {
-		return nil, err
+	if theirs != "" {
+		if err := testkit.PushLikeHelm(client, theirs, "big", "", "", bigOne); err != nil {
+			return nil, err
+		}
+		if err := writeDistributionTags(droot, "big/big", bigOne.ManifestDigest, cfg.BigTags); err != nil {
+			return nil, err
+		}
 	}
 	bigLast := bigTag(cfg.BigTags / 2)
 
@@ -238,7 +223,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	small := "/v2/bench/web/blobs/" + digestOf(mid.Config)
 	bigBlob := "/v2/bench/blob/blobs/" + digestOf(big.Archive)
 	reads := []ociRead{
-		{key: "manifest", label: "manifest GET (by tag)", header: []string{"Accept", "application/vnd.oci.image.manifest.v1+json"}},
+		{key: "manifest", label: "manifest GET (by tag)", header: []string{"Accept: application/vnd.oci.image.manifest.v1+json"}},
 		{key: "small-blob", label: "small blob GET (config)"},
 		{key: "big-blob", label: fmt.Sprintf("big blob GET (%d KiB archive)", len(big.Archive)>>10)},
 		{key: "tags-300", label: fmt.Sprintf("tags/list, %d tags, whole list", cfg.N)},
@@ -259,10 +244,13 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	floor := &floorServer{files: map[string]floorFile{}}
 	for i := range reads {
 		r := &reads[i]
-		r.paths = map[string]string{"chartctl": paths[i][0], "distribution": paths[i][0]}
+		r.paths = map[string]string{"chartctl": paths[i][0]}
+		if theirs != "" {
+			r.paths["distribution"] = paths[i][0]
+		}
 		header := r.header
 		if r.auth {
-			header = append(slices.Clone(header), "Authorization", "Bearer "+admin.APIKey)
+			header = append(slices.Clone(header), "Authorization: Bearer "+admin.APIKey)
 		}
 		resp, body, err := get(ctx, client, ours+paths[i][0], header)
 		if err != nil {
@@ -271,7 +259,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		if resp.StatusCode != 200 {
 			return nil, fmt.Errorf("GET %s on chartctl: %d %s", paths[i][0], resp.StatusCode, body)
 		}
-		if r.key == "manifest" || strings.Contains(r.key, "blob") || r.key == "tags-300" {
+		if theirs != "" && (r.key == "manifest" || strings.Contains(r.key, "blob") || r.key == "tags-300") {
 			// The bytes Distribution serves must be chartctl's for the
 			// comparison to hold (tags and catalog pages differ in order
 			// or in content, not in kind).
@@ -333,7 +321,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 				}
 				header := r.header
 				if r.auth && srv == "chartctl" {
-					header = append(slices.Clone(header), "Authorization", "Bearer "+admin.APIKey)
+					header = append(slices.Clone(header), "Authorization: Bearer "+admin.APIKey)
 				}
 				rps, err := loadRPS(ctx, Load{Conns: cfg.Conns, Duration: cfg.Duration, NewRequest: getRequest(bases[srv]+p, header)})
 				if err != nil {
@@ -345,6 +333,9 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		}
 		for _, row := range pushRows {
 			for _, srv := range []string{"chartctl", "distribution"} {
+				if bases[srv] == "" {
+					continue
+				}
 				charts := make([]*testkit.OCIChart, cfg.Pushes)
 				for j := range charts {
 					v := fmt.Sprintf("2.%d.%d", round, pushed+j)
@@ -382,8 +373,9 @@ func getRequest(u string, header []string) func(ctx context.Context) (*http.Requ
 		if err != nil {
 			return nil, err
 		}
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
+		for _, h := range header {
+			k, v, _ := strings.Cut(h, ":")
+			req.Header.Set(k, strings.TrimSpace(v))
 		}
 		return req, nil
 	}
@@ -577,3 +569,49 @@ func (r *OCIResults) Markdown() string {
 
 // JSON is the raw figures, for whoever reruns and compares.
 func (r *OCIResults) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+
+// nonEmpty returns the non-empty strings of ss.
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// startDistribution starts Distribution's registry bin on a loopback port
+// with filesystem storage under dir, and returns how to stop it, its base
+// URL, its storage root and its version.
+func startDistribution(ctx context.Context, bin, dir string) (stop func(), base, root, info string, err error) {
+	addr, err := FreeLoopbackAddr()
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	root = filepath.Join(dir, "distribution")
+	conf := filepath.Join(dir, "distribution.yml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", root, addr)), 0o644); err != nil {
+		return nil, "", "", "", err
+	}
+	logf, err := os.Create(filepath.Join(dir, "distribution.log"))
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	cmd := exec.Command(bin, "serve", conf)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, "", "", "", fmt.Errorf("start distribution: %w", err)
+	}
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() }
+	base = "http://" + addr
+	if err := waitHTTP(ctx, base+"/v2/"); err != nil {
+		stop()
+		return nil, "", "", "", fmt.Errorf("distribution: %w", err)
+	}
+	if out, err := exec.Command(bin, "--version").CombinedOutput(); err == nil {
+		info = strings.TrimSpace(string(out))
+	}
+	return stop, base, root, info, nil
+}
