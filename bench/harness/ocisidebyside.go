@@ -455,7 +455,7 @@ func ChartArchive(name, version string, pad int) []byte {
 
 // helmLogin logs helm (its registry config in dir) in to chartctl.
 func helmLogin(ctx context.Context, helm, dir, addr, key string) error {
-	cmd := exec.CommandContext(ctx, helm, "registry", "login", addr, "--username", "admin", "--password-stdin", "--insecure")
+	cmd := exec.CommandContext(ctx, helm, "registry", "login", addr, "--username", "admin", "--password-stdin", "--plain-http")
 	cmd.Env = helmEnv(dir)
 	cmd.Stdin = strings.NewReader(key)
 	if out, err := cmd.CombinedOutput(); err != nil {
