@@ -62,15 +62,15 @@ type Server struct {
 	// CA signed the server's certificate (for 127.0.0.1 and localhost).
 	CA *testkit.CA
 
-	tb       testing.TB
-	bin      string
-	utils    string
-	dir      string
-	args     []string
-	rootDN   string
-	rootPW   string
-	logPath  string
-	proc     proc.Process
+	tb      testing.TB
+	bin     string
+	utils   string
+	dir     string
+	args    []string
+	rootDN  string
+	rootPW  string
+	logPath string
+	proc    proc.Process
 }
 
 // Start starts slapd with users (DefaultUsers if none) and their groups;
