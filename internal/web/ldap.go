@@ -23,6 +23,8 @@ type PasswordProvider interface {
 	// identity.ErrWrongPassword, or an error wrapping
 	// identity.ErrUnavailable refuse.
 	Authenticate(ctx context.Context, login, password string) (*identity.Claims, error)
+	// Exists reports whether the account subject is still there.
+	Exists(ctx context.Context, subject string) (bool, error)
 }
 
 // LDAPOptions configure sign-in with a directory login.
@@ -63,11 +65,7 @@ func (d *Dashboard) ldapSignIn(c echo.Context, sp SignInPage, ip, key, login, pa
 		// account's email names it here; the periodic check finds the
 		// others (app.CheckDirectoryUsers).
 		if u != nil && u.Identity.Provider == chartctl.ProviderLDAP && !u.Disabled {
-			if err := d.opts.App.DisableGoneUser(ctx, u); err != nil {
-				d.opts.Logger.Error("disable a user the directory no longer has", "user", u.Email, "err", err)
-			} else {
-				d.opts.Principals.InvalidateCredentials()
-			}
+			d.disableIfGone(ctx, u)
 		}
 		return fail()
 	case errors.Is(err, identity.ErrWrongPassword):
@@ -98,4 +96,22 @@ func (d *Dashboard) ldapSignIn(c echo.Context, sp SignInPage, ip, key, login, pa
 		d.opts.Logger.Warn("record sign-in time", "err", err)
 	}
 	return c.Redirect(http.StatusSeeOther, sp.ReturnTo)
+}
+
+// disableIfGone disables u when the directory confirms their entry is
+// gone. The login not matching the user filter is not enough: with
+// (uid=%s), anyone typing u's email would otherwise disable u.
+func (d *Dashboard) disableIfGone(ctx context.Context, u *chartctl.User) {
+	found, err := d.opts.LDAP.Provider.Exists(ctx, u.Identity.Subject)
+	if err != nil || found {
+		if err != nil {
+			d.opts.Logger.Warn("check whether the directory still has a user", "user", u.Email, "err", err)
+		}
+		return
+	}
+	if err := d.opts.App.DisableGoneUser(ctx, u); err != nil {
+		d.opts.Logger.Error("disable a user the directory no longer has", "user", u.Email, "err", err)
+		return
+	}
+	d.opts.Principals.InvalidateCredentials()
 }

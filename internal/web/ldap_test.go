@@ -106,6 +106,15 @@ func TestLDAPSignInCreatesUserJustInTime(t *testing.T) {
 		t.Fatalf("after leaving chartctl-admins: %+v", again)
 	}
 
+	// Typing a directory user's email where the filter takes uids finds
+	// no entry, but the entry is still there: nobody is disabled by it.
+	if _, r := ldapSignIn(t, env, "ana@example.com", "whatever"); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("ana's email with a uid filter: %d %s", r.StatusCode, r.Body)
+	}
+	if again := ldapUser(t, env, "ana@example.com"); again.Disabled {
+		t.Fatal("a failed sign-in with ana's email disabled her although the directory has her")
+	}
+
 	// A local account signs in with its own password on the same form,
 	// and a directory account never with a local one.
 	if _, r := ldapSignIn(t, env, "carol@example.com", "a long enough password"); r.StatusCode != http.StatusSeeOther {
