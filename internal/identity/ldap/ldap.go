@@ -131,11 +131,11 @@ func (p *Provider) Authenticate(ctx context.Context, login, password string) (*i
 		// directories accept for any DN (RFC 4513 §5.1.2).
 		return nil, identity.ErrWrongPassword
 	}
-	conn, err := p.dial(ctx)
+	conn, done, err := p.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer done()
 	entry, err := p.findUser(conn, goldap.EscapeFilter(login))
 	if err != nil {
 		return nil, err
@@ -174,11 +174,11 @@ func (p *Provider) Authenticate(ctx context.Context, login, password string) (*i
 // accounts leaves them out here too). Errors wrap
 // identity.ErrUnavailable.
 func (p *Provider) Exists(ctx context.Context, subject string) (bool, error) {
-	conn, err := p.dial(ctx)
+	conn, done, err := p.dial(ctx)
 	if err != nil {
 		return false, err
 	}
-	defer conn.Close()
+	defer done()
 	anyLogin := strings.ReplaceAll(p.cfg.UserFilter, "%s", "*")
 	base, scope, filter := p.cfg.UserBase, goldap.ScopeWholeSubtree, "(&(entryUUID="+goldap.EscapeFilter(subject)+")"+anyLogin+")"
 	if strings.Contains(subject, "=") {
@@ -206,34 +206,33 @@ func Subject(e *goldap.Entry) string {
 }
 
 // dial connects, upgrades ldap:// with StartTLS (unless Insecure) and
-// binds as the service account.
-func (p *Provider) dial(ctx context.Context) (*goldap.Conn, error) {
+// binds as the service account; done closes the connection.
+func (p *Provider) dial(ctx context.Context) (conn *goldap.Conn, done func(), err error) {
 	tc := &tls.Config{ServerName: p.host, RootCAs: p.cfg.RootCAs, MinVersion: tls.VersionTLS12}
-	conn, err := goldap.DialURL(p.cfg.URL, goldap.DialWithDialer(&net.Dialer{Timeout: p.cfg.Timeout}), goldap.DialWithTLSConfig(tc))
+	conn, err = goldap.DialURL(p.cfg.URL, goldap.DialWithDialer(&net.Dialer{Timeout: p.cfg.Timeout}), goldap.DialWithTLSConfig(tc))
 	if err != nil {
-		return nil, p.unavailable("connect", err)
+		return nil, nil, p.unavailable("connect", err)
 	}
 	conn.SetTimeout(p.cfg.Timeout)
 	// go-ldap takes no context: closing the connection ends whatever
-	// waits on it when the request is cancelled.
+	// waits on it when the request is cancelled. done unregisters that,
+	// so a long-lived context (the periodic check's) keeps nothing.
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	ok := false
-	defer func() {
-		if !ok {
-			stop()
-			conn.Close()
-		}
-	}()
+	done = func() {
+		stop()
+		conn.Close()
+	}
 	if strings.HasPrefix(p.cfg.URL, "ldap://") && !p.cfg.Insecure {
 		if err := conn.StartTLS(tc); err != nil {
-			return nil, p.unavailable("StartTLS", err)
+			done()
+			return nil, nil, p.unavailable("StartTLS", err)
 		}
 	}
 	if err := p.serviceBind(conn); err != nil {
-		return nil, err
+		done()
+		return nil, nil, err
 	}
-	ok = true
-	return conn, nil
+	return conn, done, nil
 }
 
 func (p *Provider) serviceBind(conn *goldap.Conn) error {
