@@ -192,8 +192,9 @@ type User struct {
 }
 
 // Identity is how a user signs in: Provider "local" (a chartctl
-// password, or none for a service account; Subject empty), or "oidc"
-// with the identity provider's subject (the ID token's sub).
+// password, or none for a service account; Subject empty), "oidc" with
+// the identity provider's subject (the ID token's sub), or "ldap" with the
+// directory entry's entryUUID (its DN where the directory keeps none).
 type Identity struct {
 	Provider string `json:"provider"`
 	Subject  string `json:"subject"`

@@ -293,6 +293,31 @@ func lintAndRender(t *testing.T, h *testkit.Helm) {
 		}
 	})
 
+	t.Run("ldap", func(t *testing.T) {
+		r := render(t, h, chart, "--set", "ldap.existingSecret=chartctl-ldap", "--set", "config.ldap-url=ldaps://ldap.example.com",
+			"--set", "config.ldap-user-base=ou=people\\,dc=example\\,dc=com", "--set", "config.ldap-bind-dn=cn=chartctl\\,dc=example\\,dc=com")
+		checkCommon(t, r)
+		cfg := r.configMap.Data["config.yaml"]
+		for _, want := range []string{"ldap-url: ldaps://ldap.example.com", "ldap-user-base: ou=people,dc=example,dc=com", "ldap-bind-dn: cn=chartctl,dc=example,dc=com"} {
+			if !strings.Contains(cfg, want) {
+				t.Errorf("config.yaml lacks %q:\n%s", want, cfg)
+			}
+		}
+		spec := r.deployment.Spec.Template.Spec
+		if e := env(spec.Containers[0], "CHARTCTL_LDAP_BIND_PASSWORD_FILE"); e == nil || e.Value != "/run/secrets/chartctl-ldap/bind-password" {
+			t.Errorf("bind password file = %+v", e)
+		}
+		found := false
+		for _, v := range spec.Volumes {
+			if v.Name == "ldap" && v.Secret != nil && v.Secret.SecretName == "chartctl-ldap" && len(v.Secret.Items) == 1 && v.Secret.Items[0].Key == "bind-password" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no volume of the Secret chartctl-ldap: %+v", spec.Volumes)
+		}
+	})
+
 	t.Run("scale out with three replicas", func(t *testing.T) {
 		r := render(t, h, chart, "-f", filepath.Join(chart, "ci", "scale-out-values.yaml"))
 		checkCommon(t, r)

@@ -28,8 +28,13 @@ func mountOAuthAndDashboard(e *echo.Echo, env *serve.Env) {
 		sso = web.SSOOptions{Provider: env.OIDC, Name: env.Config.OIDCName, Key: web.SSOKey(env.OIDCClientSecret),
 			Policy: app.SignInPolicy{AdminGroup: env.Config.OIDCAdminGroup}}
 	}
+	var directory web.LDAPOptions
+	if env.LDAP != nil {
+		directory = web.LDAPOptions{Provider: env.LDAP, Policy: app.SignInPolicy{AdminGroup: env.Config.LDAPAdminGroup}}
+	}
 	oauth.Mount(e, env.Server, env.Store, oauth.Config{
 		SSO:            sso,
+		LDAP:           directory,
 		NoLocalSignIn:  !env.Config.LocalSignIn,
 		BaseURL:        env.Config.BaseURL,
 		AuthURL:        env.Config.AuthURL,

@@ -5,6 +5,8 @@
 // sign-in does to them (just-in-time creation, linking, admin).
 package identity
 
+import "errors"
+
 // Claims is a person as an identity provider vouches for them.
 type Claims struct {
 	// Provider is the kind of provider: chartctl.ProviderOIDC, ….
@@ -23,3 +25,17 @@ type Claims struct {
 	// configured claim); nil when the claim is absent.
 	Groups []string
 }
+
+// Errors of providers that check a login and password themselves (LDAP).
+// The sign-in page answers the first two alike, so that it never tells
+// whether a login exists.
+var (
+	// ErrUnknownUser: the directory has no account for the login.
+	ErrUnknownUser = errors.New("no such account in the directory")
+	// ErrWrongPassword: the account exists and the password is wrong.
+	ErrWrongPassword = errors.New("wrong password")
+	// ErrUnavailable: the provider could not be asked (unreachable,
+	// refused chartctl's own credentials, timed out). Wrapped with the
+	// detail for the log.
+	ErrUnavailable = errors.New("identity provider unavailable")
+)

@@ -141,6 +141,8 @@ type Config struct {
 	// hides the password form (--local-signin=false).
 	SSO           web.SSOOptions
 	NoLocalSignIn bool
+	// LDAP checks directory logins on the password form.
+	LDAP web.LDAPOptions
 }
 
 // Host is the API server the dashboard and the authorization server attach
@@ -182,7 +184,7 @@ func Mount(e *echo.Echo, host Host, store Store, cfg Config) *Provider {
 	dash := web.New(web.Options{
 		Store: store, Sessions: store, Principals: host, BaseURL: cfg.BaseURL, App: host.App(), Pages: cfg.Pages, OCI: cfg.OCI,
 		ClientIP: func(r *http.Request) string { return clientip.BucketKey(trusted.ClientIP(r)) },
-		Logger:   logger, Now: now, RateLimits: cfg.RateLimits, SSO: cfg.SSO, NoLocalSignIn: cfg.NoLocalSignIn,
+		Logger:   logger, Now: now, RateLimits: cfg.RateLimits, SSO: cfg.SSO, NoLocalSignIn: cfg.NoLocalSignIn, LDAP: cfg.LDAP,
 	}, app.CheckPassword, app.HashPassword)
 	dash.Register(e)
 	host.ServeNotFoundPage(dash.NotFoundPage)

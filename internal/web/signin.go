@@ -27,10 +27,29 @@ type SignInPage struct {
 	// BreakGlass marks /signin/local with local sign-in off: the form
 	// is for local admins only.
 	BreakGlass bool
+	// LDAP makes the form take a directory login (user name or email).
+	LDAP bool
+}
+
+// ldapForm reports whether the form c posts to (or shows) checks
+// directory logins: /signin with LDAP configured. The break-glass form
+// at /signin/local stays for local accounts only.
+func (d *Dashboard) ldapForm(c echo.Context) bool {
+	return d.opts.LDAP.Provider != nil && c.Path() != "/signin/local"
 }
 
 // genericSignInError never says whether the email exists.
 const genericSignInError = "Incorrect email or password."
+
+// signInError is the answer to a wrong login or password: one for every
+// kind of account the form takes, so it does not tell local accounts from
+// directory ones.
+func (d *Dashboard) signInError(c echo.Context) string {
+	if d.ldapForm(c) {
+		return "Incorrect user name or password."
+	}
+	return genericSignInError
+}
 
 func (d *Dashboard) handleSignInPage(c echo.Context) error {
 	returnTo := safeReturnTo(c.QueryParam("return_to"))
@@ -61,7 +80,8 @@ func (d *Dashboard) renderSignIn(c echo.Context, status int, sp SignInPage) erro
 	} else {
 		sp.Action = "/signin"
 	}
-	sp.Form = !d.opts.NoLocalSignIn || local
+	sp.LDAP = d.ldapForm(c)
+	sp.Form = !d.opts.NoLocalSignIn || local || sp.LDAP
 	sp.BreakGlass = d.opts.NoLocalSignIn && local
 	return d.render(c, status, "signin", Page{Title: "Sign in", CSRF: d.CSRFToken(c), Data: sp})
 }
@@ -71,9 +91,16 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	if err := d.CheckCSRF(c); err != nil {
 		return d.refuseCSRF(c, err)
 	}
-	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
+	// With LDAP the form's field is a login (a directory user name or an
+	// email, decision 6), posted as "login"; "email" is the same field
+	// for the local form and for clients that post it.
+	login := strings.TrimSpace(c.FormValue("login"))
+	if login == "" {
+		login = strings.TrimSpace(c.FormValue("email"))
+	}
+	email := strings.ToLower(login)
 	password := c.FormValue("password")
-	sp := SignInPage{Email: email, ReturnTo: returnTo}
+	sp := SignInPage{Email: login, ReturnTo: returnTo}
 	ip := d.opts.ClientIP(c.Request())
 	// An account many addresses are failing on is under a distributed
 	// guess. Refusing it would lock its owner out from everywhere (the
@@ -99,11 +126,20 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	}
 	if email == "" || password == "" {
 		sp.Error = "Enter your email and password."
+		if d.ldapForm(c) {
+			sp.Error = "Enter your user name (or email) and password."
+		}
 		return d.renderSignIn(c, http.StatusBadRequest, sp)
 	}
 	u, err := d.opts.Store.UserByEmail(c.Request().Context(), email)
 	if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return err
+	}
+	// A login that is not a local account with a password is the
+	// directory's to check; a directory account never falls back to a
+	// password kept here (it has none).
+	if d.ldapForm(c) && (u == nil || u.PasswordHash == "" || !u.Identity.Local()) {
+		return d.ldapSignIn(c, sp, ip, email, login, password, u)
 	}
 	ok := false
 	// With local sign-in off, passwords sign in local admins only (the
@@ -119,7 +155,7 @@ func (d *Dashboard) handleSignIn(c echo.Context) error {
 	if !ok {
 		d.countFailure(ip, email)
 		d.auditSignIn(c, email, nil, chartctl.OutcomeFailed)
-		sp.Error = genericSignInError
+		sp.Error = d.signInError(c)
 		return d.renderSignIn(c, http.StatusUnauthorized, sp)
 	}
 	if err := d.startSession(c, u); err != nil {

@@ -122,7 +122,11 @@ type Options struct {
 	SSO SSOOptions
 	// NoLocalSignIn hides the password form (--local-signin=false); the
 	// break-glass form at /signin/local still signs local admins in.
+	// With LDAP the form stays, for directory accounts only.
 	NoLocalSignIn bool
+	// LDAP signs people in with their directory login and password
+	// through the password form (none when its Provider is nil).
+	LDAP LDAPOptions
 	// RateLimits makes the sign-in throttles; nil keeps them in memory.
 	// Replicas share one backend so that a guesser cannot multiply the
 	// attempts by the number of replicas.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/identity/ldap"
 	"github.com/chartctl/chartctl/internal/importer"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/text"
@@ -99,6 +100,19 @@ type Config struct {
 	// LocalSignIn keeps the password form on the sign-in page; false
 	// leaves it at /signin/local, for local admins only.
 	LocalSignIn bool
+	// Sign-in with a directory login (CONTRACT §18 "Sign-in"): off
+	// unless LDAPURL is set.
+	LDAPURL              string
+	LDAPBindDN           string
+	LDAPBindPasswordFile string
+	LDAPUserBase         string
+	LDAPUserFilter       string
+	LDAPEmailAttr        string
+	LDAPGroupBase        string
+	LDAPGroupFilter      string
+	LDAPGroupNameAttr    string
+	LDAPAdminGroup       string
+	LDAPInsecure         bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -132,6 +146,11 @@ func DefaultConfig() Config {
 		OIDCName:        "SSO",
 		OIDCGroupsClaim: "groups",
 		LocalSignIn:     true,
+
+		LDAPUserFilter:    ldap.DefaultUserFilter,
+		LDAPEmailAttr:     ldap.DefaultEmailAttr,
+		LDAPGroupFilter:   ldap.DefaultGroupFilter,
+		LDAPGroupNameAttr: ldap.DefaultGroupNameAttr,
 	}
 }
 
@@ -176,6 +195,17 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.OIDCAdminGroup, "oidc-admin-group", c.OIDCAdminGroup, "members of this provider group are server admins (checked at every sign-in)")
 	fs.BoolVar(&c.OIDCAllowUnverifiedEmail, "oidc-allow-unverified-email", c.OIDCAllowUnverifiedEmail, "accept ID tokens whose email_verified is false")
 	fs.BoolVar(&c.LocalSignIn, "local-signin", c.LocalSignIn, "show the password form on the sign-in page; false keeps it at /signin/local for local admins only")
+	fs.StringVar(&c.LDAPURL, "ldap-url", c.LDAPURL, "sign people in with their directory login through this LDAP server: ldaps://HOST[:PORT], or ldap://HOST[:PORT] upgraded with StartTLS (needs --ldap-user-base)")
+	fs.StringVar(&c.LDAPBindDN, "ldap-bind-dn", c.LDAPBindDN, "DN of the service account that searches the directory (empty: anonymous searches)")
+	fs.StringVar(&c.LDAPBindPasswordFile, "ldap-bind-password-file", c.LDAPBindPasswordFile, "file holding the password of --ldap-bind-dn")
+	fs.StringVar(&c.LDAPUserBase, "ldap-user-base", c.LDAPUserBase, "DN people are searched under, e.g. ou=people,dc=example,dc=com")
+	fs.StringVar(&c.LDAPUserFilter, "ldap-user-filter", c.LDAPUserFilter, "filter that finds a person by login, %s standing for the escaped login, e.g. (sAMAccountName=%s) for Active Directory")
+	fs.StringVar(&c.LDAPEmailAttr, "ldap-email-attr", c.LDAPEmailAttr, "attribute holding a person's email")
+	fs.StringVar(&c.LDAPGroupBase, "ldap-group-base", c.LDAPGroupBase, "DN groups are searched under (empty: groups are not read)")
+	fs.StringVar(&c.LDAPGroupFilter, "ldap-group-filter", c.LDAPGroupFilter, "filter that finds a person's groups, %s standing for the person's escaped DN; nested Active Directory groups: (member:1.2.840.113556.1.4.1941:=%s)")
+	fs.StringVar(&c.LDAPGroupNameAttr, "ldap-group-name-attr", c.LDAPGroupNameAttr, "attribute holding a group's name")
+	fs.StringVar(&c.LDAPAdminGroup, "ldap-admin-group", c.LDAPAdminGroup, "members of this directory group (by name) are server admins (checked at every sign-in)")
+	fs.BoolVar(&c.LDAPInsecure, "ldap-insecure", c.LDAPInsecure, "let an ldap:// URL run without StartTLS: passwords cross the network in clear text")
 	fs.Var(&c.UpstreamIndexMaxSize, "upstream-index-max-size", "largest upstream index.yaml a mirror sync reads, e.g. 128MiB (a larger one fails the sync, saying so)")
 	fs.Var((*Duration)(&c.WebhookRetryBase), "webhook-retry-base", "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")
 	fs.Var((*Duration)(&c.WebhookTimeout), "webhook-timeout", "time limit of one webhook delivery attempt")
@@ -239,6 +269,9 @@ func (c *Config) Validate() error {
 	if err := c.validateOIDC(); err != nil {
 		return err
 	}
+	if err := c.validateLDAP(); err != nil {
+		return err
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("invalid --log-format %q: use text or json", c.LogFormat)
 	}
@@ -273,8 +306,8 @@ func (c *Config) validateOIDC() error {
 		if c.OIDCClientID != "" || c.OIDCClientSecretFile != "" || c.OIDCAdminGroup != "" {
 			return fmt.Errorf("--oidc-client-id, --oidc-client-secret-file and --oidc-admin-group need --oidc-issuer")
 		}
-		if !c.LocalSignIn {
-			return fmt.Errorf("--local-signin=false needs another way to sign in: set --oidc-issuer")
+		if !c.LocalSignIn && c.LDAPURL == "" {
+			return fmt.Errorf("--local-signin=false needs another way to sign in: set --oidc-issuer or --ldap-url")
 		}
 		return nil
 	}
@@ -295,6 +328,34 @@ func (c *Config) validateOIDC() error {
 		return fmt.Errorf("--oidc-groups-claim must name a claim, e.g. groups")
 	}
 	return nil
+}
+
+// validateLDAP checks the directory settings: all or nothing, a URL and
+// filters go-ldap accepts, and the service account's password file with
+// its DN.
+func (c *Config) validateLDAP() error {
+	if c.LDAPURL == "" {
+		if c.LDAPBindDN != "" || c.LDAPBindPasswordFile != "" || c.LDAPUserBase != "" || c.LDAPGroupBase != "" || c.LDAPAdminGroup != "" || c.LDAPInsecure {
+			return fmt.Errorf("--ldap-bind-dn, --ldap-bind-password-file, --ldap-user-base, --ldap-group-base, --ldap-admin-group and --ldap-insecure need --ldap-url")
+		}
+		return nil
+	}
+	if (c.LDAPBindDN == "") != (c.LDAPBindPasswordFile == "") {
+		return fmt.Errorf("--ldap-bind-dn and --ldap-bind-password-file go together: the service account that searches the directory and its password")
+	}
+	if c.LDAPAdminGroup != "" && c.LDAPGroupBase == "" {
+		return fmt.Errorf("--ldap-admin-group needs --ldap-group-base, where groups are searched")
+	}
+	_, err := ldap.New(c.ldapConfig(""))
+	return err
+}
+
+// ldapConfig is the directory's configuration with the service account's
+// password.
+func (c *Config) ldapConfig(bindPassword string) ldap.Config {
+	return ldap.Config{URL: c.LDAPURL, Insecure: c.LDAPInsecure, BindDN: c.LDAPBindDN, BindPassword: bindPassword,
+		UserBase: c.LDAPUserBase, UserFilter: c.LDAPUserFilter, EmailAttr: c.LDAPEmailAttr,
+		GroupBase: c.LDAPGroupBase, GroupFilter: c.LDAPGroupFilter, GroupNameAttr: c.LDAPGroupNameAttr}
 }
 
 // ByteSize is a size in bytes that parses "10MiB", "512KiB", "10M", "1048576".

@@ -25,6 +25,7 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/identity/ldap"
 	"github.com/chartctl/chartctl/internal/identity/oidc"
 	"github.com/chartctl/chartctl/internal/mirror"
 	"github.com/chartctl/chartctl/internal/postgres"
@@ -67,6 +68,8 @@ type Env struct {
 	// secret (it keys the sign-in state every replica must open).
 	OIDC             *oidc.Provider
 	OIDCClientSecret string
+	// LDAP is the directory people sign in with, nil without --ldap-url.
+	LDAP *ldap.Provider
 }
 
 // NewCmdServe returns the `serve` command. runF replaces the run function
@@ -148,6 +151,28 @@ func discoverOIDC(ctx context.Context, cfg *Config, hc *http.Client) (*oidc.Prov
 	return p, secret, nil
 }
 
+// openLDAP reads the service account's password and returns the
+// directory of --ldap-url (nil without one). It does not dial: a
+// directory that is down at start gives the sign-in page's 503 until it
+// is back, and stops nothing else.
+func openLDAP(cfg *Config) (*ldap.Provider, error) {
+	if cfg.LDAPURL == "" {
+		return nil, nil
+	}
+	var pw string
+	if cfg.LDAPBindPasswordFile != "" {
+		b, err := os.ReadFile(cfg.LDAPBindPasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --ldap-bind-password-file: %w", err)
+		}
+		pw = strings.TrimRight(string(b), "\r\n")
+		if pw == "" {
+			return nil, fmt.Errorf("--ldap-bind-password-file %s is empty: put the password of --ldap-bind-dn in it", cfg.LDAPBindPasswordFile)
+		}
+	}
+	return ldap.New(cfg.ldapConfig(pw))
+}
+
 // Run serves until ctx is done, then drains in-flight requests and closes
 // the store cleanly.
 func Run(ctx context.Context, opts *Options) error {
@@ -159,6 +184,10 @@ func Run(ctx context.Context, opts *Options) error {
 	// The identity provider is discovered before anything is written, so
 	// a wrong issuer stops the start on a fresh data dir too.
 	provider, clientSecret, err := discoverOIDC(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+	directory, err := openLDAP(cfg)
 	if err != nil {
 		return err
 	}
@@ -222,7 +251,7 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Config.CORSOrigins = append(srv.Config.CORSOrigins, strings.TrimSuffix(o, "/"))
 	}
 	if opts.Routes != nil {
-		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger, OIDC: provider, OIDCClientSecret: clientSecret}
+		env := &Env{Server: srv, Store: db, Config: cfg, Logger: logger, OIDC: provider, OIDCClientSecret: clientSecret, LDAP: directory}
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
@@ -293,6 +322,16 @@ func Run(ctx context.Context, opts *Options) error {
 	go func() { defer bgDone.Done(); dispatcher.Run(bg) }()
 	go func() { defer bgDone.Done(); syncer.Run(bg) }()
 	go func() { defer bgDone.Done(); pruneAudit(bg, db, cfg.AuditRetention.Duration(), logger) }()
+	if directory != nil {
+		// Directory users with API keys are looked up every hour, so
+		// that keys of people removed from the directory end even if
+		// they never try to sign in again (one replica per hour).
+		bgDone.Add(1)
+		go func() {
+			defer bgDone.Done()
+			srv.App().WatchDirectory(bg, chartctl.ProviderLDAP, directory, app.DirectoryCheckInterval, srv.InvalidateCredentials)
+		}()
+	}
 	defer func() { stopBG(); bgDone.Wait() }()
 	logger.Info("chartctl serving", "url", url, "data", cfg.Data, "config", opts.ConfigFile)
 	if warn := baseURLWarning(cfg.BaseURL, ln.Addr()); warn != "" {

@@ -46,6 +46,22 @@ type Options struct {
 	RedirectURI string
 	// Users are the static passwords; none gives DefaultUsers.
 	Users []User
+	// LDAP, when set, makes Dex sign people in through its LDAP
+	// connector instead of static passwords (the only connector, so
+	// Dex's login page is the connector's form).
+	LDAP *LDAPConnector
+}
+
+// LDAPConnector is Dex's LDAP connector (`connectors: - type: ldap`)
+// over a directory such as slapdtest's: StartTLS to Host, people found
+// by uid under UserBase, groupOfNames groups (member = DN) under
+// GroupBase, the ID from entryUUID.
+type LDAPConnector struct {
+	// Host is HOST:PORT of an ldap:// listener; CAFile verifies it.
+	Host, CAFile string
+	// BindDN and BindPassword are the service account.
+	BindDN, BindPassword string
+	UserBase, GroupBase  string
 }
 
 // DefaultUsers are the accounts a Dex has when Options.Users is empty.
@@ -95,8 +111,18 @@ func Start(tb testing.TB, opts Options) *Dex {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "issuer: %s\nstorage:\n  type: memory\nweb:\n  https: %s\n  tlsCert: %s\n  tlsKey: %s\n", d.Issuer, addr, certFile, keyFile)
-	fmt.Fprintf(&b, "logger:\n  level: info\noauth2:\n  skipApprovalScreen: true\nenablePasswordDB: true\n")
+	fmt.Fprintf(&b, "logger:\n  level: info\noauth2:\n  skipApprovalScreen: true\nenablePasswordDB: %t\n", opts.LDAP == nil)
+	if l := opts.LDAP; l != nil {
+		fmt.Fprintf(&b, "connectors:\n  - type: ldap\n    id: ldap\n    name: LDAP\n    config:\n      host: %s\n      startTLS: true\n      rootCA: %s\n",
+			strconv.Quote(l.Host), strconv.Quote(l.CAFile))
+		fmt.Fprintf(&b, "      bindDN: %s\n      bindPW: %s\n      usernamePrompt: User name\n", strconv.Quote(l.BindDN), strconv.Quote(l.BindPassword))
+		fmt.Fprintf(&b, "      userSearch:\n        baseDN: %s\n        filter: \"(objectClass=inetOrgPerson)\"\n        username: uid\n        idAttr: entryUUID\n        emailAttr: mail\n        nameAttr: cn\n", strconv.Quote(l.UserBase))
+		fmt.Fprintf(&b, "      groupSearch:\n        baseDN: %s\n        filter: \"(objectClass=groupOfNames)\"\n        userMatchers:\n          - userAttr: DN\n            groupAttr: member\n        nameAttr: cn\n", strconv.Quote(l.GroupBase))
+	}
 	fmt.Fprintf(&b, "staticClients:\n  - id: %s\n    name: chartctl\n    secret: %s\n    redirectURIs:\n      - %s\n", d.ClientID, d.ClientSecret, strconv.Quote(opts.RedirectURI))
+	if opts.LDAP != nil {
+		users, d.Users = nil, nil
+	}
 	b.WriteString("staticPasswords:\n")
 	for _, u := range users {
 		// Dex refuses hashes below its minimum cost (bcrypt's default).
