@@ -226,3 +226,17 @@ func (b *Browser) Authorize(tb testing.TB, params url.Values, decision string) *
 	}
 	return loc
 }
+
+// AnswerDevice enters userCode on the device page as a signed-in browser
+// and answers its consent page with decision ("approve" or "deny"). It
+// returns the page the answer led to.
+func (b *Browser) AnswerDevice(tb testing.TB, userCode, decision string) *Page {
+	tb.Helper()
+	consent := b.Get(tb, "/device?"+url.Values{"user_code": {userCode}}.Encode())
+	if consent.StatusCode != http.StatusOK {
+		tb.Fatalf("device page: %d (Location %q) %s", consent.StatusCode, consent.Header.Get("Location"), consent.Body)
+	}
+	form := consent.HiddenFields()
+	form.Set("decision", decision)
+	return b.PostForm(tb, "/device", form)
+}
