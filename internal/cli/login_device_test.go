@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/keyring"
@@ -74,9 +75,12 @@ func runDevice(t *testing.T, env *oauthtest.Env, dir string, answer func(complet
 // approves in a browser session, and the stored credential then works.
 func TestLoginDevice(t *testing.T) {
 	env := oauthtest.Start(t, oauthtest.Config{})
+	env.Clock.FollowRealTime(t)
 	env.MustUserWithPassword(t, "ada@example.com", "correct horse battery", false)
 	dir := t.TempDir()
 	code, stderr := runDevice(t, env, dir, func(complete string) {
+		// The first polls may come before the answer: pending, not slow_down.
+		time.Sleep(6 * time.Second)
 		u, err := url.Parse(complete)
 		if err != nil {
 			t.Error(err)
@@ -110,6 +114,7 @@ func TestLoginDevice(t *testing.T) {
 
 func TestLoginDeviceDenied(t *testing.T) {
 	env := oauthtest.Start(t, oauthtest.Config{})
+	env.Clock.FollowRealTime(t)
 	env.MustUserWithPassword(t, "ada@example.com", "correct horse battery", false)
 	dir := t.TempDir()
 	code, stderr := runDevice(t, env, dir, func(complete string) {

@@ -240,3 +240,28 @@ func (b *Browser) AnswerDevice(tb testing.TB, userCode, decision string) *Page {
 	form.Set("decision", decision)
 	return b.PostForm(tb, "/device", form)
 }
+
+// FollowRealTime makes the clock move on with real time until the test
+// ends, for flows whose client waits real seconds between requests (the
+// device grant's polls, which the server would otherwise see as all at
+// one instant and answer slow_down).
+func (c *Clock) FollowRealTime(tb testing.TB) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	tb.Cleanup(func() { close(stop); <-done })
+	go func() {
+		defer close(done)
+		last := time.Now()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-tick.C:
+				c.Advance(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+}
