@@ -115,13 +115,23 @@ type Browser struct {
 // NewBrowser returns a browser for the server.
 func (e *Env) NewBrowser(tb testing.TB) *Browser {
 	tb.Helper()
+	return NewBrowserAt(tb, e.URL)
+}
+
+// NewClock returns a clock set to now, for servers a test starts itself.
+func NewClock() *Clock { return &Clock{t: time.Now().UTC()} }
+
+// NewBrowserAt returns a browser for the server at base (another replica,
+// say).
+func NewBrowserAt(tb testing.TB, base string) *Browser {
+	tb.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return &Browser{
 		Client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		base:   e.URL,
+		base:   base,
 	}
 }
 
