@@ -263,8 +263,6 @@ func TestBrowserPagesAccessibleAndScreenshots(t *testing.T) {
 		{"organization-webhooks", "/organizations/acme/webhooks"},
 		{"webhook", "/webhooks/" + hook.Data.ID},
 		{"webhook-delete", "/webhooks/" + hook.Data.ID + "/delete"},
-		{"device", "/device"},
-		{"device-wrong-code", "/device?user_code=BBBB-BBBB"},
 	}
 	visit := func(name, path string) {
 		for _, scheme := range []string{"light", "dark"} {

@@ -3,6 +3,8 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -214,4 +216,37 @@ func TestBrowserCLIDeviceLoginThroughDex(t *testing.T) {
 		t.Errorf("login said %q", errOut.String())
 	}
 	wantWorkingCLI(t, env, dir, ana.Email)
+}
+
+// TestBrowserDevicePagesAccessible checks the device pages with axe in a
+// browser session of their own: the code form, a wrong code, the consent
+// page of a device request and the outcome.
+func TestBrowserDevicePagesAccessible(t *testing.T) {
+	axe := axeScript(t)
+	env := oauthtest.Start(t, oauthtest.Config{})
+	env.MustUserWithPassword(t, ownerEmail, password, false)
+	form := url.Values{"client_id": {"chartctl"}, "scope": {"repo:read keys:write"}}
+	resp, err := http.PostForm(env.URL+"/oauth/device_authorization", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start struct {
+		Complete string `json:"verification_uri_complete"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&start); err != nil || start.Complete == "" {
+		t.Fatalf("device_authorization: %d %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+	ctx := newBrowser(t)
+	signInAs(t, ctx, env.URL, ownerEmail, "%2F")
+	for _, p := range []struct{ name, path, ready string }{
+		{"device", env.URL + "/device", `#device-form`},
+		{"device-wrong-code", env.URL + "/device?user_code=BBBB-BBBB", `#device-error`},
+		{"device-consent", start.Complete, `#approve`},
+	} {
+		run(t, ctx, p.name, chromedp.Navigate(p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)), screenshot(t, p.name))
+		checkA11y(t, ctx, axe, p.name)
+	}
+	run(t, ctx, "approve", chromedp.Click(chromedp.CSS(`#approve`)), chromedp.WaitVisible(chromedp.CSS(`#device-done`)), screenshot(t, "device-done"))
+	checkA11y(t, ctx, axe, "device-done")
 }
