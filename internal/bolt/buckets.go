@@ -89,6 +89,10 @@ const (
 	oauthGrantsBucket = "oauth_grants"
 	// webSessionsBucket: session hash → webSessionRecord.
 	webSessionsBucket = "web_sessions"
+	// deviceCodesBucket: device code hash → deviceRecord (RFC 8628).
+	deviceCodesBucket = "oauth_device_codes"
+	// deviceUserCodesBucket: user code hash → device code hash.
+	deviceUserCodesBucket = "oauth_device_user_codes"
 
 	// chartPagesBucket: chart archive digest → the chart's rendered web
 	// page as JSON (internal/chartpage), kept across restarts.
@@ -143,6 +147,7 @@ var allBuckets = []string{
 	reposBucket, chartsBucket, chartIndexBucket, chartSemverBucket, chartTagsBucket, repoTombstonesBucket, blobRefsBucket,
 	teamsBucket, orgTeamsBucket, membersBucket, memberIDsBucket, emailTeamsBucket,
 	oauthClientsBucket, oauthCodesBucket, oauthTokensBucket, oauthGrantsBucket, webSessionsBucket,
+	deviceCodesBucket, deviceUserCodesBucket,
 	auditBucket, eventsBucket, webhooksBucket, deliveriesBucket, webhookQueueBucket, webhookLogBucket,
 	quotasBucket, usageBucket, downloadsBucket, retentionBucket,
 	chartPagesBucket,

@@ -484,7 +484,9 @@ func (db *DB) DeleteExpiredOAuth(ctx context.Context, now time.Time) (int, error
 			}
 			n += dead
 		}
-		return nil
+		dead, err := deleteExpiredDevices(tx, now)
+		n += dead
+		return err
 	})
 	return n, wrap("delete expired oauth records", err)
 }

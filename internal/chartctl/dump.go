@@ -280,6 +280,12 @@ var DumpCoverage = map[string]string{
 	"UserGrants":              "read",
 	"DeleteExpiredOAuth":      "- OAuth codes, tokens and sessions are not dumped",
 
+	// Device authorization (RFC 8628).
+	"CreateDeviceAuthorization":     "- device codes are short-lived credentials",
+	"DeviceAuthorizationByUserCode": "read",
+	"DecideDeviceAuthorization":     "- device codes are short-lived credentials",
+	"PollDeviceAuthorization":       "- OAuth tokens are credentials: people sign in again after a restore",
+
 	// OCI registry.
 	"LinkBlob":          "OCIBlobLink",
 	"BlobLink":          "read",

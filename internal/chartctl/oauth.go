@@ -166,7 +166,73 @@ type OAuthStore interface {
 	// UserGrants returns userID's live grants: those not revoked that hold
 	// a token unexpired at now, oldest first.
 	UserGrants(ctx context.Context, userID string, now time.Time) ([]*OAuthGrant, error)
+
+	// CreateDeviceAuthorization stores d. Returns EINVALID if a hash is
+	// empty, ECONFLICT if its device code hash exists or its user code hash
+	// belongs to a request not expired at d.CreatedAt.
+	CreateDeviceAuthorization(ctx context.Context, d *DeviceAuthorization) error
+	// DeviceAuthorizationByUserCode returns the request whose user code
+	// hash is h. Returns ENOTFOUND if none, or it expired at now.
+	DeviceAuthorizationByUserCode(ctx context.Context, h []byte, now time.Time) (*DeviceAuthorization, error)
+	// DecideDeviceAuthorization records a person's answer to the request
+	// whose user code hash is h, in one transaction: decide is called with
+	// the stored request and sets Status (and, to approve, UserID, Scopes
+	// and GrantID), or returns an error that is returned unchanged with
+	// nothing stored. Returns ENOTFOUND if no such request exists or it
+	// expired at now, and ECONFLICT if it was already decided.
+	DecideDeviceAuthorization(ctx context.Context, h []byte, now time.Time, decide func(*DeviceAuthorization) error) error
+	// PollDeviceAuthorization is a device's poll for the request whose
+	// device code hash is h, in one transaction: poll is called with the
+	// stored request (expired ones included, with LastPolledAt the previous
+	// poll) and returns the tokens to issue, or an error. Either way the
+	// poll's time and the Interval poll leaves are stored, and the error is
+	// returned after that. On success the request is marked redeemed, its
+	// grant recorded, the tokens stored and the user's excess grants for
+	// the client revoked as RedeemAuthorizationCode does. Returns ENOTFOUND
+	// if no such request exists, and ECONFLICT if it was already redeemed
+	// (a device code is single use).
+	PollDeviceAuthorization(ctx context.Context, h []byte, now time.Time, poll func(*DeviceAuthorization) ([]*OAuthToken, error)) error
 }
+
+// DeviceStatus is where a device authorization request stands.
+type DeviceStatus string
+
+// The states of a device authorization request.
+const (
+	DevicePending  DeviceStatus = "pending"
+	DeviceApproved DeviceStatus = "approved"
+	DeviceDenied   DeviceStatus = "denied"
+)
+
+// DeviceAuthorization is a device authorization request (RFC 8628): a
+// device (the CLI on a machine without a browser) polls with the device
+// code while a person enters the user code in a browser and approves or
+// denies. Both codes are stored by their hash only.
+type DeviceAuthorization struct {
+	DeviceCodeHash []byte
+	// UserCodeHash is the hash of the user code in its normal form
+	// (upper case, without the dash).
+	UserCodeHash []byte
+	ClientID     string
+	// Scopes are those asked for, then, once approved, those granted.
+	Scopes Scopes
+	// Interval is the least time between polls; slow_down raises it.
+	Interval  time.Duration
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// LastPolledAt is the time of the latest poll, nil before the first.
+	LastPolledAt *time.Time
+	Status       DeviceStatus
+	// UserID is who approved or denied; GrantID names the grant the
+	// tokens issued for an approved request start.
+	UserID  string
+	GrantID string
+	// RedeemedAt is set once tokens were issued for the request.
+	RedeemedAt *time.Time
+}
+
+// Expired reports whether the request has expired at now.
+func (d *DeviceAuthorization) Expired(now time.Time) bool { return !now.Before(d.ExpiresAt) }
 
 // OAuthGrant is a user's authorization of an OAuth client, as the tokens
 // of one grant (one family, revoked as one) describe it.

@@ -24,6 +24,9 @@ type AuthServer struct {
 	AuthorizationEndpoint string `json:"authorization_endpoint"`
 	TokenEndpoint         string `json:"token_endpoint"`
 	RevocationEndpoint    string `json:"revocation_endpoint"`
+	// DeviceAuthorizationEndpoint is RFC 8628's; "" when the server does
+	// not advertise the device grant.
+	DeviceAuthorizationEndpoint string `json:"device_authorization_endpoint"`
 }
 
 // DiscoverAuthServer reads {server}/.well-known/oauth-authorization-server,
@@ -58,6 +61,9 @@ func DiscoverAuthServer(ctx context.Context, hc *http.Client, server string) *Au
 	if !isHTTPURL(m.RevocationEndpoint) {
 		m.RevocationEndpoint = def.RevocationEndpoint
 	}
+	if !isHTTPURL(m.DeviceAuthorizationEndpoint) {
+		m.DeviceAuthorizationEndpoint = ""
+	}
 	return &m
 }
 
@@ -71,9 +77,10 @@ func OAuthConfig(as *AuthServer, redirectURL string, scopes []string) *oauth2.Co
 	return &oauth2.Config{
 		ClientID: OAuthClientID,
 		Endpoint: oauth2.Endpoint{
-			AuthURL:   as.AuthorizationEndpoint,
-			TokenURL:  as.TokenEndpoint,
-			AuthStyle: oauth2.AuthStyleInParams,
+			AuthURL:       as.AuthorizationEndpoint,
+			TokenURL:      as.TokenEndpoint,
+			DeviceAuthURL: as.DeviceAuthorizationEndpoint,
+			AuthStyle:     oauth2.AuthStyleInParams,
 		},
 		RedirectURL: redirectURL,
 		Scopes:      scopes,

@@ -137,8 +137,8 @@ func (p *Provider) authenticateClient(ctx context.Context, r *http.Request, form
 	return cl, nil
 }
 
-// handleToken is the token endpoint: authorization_code and
-// refresh_token grants.
+// handleToken is the token endpoint: authorization_code, refresh_token
+// and device_code (RFC 8628) grants.
 func (p *Provider) handleToken(c echo.Context) error {
 	form, oe := readForm(c)
 	if oe != nil {
@@ -153,10 +153,12 @@ func (p *Provider) handleToken(c echo.Context) error {
 		return p.exchangeCode(c, cl, form)
 	case "refresh_token":
 		return p.refresh(c, cl, form)
+	case DeviceGrantType:
+		return p.pollDevice(c, cl, form)
 	case "":
 		return writeOAuthError(c, errf("invalid_request", "grant_type is required."))
 	default:
-		return writeOAuthError(c, errf("unsupported_grant_type", "Supported grant types are authorization_code and refresh_token."))
+		return writeOAuthError(c, errf("unsupported_grant_type", "Supported grant types are authorization_code, refresh_token and %s.", DeviceGrantType))
 	}
 }
 
@@ -332,6 +334,7 @@ type metadata struct {
 	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
 	RevocationEndpoint                string   `json:"revocation_endpoint"`
+	DeviceAuthorizationEndpoint       string   `json:"device_authorization_endpoint"`
 	ResponseTypesSupported            []string `json:"response_types_supported"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
@@ -350,9 +353,10 @@ func (p *Provider) handleMetadata(c echo.Context) error {
 		AuthorizationEndpoint:             iss + "/oauth/authorize",
 		TokenEndpoint:                     iss + "/oauth/token",
 		RevocationEndpoint:                iss + "/oauth/revoke",
+		DeviceAuthorizationEndpoint:       iss + "/oauth/device_authorization",
 		ResponseTypesSupported:            []string{"code"},
 		ResponseModesSupported:            []string{"query"},
-		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
+		GrantTypesSupported:               []string{"authorization_code", "refresh_token", DeviceGrantType},
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		TokenEndpointAuthMethodsSupported: auth,
 		RevocationEndpointAuthMethods:     auth,

@@ -333,7 +333,7 @@ func (db *DB) DeleteExpiredOAuth(ctx context.Context, now time.Time) (int, error
 	n := 0
 	err := db.tx(ctx, "delete expired oauth records", func(tx pgx.Tx) error {
 		n = 0
-		for _, table := range []string{"oauth_codes", "oauth_tokens", "web_sessions"} {
+		for _, table := range []string{"oauth_codes", "oauth_tokens", "web_sessions", "oauth_device_codes"} {
 			tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE expires_at < $1`, now.UTC())
 			if err != nil {
 				return err

@@ -65,6 +65,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("UserWebSessions", func(t *testing.T) { testUserWebSessions(t, open) })
 	t.Run("UserGrants", func(t *testing.T) { testUserGrants(t, open) })
 	t.Run("DeleteExpiredOAuth", func(t *testing.T) { testDeleteExpired(t, open) })
+	t.Run("DeviceAuthorizations", func(t *testing.T) { testDeviceAuthorizations(t, open) })
 	t.Run("HostileKeys", func(t *testing.T) { testHostileKeys(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
 	t.Run("UserManagement", func(t *testing.T) { testUserManagement(t, open) })

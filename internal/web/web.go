@@ -144,10 +144,13 @@ type Dashboard struct {
 	byAccountIP ratelimit.Failures
 	byAccount   ratelimit.Failures
 	attempts    keyedLocks
-	dummyOnce   sync.Once
-	dummyHash   string
-	checkPass   func(hash, pw string) bool
-	hashSecret  func(pw string) (string, error)
+	// deviceByIP and deviceByUser count wrong device user codes per
+	// address and per signed-in user (see DeviceCodeAttempt).
+	deviceByIP, deviceByUser ratelimit.Failures
+	dummyOnce                sync.Once
+	dummyHash                string
+	checkPass                func(hash, pw string) bool
+	hashSecret               func(pw string) (string, error)
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time
@@ -186,19 +189,21 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 		opts.ClientIP = func(req *http.Request) string { return clientip.BucketKey(r.ClientIP(req)) }
 	}
 	return &Dashboard{
-		opts:        opts,
-		pages:       parsePages(),
-		byIP:        opts.RateLimits.NewThrottle("signin-ip", opts.SignInLimit),
-		byAccountIP: opts.RateLimits.NewThrottle("signin-account-ip", opts.SignInLimit),
-		byAccount:   opts.RateLimits.NewThrottle("signin-account", opts.SignInAccountLimit),
-		checkPass:   checkPassword,
-		hashSecret:  hashPassword,
+		opts:         opts,
+		pages:        parsePages(),
+		byIP:         opts.RateLimits.NewThrottle("signin-ip", opts.SignInLimit),
+		byAccountIP:  opts.RateLimits.NewThrottle("signin-account-ip", opts.SignInLimit),
+		byAccount:    opts.RateLimits.NewThrottle("signin-account", opts.SignInAccountLimit),
+		deviceByIP:   opts.RateLimits.NewThrottle("device-ip", opts.SignInLimit),
+		deviceByUser: opts.RateLimits.NewThrottle("device-user", opts.SignInLimit),
+		checkPass:    checkPassword,
+		hashSecret:   hashPassword,
 	}
 }
 
 var pageNames = []string{"signin", "consent", "error", "profile", "password", "apps", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
 	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete",
-	"robot", "robot_secret", "robot_delete", "repo_access"}
+	"robot", "robot_secret", "robot_delete", "repo_access", "device"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -433,6 +438,10 @@ type ConsentPage struct {
 	// ReturnTo is this consent page's own local address: "use another
 	// account" signs out and, after signing in again, comes back to it.
 	ReturnTo string
+	// UserCode is set for a device authorization (RFC 8628): nothing is
+	// redirected, and the page asks the user to compare the code with
+	// the one their device shows.
+	UserCode string
 }
 
 // ScopeItem is a scope with its description in words.

@@ -47,6 +47,9 @@ type LoginOptions struct {
 	Scopes    []string
 	NoBrowser bool
 	WithToken bool
+	// Device signs in with the device authorization grant (RFC 8628):
+	// a code to enter in a browser anywhere, for machines without one.
+	Device bool
 
 	// OIDC, when set, signs in with a CI job's OIDC token exchanged for a
 	// robot's short-lived credential (trusted publishing).
@@ -83,6 +86,12 @@ repositories, teams and organizations, and keys:write so that
 (users, other users' keys, OAuth clients) add admin:
 "chartctl login --scopes repo:read,repo:write,team:read,team:write,org:read,org:write,keys:write,admin".
 
+With --device, chartctl prints an address and a short code instead; open
+the address in a browser on any device (a laptop, a phone), sign in there
+(single sign-on included), enter the code and approve. chartctl polls the
+server until then. Use it where no browser runs or the browser cannot reach
+this machine's loopback port: SSH sessions, containers, remote shells.
+
 With --with-token, an API key is read from standard input instead.
 
 In CI, with --oidc-token-file FILE, or CHARTCTL_OIDC_TOKEN, or in a GitHub
@@ -93,6 +102,7 @@ whose trusted publisher accepts it: no secret is stored in the CI system
 that follow use it.`,
 		Example: `  chartctl login --server https://charts.example.com
   chartctl login --no-browser
+  chartctl login --device --server https://charts.example.com
   chartctl login --scopes repo:read,repo:write,team:read,team:write,org:read,org:write,keys:write,admin
   echo "$KEY" | chartctl login --with-token --server https://charts.example.com
   chartctl login --server https://charts.example.com --oidc-token-file "$CI_JOB_JWT_FILE"`,
@@ -102,12 +112,15 @@ that follow use it.`,
 			if opts.HTTPClient == nil {
 				opts.HTTPClient = http.DefaultClient
 			}
-			if opts.WithToken && (cmd.Flags().Changed("scopes") || opts.NoBrowser) {
-				return cmdutil.FlagErrorf("--with-token cannot be combined with --scopes or --no-browser")
+			if opts.WithToken && (cmd.Flags().Changed("scopes") || opts.NoBrowser || opts.Device) {
+				return cmdutil.FlagErrorf("--with-token cannot be combined with --scopes, --no-browser or --device")
+			}
+			if opts.Device && opts.NoBrowser {
+				return cmdutil.FlagErrorf("--device never opens a browser: drop --no-browser")
 			}
 			src := f.OIDCSource(opts.OIDCTokenFile, opts.OIDCAudience)
-			if opts.OIDCTokenFile != "" && (opts.WithToken || cmd.Flags().Changed("scopes") || opts.NoBrowser) {
-				return cmdutil.FlagErrorf("--oidc-token-file cannot be combined with --with-token, --scopes or --no-browser")
+			if opts.OIDCTokenFile != "" && (opts.WithToken || cmd.Flags().Changed("scopes") || opts.NoBrowser || opts.Device) {
+				return cmdutil.FlagErrorf("--oidc-token-file cannot be combined with --with-token, --scopes, --no-browser or --device")
 			}
 			if (opts.Robot != "" || opts.OIDCAudience != "") && !src.Available() {
 				return cmdutil.FlagErrorf("--robot and --oidc-audience need an OIDC token: --oidc-token-file, %s, or a GitHub Actions job with id-token: write", oidcauth.EnvToken)
@@ -115,7 +128,7 @@ that follow use it.`,
 			if opts.Robot != "" && strings.Count(opts.Robot, "/") != 1 {
 				return cmdutil.FlagErrorf("invalid --robot %q: use ORG/NAME", opts.Robot)
 			}
-			if !opts.WithToken && !cmd.Flags().Changed("scopes") && !opts.NoBrowser && src.Available() {
+			if !opts.WithToken && !cmd.Flags().Changed("scopes") && !opts.NoBrowser && !opts.Device && src.Available() {
 				opts.OIDC = func(ctx context.Context, server string) (*oidcauth.Credential, string, error) {
 					cred, err := f.ExchangeOIDC(ctx, server, opts.Robot, src)
 					return cred, src.Describe(), err
@@ -135,6 +148,7 @@ that follow use it.`,
 	cmd.Flags().StringSliceVar(&opts.Scopes, "scopes", create.LoginScopes, "scopes to ask for (add admin for the server-admin commands)")
 	cmd.Flags().BoolVar(&opts.NoBrowser, "no-browser", false, "print the sign-in URL instead of opening a browser")
 	cmd.Flags().BoolVar(&opts.WithToken, "with-token", false, "read an API key from standard input")
+	cmd.Flags().BoolVar(&opts.Device, "device", false, "sign in with a code entered in a browser on any device (no local browser needed)")
 	cmd.Flags().StringVar(&opts.OIDCTokenFile, "oidc-token-file", "", "exchange the CI job's OIDC ID token in FILE for a robot's short-lived credential (trusted publishing)")
 	cmd.Flags().StringVar(&opts.OIDCAudience, "oidc-audience", "", "audience to ask GitHub Actions' token for (default $CHARTCTL_OIDC_AUDIENCE, else the server URL)")
 	cmd.Flags().StringVar(&opts.Robot, "robot", "", "ORG/NAME of the robot, when the OIDC token matches trusted publishers of several")
@@ -162,6 +176,11 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 	if opts.WithToken {
 		cred, err = readToken(opts.IO.In)
+		if err != nil {
+			return err
+		}
+	} else if opts.Device {
+		cred, err = deviceAuthorize(ctx, opts, server)
 		if err != nil {
 			return err
 		}
@@ -296,7 +315,10 @@ type callbackResult struct {
 func authorize(ctx context.Context, opts *LoginOptions, server string) (*keyring.Credential, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("listen for the browser's redirect: %w", err)
+		return nil, &cmdutil.HintError{
+			Err:  fmt.Errorf("listen for the browser's redirect: %w", err),
+			Hint: "Run chartctl login --device to sign in with a code in a browser on any device instead.",
+		}
 	}
 	defer ln.Close()
 	redirect := fmt.Sprintf("http://%s/callback", ln.Addr().String())
@@ -342,7 +364,7 @@ func authorize(ctx context.Context, opts *LoginOptions, server string) (*keyring
 	} else {
 		fmt.Fprintf(opts.IO.ErrOut, "Opening your browser to sign in to %s.\nIf it does not open, visit:\n\n  %s\n\nWaiting for the browser...\n", server, authURL)
 		if err := opts.Browser.Open(authURL); err != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "%s Could not open a browser (%v); open the URL above yourself.\n", cs.WarningIcon(), err)
+			fmt.Fprintf(opts.IO.ErrOut, "%s Could not open a browser (%v); open the URL above yourself in a browser on this machine,\n  or press Ctrl-C and run chartctl login --device to sign in from any device.\n", cs.WarningIcon(), err)
 		}
 	}
 
@@ -364,7 +386,10 @@ func authorize(ctx context.Context, opts *LoginOptions, server string) (*keyring
 			TokenURL:     as.TokenEndpoint,
 		}, nil
 	case <-timer.C:
-		return nil, fmt.Errorf("gave up waiting for the browser after %s", timeout)
+		return nil, &cmdutil.HintError{
+			Err:  fmt.Errorf("gave up waiting for the browser after %s", timeout),
+			Hint: "If the browser cannot reach this machine (SSH, containers), run chartctl login --device.",
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

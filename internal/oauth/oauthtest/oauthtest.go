@@ -115,13 +115,23 @@ type Browser struct {
 // NewBrowser returns a browser for the server.
 func (e *Env) NewBrowser(tb testing.TB) *Browser {
 	tb.Helper()
+	return NewBrowserAt(tb, e.URL)
+}
+
+// NewClock returns a clock set to now, for servers a test starts itself.
+func NewClock() *Clock { return &Clock{t: time.Now().UTC()} }
+
+// NewBrowserAt returns a browser for the server at base (another replica,
+// say).
+func NewBrowserAt(tb testing.TB, base string) *Browser {
+	tb.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return &Browser{
 		Client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		base:   e.URL,
+		base:   base,
 	}
 }
 
@@ -225,4 +235,43 @@ func (b *Browser) Authorize(tb testing.TB, params url.Values, decision string) *
 		tb.Fatal(err)
 	}
 	return loc
+}
+
+// AnswerDevice enters userCode on the device page as a signed-in browser
+// and answers its consent page with decision ("approve" or "deny"). It
+// returns the page the answer led to.
+func (b *Browser) AnswerDevice(tb testing.TB, userCode, decision string) *Page {
+	tb.Helper()
+	consent := b.Get(tb, "/device?"+url.Values{"user_code": {userCode}}.Encode())
+	if consent.StatusCode != http.StatusOK {
+		tb.Fatalf("device page: %d (Location %q) %s", consent.StatusCode, consent.Header.Get("Location"), consent.Body)
+	}
+	form := consent.HiddenFields()
+	form.Set("decision", decision)
+	return b.PostForm(tb, "/device", form)
+}
+
+// FollowRealTime makes the clock move on with real time until the test
+// ends, for flows whose client waits real seconds between requests (the
+// device grant's polls, which the server would otherwise see as all at
+// one instant and answer slow_down).
+func (c *Clock) FollowRealTime(tb testing.TB) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	tb.Cleanup(func() { close(stop); <-done })
+	go func() {
+		defer close(done)
+		last := time.Now()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-tick.C:
+				c.Advance(now.Sub(last))
+				last = now
+			}
+		}
+	}()
 }
