@@ -152,3 +152,55 @@ func TestCompareValuesEdges(t *testing.T) {
 		t.Fatalf("invalid YAML: %q", msg)
 	}
 }
+
+func TestImagesOf(t *testing.T) {
+	md := []byte(`{"annotations":{"artifacthub.io/images":"- name: nginx\n  image: docker.io/bitnami/nginx:1.27.0\n- name: redis\n  image: bitnami/redis:7.2.4\n- name: busybox\n  image: busybox\n- name: dup\n  image: index.docker.io/bitnami/nginx:1.27.0\n"}}`)
+	got := ImagesOf(md)
+	want := Images{Source: ImagesAnnotation, Images: []string{"docker.io/bitnami/nginx:1.27.0", "docker.io/bitnami/redis:7.2.4", "docker.io/library/busybox"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if got := ImagesOf([]byte(`{"name":"x"}`)); got.Source != ImagesPending || got.Images != nil || got.Error != "" {
+		t.Fatalf("no annotation: %+v", got)
+	}
+	if got := ImagesOf([]byte(`{"annotations":{"artifacthub.io/images":"image: [unclosed"}}`)); got.Source != ImagesPending || got.Error == "" {
+		t.Fatalf("bad annotation: %+v", got)
+	}
+	if got := ImagesOf([]byte(`{"annotations":{"artifacthub.io/images":"- image: 'UPPER/Case'"}}`)); !strings.Contains(got.Error, "UPPER/Case") {
+		t.Fatalf("bad reference: %+v", got)
+	}
+}
+
+func TestImageQueryMatch(t *testing.T) {
+	cases := []struct {
+		q, img string
+		want   bool
+	}{
+		{"nginx", "docker.io/library/nginx:1.25.3", true},
+		{"nginx", "docker.io/library/nginx", true},
+		{"nginx", "docker.io/bitnami/nginx:1.25.3", false},
+		{"nginx:1.25", "docker.io/library/nginx:1.25.3", true},
+		{"nginx:1.25", "docker.io/library/nginx:1.25-alpine", true},
+		{"nginx:1.25", "docker.io/library/nginx:1.25", true},
+		{"nginx:1.25", "docker.io/library/nginx:1.250", false},
+		{"nginx:1.25", "docker.io/library/nginx:1.26.0", false},
+		{"docker.io/library/nginx:1.25.3", "docker.io/library/nginx:1.25.3", true},
+		{"bitnami/nginx", "docker.io/bitnami/nginx:1.27.0", true},
+		{"ghcr.io/org/app", "ghcr.io/org/app:v1", true},
+		{"ghcr.io/org/app", "docker.io/org/app:v1", false},
+		{"nginx@sha256:" + strings.Repeat("a", 64), "docker.io/library/nginx:1@sha256:" + strings.Repeat("a", 64), true},
+		{"nginx@sha256:" + strings.Repeat("a", 64), "docker.io/library/nginx:1", false},
+	}
+	for _, c := range cases {
+		q, err := ParseImageQuery(c.q)
+		if err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		if got := q.Match(c.img); got != c.want {
+			t.Errorf("%s matches %s = %v, want %v", c.q, c.img, got, c.want)
+		}
+	}
+	if _, err := ParseImageQuery("Not A Ref"); err == nil {
+		t.Error("an invalid reference parsed")
+	}
+}
