@@ -1,7 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -14,19 +17,45 @@ type SearchService service
 type SearchOptions struct {
 	// Repository, when set, searches only that repository.
 	Repository string
+	// Image finds every version that deploys a matching image: no tag
+	// matches every tag; a tag matches itself and the tags it prefixes
+	// before a "." or "-" (nginx:1.25 matches nginx:1.25.3).
+	Image string
+	// Organization, Category (artifacthub.io/category), License
+	// (artifacthub.io/license) and Keyword keep only matching charts.
+	Organization, Category, License, Keyword string
+	// Deprecated includes deprecated charts, hidden otherwise.
+	Deprecated bool
+	// KubeVersion keeps charts whose kubeVersion allows this Kubernetes
+	// version (1.31).
+	KubeVersion string
 	ListOptions
 }
 
+func (o *SearchOptions) filters(v url.Values) {
+	for k, val := range map[string]string{"repository": o.Repository, "image": o.Image, "organization": o.Organization,
+		"category": o.Category, "license": o.License, "keyword": o.Keyword, "kube_version": o.KubeVersion} {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	if o.Deprecated {
+		v.Set("deprecated", "true")
+	}
+}
+
 // Charts returns one page of the charts whose name, description or
-// keywords match q (1 to 256 characters): the latest version of each, name
-// matches first. Searches count against the "search" rate limit.
+// keywords match q (up to 256 characters; "" with a filter in opts): the
+// latest version of each (every matching version for opts.Image), name
+// matches first (Page also returns the facets). Searches count against
+// the "search" rate limit.
 func (s *SearchService) Charts(ctx context.Context, q string, opts *SearchOptions) ([]*SearchResult, *Response, error) {
 	v := url.Values{}
-	v.Set("q", q)
+	if q != "" {
+		v.Set("q", q)
+	}
 	if opts != nil {
-		if opts.Repository != "" {
-			v.Set("repository", opts.Repository)
-		}
+		opts.filters(v)
 		opts.values(v)
 	}
 	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/search", v), nil)
@@ -48,4 +77,39 @@ func (s *SearchService) All(ctx context.Context, q string, opts SearchOptions) i
 		o.ListOptions = *lo
 		return s.Charts(ctx, q, &o)
 	})
+}
+
+// SearchPage is one page of a search with the facets of all its hits.
+type SearchPage struct {
+	Results []*SearchResult `json:"data"`
+	Meta    Meta            `json:"meta"`
+	Facets  SearchFacets    `json:"facets"`
+}
+
+// Page is Charts with the facets: every hit of the search counted by
+// repository, organization, category, license and deprecated.
+func (s *SearchService) Page(ctx context.Context, q string, opts *SearchOptions) (*SearchPage, *Response, error) {
+	v := url.Values{}
+	if q != "" {
+		v.Set("q", q)
+	}
+	if opts != nil {
+		opts.filters(v)
+		opts.values(v)
+	}
+	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/search", v), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	resp, err := s.client.Do(ctx, req, &buf)
+	if err != nil {
+		return nil, resp, err
+	}
+	page := new(SearchPage)
+	if err := json.Unmarshal(buf.Bytes(), page); err != nil {
+		return nil, resp, fmt.Errorf("chartctl: decode search answer: %w", err)
+	}
+	resp.Meta = &page.Meta
+	return page, resp, nil
 }

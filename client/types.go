@@ -93,6 +93,14 @@ type Chart struct {
 	// Downloads counts the archive's downloads by every protocol (updated
 	// every few seconds).
 	Downloads int64 `json:"downloads"`
+	// Images are the images the version deploys (normalized as Docker
+	// reads them: docker.io/library/nginx:1.25); ImagesSource says where
+	// they come from: "annotation" (artifacthub.io/images), "rendered",
+	// "unrenderable" (then ImagesError says why), or "pending" until
+	// they are extracted.
+	Images       []string `json:"images"`
+	ImagesSource string   `json:"images_source"`
+	ImagesError  string   `json:"images_error,omitempty"`
 }
 
 // Maintainer is a chart maintainer from Chart.yaml.
@@ -122,6 +130,26 @@ type SearchResult struct {
 	Keywords    []string  `json:"keywords,omitempty"`
 	Digest      string    `json:"digest"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Images are the images the version deploys, as Chart.yaml's
+	// artifacthub.io/images annotation lists them (normalized).
+	Images []string `json:"images"`
+	// Deprecated is Chart.yaml's deprecated; Category and License its
+	// artifacthub.io/category and artifacthub.io/license annotations.
+	Deprecated bool   `json:"deprecated"`
+	Category   string `json:"category,omitempty"`
+	License    string `json:"license,omitempty"`
+}
+
+// SearchFacets counts every hit of a search (not one page) by value:
+// repository, organization, category, license and deprecated ("true",
+// "false"). Hits without an organization, category or license are not
+// counted under those.
+type SearchFacets struct {
+	Repository   map[string]int `json:"repository"`
+	Organization map[string]int `json:"organization"`
+	Category     map[string]int `json:"category"`
+	License      map[string]int `json:"license"`
+	Deprecated   map[string]int `json:"deprecated"`
 }
 
 // Organization is an organization.

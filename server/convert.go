@@ -7,6 +7,7 @@ import (
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartdiff"
 )
 
 // This file converts domain records to the /v1 wire types. Timestamps leave
@@ -39,8 +40,10 @@ func toRepository(r *chartctl.Repository) client.Repository {
 }
 
 func toChart(cv *chartctl.ChartVersion) client.Chart {
+	img := chartdiff.ImagesOf(cv.Metadata)
 	return client.Chart{Name: cv.Name, Version: cv.Version, Description: cv.Description, AppVersion: cv.AppVersion,
-		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt), Downloads: cv.Downloads}
+		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt), Downloads: cv.Downloads,
+		Images: emptyIfNil(img.Images), ImagesSource: img.Source, ImagesError: img.Error}
 }
 
 func toUpload(cv *chartctl.ChartVersion) client.ChartUpload {

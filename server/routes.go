@@ -58,6 +58,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/repositories/:repo/charts", s.handleListCharts)
 	api.POST("/repositories/:repo/charts", s.handleUploadChart)
 	api.GET("/repositories/:repo/charts/:name", s.handleChartVersions)
+	api.GET("/repositories/:repo/charts/:name/diff", s.handleChartDiff)
 	api.GET("/repositories/:repo/charts/:name/:version", s.handleGetChartVersion)
 	api.DELETE("/repositories/:repo/charts/:name/:version", s.handleDeleteChartVersion)
 	api.GET("/repositories/:repo/charts/:name/:version/archive", s.handleDownloadChart)

@@ -1,9 +1,6 @@
 package server
 
 import (
-	"strings"
-	"unicode/utf8"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/client"
@@ -12,16 +9,18 @@ import (
 	"github.com/chartctl/chartctl/internal/httpx"
 )
 
-// handleSearch finds charts whose name, description or keywords contain q
-// in the repositories the caller can read (chartsearch.Search, which the
-// web pages' search shares).
+// handleSearch finds charts by text (q, in name, description or keywords)
+// and filters (image, organization, category, license, keyword,
+// deprecated, kube_version, repository) in the repositories the caller
+// can read (chartsearch.Search, which the web pages' search shares), and
+// counts the hits by facet.
 func (s *Server) handleSearch(c echo.Context) error {
 	if err := httpx.RequireScope(c, chartctl.ScopeRepoRead); err != nil {
 		return err
 	}
-	q := strings.TrimSpace(c.QueryParam("q"))
-	if q == "" || utf8.RuneCountInString(q) > 256 {
-		return chartctl.Invalid("q", "q is required: 1 to 256 characters to search for.")
+	q, err := chartsearch.ParseQuery(c.QueryParam)
+	if err != nil {
+		return err
 	}
 	pg, err := httpx.ParsePage(c)
 	if err != nil {
@@ -29,19 +28,35 @@ func (s *Server) handleSearch(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	p := httpx.PrincipalOf(c)
-	var repo *chartctl.Repository
 	if name := c.QueryParam("repository"); name != "" {
-		if repo, err = s.app.VisibleRepo(ctx, p, name); err != nil {
+		if q.Repo, err = s.app.VisibleRepo(ctx, p, name); err != nil {
 			return err
 		}
 	}
-	hits, err := chartsearch.Search(ctx, s.Store, p, q, repo)
+	hits, err := chartsearch.Search(ctx, s.Store, p, q)
 	if err != nil {
 		return err
 	}
-	return httpx.ListPage(c, hits, pg, func(h chartsearch.Hit) client.SearchResult {
-		cv := h.Version
-		return client.SearchResult{Repository: h.Repository, Name: cv.Name, Version: cv.Version,
-			AppVersion: cv.AppVersion, Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, CreatedAt: ts(cv.CreatedAt)}
-	})
+	items, meta := httpx.Paginate(hits, pg)
+	f := chartsearch.Count(hits)
+	return httpx.WriteJSON(c, 200, struct {
+		Data   []client.SearchResult `json:"data"`
+		Meta   client.Meta           `json:"meta"`
+		Facets client.SearchFacets   `json:"facets"`
+	}{httpx.MapSlice(items, toSearchResult), meta, client.SearchFacets{Repository: f.Repository, Organization: f.Organization,
+		Category: f.Category, License: f.License, Deprecated: f.Deprecated}})
+}
+
+func toSearchResult(h chartsearch.Hit) client.SearchResult {
+	cv := h.Version
+	return client.SearchResult{Repository: h.Repository, Name: cv.Name, Version: cv.Version,
+		AppVersion: cv.AppVersion, Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, CreatedAt: ts(cv.CreatedAt),
+		Images: emptyIfNil(h.Meta.Images.Images), Deprecated: h.Meta.Deprecated, Category: h.Meta.Category, License: h.Meta.License}
+}
+
+func emptyIfNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -128,6 +128,7 @@ type App struct {
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
 	versions  recordCache[versionKey, chartctl.ChartVersion]
+	diffs     diffCache
 	hold      blobHold
 	watchers  watchers
 }

@@ -5,32 +5,117 @@ package chartsearch
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/Masterminds/semver/v3"
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartdiff"
 )
 
-// Hit is a chart that matched: its latest version in one repository.
+// Hit is a chart that matched: its latest version in one repository, or,
+// for an image search, every version that deploys the image.
 type Hit struct {
 	Repository string
-	Version    *chartctl.ChartVersion
+	// Organization owns Repository ("" for a personal repository).
+	Organization string
+	Version      *chartctl.ChartVersion
 	// Rank orders hits: 0 the exact name, 1 a name starting with the
-	// query, 2 a name containing it, 3 a description or keyword match.
+	// query, 2 a name containing it, 3 a description or keyword match;
+	// 0 for every hit of a search without text.
 	Rank int
+	// Meta is what the filters and facets read from Chart.yaml.
+	Meta Meta
 }
 
-// Search finds the charts whose name, description or keywords contain q
-// (case-insensitive) in the repositories p can see (only repo when it is
-// not nil), the latest version of each: the exact name first, then names
-// starting with q, names containing it, and description or keyword
-// matches; by name, then repository, within a rank. q must already be
-// validated (1–256 characters).
-func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q string, repo *chartctl.Repository) ([]Hit, error) {
+// Meta is the part of a version's Chart.yaml search filters and counts by.
+type Meta struct {
+	Category    string
+	License     string
+	Deprecated  bool
+	KubeVersion string
+	Images      chartdiff.Images
+}
+
+// metaOf reads Meta from a version's stored Chart.yaml (as JSON).
+func metaOf(cv *chartctl.ChartVersion) Meta {
+	var md struct {
+		Deprecated  bool              `json:"deprecated"`
+		KubeVersion string            `json:"kubeVersion"`
+		Annotations map[string]string `json:"annotations"`
+	}
+	_ = json.Unmarshal(cv.Metadata, &md)
+	return Meta{Category: md.Annotations["artifacthub.io/category"], License: md.Annotations["artifacthub.io/license"],
+		Deprecated: md.Deprecated, KubeVersion: md.KubeVersion, Images: chartdiff.ImagesOf(cv.Metadata)}
+}
+
+// Query is a search. Every field is optional; the caller requires at
+// least one of Text and the filters.
+type Query struct {
+	// Text must be in the name, description or keywords (case-insensitive).
+	Text string
+	// Repo, when set, searches only that repository.
+	Repo *chartctl.Repository
+	// Image, when set, finds every version (not only the latest) that
+	// lists a matching image.
+	Image *chartdiff.ImageQuery
+	// Organization, Category, License and Keyword keep charts with that
+	// value (case-insensitive; Keyword is one of the chart's keywords).
+	Organization, Category, License, Keyword string
+	// Deprecated includes deprecated charts, hidden otherwise as helm
+	// search hides them.
+	Deprecated bool
+	// KubeVersion keeps charts whose kubeVersion constraint allows it
+	// (a chart without one allows every version).
+	KubeVersion *semver.Version
+}
+
+// Facets counts the hits of a search by value: repository, organization
+// ("" not counted), category, license ("" not counted) and deprecated
+// ("true"/"false"). Counts are over every hit, not one page.
+type Facets struct {
+	Repository   map[string]int
+	Organization map[string]int
+	Category     map[string]int
+	License      map[string]int
+	Deprecated   map[string]int
+}
+
+// Count returns the facets of hits.
+func Count(hits []Hit) Facets {
+	f := Facets{Repository: map[string]int{}, Organization: map[string]int{}, Category: map[string]int{}, License: map[string]int{}, Deprecated: map[string]int{}}
+	for _, h := range hits {
+		f.Repository[h.Repository]++
+		if h.Organization != "" {
+			f.Organization[h.Organization]++
+		}
+		if h.Meta.Category != "" {
+			f.Category[h.Meta.Category]++
+		}
+		if h.Meta.License != "" {
+			f.License[h.Meta.License]++
+		}
+		f.Deprecated[strconv.FormatBool(h.Meta.Deprecated)]++
+	}
+	return f
+}
+
+// Search finds the charts matching q in the repositories p can see (only
+// q.Repo when it is set), the latest version of each (every matching
+// version for an image search): the exact name first, then names
+// starting with q.Text, names containing it, and description or keyword
+// matches; by name, then repository, then version (newest first) within
+// a rank. q.Text must already be validated (at most 256 characters).
+func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q Query) ([]Hit, error) {
 	var repos []*chartctl.Repository
-	if repo != nil {
-		repos = []*chartctl.Repository{repo}
+	if q.Repo != nil {
+		repos = []*chartctl.Repository{q.Repo}
 	} else {
 		all, err := store.Repositories(ctx)
 		if err != nil {
@@ -42,10 +127,15 @@ func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q 
 			}
 		}
 	}
-	needle := strings.ToLower(strings.TrimSpace(q))
+	needle := strings.ToLower(strings.TrimSpace(q.Text))
 	var hits []Hit
 	for _, r := range repos {
-		cvs, err := store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{Latest: true})
+		if q.Organization != "" && !strings.EqualFold(r.Organization, q.Organization) {
+			continue
+		}
+		// An image search reads every version: an old version that
+		// still deploys a vulnerable image is what it is for.
+		cvs, err := store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{Latest: q.Image == nil})
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 			// Deleted since it was listed: it has nothing to match.
 			continue
@@ -53,22 +143,20 @@ func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q 
 			return nil, err
 		}
 		for _, cv := range cvs {
-			name := strings.ToLower(cv.Name)
-			rank := 3
-			switch {
-			case name == needle:
-				rank = 0
-			case strings.HasPrefix(name, needle):
-				rank = 1
-			case strings.Contains(name, needle):
-				rank = 2
-			case !strings.Contains(strings.ToLower(cv.Description), needle) && !keywordMatch(cv.Keywords, needle):
+			rank, ok := textRank(cv, needle)
+			if !ok {
 				continue
 			}
-			if cv, err = latestStable(ctx, store, r.Name, cv); err != nil {
-				return nil, err
+			if q.Image == nil {
+				if cv, err = latestStable(ctx, store, r.Name, cv); err != nil {
+					return nil, err
+				}
 			}
-			hits = append(hits, Hit{Repository: r.Name, Version: cv, Rank: rank})
+			m := metaOf(cv)
+			if !q.keep(cv, m) {
+				continue
+			}
+			hits = append(hits, Hit{Repository: r.Name, Organization: r.Organization, Version: cv, Rank: rank, Meta: m})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
@@ -79,9 +167,59 @@ func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q 
 		if a.Version.Name != b.Version.Name {
 			return a.Version.Name < b.Version.Name
 		}
+		// Versions of one repository keep the store's order, newest
+		// first (the sort is stable).
 		return a.Repository < b.Repository
 	})
 	return hits, nil
+}
+
+// textRank ranks cv for the lower-cased needle; ok is false when it does
+// not match. An empty needle matches everything at rank 0.
+func textRank(cv *chartctl.ChartVersion, needle string) (rank int, ok bool) {
+	if needle == "" {
+		return 0, true
+	}
+	name := strings.ToLower(cv.Name)
+	switch {
+	case name == needle:
+		return 0, true
+	case strings.HasPrefix(name, needle):
+		return 1, true
+	case strings.Contains(name, needle):
+		return 2, true
+	case strings.Contains(strings.ToLower(cv.Description), needle) || keywordMatch(cv.Keywords, needle):
+		return 3, true
+	}
+	return 0, false
+}
+
+// keep applies the filters other than text and organization.
+func (q Query) keep(cv *chartctl.ChartVersion, m Meta) bool {
+	if m.Deprecated && !q.Deprecated {
+		return false
+	}
+	if q.Category != "" && !strings.EqualFold(m.Category, q.Category) {
+		return false
+	}
+	if q.License != "" && !strings.EqualFold(m.License, q.License) {
+		return false
+	}
+	if q.Keyword != "" && !slices.ContainsFunc(cv.Keywords, func(k string) bool { return strings.EqualFold(k, q.Keyword) }) {
+		return false
+	}
+	if q.KubeVersion != nil && m.KubeVersion != "" {
+		c, err := semver.NewConstraint(m.KubeVersion)
+		// A constraint Helm could not read either keeps the chart out
+		// of a compatibility search: nothing says it is compatible.
+		if err != nil || !c.Check(q.KubeVersion) {
+			return false
+		}
+	}
+	if q.Image != nil && !slices.ContainsFunc(m.Images.Images, q.Image.Match) {
+		return false
+	}
+	return true
 }
 
 func keywordMatch(kws []string, needle string) bool {
@@ -123,4 +261,48 @@ func latestStable(ctx context.Context, store chartctl.Store, repo string, newest
 		}
 	}
 	return newest, nil
+}
+
+// ParseQuery reads a search from request parameters (get returns a
+// parameter's value, "" when absent): q, image, organization, category,
+// license, keyword, deprecated (true/false) and kube_version. Bad values
+// are EINVALID naming the parameter; a search with neither q nor a filter
+// is EINVALID naming q. Repo is left to the caller, who checks that the
+// caller may see it.
+func ParseQuery(get func(string) string) (Query, error) {
+	q := Query{Text: strings.TrimSpace(get("q")), Organization: strings.TrimSpace(get("organization")),
+		Category: strings.TrimSpace(get("category")), License: strings.TrimSpace(get("license")), Keyword: strings.TrimSpace(get("keyword"))}
+	if utf8.RuneCountInString(q.Text) > 256 {
+		return q, chartctl.Invalid("q", "q is too long: search for at most 256 characters.")
+	}
+	for name, v := range map[string]string{"organization": q.Organization, "category": q.Category, "license": q.License, "keyword": q.Keyword} {
+		if utf8.RuneCountInString(v) > 256 {
+			return q, chartctl.Invalid(name, "%s is too long: at most 256 characters.", name)
+		}
+	}
+	if v := strings.TrimSpace(get("image")); v != "" {
+		iq, err := chartdiff.ParseImageQuery(v)
+		if err != nil {
+			return q, chartctl.Invalid("image", "image must be an image reference such as nginx, nginx:1.25 or ghcr.io/org/app:v1 (%v).", err)
+		}
+		q.Image = &iq
+	}
+	if v := get("deprecated"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return q, chartctl.Invalid("deprecated", "deprecated must be true or false, not %q.", v)
+		}
+		q.Deprecated = b
+	}
+	if v := strings.TrimSpace(get("kube_version")); v != "" {
+		kv, err := semver.NewVersion(v)
+		if err != nil {
+			return q, chartctl.Invalid("kube_version", "kube_version must be a Kubernetes version such as 1.31 or 1.31.2, not %q.", v)
+		}
+		q.KubeVersion = kv
+	}
+	if q.Text == "" && q.Image == nil && q.Organization == "" && q.Category == "" && q.License == "" && q.Keyword == "" && q.KubeVersion == nil && get("repository") == "" {
+		return q, chartctl.Invalid("q", "q is required (1 to 256 characters to search for) unless a filter is given: image, organization, category, license, keyword, kube_version or repository.")
+	}
+	return q, nil
 }

@@ -44,6 +44,9 @@ type issuerKey struct{}
 // TestScripts runs testdata/script/*.txtar: each script gets its own real
 // server (bbolt in a temp dir) and runs the real chartctl against it, with
 // CHARTCTL_SERVER and CHARTCTL_TOKEN (the admin's key) set as in CI.
+// fixtureDir holds the fixture charts fixturechart archives.
+var fixtureDir, _ = filepath.Abs("../chartdiff/testdata")
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -94,6 +97,16 @@ func TestScripts(t *testing.T) {
 					c.Description = args[3]
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[2]), testkit.MakeChart(tb, c), 0o644))
+			},
+			// fixturechart DIR FILE: write the archive of the fixture
+			// chart internal/chartdiff/testdata/DIR (a real-world-shaped
+			// chart, in two versions) to FILE.
+			"fixturechart": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: fixturechart DIR FILE")
+				}
+				tb := ts.Value(tbKey{}).(testing.TB)
+				ts.Check(os.WriteFile(ts.MkAbs(args[1]), testkit.ArchiveDir(tb, filepath.Join(fixtureDir, args[0])), 0o644))
 			},
 			// mkindex DIR: write DIR/index.yaml listing every NAME-VERSION.tgz
 			// in DIR, as `helm repo index` does (relative URLs).

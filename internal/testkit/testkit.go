@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -344,4 +345,27 @@ func RunHelm(tb testing.TB, bin, dir string, args ...string) string {
 		tb.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// ArchiveDir tars and gzips the chart directory dir (its base name is the
+// archive's top directory), as `helm package` lays it out.
+func ArchiveDir(tb testing.TB, dir string) []byte {
+	tb.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Archive(tb, filepath.Base(dir), files)
 }

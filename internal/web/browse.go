@@ -145,7 +145,7 @@ func (d *Dashboard) handleSearch(c echo.Context) error {
 		status = http.StatusBadRequest
 	default:
 		sp.Searched = true
-		hits, err := chartsearch.Search(c.Request().Context(), d.opts.Store, p, q, nil)
+		hits, err := chartsearch.Search(c.Request().Context(), d.opts.Store, p, chartsearch.Query{Text: q})
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chartctl/chartctl/internal/cmd/chart/delete"
+	"github.com/chartctl/chartctl/internal/cmd/chart/diff"
 	"github.com/chartctl/chartctl/internal/cmd/chart/list"
 	"github.com/chartctl/chartctl/internal/cmd/chart/pull"
 	"github.com/chartctl/chartctl/internal/cmd/chart/push"
@@ -16,7 +17,7 @@ import (
 func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chart <command>",
-		Short: "Push, list, view, pull and delete charts",
+		Short: "Push, list, view, diff, pull and delete charts",
 		Example: `  chartctl chart push ./mychart --repo stable
   chartctl chart list --repo stable
   chartctl chart view mychart --repo stable
@@ -28,6 +29,7 @@ func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
 		pull.NewCmdPull(f, nil),
 		delete.NewCmdDelete(f, nil),
 		view.NewCmdView(f, nil),
+		diff.NewCmdDiff(f, nil),
 	)
 	return cmd
 }

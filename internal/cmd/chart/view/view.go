@@ -129,6 +129,18 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 			field(k, v)
 		}
 	}
+	switch {
+	case len(ch.Images) > 0:
+		label := "images:"
+		for _, im := range ch.Images {
+			fmt.Fprintf(w, "%-13s %s\n", label, termtext.Line(im))
+			label = ""
+		}
+	case ch.ImagesError != "":
+		field("images", ch.ImagesError)
+	case ch.ImagesSource == "pending":
+		field("images", "not known yet (the chart has no artifacthub.io/images annotation)")
+	}
 	fmt.Fprintf(w, "\n%s\n", cs.Gray("Install from the Helm repository:"))
 	fmt.Fprintf(w, "  %s\n  helm repo update\n  %s\n", termtext.Line(lines.RepoAdd), termtext.Line(lines.Install))
 	if lines.OCIInstall != "" {
