@@ -145,6 +145,9 @@ type Team struct {
 	Description  string `json:"description"`
 	MemberCount  int    `json:"member_count"`
 	Organization string `json:"organization"`
+	// IDPGroups are the identity provider groups (names or ids) the team
+	// is bound to; empty when its members are managed by hand.
+	IDPGroups []string `json:"idp_groups"`
 }
 
 // CreateTeamRequest is the body of POST /v1/teams.
@@ -152,6 +155,15 @@ type CreateTeamRequest struct {
 	Name         string `json:"name"`
 	Organization string `json:"organization"`
 	Description  string `json:"description,omitempty"`
+	// IDPGroups binds the new team to identity provider groups.
+	IDPGroups []string `json:"idp_groups,omitempty"`
+}
+
+// UpdateTeamRequest is the body of PATCH /v1/teams/:team.
+type UpdateTeamRequest struct {
+	// IDPGroups replaces the groups the team is bound to; an empty list
+	// unbinds it.
+	IDPGroups *[]string `json:"idp_groups,omitempty"`
 }
 
 // Member is a team member.

@@ -112,6 +112,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/teams", s.handleListTeams)
 	api.POST("/teams", s.handleCreateTeam)
 	api.GET("/teams/:team", s.handleGetTeam)
+	api.PATCH("/teams/:team", s.handleUpdateTeam)
 	api.GET("/teams/:team/members", s.handleListMembers)
 	api.POST("/teams/:team/members", s.handleAddMember)
 	api.PATCH("/teams/:team/members/:member", s.handleUpdateMember)

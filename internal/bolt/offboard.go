@@ -1,9 +1,9 @@
 package bolt
 
 import (
-	"slices"
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"time"

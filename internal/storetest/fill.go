@@ -30,7 +30,7 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 	ci := &chartctl.User{ID: "usr_ci", Email: "ci@example.com", CreatedAt: at(2)}
 	// A user bound to an identity provider's account (issue #28).
 	sso := &chartctl.User{ID: "usr_sso", Email: "sso@example.com", CreatedAt: at(2),
-		Identity: chartctl.Identity{Provider: chartctl.ProviderOIDC, Issuer: "https://dex.example.com", Subject: "CgNzc28SBWxvY2Fs"},
+		Identity:  chartctl.Identity{Provider: chartctl.ProviderOIDC, Issuer: "https://dex.example.com", Subject: "CgNzc28SBWxvY2Fs"},
 		IDPGroups: []string{"developers", "platform-admins"}}
 	for _, u := range []*chartctl.User{admin, gone, ci, sso} {
 		must(tb, s.CreateUser(ctx, u))
