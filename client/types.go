@@ -377,3 +377,18 @@ func CodeForStatus(status int) string {
 	}
 	return CodeInvalidParameter
 }
+
+// SCIMToken is a SCIM client's bearer token; Token (its value) is set only
+// in the answer to its creation.
+type SCIMToken struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Token      string     `json:"token,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+// CreateSCIMTokenRequest is the body of POST /v1/admin/scim-tokens.
+type CreateSCIMTokenRequest struct {
+	Name string `json:"name,omitempty"`
+}
