@@ -29,11 +29,11 @@ type CreateOptions struct {
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IOStreams, Client: f.Client}
 	cmd := &cobra.Command{
-		Use:     "create NAME --org ORG",
-		Short:   "Create a team in an organization",
+		Use:   "create NAME --org ORG",
+		Short: "Create a team in an organization",
 		Example: `  chartctl team create platform --org acme --description "Platform engineers"
   chartctl team create platform --org acme --idp-group platform-admins`,
-		Args:    cmdutil.ExactArgs(1, "a team name is required"),
+		Args: cmdutil.ExactArgs(1, "a team name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			opts.JSON = f.WantsJSON()
