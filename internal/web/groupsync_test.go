@@ -92,6 +92,20 @@ func TestSSOGroupSyncSetsBoundTeams(t *testing.T) {
 		t.Fatalf("add by hand to a bound team: %d %s", r.StatusCode, r.Body)
 	}
 
+	// The team's page says who owns it and offers no form to add members.
+	env.MustUserWithPassword(t, "owner@example.com", "a long enough password", true)
+	ob := env.NewBrowser(t)
+	ob.SignIn(t, "owner@example.com", "a long enough password")
+	page := ob.Get(t, "/teams/platform")
+	if page.StatusCode != http.StatusOK || !strings.Contains(page.Body, `id="idp-groups"`) ||
+		!strings.Contains(page.Body, "<code>platform-admins</code>") || strings.Contains(page.Body, `id="add-member"`) {
+		t.Fatalf("bound team's page: %d %s", page.StatusCode, page.Body)
+	}
+	// A form posted anyway is refused by the application layer.
+	if r := ob.PostForm(t, "/teams/platform/members", url.Values{"csrf_token": {page.CSRF(t)}, "email": {"hand@example.com"}, "role": {"member"}}); !strings.Contains(r.Body, "identity provider owns") {
+		t.Fatalf("web add to a bound team: %d %s", r.StatusCode, r.Body)
+	}
+
 	// Sign-in in the group (by name) and in ops (by id): member of both.
 	groups = []any{"developers", "platform-admins", "00g-ops-id"}
 	if r := ssoSignIn(t, env, env.NewBrowser(t), iss); r.StatusCode != http.StatusSeeOther {
