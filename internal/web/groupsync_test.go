@@ -209,3 +209,30 @@ func tokenRequest(t *testing.T, env *oauthtest.Env, form url.Values) map[string]
 	}
 	return s
 }
+
+// TestSSOGroupSyncDefersToSCIM: once a SCIM client pushes groups, SCIM
+// alone sets bound-team membership and the groups claim of a sign-in is
+// ignored (decision 7).
+func TestSSOGroupSyncDefersToSCIM(t *testing.T) {
+	iss := oidcissuer.New(t)
+	env := ssoEnv(t, iss, false, app.SignInPolicy{})
+	iss.ServeSignIns(func(req oidcissuer.AuthRequest) string {
+		c := idClaims(iss, req, "user-1", "ana@example.com")
+		c["groups"] = []any{"platform-admins"}
+		return iss.Token(t, c)
+	})
+	env.DoJSON(t, http.MethodPost, "/v1/organizations", env.AdminKey, map[string]any{"name": "acme"})
+	if r := env.DoJSON(t, http.MethodPost, "/v1/teams", env.AdminKey, map[string]any{"name": "platform", "organization": "acme", "idp_groups": []string{"platform-admins"}}); r.StatusCode != http.StatusOK {
+		t.Fatalf("create team: %d %s", r.StatusCode, r.Body)
+	}
+	// The directory pushed the group, without Ana in it.
+	if err := env.Store.PutSCIMGroup(t.Context(), &chartctl.SCIMGroup{DisplayName: "platform-admins"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := ssoSignIn(t, env, env.NewBrowser(t), iss); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", r.StatusCode, r.Body)
+	}
+	if got := teamEmails(t, env, "platform"); len(got) != 0 {
+		t.Fatalf("the claim added a member although SCIM pushes groups: %v", got)
+	}
+}
