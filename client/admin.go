@@ -95,3 +95,47 @@ func (s *AdminService) Verify(ctx context.Context) (*VerifyResult, *Response, er
 	}
 	return out, resp, nil
 }
+
+// CreateSCIMToken makes a bearer token for a SCIM client (POST
+// /v1/admin/scim-tokens); the answer's Token is the only time its value
+// is shown.
+func (s *AdminService) CreateSCIMToken(ctx context.Context, r *CreateSCIMTokenRequest) (*SCIMToken, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodPost, "v1/admin/scim-tokens", r)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := new(SCIMToken)
+	resp, err := s.client.Do(ctx, req, t)
+	if err != nil {
+		return nil, resp, err
+	}
+	return t, resp, nil
+}
+
+// SCIMTokens lists the SCIM tokens, never their values (GET
+// /v1/admin/scim-tokens).
+func (s *AdminService) SCIMTokens(ctx context.Context, opts *ListOptions) ([]*SCIMToken, *Response, error) {
+	q := url.Values{}
+	if opts != nil {
+		opts.values(q)
+	}
+	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/admin/scim-tokens", q), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*SCIMToken
+	resp, err := s.client.Do(ctx, req, &out)
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}
+
+// RevokeSCIMToken deletes a SCIM token (DELETE /v1/admin/scim-tokens/:id).
+func (s *AdminService) RevokeSCIMToken(ctx context.Context, id string) (*Response, error) {
+	req, err := s.client.NewRequest(http.MethodDelete, "v1/admin/scim-tokens/"+url.PathEscape(id), nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.Do(ctx, req, nil)
+}

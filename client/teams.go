@@ -77,6 +77,22 @@ func (s *TeamsService) Create(ctx context.Context, r *CreateTeamRequest) (*Team,
 	return team, resp, nil
 }
 
+// Update changes a team: PATCH /v1/teams/:team. Binding it to identity
+// provider groups removes the members added by hand; an empty list
+// unbinds it.
+func (s *TeamsService) Update(ctx context.Context, name string, r *UpdateTeamRequest) (*Team, *Response, error) {
+	req, err := s.client.NewRequest(http.MethodPatch, "v1/teams/"+url.PathEscape(name), r)
+	if err != nil {
+		return nil, nil, err
+	}
+	team := new(Team)
+	resp, err := s.client.Do(ctx, req, team)
+	if err != nil {
+		return nil, resp, err
+	}
+	return team, resp, nil
+}
+
 // Members returns one page of a team's members.
 func (s *TeamsService) Members(ctx context.Context, team string, opts *ListOptions) ([]*Member, *Response, error) {
 	q := url.Values{}

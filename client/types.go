@@ -173,6 +173,9 @@ type Team struct {
 	Description  string `json:"description"`
 	MemberCount  int    `json:"member_count"`
 	Organization string `json:"organization"`
+	// IDPGroups are the identity provider groups (names or ids) the team
+	// is bound to; empty when its members are managed by hand.
+	IDPGroups []string `json:"idp_groups"`
 }
 
 // CreateTeamRequest is the body of POST /v1/teams.
@@ -180,6 +183,15 @@ type CreateTeamRequest struct {
 	Name         string `json:"name"`
 	Organization string `json:"organization"`
 	Description  string `json:"description,omitempty"`
+	// IDPGroups binds the new team to identity provider groups.
+	IDPGroups []string `json:"idp_groups,omitempty"`
+}
+
+// UpdateTeamRequest is the body of PATCH /v1/teams/:team.
+type UpdateTeamRequest struct {
+	// IDPGroups replaces the groups the team is bound to; an empty list
+	// unbinds it.
+	IDPGroups *[]string `json:"idp_groups,omitempty"`
 }
 
 // Member is a team member.
@@ -393,4 +405,19 @@ func CodeForStatus(status int) string {
 		return CodeInternalError
 	}
 	return CodeInvalidParameter
+}
+
+// SCIMToken is a SCIM client's bearer token; Token (its value) is set only
+// in the answer to its creation.
+type SCIMToken struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Token      string     `json:"token,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+// CreateSCIMTokenRequest is the body of POST /v1/admin/scim-tokens.
+type CreateSCIMTokenRequest struct {
+	Name string `json:"name,omitempty"`
 }

@@ -55,7 +55,11 @@ func toOrganization(o *chartctl.Organization) client.Organization {
 }
 
 func toTeam(t *chartctl.Team) client.Team {
-	return client.Team{ID: t.ID, Name: t.Name, Description: t.Description, MemberCount: t.MemberCount, Organization: t.Organization}
+	groups := t.IDPGroups
+	if groups == nil {
+		groups = []string{}
+	}
+	return client.Team{ID: t.ID, Name: t.Name, Description: t.Description, MemberCount: t.MemberCount, Organization: t.Organization, IDPGroups: groups}
 }
 
 func toMember(m *chartctl.Member) client.Member {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/helmrepo"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/scim"
 )
 
 // routes registers every route of the service. Each /v1 route states the
@@ -113,12 +114,22 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/teams", s.handleListTeams)
 	api.POST("/teams", s.handleCreateTeam)
 	api.GET("/teams/:team", s.handleGetTeam)
+	api.PATCH("/teams/:team", s.handleUpdateTeam)
 	api.GET("/teams/:team/members", s.handleListMembers)
 	api.POST("/teams/:team/members", s.handleAddMember)
 	api.PATCH("/teams/:team/members/:member", s.handleUpdateMember)
 	api.DELETE("/teams/:team/members/:member", s.handleRemoveMember)
 
+	// SCIM tokens (CONTRACT §18 "Sign-in", decision 14).
+	api.GET("/admin/scim-tokens", s.handleListSCIMTokens)
+	api.POST("/admin/scim-tokens", s.handleCreateSCIMToken)
+	api.DELETE("/admin/scim-tokens/:id", s.handleRevokeSCIMToken)
+
 	// The Helm repository protocol (§8) and ChartMuseum's API for
 	// `helm cm-push`; credentials are optional for public repositories.
 	(&helmrepo.Handler{App: s.app, Auth: s, Limits: s, Uploads: s, Logger: s.Logger, UploadBucket: bucketUpload}).Register(e)
+
+	// SCIM 2.0 provisioning from the identity provider, with its own
+	// bearer tokens.
+	(&scim.Handler{App: s.app, Invalidate: s.creds.invalidate, Logger: s.Logger}).Register(e)
 }

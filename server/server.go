@@ -220,6 +220,8 @@ func (s *Server) init() {
 		ObserveUpload: s.countUpload,
 	})
 	s.app.Secrets, s.app.OnEvents = s.Secrets, s.OnEvents
+	// A closure: s.creds is made below.
+	s.app.OnMemberships = func() { s.creds.invalidate() }
 	if s.RateLimits == nil {
 		s.RateLimits = ratelimit.Memory{Now: s.Now}
 	}

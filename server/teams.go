@@ -106,11 +106,37 @@ func (s *Server) handleCreateTeam(c echo.Context) error {
 	if !p.OrgRole(req.Organization).AtLeast(chartctl.RoleOwner) {
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Creating a team in organization %q needs the owner role.", req.Organization)
 	}
-	t := &chartctl.Team{Name: req.Name, Organization: req.Organization, Description: strings.TrimSpace(req.Description), CreatedAt: s.Now()}
+	groups, err := chartctl.NormalizeIDPGroups("idp_groups", req.IDPGroups)
+	if err != nil {
+		return err
+	}
+	t := &chartctl.Team{Name: req.Name, Organization: req.Organization, Description: strings.TrimSpace(req.Description), IDPGroups: groups, CreatedAt: s.Now()}
 	if err := s.app.CreateTeam(ctx, t); err != nil {
 		return err
 	}
 	return httpx.Data(c, toTeam(t))
+}
+
+// handleUpdateTeam binds a team to identity provider groups, or unbinds
+// it (an empty list).
+func (s *Server) handleUpdateTeam(c echo.Context) error {
+	t, err := s.manageableTeam(c)
+	if err != nil {
+		return err
+	}
+	var req client.UpdateTeamRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.IDPGroups == nil {
+		return chartctl.Invalid("body", "Nothing to change: send idp_groups (an empty list unbinds the team).")
+	}
+	nt, err := s.app.SetTeamIDPGroups(c.Request().Context(), t, *req.IDPGroups)
+	if err != nil {
+		return err
+	}
+	s.creds.invalidate()
+	return httpx.Data(c, toTeam(nt))
 }
 
 // handleGetTeam returns one team.

@@ -94,6 +94,10 @@ type App struct {
 	// OnEvents, if set, is called after a change with events committed;
 	// the webhook dispatcher wakes on it.
 	OnEvents func()
+	// OnMemberships, if set, is called after team sync changed
+	// memberships (groups.go): transports drop cached credentials, whose
+	// organization roles came from them.
+	OnMemberships func()
 	// Secrets seals webhook secrets and mirror passwords; nil disables
 	// webhook creation and mirror passwords.
 	Secrets Sealer

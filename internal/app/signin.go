@@ -70,6 +70,20 @@ func (a *App) SignInExternal(ctx context.Context, c *identity.Claims, policy Sig
 	if u.Disabled {
 		return nil, chartctl.Errorf(chartctl.EFORBIDDEN, "This account is disabled. Ask an administrator to enable it.")
 	}
+	u, err = a.updateSignedIn(ctx, u, email, admin, policy)
+	if err != nil {
+		return nil, err
+	}
+	// Team sync: the groups of this sign-in set the user's bound teams.
+	if err := a.SyncSignInGroups(ctx, u, c.Groups); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// updateSignedIn keeps the email and (with policy.AdminGroup) the admin
+// flag of the signed-in user u current.
+func (a *App) updateSignedIn(ctx context.Context, u *chartctl.User, email string, admin bool, policy SignInPolicy) (*chartctl.User, error) {
 	var upd chartctl.UserUpdate
 	if !strings.EqualFold(u.Email, email) {
 		upd.Email = &email

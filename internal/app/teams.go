@@ -90,9 +90,13 @@ func ParseRole(s string) (chartctl.Role, error) {
 
 // AddMemberByEmail adds email to team t, which the caller may manage
 // (ManageableTeam), with role. Returns EINVALID for a bad email or role,
-// ECONFLICT for an existing member. The caller drops cached credentials
-// afterwards.
+// ECONFLICT for an existing member, or for any member of a team bound to
+// identity provider groups (the IdP owns it). The caller drops cached
+// credentials afterwards.
 func (a *App) AddMemberByEmail(ctx context.Context, t *chartctl.Team, email string, role chartctl.Role) (*chartctl.Member, error) {
+	if t.Bound() {
+		return nil, BoundTeamRefusal(t)
+	}
 	email, err := ValidateEmail(email)
 	if err != nil {
 		return nil, err

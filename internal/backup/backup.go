@@ -27,7 +27,11 @@
 // version, refused by older chartctl. 4 adds the identity provider
 // account a user is bound to (issue #28): a reader of 3 would restore an
 // IdP user as an unbound local account, which the next IdP sign-in then
-// refuses as a collision. This package reads all four; a
+// refuses as a collision. 5 adds identity provider groups (issue #28):
+// the groups a team is bound to and those of a user's last sign-in, SCIM
+// tokens (hashed) and SCIM groups; a reader of 4 would restore a bound
+// team unbound, which hand edits would then drift from the IdP. This
+// package reads all five; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup
@@ -55,7 +59,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 4
+const FormatVersion = 5
 
 const (
 	dir          = "chartctl-backup/"

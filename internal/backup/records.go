@@ -30,6 +30,8 @@ type userRec struct {
 	// Identity is the identity provider account the user is bound to
 	// (format 4); absent for local accounts.
 	Identity *identityRec `json:"identity,omitempty"`
+	// IDPGroups are the groups of the user's last IdP sign-in (format 5).
+	IDPGroups []string `json:"idp_groups,omitempty"`
 }
 
 type identityRec struct {
@@ -162,6 +164,28 @@ type teamRec struct {
 	Organization string    `json:"organization"`
 	Description  string    `json:"description,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
+	// IDPGroups binds the team to identity provider groups (format 5).
+	IDPGroups []string `json:"idp_groups,omitempty"`
+}
+
+// scimTokenRec and scimGroupRec are the kinds format 5 added; a token
+// carries its hash, never its value.
+type scimTokenRec struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name,omitempty"`
+	Hash       []byte     `json:"hash"`
+	CreatedBy  string     `json:"created_by,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+}
+
+type scimGroupRec struct {
+	ID          string    `json:"id"`
+	DisplayName string    `json:"display_name"`
+	ExternalID  string    `json:"external_id,omitempty"`
+	Members     []string  `json:"members,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 type memberRec struct {
@@ -310,7 +334,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	switch {
 	case r.User != nil:
 		u := r.User
-		rec := userRec{u.ID, u.Email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt, nil}
+		rec := userRec{u.ID, u.Email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt, nil, u.IDPGroups}
 		if !u.Identity.Local() {
 			rec.Identity = &identityRec{u.Identity.Provider, u.Identity.Issuer, u.Identity.Subject}
 		}
@@ -329,7 +353,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, newMirrorRec(p.Mirror)}
 	case r.Team != nil:
 		t := r.Team
-		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt}
+		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt, t.IDPGroups}
 	case r.Member != nil:
 		m := r.Member
 		v = memberRec{m.ID, m.Team, m.Email, string(m.Role), m.AddedAt}
@@ -376,6 +400,12 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.Publisher != nil:
 		p := r.Publisher
 		v = publisherRec{p.ID, p.RobotID, p.Issuer, p.Audience, p.Claims, p.CreatedBy, p.CreatedAt}
+	case r.SCIMToken != nil:
+		t := r.SCIMToken
+		v = scimTokenRec{t.ID, t.Name, t.Hash, t.CreatedBy, t.CreatedAt, t.LastUsedAt}
+	case r.SCIMGroup != nil:
+		g := r.SCIMGroup
+		v = scimGroupRec{g.ID, g.DisplayName, g.ExternalID, g.Members, g.CreatedAt, g.UpdatedAt}
 	default:
 		return nil, fmt.Errorf("empty dump record")
 	}
@@ -396,6 +426,9 @@ var v1Kinds = map[string]bool{
 // v3Kinds are the kinds format 3 added.
 var v3Kinds = map[string]bool{chartctl.DumpGrant: true, chartctl.DumpRobot: true, chartctl.DumpPublisher: true}
 
+// v5Kinds are the kinds format 5 added.
+var v5Kinds = map[string]bool{chartctl.DumpSCIMToken: true, chartctl.DumpSCIMGroup: true}
+
 // decodeRecord reads one line of records.jsonl of a backup of format
 // version.
 func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
@@ -406,7 +439,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 	if version == 1 && !v1Kinds[l.Kind] {
 		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format 1", l.Kind)
 	}
-	if version < 3 && v3Kinds[l.Kind] {
+	if version < 3 && v3Kinds[l.Kind] || version < 5 && v5Kinds[l.Kind] {
 		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format %d", l.Kind, version)
 	}
 	var (
@@ -418,7 +451,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		var v userRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.User = &chartctl.User{ID: v.ID, Email: v.Email, PasswordHash: v.PasswordHash, Admin: v.Admin, Disabled: v.Disabled,
-				CreatedAt: v.CreatedAt, LastSeenAt: v.LastSeenAt}
+				CreatedAt: v.CreatedAt, LastSeenAt: v.LastSeenAt, IDPGroups: v.IDPGroups}
 			if v.Identity != nil {
 				r.User.Identity = chartctl.Identity{Provider: v.Identity.Provider, Issuer: v.Identity.Issuer, Subject: v.Identity.Subject}
 			}
@@ -452,7 +485,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 	case chartctl.DumpTeam:
 		var v teamRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
-			r.Team = &chartctl.Team{ID: v.ID, Name: v.Name, Organization: v.Organization, Description: v.Description, CreatedAt: v.CreatedAt}
+			r.Team = &chartctl.Team{ID: v.ID, Name: v.Name, Organization: v.Organization, Description: v.Description, CreatedAt: v.CreatedAt, IDPGroups: v.IDPGroups}
 		}
 	case chartctl.DumpMember:
 		var v memberRec
@@ -545,6 +578,17 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Publisher = &chartctl.TrustedPublisher{ID: v.ID, RobotID: v.RobotID, Issuer: v.Issuer, Audience: v.Audience,
 				Claims: v.Claims, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt}
+		}
+	case chartctl.DumpSCIMToken:
+		var v scimTokenRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.SCIMToken = &chartctl.SCIMToken{ID: v.ID, Name: v.Name, Hash: v.Hash, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt, LastUsedAt: v.LastUsedAt}
+		}
+	case chartctl.DumpSCIMGroup:
+		var v scimGroupRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.SCIMGroup = &chartctl.SCIMGroup{ID: v.ID, DisplayName: v.DisplayName, ExternalID: v.ExternalID, Members: v.Members,
+				CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
 		}
 	default:
 		return r, fmt.Errorf("unknown record kind %q", l.Kind)

@@ -131,11 +131,24 @@ const (
 	orgTombstonesBucket = "org_tombstones"
 )
 
+// SCIM (schema 10).
+const (
+	// scimTokensBucket: token ID → scimTokenRecord.
+	scimTokensBucket = "scim_tokens"
+	// scimTokenHashesBucket: token hash → token ID.
+	scimTokenHashesBucket = "scim_token_hashes"
+	// scimGroupsBucket: group ID → scimGroupRecord.
+	scimGroupsBucket = "scim_groups"
+	// scimGroupNamesBucket: group display name → group ID.
+	scimGroupNamesBucket = "scim_group_names"
+)
+
 var accessBuckets = []string{
 	grantsBucket, subjectGrantsBucket,
 	robotsBucket, robotNamesBucket, robotSecretsBucket,
 	publishersBucket, robotPublishersBucket, issuerPublishersBucket,
 	exchangedBucket, tokenIDsBucket, orgTombstonesBucket,
+	scimTokensBucket, scimTokenHashesBucket, scimGroupsBucket, scimGroupNamesBucket,
 }
 
 const sep = "\x00"

@@ -23,6 +23,8 @@ type userRecord struct {
 	// Identity binds the user to an identity provider's account (schema
 	// 9); absent for local accounts.
 	Identity *identityRecord `json:"identity,omitempty"`
+	// IDPGroups are the groups of the last IdP sign-in (schema 10).
+	IDPGroups []string `json:"idp_groups,omitempty"`
 }
 
 type identityRecord struct {
@@ -113,6 +115,8 @@ type teamRecord struct {
 	Description  string    `json:"description,omitempty"`
 	MemberCount  int       `json:"member_count"`
 	CreatedAt    time.Time `json:"created_at"`
+	// IDPGroups binds the team to identity provider groups (schema 10).
+	IDPGroups []string `json:"idp_groups,omitempty"`
 }
 
 type memberRecord struct {
@@ -143,7 +147,7 @@ func decode[T any](data []byte) (*T, error) {
 }
 
 func newUserRecord(u *chartctl.User) *userRecord {
-	r := &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: u.CreatedAt, LastSeenAt: u.LastSeenAt}
+	r := &userRecord{ID: u.ID, Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: u.CreatedAt, LastSeenAt: u.LastSeenAt, IDPGroups: u.IDPGroups}
 	if !u.Identity.Local() {
 		r.Identity = &identityRecord{Provider: u.Identity.Provider, Issuer: u.Identity.Issuer, Subject: u.Identity.Subject}
 	}
@@ -151,7 +155,7 @@ func newUserRecord(u *chartctl.User) *userRecord {
 }
 
 func (r *userRecord) domain() *chartctl.User {
-	u := &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, Disabled: r.Disabled, CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt}
+	u := &chartctl.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, Admin: r.Admin, Disabled: r.Disabled, CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt, IDPGroups: r.IDPGroups}
 	if r.Identity != nil {
 		u.Identity = chartctl.Identity{Provider: r.Identity.Provider, Issuer: r.Identity.Issuer, Subject: r.Identity.Subject}
 	}
@@ -254,14 +258,14 @@ func (r *chartRecord) domain() *chartctl.ChartVersion {
 func newTeamRecord(t *chartctl.Team) *teamRecord {
 	return &teamRecord{
 		ID: t.ID, Name: t.Name, Organization: t.Organization, Description: t.Description,
-		MemberCount: t.MemberCount, CreatedAt: t.CreatedAt,
+		MemberCount: t.MemberCount, CreatedAt: t.CreatedAt, IDPGroups: t.IDPGroups,
 	}
 }
 
 func (r *teamRecord) domain() *chartctl.Team {
 	return &chartctl.Team{
 		ID: r.ID, Name: r.Name, Organization: r.Organization, Description: r.Description,
-		MemberCount: r.MemberCount, CreatedAt: r.CreatedAt,
+		MemberCount: r.MemberCount, CreatedAt: r.CreatedAt, IDPGroups: r.IDPGroups,
 	}
 }
 

@@ -149,6 +149,20 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				}
 				return chartctl.DumpRecord{Publisher: r.domain()}, nil
 			}),
+			record(scimTokensBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[scimTokenRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{SCIMToken: r.domain()}, nil
+			}),
+			record(scimGroupsBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[scimGroupRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{SCIMGroup: r.domain()}, nil
+			}),
 			// Chart versions per repository, with index entry and counter.
 			func() error {
 				charts, index := bucket(tx, chartsBucket), bucket(tx, chartIndexBucket)

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,9 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 				return err
 			}
 			r.Identity = newUserRecord(&chartctl.User{Identity: *upd.Identity}).Identity
+		}
+		if upd.IDPGroups != nil {
+			r.IDPGroups = slices.Clone(*upd.IDPGroups)
 		}
 		if wasEnabledAdmin && !(r.Admin && !r.Disabled) {
 			if err := otherEnabledAdmin(tx, id); err != nil {

@@ -59,7 +59,13 @@ import (
 //	   a chart's OCI tags a page at a time without reading its version
 //	   records (issue #32). The upgrade builds it from the stored
 //	   versions; a binary of schema 9 would not keep it up to date.
-const SchemaVersion = 10
+//	11: identity provider groups (issue #28): teams bound to groups and
+//	   the groups of a user's last sign-in (the "idp_groups" members of
+//	   team and user records), SCIM tokens and groups in buckets of
+//	   their own (created at open). Nothing is rewritten, but a binary
+//	   of schema 10 would drop a team's binding the next time it writes
+//	   the team, and accept hand-added members of a bound team.
+const SchemaVersion = 11
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -83,6 +89,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeAccess,
 	upgradeIdentities,
 	upgradeChartTags,
+	upgradeIDPGroups,
 }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload
@@ -214,6 +221,11 @@ func upgradeAccess(*bbolt.Tx) error { return nil }
 // local accounts, as before, and the identity index starts empty; only
 // the version changes.
 func upgradeIdentities(*bbolt.Tx) error { return nil }
+
+// upgradeIDPGroups (9→10): team records without an "idp_groups" member
+// are unbound, user records without one have no known groups, and the
+// SCIM buckets start empty; only the version changes.
+func upgradeIDPGroups(*bbolt.Tx) error { return nil }
 
 // upgradeMirrors (4→5): repository records without a "mirror" member are
 // ordinary repositories, as before; only the version changes.

@@ -590,3 +590,50 @@ func dropTagIndex(d map[string]string) {
 		}
 	}
 }
+// TestUpgradeFromSchema9KeepsTeamsUnbound opens a data dir written by the
+// release before team sync (schema 9) in place (its own data dir,
+// schema9-teams, holds a team): nothing is rewritten, its
+// team reads as unbound with its member, the CI key still authenticates,
+// and the team can then be bound and SCIM records stored.
+func TestUpgradeFromSchema9KeepsTeamsUnbound(t *testing.T) {
+	path, _ := copyDataDir(t, "schema9-teams")
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	for k := range after {
+		// The tag index of schema 11 is built by the same upgrade.
+		if strings.HasPrefix(k, "chart_tags/") {
+			delete(after, k)
+		}
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 9 rewrote records")
+	}
+	db = mustOpen(t, path)
+	ciKey, err := os.ReadFile(filepath.Join("testdata", "schema9-teams", "ci-key.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.APIKeyByHash(ctx, token.Hash(strings.TrimSpace(string(ciKey)))); err != nil {
+		t.Fatalf("the CI key after the upgrade: %v", err)
+	}
+	team, err := db.Team(ctx, "platform")
+	if err != nil || team.Bound() || team.MemberCount != 1 {
+		t.Fatalf("team after the upgrade: %+v, %v", team, err)
+	}
+	if team, err = db.SetTeamIDPGroups(ctx, "platform", []string{"platform-admins"}); err != nil || !team.Bound() {
+		t.Fatalf("binding the upgraded team: %+v, %v", team, err)
+	}
+	if err := db.PutSCIMGroup(ctx, &chartctl.SCIMGroup{DisplayName: "platform-admins"}); err != nil {
+		t.Fatalf("a SCIM group in the upgraded store: %v", err)
+	}
+}

@@ -21,6 +21,11 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 		return err
 	}
 	t.MemberCount = 0
+	groups, err := chartctl.NormalizeIDPGroups("idp_groups", t.IDPGroups)
+	if err != nil {
+		return err
+	}
+	t.IDPGroups = groups
 	return wrap("create team", db.update(ctx, func(tx *bbolt.Tx) error {
 		teams := bucket(tx, teamsBucket)
 		if teams.Get([]byte(t.Name)) != nil {
@@ -95,6 +100,29 @@ func (db *DB) Teams(ctx context.Context, org string) ([]*chartctl.Team, error) {
 		return nil, wrap("list teams", err)
 	}
 	return out, nil
+}
+
+// SetTeamIDPGroups replaces the groups team is bound to. It returns
+// EINVALID for a bad group and ENOTFOUND if the team does not exist.
+func (db *DB) SetTeamIDPGroups(ctx context.Context, team string, groups []string) (*chartctl.Team, error) {
+	groups, err := chartctl.NormalizeIDPGroups("idp_groups", groups)
+	if err != nil {
+		return nil, err
+	}
+	var out *chartctl.Team
+	err = db.update(ctx, func(tx *bbolt.Tx) error {
+		r, err := getTeam(tx, team)
+		if err != nil {
+			return err
+		}
+		r.IDPGroups = groups
+		if err := putTeam(tx, r); err != nil {
+			return err
+		}
+		out = r.domain()
+		return nil
+	})
+	return out, wrap("set team groups", err)
 }
 
 // AddMember adds m to team m.Team, filling ID and AddedAt when empty and

@@ -3,6 +3,7 @@ package bolt_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func TestUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *got != *u {
+	if !reflect.DeepEqual(got, u) {
 		t.Fatalf("User = %+v, want %+v", got, u)
 	}
 	for _, e := range []string{"alice@example.com", "ALICE@EXAMPLE.COM", "Alice@Example.com"} {

@@ -28,6 +28,10 @@ type User struct {
 	// the zero value is a local account (password, or none for a CI
 	// service account).
 	Identity Identity
+	// IDPGroups are the groups the identity provider listed at the user's
+	// last sign-in (empty when it listed none): the refresh of an OAuth
+	// grant sets bound-team memberships from them again.
+	IDPGroups []string
 }
 
 // Identity providers a user may be bound to (CONTRACT §18 "Sign-in").
@@ -75,6 +79,8 @@ type UserUpdate struct {
 	// Identity binds the user to an identity provider's account;
 	// ECONFLICT if another user is bound to it.
 	Identity *Identity
+	// IDPGroups replaces the groups of the user's last IdP sign-in.
+	IDPGroups *[]string
 }
 
 // Organization groups teams and repositories; a user's role in it is the
@@ -155,9 +161,16 @@ type Team struct {
 	Name         string
 	Organization string
 	Description  string
-	MemberCount  int
-	CreatedAt    time.Time
+	// IDPGroups binds the team to identity provider groups (names or
+	// ids): when set, the IdP alone decides its members (CONTRACT §18
+	// decision 7).
+	IDPGroups   []string
+	MemberCount int
+	CreatedAt   time.Time
 }
+
+// Bound reports whether the team is bound to identity provider groups.
+func (t *Team) Bound() bool { return len(t.IDPGroups) > 0 }
 
 // Member is a team membership, recorded by email: it takes effect for the
 // account with that email whenever that account exists.
@@ -337,6 +350,9 @@ type Store interface {
 	Team(ctx context.Context, name string) (*Team, error)
 	// Teams returns the teams of org ("" for all), by name.
 	Teams(ctx context.Context, org string) ([]*Team, error)
+	// SetTeamIDPGroups replaces the identity provider groups the team is
+	// bound to (none: unbound) and returns the team. Returns ENOTFOUND.
+	SetTeamIDPGroups(ctx context.Context, team string, groups []string) (*Team, error)
 	// AddMember adds m to its team, filling ID and AddedAt when empty.
 	// Returns ENOTFOUND if the team does not exist, ECONFLICT if the email
 	// is already a member.
@@ -370,6 +386,8 @@ type Store interface {
 	BlobClaimStore
 	// AccessStore: repository grants, robot accounts and trusted publishing.
 	AccessStore
+	// SCIMStore: SCIM bearer tokens and the groups a SCIM client pushes.
+	SCIMStore
 
 	// Close releases the store.
 	Close() error

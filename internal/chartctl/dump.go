@@ -44,6 +44,10 @@ type DumpRecord struct {
 	// restored robot keeps working with the secret it had.
 	Robot     *Robot
 	Publisher *TrustedPublisher
+	// SCIMToken carries its hash, so a restored server keeps accepting
+	// the identity provider's token; SCIMGroup its members by user ID.
+	SCIMToken *SCIMToken
+	SCIMGroup *SCIMGroup
 }
 
 // ScopedQuota is the quota of one repository or organization.
@@ -87,12 +91,14 @@ const (
 	DumpGrant        = "grant"
 	DumpRobot        = "robot"
 	DumpPublisher    = "trusted_publisher"
+	DumpSCIMToken    = "scim_token"
+	DumpSCIMGroup    = "scim_group"
 )
 
 // DumpKinds lists the record kinds in the order an Exporter sends them.
 var DumpKinds = []string{
 	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
-	DumpGrant, DumpRobot, DumpPublisher, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpGrant, DumpRobot, DumpPublisher, DumpSCIMToken, DumpSCIMGroup, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
 	DumpAuditEntry,
 }
 
@@ -135,6 +141,10 @@ func (r DumpRecord) Kind() string {
 		return DumpRobot
 	case r.Publisher != nil:
 		return DumpPublisher
+	case r.SCIMToken != nil:
+		return DumpSCIMToken
+	case r.SCIMGroup != nil:
+		return DumpSCIMGroup
 	}
 	return ""
 }
@@ -202,11 +212,23 @@ var DumpCoverage = map[string]string{
 	"CreateTeam":       "Team",
 	"Team":             "read",
 	"Teams":            "read",
+	"SetTeamIDPGroups": "Team",
 	"AddMember":        "Member",
 	"Members":          "read",
 	"Member":           "read",
 	"UpdateMemberRole": "Member",
 	"RemoveMember":     "Member",
+
+	// SCIM.
+	"CreateSCIMToken": "SCIMToken",
+	"SCIMTokens":      "read",
+	"SCIMTokenByHash": "read",
+	"TouchSCIMToken":  "SCIMToken",
+	"DeleteSCIMToken": "SCIMToken",
+	"PutSCIMGroup":    "SCIMGroup",
+	"SCIMGroup":       "read",
+	"SCIMGroups":      "read",
+	"DeleteSCIMGroup": "SCIMGroup",
 
 	// Audit log and webhooks.
 	"AppendAudit":     "AuditEntry",

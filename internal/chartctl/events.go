@@ -84,6 +84,9 @@ const (
 	// short-lived credential exchanged for a trusted publisher's token.
 	CredentialRobot     = "robot"
 	CredentialExchanged = "exchanged"
+	// CredentialSCIM is a SCIM client's bearer token (CONTRACT §18
+	// decision 21): the identity provider provisioning users and groups.
+	CredentialSCIM = "scim"
 )
 
 // SetPrincipal copies p's user and credential into a.

@@ -161,6 +161,12 @@ func loadOne(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 	case r.Publisher != nil:
 		p := *r.Publisher
 		what, err = "trusted publisher "+p.ID, t.AddPublisher(ctx, &p)
+	case r.SCIMToken != nil:
+		k := *r.SCIMToken
+		what, err = "SCIM token "+k.ID, t.CreateSCIMToken(ctx, &k)
+	case r.SCIMGroup != nil:
+		g := *r.SCIMGroup
+		what, err = "SCIM group "+g.DisplayName, t.PutSCIMGroup(ctx, &g)
 	case r.OCIBlobLink != nil:
 		l := r.OCIBlobLink
 		what, err = "OCI blob "+l.Digest+" of "+l.Name, t.LinkBlob(ctx, l.Name, l.Digest, l.Size)
@@ -347,6 +353,10 @@ func Singular(kind string) string {
 		return "repository grant"
 	case chartctl.DumpRobot:
 		return "robot account"
+	case chartctl.DumpSCIMToken:
+		return "SCIM token"
+	case chartctl.DumpSCIMGroup:
+		return "SCIM group"
 	}
 	return strings.ReplaceAll(kind, "_", " ")
 }

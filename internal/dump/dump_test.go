@@ -243,7 +243,7 @@ func TestPluralAndCount(t *testing.T) {
 		chartctl.DumpMember: "members", chartctl.DumpChartVersion: "chart versions", chartctl.DumpQuota: "quotas",
 		chartctl.DumpRetention: "retention policies", chartctl.DumpWebhook: "webhooks",
 		chartctl.DumpOCIBlobLink: "OCI blob links", chartctl.DumpOCIManifest: "OCI manifests", chartctl.DumpOCITag: "OCI tags",
-		chartctl.DumpAuditEntry: "audit entries", chartctl.DumpGrant: "repository grants", chartctl.DumpRobot: "robot accounts",
+		chartctl.DumpAuditEntry: "audit entries", chartctl.DumpGrant: "repository grants", chartctl.DumpRobot: "robot accounts", chartctl.DumpSCIMToken: "SCIM tokens", chartctl.DumpSCIMGroup: "SCIM groups",
 		chartctl.DumpPublisher: "trusted publishers",
 	}
 	for _, k := range chartctl.DumpKinds {

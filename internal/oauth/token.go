@@ -253,7 +253,10 @@ func (p *Provider) refresh(c echo.Context, cl *chartctl.OAuthClient, form url.Va
 			return writeOAuthError(c, errf("invalid_scope", "%s", chartctl.ErrorMessage(err)))
 		}
 	}
-	var resp *tokenResponse
+	var (
+		resp   *tokenResponse
+		userID string
+	)
 	err := p.opts.OAuth.RotateRefreshToken(c.Request().Context(), token.Hash(rt), p.opts.Now(), func(old *chartctl.OAuthToken) ([]*chartctl.OAuthToken, error) {
 		if old.ClientID != cl.ID {
 			return nil, invalid
@@ -269,8 +272,17 @@ func (p *Provider) refresh(c echo.Context, cl *chartctl.OAuthClient, form url.Va
 		}
 		var recs []*chartctl.OAuthToken
 		resp, recs = p.mint(cl, old.UserID, old.GrantID, old.ID, scopes)
+		userID = old.UserID
 		return recs, nil
 	})
+	if err == nil && p.opts.App != nil {
+		// Team sync at every refresh (CONTRACT §18 decision 7): the
+		// groups of the user's last IdP sign-in set their bound teams
+		// again. A failure is logged; the tokens are already issued.
+		if err := p.opts.App.RefreshGroups(c.Request().Context(), userID); err != nil {
+			p.opts.Logger.Error("team sync at refresh", "user", userID, "err", err)
+		}
+	}
 	return p.finish(c, resp, err, "The refresh token was already used; every token of this grant is now revoked. Sign in again.", invalid)
 }
 

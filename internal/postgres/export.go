@@ -116,6 +116,20 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				}
 				return fn(chartctl.DumpRecord{Publisher: p})
 			}},
+			{`SELECT ` + scimTokenCols + ` FROM scim_tokens ORDER BY id`, func(r pgx.Rows) error {
+				t, err := scanSCIMToken(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{SCIMToken: t})
+			}},
+			{`SELECT ` + scimGroupCols + ` FROM scim_groups ORDER BY id`, func(r pgx.Rows) error {
+				g, err := scanSCIMGroup(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{SCIMGroup: g})
+			}},
 		}...)
 		steps = append(steps, []struct {
 			sql string

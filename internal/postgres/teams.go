@@ -20,12 +20,17 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 		return err
 	}
 	t.MemberCount = 0
+	groups, err := chartctl.NormalizeIDPGroups("idp_groups", t.IDPGroups)
+	if err != nil {
+		return err
+	}
+	t.IDPGroups = groups
 	if !storable(t.Organization) {
 		return orgNotFound(t.Organization)
 	}
-	err := db.changing(ctx, func(q querier) error {
-		_, err := q.Exec(ctx, `INSERT INTO teams (id, name, organization, description, created_at)
-			VALUES ($1, $2, $3, $4, $5)`, t.ID, t.Name, t.Organization, text(t.Description), t.CreatedAt)
+	err = db.changing(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO teams (id, name, organization, description, created_at, idp_groups)
+			VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.Name, t.Organization, text(t.Description), t.CreatedAt, groupCol(t.IDPGroups))
 		return err
 	})
 	switch {
@@ -42,13 +47,14 @@ func (db *DB) CreateTeam(ctx context.Context, t *chartctl.Team) error {
 // teamCols reads a team with its member count, counted from the members
 // themselves so that it is exact under concurrent changes.
 const teamCols = `t.id, t.name, t.organization, t.description, t.created_at,
-	(SELECT count(*) FROM members m WHERE m.team_id = t.id)`
+	(SELECT count(*) FROM members m WHERE m.team_id = t.id), t.idp_groups`
 
 func scanTeam(row pgx.Row) (*chartctl.Team, error) {
 	var t chartctl.Team
-	if err := row.Scan(&t.ID, &t.Name, &t.Organization, &t.Description, &t.CreatedAt, &t.MemberCount); err != nil {
+	if err := row.Scan(&t.ID, &t.Name, &t.Organization, &t.Description, &t.CreatedAt, &t.MemberCount, &t.IDPGroups); err != nil {
 		return nil, err
 	}
+	t.IDPGroups = groupsOf(t.IDPGroups)
 	t.CreatedAt = utc(t.CreatedAt)
 	return &t, nil
 }
@@ -64,6 +70,31 @@ func (db *DB) Team(ctx context.Context, name string) (*chartctl.Team, error) {
 		return nil, teamNotFound(name)
 	}
 	return t, db.wrap("get team", err)
+}
+
+// SetTeamIDPGroups replaces the groups team is bound to. It returns
+// EINVALID for a bad group and ENOTFOUND if the team does not exist.
+func (db *DB) SetTeamIDPGroups(ctx context.Context, team string, groups []string) (*chartctl.Team, error) {
+	groups, err := chartctl.NormalizeIDPGroups("idp_groups", groups)
+	if err != nil {
+		return nil, err
+	}
+	if !storable(team) {
+		return nil, teamNotFound(team)
+	}
+	var t *chartctl.Team
+	err = db.changing(ctx, func(q querier) error {
+		tag, err := q.Exec(ctx, `UPDATE teams SET idp_groups = $2 WHERE name = $1`, team, groupCol(groups))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return teamNotFound(team)
+		}
+		t, err = scanTeam(q.QueryRow(ctx, `SELECT `+teamCols+` FROM teams t WHERE t.name = $1`, team))
+		return err
+	})
+	return t, db.wrap("set team groups", err)
 }
 
 // Teams returns the teams of org ("" for all), by name. An unknown

@@ -65,6 +65,9 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 			}
 			u.Identity = *upd.Identity
 		}
+		if upd.IDPGroups != nil {
+			u.IDPGroups = *upd.IDPGroups
+		}
 		if wasEnabledAdmin && !(u.Admin && !u.Disabled) {
 			if err := otherEnabledAdmin(ctx, tx, id); err != nil {
 				return err
@@ -72,8 +75,8 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd chartctl.UserUpdate
 		}
 		prov, iss, sub := identityCols(u.Identity)
 		_, err = tx.Exec(ctx, `UPDATE users SET disabled = $2, admin = $3, password_hash = $4, email = $5, email_key = $6,
-			identity_provider = $7, identity_issuer = $8, identity_subject = $9 WHERE id = $1`,
-			id, u.Disabled, u.Admin, u.PasswordHash, text(u.Email), lowerEmail(u.Email), prov, iss, sub)
+			identity_provider = $7, identity_issuer = $8, identity_subject = $9, idp_groups = $10 WHERE id = $1`,
+			id, u.Disabled, u.Admin, u.PasswordHash, text(u.Email), lowerEmail(u.Email), prov, iss, sub, groupCol(u.IDPGroups))
 		switch {
 		case isUnique(err, "users_identity_key"):
 			return identityTaken(u.Identity)

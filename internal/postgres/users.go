@@ -27,9 +27,9 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	prov, iss, sub := identityCols(u.Identity)
 	err := db.changing(ctx, func(q querier) error {
 		_, err := q.Exec(ctx, `INSERT INTO users (id, email, email_key, password_hash, admin, disabled, created_at, last_seen_at,
-			identity_provider, identity_issuer, identity_subject)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt,
-			prov, iss, sub)
+			identity_provider, identity_issuer, identity_subject, idp_groups)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, u.ID, text(u.Email), email, u.PasswordHash, u.Admin, u.Disabled, u.CreatedAt, u.LastSeenAt,
+			prov, iss, sub, groupCol(u.IDPGroups))
 		return err
 	})
 	switch {
@@ -43,12 +43,31 @@ func (db *DB) CreateUser(ctx context.Context, u *chartctl.User) error {
 	return db.wrap("create user", err)
 }
 
-const userCols = `id, email, password_hash, admin, disabled, created_at, last_seen_at, identity_provider, identity_issuer, identity_subject`
+const userCols = `id, email, password_hash, admin, disabled, created_at, last_seen_at, identity_provider, identity_issuer, identity_subject, idp_groups`
+
+// groupCol is a list of IdP groups as stored: text without NUL, never
+// NULL.
+func groupCol(groups []string) []string {
+	if groups == nil {
+		return []string{}
+	}
+	return texts(groups)
+}
+
+// groupsOf reads a stored list of IdP groups: nil when empty, as bolt
+// answers.
+func groupsOf(groups []string) []string {
+	if len(groups) == 0 {
+		return nil
+	}
+	return groups
+}
 
 func scanUser(row pgx.Row) (*chartctl.User, error) {
 	var u chartctl.User
 	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastSeenAt,
-		&u.Identity.Provider, &u.Identity.Issuer, &u.Identity.Subject)
+		&u.Identity.Provider, &u.Identity.Issuer, &u.Identity.Subject, &u.IDPGroups)
+	u.IDPGroups = groupsOf(u.IDPGroups)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, userNotFound()
 	} else if err != nil {

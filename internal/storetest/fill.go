@@ -30,7 +30,8 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 	ci := &chartctl.User{ID: "usr_ci", Email: "ci@example.com", CreatedAt: at(2)}
 	// A user bound to an identity provider's account (issue #28).
 	sso := &chartctl.User{ID: "usr_sso", Email: "sso@example.com", CreatedAt: at(2),
-		Identity: chartctl.Identity{Provider: chartctl.ProviderOIDC, Issuer: "https://dex.example.com", Subject: "CgNzc28SBWxvY2Fs"}}
+		Identity:  chartctl.Identity{Provider: chartctl.ProviderOIDC, Issuer: "https://dex.example.com", Subject: "CgNzc28SBWxvY2Fs"},
+		IDPGroups: []string{"developers", "platform-admins"}}
 	for _, u := range []*chartctl.User{admin, gone, ci, sso} {
 		must(tb, s.CreateUser(ctx, u))
 	}
@@ -56,6 +57,14 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 				Error: "https://charts.example.com/stable/index.yaml answered 503 Service Unavailable"}}}))
 	must(tb, s.CreateTeam(ctx, &chartctl.Team{ID: "team_devs", Name: "devs", Organization: "acme", Description: "Developers", CreatedAt: at(9)}))
 	must(tb, s.AddMember(ctx, &chartctl.Member{ID: "mem_ci", Team: "devs", Email: "ci@example.com", Role: chartctl.RoleMaintainer, AddedAt: at(10)}))
+	// A team bound to identity provider groups, and what a SCIM client
+	// pushed (issue #28).
+	must(tb, s.CreateTeam(ctx, &chartctl.Team{ID: "team_platform", Name: "platform", Organization: "acme", CreatedAt: at(9),
+		IDPGroups: []string{"platform-admins", "00gabc123"}}))
+	must(tb, s.CreateSCIMToken(ctx, &chartctl.SCIMToken{ID: "scimtok_okta", Name: "okta", Hash: []byte("scim-hash"), CreatedBy: admin.ID,
+		CreatedAt: at(9), LastUsedAt: ptr(at(41))}))
+	must(tb, s.PutSCIMGroup(ctx, &chartctl.SCIMGroup{ID: "scimgrp_platform", DisplayName: "platform-admins", ExternalID: "00gabc123",
+		Members: []string{sso.ID}, CreatedAt: at(9), UpdatedAt: at(42)}))
 	must(tb, s.AddMember(ctx, &chartctl.Member{ID: "mem_later", Team: "devs", Email: "later@example.com", Role: chartctl.RoleMember, AddedAt: at(11)}))
 	// Access (issue #29): grants to a team and a user, a robot mid-rotation
 	// with a trusted publisher.

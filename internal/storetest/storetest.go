@@ -45,6 +45,7 @@ type Open func(t *testing.T) Store
 func Run(t *testing.T, open Open) {
 	t.Run("Users", func(t *testing.T) { testUsers(t, open) })
 	t.Run("UserIdentities", func(t *testing.T) { testUserIdentities(t, open) })
+	t.Run("IDPGroups", func(t *testing.T) { testIDPGroups(t, open) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open) })
 	t.Run("Organizations", func(t *testing.T) { testOrganizations(t, open) })
 	t.Run("Repositories", func(t *testing.T) { testRepositories(t, open) })

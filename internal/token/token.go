@@ -26,6 +26,8 @@ const (
 	// ExchangedPrefix starts every short-lived credential exchanged for a
 	// trusted publisher's OIDC token at /v1/oidc/token.
 	ExchangedPrefix = "chartctl_ex_"
+	// SCIMTokenPrefix starts every SCIM client's bearer token.
+	SCIMTokenPrefix = "chartctl_scim_"
 )
 
 const (

@@ -9,6 +9,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/admin/gc"
 	"github.com/chartctl/chartctl/internal/cmd/admin/migrate"
 	"github.com/chartctl/chartctl/internal/cmd/admin/restore"
+	"github.com/chartctl/chartctl/internal/cmd/admin/scimtoken"
 	"github.com/chartctl/chartctl/internal/cmd/admin/verify"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
@@ -30,6 +31,6 @@ copies a stopped single node's data directory to PostgreSQL and S3.`,
   chartctl admin gc --dry-run`,
 	}
 	cmd.AddCommand(backup.NewCmdBackup(f, nil), restore.NewCmdRestore(f, nil), verify.NewCmdVerify(f, nil), gc.NewCmdGC(f, nil),
-		migrate.NewCmdMigrate(f, nil))
+		migrate.NewCmdMigrate(f, nil), scimtoken.NewCmdSCIMToken(f))
 	return cmd
 }

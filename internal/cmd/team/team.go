@@ -8,6 +8,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/team/create"
 	"github.com/chartctl/chartctl/internal/cmd/team/list"
 	"github.com/chartctl/chartctl/internal/cmd/team/members"
+	"github.com/chartctl/chartctl/internal/cmd/team/setidpgroups"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 )
 
@@ -28,6 +29,7 @@ repositories and push charts) or owner (also manage teams and members).`,
 		create.NewCmdCreate(f, nil),
 		addmember.NewCmdAddMember(f, nil),
 		members.NewCmdMembers(f, nil),
+		setidpgroups.NewCmdSetIDPGroups(f, nil),
 	)
 	return cmd
 }

@@ -22,16 +22,18 @@ type CreateOptions struct {
 	Name         string
 	Organization string
 	Description  string
+	IDPGroups    []string
 }
 
 // NewCmdCreate returns the `team create` command.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IOStreams, Client: f.Client}
 	cmd := &cobra.Command{
-		Use:     "create NAME --org ORG",
-		Short:   "Create a team in an organization",
-		Example: `  chartctl team create platform --org acme --description "Platform engineers"`,
-		Args:    cmdutil.ExactArgs(1, "a team name is required"),
+		Use:   "create NAME --org ORG",
+		Short: "Create a team in an organization",
+		Example: `  chartctl team create platform --org acme --description "Platform engineers"
+  chartctl team create platform --org acme --idp-group platform-admins`,
+		Args: cmdutil.ExactArgs(1, "a team name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			opts.JSON = f.WantsJSON()
@@ -47,6 +49,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&opts.Organization, "org", "", "organization of the team (required)")
 	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
 	cmd.Flags().StringVarP(&opts.Description, "description", "d", "", "description of the team")
+	cmd.Flags().StringArrayVar(&opts.IDPGroups, "idp-group", nil, "bind the team to this identity provider group, by name or id (repeatable): the IdP then owns its members")
 	return cmd
 }
 
@@ -55,7 +58,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if err != nil {
 		return err
 	}
-	team, _, err := c.Teams.Create(ctx, &client.CreateTeamRequest{Name: opts.Name, Organization: opts.Organization, Description: opts.Description})
+	team, _, err := c.Teams.Create(ctx, &client.CreateTeamRequest{Name: opts.Name, Organization: opts.Organization, Description: opts.Description, IDPGroups: opts.IDPGroups})
 	if err != nil {
 		return fmt.Errorf("create team %s: %w", opts.Name, err)
 	}

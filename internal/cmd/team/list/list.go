@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -65,7 +66,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	}
 	cs := opts.IO.ColorScheme()
 	t := opts.Table()
-	t.Header("name", "organization", "members", "description")
+	t.Header("name", "organization", "members", "idp groups", "description")
 	t.KeepWhole(0, 1)
 	// On a narrow terminal the member count, then the description, go
 	// first.
@@ -74,6 +75,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		t.AddField(tm.Name, cs.Bold)
 		t.AddField(tm.Organization)
 		t.AddField(strconv.Itoa(tm.MemberCount))
+		t.AddField(strings.Join(tm.IDPGroups, ","))
 		t.AddField(tm.Description)
 		t.EndRow()
 	}
