@@ -217,7 +217,7 @@ func (s *Server) init() {
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
 			DefaultIndexFormat: s.Config.DefaultIndexFormat,
-			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
+			BlobCacheSize:      blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
 			MaxKeysPerUser: s.Config.MaxKeysPerUser, OIDCTrustInsecureIssuers: s.Config.OIDCTrustInsecureIssuers, OIDCRootCAs: s.Config.OIDCRootCAs},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },

@@ -35,7 +35,7 @@ type CreateOptions struct {
 	Visibility string
 	// IndexFormat is json or yaml ("": the server's default).
 	IndexFormat string
-	Public     bool
+	Public      bool
 
 	// Mirror, if set, makes the repository a read-only mirror of this
 	// upstream Helm repository.
