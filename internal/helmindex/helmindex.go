@@ -623,12 +623,21 @@ func renderVersion(cv *chartctl.ChartVersion) []byte {
 	return indent(y)
 }
 
-// renderJSON renders cv as one JSON object: the same fields, with the
-// same names, as its YAML entry.
+// renderJSON renders cv as one JSON object: its YAML entry converted, so
+// that the JSON index lists exactly what the YAML one does, and so that
+// every replica renders the same bytes whether the store handed it the
+// stored entry (all IndexEntry gives) or the full record.
 func renderJSON(cv *chartctl.ChartVersion) []byte {
-	b, err := json.Marshal(newEntry(cv))
-	if err != nil {
-		panic(fmt.Sprintf("helmindex: render %s %s as JSON: %v", cv.Name, cv.Version, err))
+	// The fragment is a one-item YAML list, indented; YAML allows that.
+	j, err := yaml.YAMLToJSON(entry(cv))
+	if err == nil && len(j) > 2 && j[0] == '[' && j[len(j)-1] == ']' {
+		return j[1 : len(j)-1]
+	}
+	// A stored entry that does not parse (it never should: this package
+	// wrote it) still lists the version, with what the record says.
+	b, merr := json.Marshal(newEntry(cv))
+	if merr != nil {
+		panic(fmt.Sprintf("helmindex: render %s %s as JSON: %v", cv.Name, cv.Version, merr))
 	}
 	return b
 }

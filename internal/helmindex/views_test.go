@@ -220,3 +220,14 @@ func TestJSONAfterYAML(t *testing.T) {
 		t.Errorf("JSON index not kept current")
 	}
 }
+
+// TestJSONFromStoredEntry: a version the store hands over as its stored
+// entry alone (what IndexEntry returns) renders the same JSON as its full
+// record, so replicas agree byte for byte.
+func TestJSONFromStoredEntry(t *testing.T) {
+	full := mkCV(t, richMetadata(), "web", "1.2.3", t0)
+	stored := &chartctl.ChartVersion{Repository: "r", Name: "web", Version: "1.2.3", CreatedAt: t0, IndexEntry: RenderEntry(full)}
+	if a, b := renderJSON(full), renderJSON(stored); !bytes.Equal(a, b) {
+		t.Fatalf("full record %s\nstored entry %s", a, b)
+	}
+}
