@@ -54,11 +54,22 @@ func TestHelmClientsJSONAndViews(t *testing.T) {
 			if out := search("full/"); !strings.Contains(out, "full/api") || strings.Count(out, "full/web") != 3 {
 				t.Errorf("full index:\n%s", out)
 			}
-			if out := search("web/"); strings.Contains(out, "api") || strings.Count(out, "web/web") != 3 {
+			// Helm's search matches anywhere in the name: count lines that
+			// start with the repository.
+			lines := func(out, prefix string) (n int) {
+				for _, l := range strings.Split(out, "\n") {
+					if strings.HasPrefix(strings.Join(strings.Fields(l), "\t")+"\t", prefix) {
+						n++
+					}
+				}
+				return n
+			}
+			if out := search("web/"); lines(out, "web/api") != 0 || lines(out, "web/web\t") != 3 {
 				t.Errorf("per-chart index:\n%s", out)
 			}
 			// Newest two of each chart, SemVer order, pre-releases count.
-			if out := search("newest/"); strings.Count(out, "newest/web") != 2 || !strings.Contains(out, "2.0.0-rc.1") || strings.Contains(out, "1.0.0 ") || !strings.Contains(out, "newest/api") {
+			out := search("newest/")
+			if lines(out, "newest/web\t") != 2 || lines(out, "newest/web\t2.0.0-rc.1") != 1 || lines(out, "newest/web\t1.1.0") != 1 || lines(out, "newest/api\t") != 1 {
 				t.Errorf("newest-2 index:\n%s", out)
 			}
 			for _, p := range []struct{ ref, version, file string }{
