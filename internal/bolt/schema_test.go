@@ -524,3 +524,27 @@ func TestUpgradeFromSchema8KeepsUsersAndBindsIdentities(t *testing.T) {
 		t.Fatalf("org roles of the upgraded user: %v, %v", roles, err)
 	}
 }
+
+// TestUpgradeKeepsYAMLIndexes: repositories of an older data dir, stored
+// before index formats, read as yaml (the index they served), while new
+// ones take the format they are created with.
+func TestUpgradeKeepsYAMLIndexes(t *testing.T) {
+	path, _ := copyDataDir(t, "schema8")
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	repos, err := db.Repositories(ctx)
+	if err != nil || len(repos) == 0 {
+		t.Fatalf("repositories: %v (%d)", err, len(repos))
+	}
+	for _, r := range repos {
+		if r.IndexFormat != chartctl.IndexYAML {
+			t.Errorf("repository %s of the old data dir: index format %q, want yaml", r.Name, r.IndexFormat)
+		}
+	}
+	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "fresh", IndexFormat: chartctl.IndexJSON}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Repository(ctx, "fresh"); err != nil || r.IndexFormat != chartctl.IndexJSON {
+		t.Fatalf("new repository: %+v, %v", r, err)
+	}
+}
