@@ -14,6 +14,10 @@ type InstallLines struct {
 	RepoAdd string `json:"repo_add"`
 	// Install installs the version from that classic repository.
 	Install string `json:"install"`
+	// ChartRepoAdd adds the chart's own index (only its versions, a few
+	// KB however large the repository) as a Helm repository named after
+	// the chart; empty on a repository's lines.
+	ChartRepoAdd string `json:"chart_repo_add,omitempty"`
 	// RegistryLogin logs Helm in to the server's OCI registry; empty for a
 	// public repository, which pulls anonymously.
 	RegistryLogin string `json:"registry_login,omitempty"`
@@ -45,6 +49,10 @@ func Install(serverURL, repo, chart, version string, private bool) InstallLines 
 	ver := ""
 	if version != "" {
 		ver = " --version " + version
+	}
+	l.ChartRepoAdd = fmt.Sprintf("helm repo add %s %s/helm/%s/charts/%s", chart, base, repo, url.PathEscape(chart))
+	if private {
+		l.ChartRepoAdd += ` --username x --password "$KEY"`
 	}
 	release := releaseName(chart)
 	l.Install = fmt.Sprintf("helm install %s %s/%s%s", release, repo, chart, ver)

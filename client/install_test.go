@@ -10,9 +10,10 @@ import (
 func TestInstallLines(t *testing.T) {
 	l := client.Install("https://charts.example.com/", "stable", "web", "1.2.3", false)
 	want := client.InstallLines{
-		RepoAdd:    "helm repo add stable https://charts.example.com/helm/stable",
-		Install:    "helm install my-web stable/web --version 1.2.3",
-		OCIInstall: "helm install my-web oci://charts.example.com/stable/web --version 1.2.3",
+		RepoAdd:      "helm repo add stable https://charts.example.com/helm/stable",
+		Install:      "helm install my-web stable/web --version 1.2.3",
+		ChartRepoAdd: "helm repo add web https://charts.example.com/helm/stable/charts/web",
+		OCIInstall:   "helm install my-web oci://charts.example.com/stable/web --version 1.2.3",
 	}
 	if l != want {
 		t.Errorf("public https:\n got %+v\nwant %+v", l, want)
@@ -20,7 +21,8 @@ func TestInstallLines(t *testing.T) {
 	l = client.Install("http://127.0.0.1:8080", "priv", "api", "", true)
 	if l.RepoAdd != `helm repo add priv http://127.0.0.1:8080/helm/priv --username x --password "$KEY"` ||
 		l.RegistryLogin != `echo "$KEY" | helm registry login 127.0.0.1:8080 --username x --password-stdin --plain-http` ||
-		l.OCIInstall != "helm install my-api oci://127.0.0.1:8080/priv/api --plain-http" {
+		l.OCIInstall != "helm install my-api oci://127.0.0.1:8080/priv/api --plain-http" ||
+		l.ChartRepoAdd != `helm repo add api http://127.0.0.1:8080/helm/priv/charts/api --username x --password "$KEY"` {
 		t.Errorf("private http: %+v", l)
 	}
 	// The release name is one Helm accepts (lower case DNS-1123, at most

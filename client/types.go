@@ -10,16 +10,28 @@ import (
 
 // Repository is a chart repository.
 type Repository struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	Description  string    `json:"description"`
-	Organization *string   `json:"organization"`
-	Visibility   string    `json:"visibility"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	Description  string  `json:"description"`
+	Organization *string `json:"organization"`
+	Visibility   string  `json:"visibility"`
+	// IndexFormat is how the repository's index.yaml is written:
+	// IndexFormatJSON or IndexFormatYAML.
+	IndexFormat string    `json:"index_format"`
+	CreatedAt   time.Time `json:"created_at"`
 	// Mirror is set when the repository is a read-only mirror of an
 	// upstream Helm repository.
 	Mirror *RepositoryMirror `json:"mirror,omitempty"`
 }
+
+// The values of Repository.IndexFormat.
+const (
+	// IndexFormatJSON serves index.yaml as JSON (valid YAML; Helm ≥ 3.13
+	// and Flux load it several times faster).
+	IndexFormatJSON = "json"
+	// IndexFormatYAML serves index.yaml as Helm's own writer does.
+	IndexFormatYAML = "yaml"
+)
 
 // The statuses of RepositoryMirror.Status.
 const (
@@ -51,6 +63,9 @@ type CreateRepositoryRequest struct {
 	Description  string `json:"description,omitempty"`
 	Organization string `json:"organization,omitempty"`
 	Visibility   string `json:"visibility,omitempty"`
+	// IndexFormat is IndexFormatJSON or IndexFormatYAML; empty takes the
+	// server's default (--index-format, json unless set).
+	IndexFormat string `json:"index_format,omitempty"`
 	// Mirror makes the repository a read-only mirror of an upstream.
 	Mirror *MirrorRequest `json:"mirror,omitempty"`
 }
@@ -71,6 +86,8 @@ type MirrorRequest struct {
 type UpdateRepositoryRequest struct {
 	Description *string `json:"description,omitempty"`
 	Visibility  *string `json:"visibility,omitempty"`
+	// IndexFormat is IndexFormatJSON or IndexFormatYAML.
+	IndexFormat *string `json:"index_format,omitempty"`
 	// Mirror changes a mirror repository's upstream settings.
 	Mirror *MirrorRequest `json:"mirror,omitempty"`
 }

@@ -24,7 +24,8 @@ func tsp(t *time.Time) *time.Time {
 }
 
 func toRepository(r *chartctl.Repository) client.Repository {
-	out := client.Repository{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: string(r.Visibility), CreatedAt: ts(r.CreatedAt)}
+	out := client.Repository{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: string(r.Visibility),
+		IndexFormat: string(r.IndexFormat.OrYAML()), CreatedAt: ts(r.CreatedAt)}
 	if r.Organization != "" {
 		org := r.Organization
 		out.Organization = &org

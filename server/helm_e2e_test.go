@@ -211,6 +211,10 @@ func TestHelmIndexHTTP(t *testing.T) {
 	s := testkit.StartServer(t)
 	s.MustRepo(t, "pub", "public")
 	s.MustRepo(t, "priv", "")
+	// This test reads the YAML text; the JSON index has its own tests.
+	if r := s.DoJSON(t, "PATCH", "/v1/repositories/pub", s.AdminKey, map[string]string{"index_format": "yaml"}); r.StatusCode != 200 {
+		t.Fatalf("index_format yaml: %d %s", r.StatusCode, r.Body)
+	}
 	for _, v := range []string{"1.0.0", "1.10.0", "1.2.0"} {
 		s.Upload(t, "pub", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: v}), "")
 	}

@@ -69,7 +69,10 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 		}
 	}
 	r := &chartctl.Repository{Name: req.Name, Description: strings.TrimSpace(req.Description), Organization: req.Organization,
-		OwnerID: p.User.ID, Visibility: vis, CreatedAt: s.Now()}
+		OwnerID: p.User.ID, Visibility: vis, IndexFormat: chartctl.IndexFormat(req.IndexFormat), CreatedAt: s.Now()}
+	if r.IndexFormat != "" && !r.IndexFormat.Valid() {
+		return chartctl.InvalidIndexFormat(r.IndexFormat)
+	}
 	if req.Mirror != nil {
 		m, err := s.app.NewMirror(mirrorInput(req.Mirror))
 		if err != nil {
@@ -102,7 +105,7 @@ func (s *Server) handleUpdateRepository(c echo.Context) error {
 	if err := httpx.BindJSON(c, &req); err != nil {
 		return err
 	}
-	ch := app.RepositoryChanges{Description: req.Description, Visibility: req.Visibility}
+	ch := app.RepositoryChanges{Description: req.Description, Visibility: req.Visibility, IndexFormat: req.IndexFormat}
 	if req.Mirror != nil {
 		in := mirrorInput(req.Mirror)
 		ch.Mirror = &in

@@ -82,6 +82,9 @@ type Config struct {
 	// DefaultRepositoryQuota, if positive, is the max_bytes quota of new
 	// repositories (--default-repository-quota).
 	DefaultRepositoryQuota int64
+	// DefaultIndexFormat is the index format of new repositories that do
+	// not choose one ("" means json).
+	DefaultIndexFormat chartctl.IndexFormat
 	// BlobCacheSize is the memory, in bytes, kept for the small blobs
 	// (chart archives, provenance files, OCI blobs up to 256 KiB) that
 	// downloads are served from (--blob-cache-size); 0 keeps none.
@@ -213,7 +216,8 @@ func (s *Server) init() {
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
-			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
+			DefaultIndexFormat: s.Config.DefaultIndexFormat,
+			BlobCacheSize:      blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
 			MaxKeysPerUser: s.Config.MaxKeysPerUser, OIDCTrustInsecureIssuers: s.Config.OIDCTrustInsecureIssuers, OIDCRootCAs: s.Config.OIDCRootCAs},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },

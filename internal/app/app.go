@@ -67,6 +67,9 @@ type Config struct {
 	// OIDCRootCAs verifies the TLS certificates of trusted publishers'
 	// issuers (nil: the system's roots).
 	OIDCRootCAs *x509.CertPool
+	// DefaultIndexFormat is the index format of repositories created
+	// without one (--index-format); "" means chartctl.IndexJSON.
+	DefaultIndexFormat chartctl.IndexFormat
 }
 
 // DefaultBlobGrace is the orphan sweep's grace period when Config sets

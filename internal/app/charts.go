@@ -227,6 +227,15 @@ func (a *App) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if r.Visibility == "" {
 		r.Visibility = chartctl.VisibilityPrivate
 	}
+	if r.IndexFormat == "" {
+		r.IndexFormat = a.Config.DefaultIndexFormat
+	}
+	if r.IndexFormat == "" {
+		r.IndexFormat = chartctl.IndexJSON
+	}
+	if !r.IndexFormat.Valid() {
+		return chartctl.InvalidIndexFormat(r.IndexFormat)
+	}
 	rctx := a.Record(ctx, "repository.create", r.Name, r.Organization,
 		a.NewEvent(ctx, chartctl.EventRepositoryCreated, r.Name, r.Organization, repoPath(r.Name), r.Name, RepositoryData(r)))
 	if err := a.Store.CreateRepository(rctx, r); err != nil {

@@ -15,6 +15,8 @@ const VisibilityMessage = `visibility must be "private", "internal" (every signe
 type RepositoryChanges struct {
 	Description *string
 	Visibility  *string
+	// IndexFormat is "json" or "yaml".
+	IndexFormat *string
 	// Mirror changes a mirror's settings (its fields that are set); a
 	// repository that is not a mirror refuses it.
 	Mirror *MirrorInput
@@ -48,7 +50,18 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 		}
 		vis = &v
 	}
+	var format *chartctl.IndexFormat
+	if ch.IndexFormat != nil {
+		f := chartctl.IndexFormat(*ch.IndexFormat)
+		if !f.Valid() {
+			return nil, chartctl.InvalidIndexFormat(f)
+		}
+		format = &f
+	}
 	next := *r
+	if format != nil {
+		next.IndexFormat = *format
+	}
 	if desc != nil {
 		next.Description = *desc
 	}
@@ -70,17 +83,18 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 	}
 	rctx := a.Record(ctx, "repository.update", r.Name, r.Organization,
 		a.NewEvent(ctx, chartctl.EventRepositoryUpdated, r.Name, r.Organization, repoPath(r.Name), r.Name, RepositoryData(&next)))
+	update := chartctl.RepositoryUpdate{Description: desc, Visibility: vis, IndexFormat: format}
 	// The store has no transaction spanning both writes: new mirror
 	// settings commit first, with the audit entry and event, and if the
 	// description or visibility then fails to change, the request fails
 	// having changed the mirror settings alone.
 	if mirror != nil {
 		r, err = a.Store.UpdateMirror(rctx, r.Name, *mirror)
-		if err == nil && (desc != nil || vis != nil) {
-			r, err = a.Store.UpdateRepository(chartctl.WithChange(ctx, nil), r.Name, desc, vis)
+		if err == nil && (desc != nil || vis != nil || format != nil) {
+			r, err = a.Store.UpdateRepository(chartctl.WithChange(ctx, nil), r.Name, update)
 		}
 	} else {
-		r, err = a.Store.UpdateRepository(rctx, r.Name, desc, vis)
+		r, err = a.Store.UpdateRepository(rctx, r.Name, update)
 	}
 	// The cached record goes whatever happened: the next read sees the
 	// stored one (a visibility change takes effect at once).

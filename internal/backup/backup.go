@@ -30,8 +30,9 @@
 // refuses as a collision. 5 adds identity provider groups (issue #28):
 // the groups a team is bound to and those of a user's last sign-in, SCIM
 // tokens (hashed) and SCIM groups; a reader of 4 would restore a bound
-// team unbound, which hand edits would then drift from the IdP. This
-// package reads all five; a
+// team unbound, which hand edits would then drift from the IdP. 6 adds a
+// repository's index format (issue #32); a reader of 5 would restore a
+// JSON repository as a YAML one. This package reads all six; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup
@@ -59,7 +60,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 5
+const FormatVersion = 6
 
 const (
 	dir          = "chartctl-backup/"

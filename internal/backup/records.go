@@ -121,6 +121,9 @@ type repositoryRec struct {
 	OwnerID      string    `json:"owner_id,omitempty"`
 	Visibility   string    `json:"visibility"`
 	CreatedAt    time.Time `json:"created_at"`
+	// IndexFormat is "json" or "yaml"; backups written before format 5
+	// have none, and restore as yaml (what those repositories served).
+	IndexFormat string `json:"index_format,omitempty"`
 	// Mirror is set for a mirror repository; backups written before
 	// mirrors existed have none.
 	Mirror *mirrorRec `json:"mirror,omitempty"`
@@ -350,7 +353,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		v = organizationRec{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
 	case r.Repository != nil:
 		p := r.Repository
-		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, newMirrorRec(p.Mirror)}
+		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, string(p.IndexFormat), newMirrorRec(p.Mirror)}
 	case r.Team != nil:
 		t := r.Team
 		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt, t.IDPGroups}
@@ -480,7 +483,8 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		var v repositoryRec
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization,
-				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain()}
+				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain(),
+				IndexFormat: chartctl.IndexFormat(v.IndexFormat).OrYAML()}
 		}
 	case chartctl.DumpTeam:
 		var v teamRec

@@ -81,3 +81,23 @@ func TestFormat3Kinds(t *testing.T) {
 		t.Fatalf("an older key: %+v, %v", out.APIKey, err)
 	}
 }
+
+// TestIndexFormatRecord: a repository's index format survives a backup
+// record, and a record written before format 5 (without one) restores
+// as yaml, the index that repository served.
+func TestIndexFormatRecord(t *testing.T) {
+	in := &chartctl.Repository{ID: "repo_1", Name: "fast", Visibility: chartctl.VisibilityPublic, IndexFormat: chartctl.IndexJSON, CreatedAt: time.Unix(0, 0).UTC()}
+	b, err := encodeRecord(chartctl.DumpRecord{Repository: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeRecord(b, FormatVersion)
+	if err != nil || out.Repository.IndexFormat != chartctl.IndexJSON {
+		t.Fatalf("decode: %+v, %v", out.Repository, err)
+	}
+	old := []byte(`{"kind":"repository","data":{"id":"repo_2","name":"plain","visibility":"private","created_at":"2025-01-01T00:00:00Z"}}`)
+	out, err = decodeRecord(old, 4)
+	if err != nil || out.Repository.IndexFormat != chartctl.IndexYAML {
+		t.Fatalf("a format 4 record: %+v, %v", out.Repository, err)
+	}
+}

@@ -56,13 +56,16 @@ type orgRecord struct {
 }
 
 type repoRecord struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	Description  string    `json:"description,omitempty"`
-	Organization string    `json:"organization,omitempty"`
-	OwnerID      string    `json:"owner_id,omitempty"`
-	Visibility   string    `json:"visibility"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Description  string `json:"description,omitempty"`
+	Organization string `json:"organization,omitempty"`
+	OwnerID      string `json:"owner_id,omitempty"`
+	Visibility   string `json:"visibility"`
+	// IndexFormat is "json" or "yaml"; records stored before it existed
+	// lack it and read as yaml.
+	IndexFormat string    `json:"index_format,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
 	// Mirror is set for a mirror repository (schema 5).
 	Mirror *mirrorRecord `json:"mirror,omitempty"`
 }
@@ -193,7 +196,7 @@ func (r *orgRecord) domain() *chartctl.Organization {
 func newRepoRecord(r *chartctl.Repository) *repoRecord {
 	rec := &repoRecord{
 		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
-		OwnerID: r.OwnerID, Visibility: string(r.Visibility), CreatedAt: r.CreatedAt,
+		OwnerID: r.OwnerID, Visibility: string(r.Visibility), IndexFormat: string(r.IndexFormat.OrYAML()), CreatedAt: r.CreatedAt,
 	}
 	if m := r.Mirror; m != nil {
 		rec.Mirror = &mirrorRecord{}
@@ -222,7 +225,8 @@ func utcp(t *time.Time) *time.Time {
 func (r *repoRecord) domain() *chartctl.Repository {
 	out := &chartctl.Repository{
 		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
-		OwnerID: r.OwnerID, Visibility: chartctl.Visibility(r.Visibility), CreatedAt: r.CreatedAt,
+		OwnerID: r.OwnerID, Visibility: chartctl.Visibility(r.Visibility),
+		IndexFormat: chartctl.IndexFormat(r.IndexFormat).OrYAML(), CreatedAt: r.CreatedAt,
 	}
 	if m := r.Mirror; m != nil {
 		out.Mirror = &chartctl.Mirror{

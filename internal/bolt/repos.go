@@ -26,6 +26,12 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if !r.Visibility.Valid() {
 		return chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", r.Visibility)
 	}
+	// A caller that does not choose (a restore of an older backup, an
+	// import) gets the format every repository had before formats.
+	r.IndexFormat = r.IndexFormat.OrYAML()
+	if !r.IndexFormat.Valid() {
+		return chartctl.InvalidIndexFormat(r.IndexFormat)
+	}
 	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
 		return err
 	}
@@ -266,9 +272,13 @@ func repoNotFound(name string) error {
 }
 
 // UpdateRepository implements chartctl.Store.
-func (db *DB) UpdateRepository(ctx context.Context, name string, description *string, visibility *chartctl.Visibility) (*chartctl.Repository, error) {
+func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.RepositoryUpdate) (*chartctl.Repository, error) {
+	description, visibility := u.Description, u.Visibility
 	if visibility != nil && !visibility.Valid() {
 		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", *visibility)
+	}
+	if u.IndexFormat != nil && !u.IndexFormat.Valid() {
+		return nil, chartctl.InvalidIndexFormat(*u.IndexFormat)
 	}
 	var out *chartctl.Repository
 	err := db.update(ctx, func(tx *bbolt.Tx) error {
@@ -281,6 +291,9 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, description *st
 		}
 		if visibility != nil {
 			rec.Visibility = string(*visibility)
+		}
+		if u.IndexFormat != nil {
+			rec.IndexFormat = string(*u.IndexFormat)
 		}
 		v, err := encode(rec)
 		if err != nil {

@@ -65,7 +65,12 @@ import (
 //	   their own (created at open). Nothing is rewritten, but a binary
 //	   of schema 10 would drop a team's binding the next time it writes
 //	   the team, and accept hand-added members of a bound team.
-const SchemaVersion = 11
+//	12: a repository's index format (issue #32: the "index_format" member
+//	   of a repository record; absent reads as yaml, the format every
+//	   repository served before). Nothing is rewritten, but a binary of
+//	   schema 11 would drop the format the next time it updates the
+//	   repository, and serve a JSON repository's index as YAML.
+const SchemaVersion = 12
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -90,6 +95,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeIdentities,
 	upgradeChartTags,
 	upgradeIDPGroups,
+	upgradeIndexFormats,
 }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload
@@ -222,10 +228,15 @@ func upgradeAccess(*bbolt.Tx) error { return nil }
 // the version changes.
 func upgradeIdentities(*bbolt.Tx) error { return nil }
 
-// upgradeIDPGroups (9→10): team records without an "idp_groups" member
+// upgradeIDPGroups (10→11): team records without an "idp_groups" member
 // are unbound, user records without one have no known groups, and the
 // SCIM buckets start empty; only the version changes.
 func upgradeIDPGroups(*bbolt.Tx) error { return nil }
+
+// upgradeIndexFormats (11→12): repository records without an
+// "index_format" member keep serving YAML, as before; only the version
+// changes.
+func upgradeIndexFormats(*bbolt.Tx) error { return nil }
 
 // upgradeMirrors (4→5): repository records without a "mirror" member are
 // ordinary repositories, as before; only the version changes.

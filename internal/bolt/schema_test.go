@@ -590,6 +590,7 @@ func dropTagIndex(d map[string]string) {
 		}
 	}
 }
+
 // TestUpgradeFromSchema9KeepsTeamsUnbound opens a data dir written by the
 // release before team sync (schema 9) in place (its own data dir,
 // schema9-teams, holds a team): nothing is rewritten, its
@@ -635,5 +636,29 @@ func TestUpgradeFromSchema9KeepsTeamsUnbound(t *testing.T) {
 	}
 	if err := db.PutSCIMGroup(ctx, &chartctl.SCIMGroup{DisplayName: "platform-admins"}); err != nil {
 		t.Fatalf("a SCIM group in the upgraded store: %v", err)
+	}
+}
+
+// TestUpgradeKeepsYAMLIndexes: repositories of a schema-9 data dir, stored
+// before index formats, read as yaml (the index they served), while new
+// ones take the format they are created with.
+func TestUpgradeKeepsYAMLIndexes(t *testing.T) {
+	path, _ := copyDataDir(t, "schema9")
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	repos, err := db.Repositories(ctx)
+	if err != nil || len(repos) == 0 {
+		t.Fatalf("repositories: %v (%d)", err, len(repos))
+	}
+	for _, r := range repos {
+		if r.IndexFormat != chartctl.IndexYAML {
+			t.Errorf("repository %s of the old data dir: index format %q, want yaml", r.Name, r.IndexFormat)
+		}
+	}
+	if err := db.CreateRepository(ctx, &chartctl.Repository{Name: "fresh", IndexFormat: chartctl.IndexJSON}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Repository(ctx, "fresh"); err != nil || r.IndexFormat != chartctl.IndexJSON {
+		t.Fatalf("new repository: %+v, %v", r, err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"runtime"
 	"sort"
 	"strconv"
@@ -58,6 +59,32 @@ type Options struct {
 	Observe func(time.Duration)
 }
 
+// Format is how an index document is written.
+type Format int
+
+const (
+	// YAML is the index as Helm's own writer produces it.
+	YAML Format = iota
+	// JSON is the same index as one JSON document. JSON is YAML, so every
+	// Helm reads it; Helm ≥ 3.13 (and Flux) see that the whole body is
+	// valid JSON and decode it with encoding/json, several times faster
+	// than its YAML path.
+	JSON
+)
+
+// Query selects the view of a repository's index that Cache.View renders.
+// The zero Query is the full YAML index.
+type Query struct {
+	// Format is the document's format.
+	Format Format
+	// Chart, if set, keeps only that chart's versions (a per-chart
+	// index).
+	Chart string
+	// Latest, if positive, keeps only the newest Latest versions of each
+	// chart, in SemVer order, pre-releases included (a newest-N index).
+	Latest int
+}
+
 // Cache holds the rendered index of each repository requested so far. It
 // is safe for concurrent use.
 type Cache struct {
@@ -65,10 +92,15 @@ type Cache struct {
 	loadVer    VersionLoader
 	observe    func(time.Duration)
 	serverInfo []byte
+	// jsonContextPath is the context path as a JSON string.
+	jsonContextPath []byte
 
 	mu    sync.Mutex
 	repos map[string]*repoIndex
 }
+
+// MaxLatest is the largest N of a newest-N index.
+const MaxLatest = 100
 
 // Index is one rendering of a repository's index.yaml. It is immutable.
 type Index struct {
@@ -76,14 +108,15 @@ type Index struct {
 	Body []byte
 	// ETag is a strong entity tag of Body, quoted for the ETag header.
 	ETag string
-	// Generated is the index's generated time: when its content last
-	// changed.
+	// Generated is the index's generated time: the upload time of the
+	// newest version it lists (the Unix epoch when it lists none).
 	Generated time.Time
 	// ETagHeader and LengthHeader are the values of the ETag and
 	// Content-Length headers of Body, formatted once so that serving the
 	// index formats nothing; every response shares them, so they must
-	// never be modified.
-	ETagHeader, LengthHeader []string
+	// never be modified. LastModifiedHeader is Generated as an HTTP
+	// date, and TypeHeader the Content-Type of Body, shared alike.
+	ETagHeader, LengthHeader, LastModifiedHeader, TypeHeader []string
 
 	gzipOnce   sync.Once
 	gzipped    []byte
@@ -129,25 +162,37 @@ func New(load Loader, opts Options) *Cache {
 		// A map of strings always marshals.
 		panic(fmt.Sprintf("helmindex: render serverInfo: %v", err))
 	}
-	return &Cache{load: load, loadVer: opts.LoadVersion, observe: opts.Observe, serverInfo: si, repos: map[string]*repoIndex{}}
+	cp, err := json.Marshal(opts.ContextPath)
+	if err != nil {
+		panic(fmt.Sprintf("helmindex: render contextPath: %v", err))
+	}
+	return &Cache{load: load, loadVer: opts.LoadVersion, observe: opts.Observe, serverInfo: si, jsonContextPath: cp, repos: map[string]*repoIndex{}}
 }
 
 // repoIndex is one repository's index. mu is held while the repository
 // loads, so a Refresh arriving meanwhile waits and then applies to
 // the loaded state.
 type repoIndex struct {
-	mu      sync.Mutex
-	loaded  bool
-	charts  map[string]*chartEntries
-	names   []string // chart names in YAML key order
-	current *Index   // nil when a change has not been rendered yet
+	mu     sync.Mutex
+	loaded bool
+	// json says the versions carry their JSON entries too: set by the
+	// first JSON view, so a YAML-only repository spends nothing on them.
+	json   bool
+	charts map[string]*chartEntries
+	names  []string // chart names in YAML key order
+	// views are the rendered views of the whole repository (full and
+	// newest-N); a change to any chart drops them. Per-chart views live
+	// with their chart and are dropped only when it changes.
+	views map[Query]*Index
 }
 
 // chartEntries are one chart's versions, newest first.
 type chartEntries struct {
 	key      []byte // "  NAME:\n"
+	jkey     []byte // "\"NAME\":["
 	versions []*version
 	byRaw    map[string]*version
+	views    [2]*Index // per-chart views by Format; nil until rendered
 }
 
 // position returns v's index in versions, by binary search: newer is a
@@ -160,6 +205,7 @@ type version struct {
 	raw     string
 	sv      *semver.Version // nil if unparseable: sorted last, as Helm does
 	frag    []byte          // "  - apiVersion: ...\n    ...\n"
+	jfrag   []byte          // {"apiVersion":...}, when the repository's json is set
 	created time.Time       // the version's upload time, for generated
 }
 
@@ -167,6 +213,18 @@ type version struct {
 // its first request. A load error is returned (wrapped, so a
 // *chartctl.Error keeps its code) and not cached.
 func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
+	return c.View(ctx, repo, Query{})
+}
+
+// View returns the repository's current index as q selects it, loading
+// the repository on its first request and rendering the view on its
+// first request after a change. It returns ENOTFOUND when q.Chart is not
+// a chart of the repository and EINVALID when q.Latest is past
+// MaxLatest.
+func (c *Cache) View(ctx context.Context, repo string, q Query) (*Index, error) {
+	if q.Latest < 0 || q.Latest > MaxLatest {
+		return nil, chartctl.Errorf(chartctl.EINVALID, "The number of versions must be between 1 and %d.", MaxLatest)
+	}
 	c.mu.Lock()
 	r := c.repos[repo]
 	if r == nil {
@@ -178,6 +236,11 @@ func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := time.Now()
+	if q.Format == JSON && !r.json {
+		// The versions were loaded without their JSON entries: load
+		// again with them (once; the repository keeps them from now on).
+		r.json, r.loaded = true, false
+	}
 	if !r.loaded {
 		cvs, err := c.load(ctx, repo)
 		if err != nil {
@@ -187,20 +250,64 @@ func (c *Cache) Get(ctx context.Context, repo string) (*Index, error) {
 		r.names = nil
 		// Rendering dominates a load (about 0.1 ms a version), so it runs
 		// on every CPU.
-		frags := renderAll(cvs)
+		frags, jfrags := renderAll(cvs, r.json)
 		for i, cv := range cvs {
-			r.insert(cv, frags[i])
+			r.insert(cv, frags[i], jfrags[i])
 		}
 		r.loaded = true
-		r.current = nil
+		r.views = nil
 	}
-	if r.current == nil {
-		r.current = c.render(r)
-		if c.observe != nil {
+	if q.Chart != "" {
+		ce := r.charts[q.Chart]
+		if ce == nil {
+			return nil, chartctl.Errorf(chartctl.ENOTFOUND, "No chart %q in repository %q.", q.Chart, repo)
+		}
+		if ce.views[q.Format] == nil {
+			ce.views[q.Format] = c.render([]selection{{ce, ce.versions}}, q.Format)
+		}
+		return ce.views[q.Format], nil
+	}
+	ix := r.views[q]
+	if ix == nil {
+		ix = c.render(r.selectAll(q.Latest), q.Format)
+		if r.views == nil {
+			r.views = map[Query]*Index{}
+		}
+		r.views[q] = ix
+		if c.observe != nil && q.Latest == 0 {
 			c.observe(time.Since(start))
 		}
 	}
-	return r.current, nil
+	return ix, nil
+}
+
+// selection is one chart's part of a view: its versions to list.
+type selection struct {
+	ce       *chartEntries
+	versions []*version
+}
+
+// selectAll selects every chart, each with its newest latest versions
+// (all of them when latest is 0).
+func (r *repoIndex) selectAll(latest int) []selection {
+	sel := make([]selection, len(r.names))
+	for i, name := range r.names {
+		ce := r.charts[name]
+		vs := ce.versions
+		if latest > 0 && len(vs) > latest {
+			vs = vs[:latest]
+		}
+		sel[i] = selection{ce, vs}
+	}
+	return sel
+}
+
+// changed drops the views a change to chart name made stale.
+func (r *repoIndex) changed(name string) {
+	r.views = nil
+	if ce := r.charts[name]; ce != nil {
+		ce.views = [2]*Index{}
+	}
 }
 
 // loadedRepo returns the repository's index, locked, if it is loaded;
@@ -238,22 +345,31 @@ func (c *Cache) Refresh(ctx context.Context, repo, name, version string) {
 	}
 	defer r.mu.Unlock()
 	if c.loadVer == nil {
-		r.loaded, r.current = false, nil
+		r.loaded, r.views = false, nil
 		return
 	}
 	cv, err := c.loadVer(ctx, repo, name, version)
 	var changed bool
 	switch {
 	case err == nil:
-		changed = r.insert(cv, entry(cv))
+		var jfrag []byte
+		if r.json {
+			jfrag = renderJSON(cv)
+		}
+		changed = r.insert(cv, entry(cv), jfrag)
 	case chartctl.ErrorCode(err) == chartctl.ENOTFOUND:
+		// Drop the chart's views before remove drops the chart with its
+		// last version.
+		if ce := r.charts[name]; ce != nil && ce.byRaw[version] != nil {
+			r.changed(name)
+		}
 		changed = r.remove(name, version)
 	default:
-		r.loaded, r.current = false, nil
+		r.loaded, r.views = false, nil
 		return
 	}
 	if changed {
-		r.current = nil
+		r.changed(name)
 	}
 }
 
@@ -277,39 +393,45 @@ func entry(cv *chartctl.ChartVersion) []byte {
 	return renderVersion(cv)
 }
 
-// renderAll renders every version, in parallel.
-func renderAll(cvs []*chartctl.ChartVersion) [][]byte {
-	frags := make([][]byte, len(cvs))
+// renderAll renders every version, in parallel: its YAML entry and, when
+// withJSON, its JSON entry too (jfrags is then nil).
+func renderAll(cvs []*chartctl.ChartVersion, withJSON bool) (frags, jfrags [][]byte) {
+	frags = make([][]byte, len(cvs))
+	jfrags = make([][]byte, len(cvs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(cvs)) {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(len(cvs)); i = next.Add(1) - 1 {
 				frags[i] = entry(cvs[i])
+				if withJSON {
+					jfrags[i] = renderJSON(cvs[i])
+				}
 			}
 		})
 	}
 	wg.Wait()
-	return frags
+	return frags, jfrags
 }
 
-// insert inserts or replaces cv, rendered as frag, and reports whether the
-// index changed.
-func (r *repoIndex) insert(cv *chartctl.ChartVersion, frag []byte) bool {
+// insert inserts or replaces cv, rendered as frag (and jfrag, nil unless
+// the repository keeps JSON entries), and reports whether the index
+// changed.
+func (r *repoIndex) insert(cv *chartctl.ChartVersion, frag, jfrag []byte) bool {
 	ce := r.charts[cv.Name]
 	if ce == nil {
-		ce = &chartEntries{key: renderKey(cv.Name), byRaw: map[string]*version{}}
+		ce = &chartEntries{key: renderKey(cv.Name), jkey: renderJSONKey(cv.Name), byRaw: map[string]*version{}}
 		r.charts[cv.Name] = ce
 		r.names = insertName(r.names, cv.Name)
 	}
 	if v := ce.byRaw[cv.Version]; v != nil {
-		if bytes.Equal(v.frag, frag) && v.created.Equal(cv.CreatedAt) {
+		if bytes.Equal(v.frag, frag) && bytes.Equal(v.jfrag, jfrag) && v.created.Equal(cv.CreatedAt) {
 			return false
 		}
-		v.frag, v.created = frag, cv.CreatedAt
+		v.frag, v.jfrag, v.created = frag, jfrag, cv.CreatedAt
 		return true
 	}
-	nv := &version{raw: cv.Version, frag: frag, created: cv.CreatedAt}
+	nv := &version{raw: cv.Version, frag: frag, jfrag: jfrag, created: cv.CreatedAt}
 	if sv, err := semver.NewVersion(cv.Version); err == nil {
 		nv.sv = sv
 	}
@@ -371,25 +493,58 @@ func removeName(names []string, name string) []string {
 	return names
 }
 
-// render concatenates the fragments into a new Index.
+// render concatenates the fragments of the selected versions into a new
+// Index of format f.
 //
-// generated is the upload time of the newest version, or the Unix epoch
-// when there is none: a function of the content, not of when this
+// generated is the upload time of the newest version listed, or the Unix
+// epoch when there is none: a function of the content, not of when this
 // process saw it change, so every replica and every restart render the
-// same bytes, and the same ETag, for the same versions.
-func (c *Cache) render(r *repoIndex) *Index {
+// same bytes, and the same ETag, for the same versions; and a view of
+// one chart does not change when another chart does.
+func (c *Cache) render(sel []selection, f Format) *Index {
 	generated := time.Unix(0, 0)
-	size := len("apiVersion: v1\nentries:\n") + len(c.serverInfo)
-	for _, ce := range r.charts {
-		size += len(ce.key)
-		for _, v := range ce.versions {
-			size += len(v.frag)
+	size := 64 + len(c.serverInfo)
+	for _, s := range sel {
+		size += len(s.ce.key) + 2
+		for _, v := range s.versions {
+			if f == JSON {
+				size += len(v.jfrag) + 2
+			} else {
+				size += len(v.frag)
+			}
 			if v.created.After(generated) {
 				generated = v.created
 			}
 		}
 	}
 	generated = generated.UTC()
+	var body []byte
+	if f == JSON {
+		body = c.renderJSONBody(sel, generated, size)
+	} else {
+		body = c.renderYAMLBody(sel, generated, size)
+	}
+	sum := sha256.Sum256(body)
+	etag := `"sha256-` + hex.EncodeToString(sum[:]) + `"`
+	typ := hdrYAML
+	if f == JSON {
+		typ = hdrJSON
+	}
+	return &Index{
+		Body: body, ETag: etag, Generated: generated,
+		ETagHeader: headerValue(etag), LengthHeader: headerValue(strconv.Itoa(len(body))),
+		LastModifiedHeader: headerValue(generated.Format(http.TimeFormat)), TypeHeader: typ,
+	}
+}
+
+// Content-Type values of the two formats, shared by every Index.
+var (
+	hdrYAML = headerValue("application/x-yaml")
+	hdrJSON = headerValue("application/json")
+)
+
+// renderYAMLBody writes the YAML document, byte for byte as Helm does.
+func (c *Cache) renderYAMLBody(sel []selection, generated time.Time, size int) []byte {
 	gen, err := yaml.Marshal(struct {
 		Generated time.Time `json:"generated"`
 	}{generated})
@@ -397,26 +552,53 @@ func (c *Cache) render(r *repoIndex) *Index {
 		// A time always marshals.
 		panic(fmt.Sprintf("helmindex: render generated: %v", err))
 	}
-	size += len(gen)
-	body := make([]byte, 0, size)
+	body := make([]byte, 0, size+len(gen))
 	body = append(body, "apiVersion: v1\n"...)
-	if len(r.names) == 0 {
+	if len(sel) == 0 {
 		body = append(body, "entries: {}\n"...)
 	} else {
 		body = append(body, "entries:\n"...)
-		for _, name := range r.names {
-			ce := r.charts[name]
-			body = append(body, ce.key...)
-			for _, v := range ce.versions {
+		for _, s := range sel {
+			body = append(body, s.ce.key...)
+			for _, v := range s.versions {
 				body = append(body, v.frag...)
 			}
 		}
 	}
 	body = append(body, gen...)
-	body = append(body, c.serverInfo...)
-	sum := sha256.Sum256(body)
-	etag := `"sha256-` + hex.EncodeToString(sum[:]) + `"`
-	return &Index{Body: body, ETag: etag, Generated: generated, ETagHeader: headerValue(etag), LengthHeader: headerValue(strconv.Itoa(len(body)))}
+	return append(body, c.serverInfo...)
+}
+
+// renderJSONBody writes the JSON document: Helm's index fields with
+// Helm's names, one chart key and one version per line (so a diff of two
+// indexes reads line by line), and nothing a YAML 1.1 parser would read
+// differently from a JSON one.
+func (c *Cache) renderJSONBody(sel []selection, generated time.Time, size int) []byte {
+	body := make([]byte, 0, size)
+	body = append(body, `{"apiVersion":"v1","entries":{`...)
+	for i, s := range sel {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, '\n')
+		body = append(body, s.ce.jkey...)
+		for j, v := range s.versions {
+			if j > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, '\n')
+			body = append(body, v.jfrag...)
+		}
+		body = append(body, ']')
+	}
+	if len(sel) > 0 {
+		body = append(body, '\n')
+	}
+	body = append(body, `},"generated":"`...)
+	body = generated.AppendFormat(body, time.RFC3339Nano)
+	body = append(body, `","serverInfo":{"contextPath":`...)
+	body = append(body, c.jsonContextPath...)
+	return append(body, "}}\n"...)
 }
 
 // indexEntry is one version in the index: Helm's repo.ChartVersion (the
@@ -432,6 +614,36 @@ type indexEntry struct {
 // renderVersion renders cv as an item of its chart's list under entries,
 // indented as Helm's writer indents it.
 func renderVersion(cv *chartctl.ChartVersion) []byte {
+	y, err := yaml.Marshal([]indexEntry{newEntry(cv)})
+	if err != nil {
+		// The entry is made of strings, bools, maps and slices decoded
+		// from JSON, which always marshal.
+		panic(fmt.Sprintf("helmindex: render %s %s: %v", cv.Name, cv.Version, err))
+	}
+	return indent(y)
+}
+
+// renderJSON renders cv as one JSON object: its YAML entry converted, so
+// that the JSON index lists exactly what the YAML one does, and so that
+// every replica renders the same bytes whether the store handed it the
+// stored entry (all IndexEntry gives) or the full record.
+func renderJSON(cv *chartctl.ChartVersion) []byte {
+	// The fragment is a one-item YAML list, indented; YAML allows that.
+	j, err := yaml.YAMLToJSON(entry(cv))
+	if err == nil && len(j) > 2 && j[0] == '[' && j[len(j)-1] == ']' {
+		return j[1 : len(j)-1]
+	}
+	// A stored entry that does not parse (it never should: this package
+	// wrote it) still lists the version, with what the record says.
+	b, merr := json.Marshal(newEntry(cv))
+	if merr != nil {
+		panic(fmt.Sprintf("helmindex: render %s %s as JSON: %v", cv.Name, cv.Version, merr))
+	}
+	return b
+}
+
+// newEntry is cv's entry of the index.
+func newEntry(cv *chartctl.ChartVersion) indexEntry {
 	md := new(chart.Metadata)
 	if len(cv.Metadata) == 0 || json.Unmarshal(cv.Metadata, md) != nil {
 		// A record without usable Chart.yaml metadata still gets an
@@ -448,19 +660,22 @@ func renderVersion(cv *chartctl.ChartVersion) []byte {
 	// validated at upload, so this changes nothing for them; a failure
 	// (which Helm's client would skip the entry for) is not ours to hide.
 	_ = md.Validate()
-	e := indexEntry{
+	return indexEntry{
 		Metadata: md,
 		URLs:     []string{"charts/" + chart.ArchiveFileName(cv.Name, cv.Version)},
 		Created:  cv.CreatedAt.UTC(),
 		Digest:   strings.TrimPrefix(cv.Digest, "sha256:"),
 	}
-	y, err := yaml.Marshal([]indexEntry{e})
+}
+
+// renderJSONKey renders a chart name as a key of entries with the opening
+// of its list.
+func renderJSONKey(name string) []byte {
+	k, err := json.Marshal(name)
 	if err != nil {
-		// The entry is made of strings, bools, maps and slices decoded
-		// from JSON, which always marshal.
-		panic(fmt.Sprintf("helmindex: render %s %s: %v", cv.Name, cv.Version, err))
+		panic(fmt.Sprintf("helmindex: render key %q: %v", name, err))
 	}
-	return indent(y)
+	return append(k, ':', '[')
 }
 
 // renderKey renders a chart name as a key under entries, quoted as YAML

@@ -15,12 +15,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/helmindex"
 	"github.com/chartctl/chartctl/internal/httpx"
 )
 
@@ -84,6 +86,17 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.HEAD("/:repo/index.yaml", h.handleIndex)
 	g.GET("/:repo/charts/:file", h.handleDownload)
 	g.HEAD("/:repo/charts/:file", h.handleDownload)
+	// The per-chart and newest-N indexes are Helm repositories of their
+	// own: Helm resolves an entry's relative URL charts/NAME-VERSION.tgz
+	// against them, so their archives are served below them too.
+	g.GET("/:repo/charts/:name/index.yaml", h.handleIndex)
+	g.HEAD("/:repo/charts/:name/index.yaml", h.handleIndex)
+	g.GET("/:repo/charts/:name/charts/:file", h.handleDownload)
+	g.HEAD("/:repo/charts/:name/charts/:file", h.handleDownload)
+	g.GET("/:repo/latest/:n/index.yaml", h.handleIndex)
+	g.HEAD("/:repo/latest/:n/index.yaml", h.handleIndex)
+	g.GET("/:repo/latest/:n/charts/:file", h.handleDownload)
+	g.HEAD("/:repo/latest/:n/charts/:file", h.handleDownload)
 	g.GET("/api/:repo/charts", h.handleCMList)
 	g.POST("/api/:repo/charts", h.handleCMUpload)
 	g.GET("/api/:repo/charts/:name", h.handleCMVersions)
@@ -136,7 +149,6 @@ var anonymous *chartctl.Principal
 var (
 	hdrVary        = []string{"Accept-Encoding"}[:1:1]
 	hdrNoCache     = []string{"no-cache"}[:1:1]
-	hdrYAML        = []string{"application/x-yaml"}[:1:1]
 	hdrGzip        = []string{"gzip"}[:1:1]
 	hdrGzipName    = http.CanonicalHeaderKey("Content-Encoding")
 	hdrLengthName  = http.CanonicalHeaderKey("Content-Length")
@@ -145,7 +157,43 @@ var (
 	hdrCacheName   = http.CanonicalHeaderKey("Cache-Control")
 	hdrETagName    = http.CanonicalHeaderKey("ETag")
 	hdrIfNoneMatch = http.CanonicalHeaderKey("If-None-Match")
+	hdrLastModName = http.CanonicalHeaderKey("Last-Modified")
+	hdrIfModSince  = http.CanonicalHeaderKey("If-Modified-Since")
 )
+
+// indexQuery reads which view of the index a request asks for: the
+// per-chart index under charts/:name, the newest-N one under latest/:n,
+// in the repository's index format.
+func indexQuery(c echo.Context, r *chartctl.Repository) (helmindex.Query, error) {
+	q := helmindex.Query{Chart: c.Param("name")}
+	if r.IndexFormat.OrYAML() == chartctl.IndexJSON {
+		q.Format = helmindex.JSON
+	}
+	if s := c.Param("n"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > helmindex.MaxLatest {
+			return q, chartctl.Invalid("n", "%q is not a number of versions: use /helm/%s/latest/N with N from 1 to %d.", s, r.Name, helmindex.MaxLatest)
+		}
+		q.Latest = n
+	}
+	return q, nil
+}
+
+// notModified reports whether the request's validators match idx: its
+// If-None-Match or, only without one (RFC 9110 §13.2.2), its
+// If-Modified-Since against the index's generated time.
+func notModified(req *http.Request, idx *helmindex.Index) bool {
+	if inm := req.Header.Get(hdrIfNoneMatch); inm != "" {
+		return etagMatch(inm, idx.ETag)
+	}
+	ims := req.Header.Get(hdrIfModSince)
+	if ims == "" {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	// HTTP dates have whole seconds; generated has nanoseconds.
+	return err == nil && !idx.Generated.Truncate(time.Second).After(t)
+}
 
 // handleIndex serves index.yaml from pre-rendered bytes, with a strong
 // ETag and gzip when the client accepts it. The header values come
@@ -156,16 +204,21 @@ func (h *Handler) handleIndex(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	idx, err := h.App.Index.Get(c.Request().Context(), r.Name)
+	q, err := indexQuery(c, r)
+	if err != nil {
+		return err
+	}
+	idx, err := h.App.Index.View(c.Request().Context(), r.Name, q)
 	if err != nil {
 		return err
 	}
 	req, resp := c.Request(), c.Response()
 	hd := resp.Header()
 	hd[hdrETagName] = idx.ETagHeader
+	hd[hdrLastModName] = idx.LastModifiedHeader
 	hd[hdrVaryName] = hdrVary
 	hd[hdrCacheName] = hdrNoCache
-	if etagMatch(req.Header.Get(hdrIfNoneMatch), idx.ETag) {
+	if notModified(req, idx) {
 		resp.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -176,7 +229,7 @@ func (h *Handler) handleIndex(c echo.Context) error {
 	}
 	// A known length spares both sides chunked encoding of a large body.
 	hd[hdrLengthName] = length
-	hd[hdrTypeName] = hdrYAML
+	hd[hdrTypeName] = idx.TypeHeader
 	resp.WriteHeader(http.StatusOK)
 	if req.Method == http.MethodHead {
 		return nil
@@ -252,7 +305,8 @@ func (h *Handler) handleDownload(c echo.Context) error {
 			return err
 		}
 	}
-	if cv == nil {
+	// Below a per-chart index only that chart's archives are found.
+	if cv == nil || (c.Param("name") != "" && cv.Name != c.Param("name")) {
 		return chartctl.Errorf(chartctl.ENOTFOUND, "No chart archive %q in repository %q.", file, r.Name)
 	}
 	if prov {

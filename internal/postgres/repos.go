@@ -29,6 +29,12 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	if !r.Visibility.Valid() {
 		return chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", r.Visibility)
 	}
+	// A caller that does not choose (a restore of an older backup, an
+	// import) gets the format every repository had before formats.
+	r.IndexFormat = r.IndexFormat.OrYAML()
+	if !r.IndexFormat.Valid() {
+		return chartctl.InvalidIndexFormat(r.IndexFormat)
+	}
 	if err := db.fill(&r.ID, prefixRepo, &r.CreatedAt); err != nil {
 		return err
 	}
@@ -60,9 +66,9 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		// The unique index on the name is checked before the foreign key,
 		// so a taken name is a conflict whatever the organization, as in
 		// bolt.
-		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7)`,
-			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt)
+		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at, index_format)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8)`,
+			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt, string(r.IndexFormat))
 		if err != nil {
 			return err
 		}
@@ -89,7 +95,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 	return err
 }
 
-const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, created_at,
+const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, index_format, created_at,
 	mirror_url, mirror_interval_seconds, mirror_username, mirror_password, mirror_status, mirror_last_sync_at,
 	mirror_last_attempt_at, mirror_error`
 
@@ -102,7 +108,7 @@ func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 		interval  int64
 		status    string
 	)
-	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.CreatedAt,
+	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.IndexFormat, &r.CreatedAt,
 		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error); err != nil {
 		return nil, err
 	}
@@ -286,9 +292,18 @@ func repoNotFound(name string) error {
 // repository named name (nil leaves a field as is) and returns it. Other
 // replicas hear of the change (their cached records of the repository are
 // dropped). It returns ENOTFOUND, and EINVALID for an invalid visibility.
-func (db *DB) UpdateRepository(ctx context.Context, name string, description *string, visibility *chartctl.Visibility) (*chartctl.Repository, error) {
+func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.RepositoryUpdate) (*chartctl.Repository, error) {
+	description, visibility := u.Description, u.Visibility
 	if visibility != nil && !visibility.Valid() {
 		return nil, chartctl.Invalid("visibility", "Invalid visibility %q: use private, internal or public.", *visibility)
+	}
+	if u.IndexFormat != nil && !u.IndexFormat.Valid() {
+		return nil, chartctl.InvalidIndexFormat(*u.IndexFormat)
+	}
+	var format *string
+	if u.IndexFormat != nil {
+		f := string(*u.IndexFormat)
+		format = &f
 	}
 	if !storable(name) {
 		return nil, repoNotFound(name)
@@ -305,7 +320,8 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, description *st
 	var out *chartctl.Repository
 	err := db.mutate(ctx, "update repository", func(tx pgx.Tx) error {
 		r, err := scanRepo(tx.QueryRow(ctx, `UPDATE repositories SET description = COALESCE($2, description),
-			visibility = COALESCE($3, visibility) WHERE name = $1 RETURNING `+repoCols, name, desc, vis))
+			visibility = COALESCE($3, visibility), index_format = COALESCE($4, index_format)
+			WHERE name = $1 RETURNING `+repoCols, name, desc, vis, format))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return repoNotFound(name)
 		} else if err != nil {

@@ -536,10 +536,10 @@ func testAccessRecords(t *testing.T, open Open) {
 		t.Fatalf("visibility = %q, want internal", got.Visibility)
 	}
 	pub := chartctl.VisibilityPublic
-	_, err = s.UpdateRepository(ctx, "inside", nil, &pub)
+	_, err = s.UpdateRepository(ctx, "inside", chartctl.RepositoryUpdate{Description: nil, Visibility: &pub})
 	must(t, err)
 	internal := chartctl.VisibilityInternal
-	up, err := s.UpdateRepository(ctx, "inside", nil, &internal)
+	up, err := s.UpdateRepository(ctx, "inside", chartctl.RepositoryUpdate{Description: nil, Visibility: &internal})
 	must(t, err)
 	if up.Visibility != chartctl.VisibilityInternal {
 		t.Fatalf("updated visibility = %q", up.Visibility)
@@ -556,7 +556,7 @@ func testAccessRecords(t *testing.T, open Open) {
 	}
 
 	bad := chartctl.Visibility("secret")
-	_, err = s.UpdateRepository(ctx, "inside", nil, &bad)
+	_, err = s.UpdateRepository(ctx, "inside", chartctl.RepositoryUpdate{Description: nil, Visibility: &bad})
 	wantCode(t, err, chartctl.EINVALID)
 }
 

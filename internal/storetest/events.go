@@ -154,7 +154,7 @@ func testChangeEverywhere(t *testing.T, open Open) {
 	must(t, s.DeleteAPIKey(c(), u.ID, k.ID))
 	must(t, s.CreateOrganization(c(), &chartctl.Organization{Name: "acme"}))
 	must(t, s.CreateRepository(c(), &chartctl.Repository{Name: "acme-apps", Organization: "acme"}))
-	_, err = s.UpdateRepository(c(), "acme-apps", ptr("Apps"), nil)
+	_, err = s.UpdateRepository(c(), "acme-apps", chartctl.RepositoryUpdate{Description: ptr("Apps"), Visibility: nil})
 	must(t, err)
 	_, _, _, err = s.PutChartVersion(c(), chart("acme-apps", "web", "1.0.0"), chartctl.PutVersionOptions{})
 	must(t, err)
@@ -187,7 +187,7 @@ func testChangeEverywhere(t *testing.T, open Open) {
 	// Calls that fail write nothing.
 	wantCode(t, s.DeleteAPIKey(c(), u.ID, "key_missing"), chartctl.ENOTFOUND)
 	wantCode(t, s.RemoveMember(c(), "devs", "nobody@example.com"), chartctl.ENOTFOUND)
-	_, err = s.UpdateRepository(c(), "missing", ptr("x"), nil)
+	_, err = s.UpdateRepository(c(), "missing", chartctl.RepositoryUpdate{Description: ptr("x"), Visibility: nil})
 	wantCode(t, err, chartctl.ENOTFOUND)
 	wantCode(t, s.DeleteTag(c(), "acme-apps/img", "v1"), chartctl.ENOTFOUND)
 	wantCode(t, s.UnlinkBlob(c(), "acme-apps/img", layer), chartctl.ENOTFOUND)
@@ -846,12 +846,12 @@ func testUpdateRepository(t *testing.T, open Open) {
 	s := open(t)
 	r := mustRepo(t, s, "apps", "")
 	pub := chartctl.VisibilityPublic
-	got, err := s.UpdateRepository(ctx, "apps", ptr("Our apps"), &pub)
+	got, err := s.UpdateRepository(ctx, "apps", chartctl.RepositoryUpdate{Description: ptr("Our apps"), Visibility: &pub})
 	must(t, err)
 	if got.Description != "Our apps" || got.Visibility != pub || got.ID != r.ID || got.Name != "apps" {
 		t.Fatalf("updated %+v", got)
 	}
-	got, err = s.UpdateRepository(ctx, "apps", nil, nil)
+	got, err = s.UpdateRepository(ctx, "apps", chartctl.RepositoryUpdate{Description: nil, Visibility: nil})
 	must(t, err)
 	if got.Description != "Our apps" || got.Visibility != pub {
 		t.Fatalf("nothing changed %+v", got)
@@ -862,10 +862,37 @@ func testUpdateRepository(t *testing.T, open Open) {
 		t.Fatalf("read back %+v", got)
 	}
 	bad := chartctl.Visibility("secret")
-	_, err = s.UpdateRepository(ctx, "apps", nil, &bad)
+	_, err = s.UpdateRepository(ctx, "apps", chartctl.RepositoryUpdate{Description: nil, Visibility: &bad})
 	wantCode(t, err, chartctl.EINVALID)
-	_, err = s.UpdateRepository(ctx, "missing", ptr("x"), nil)
+	_, err = s.UpdateRepository(ctx, "missing", chartctl.RepositoryUpdate{Description: ptr("x"), Visibility: nil})
 	wantCode(t, err, chartctl.ENOTFOUND)
+
+	// The index format: a repository created without one is yaml (as
+	// every repository stored before formats); it changes alone, and
+	// lists and dumps carry it.
+	if got.IndexFormat != chartctl.IndexYAML {
+		t.Fatalf("index format of a repository created without one: %q", got.IndexFormat)
+	}
+	js := chartctl.IndexJSON
+	got, err = s.UpdateRepository(ctx, "apps", chartctl.RepositoryUpdate{IndexFormat: &js})
+	must(t, err)
+	if got.IndexFormat != js || got.Description != "Our apps" || got.Visibility != pub {
+		t.Fatalf("after changing the index format %+v", got)
+	}
+	all, err := s.Repositories(ctx)
+	must(t, err)
+	if len(all) != 1 || all[0].IndexFormat != js {
+		t.Fatalf("listed %+v", all[0])
+	}
+	badFormat := chartctl.IndexFormat("toml")
+	_, err = s.UpdateRepository(ctx, "apps", chartctl.RepositoryUpdate{IndexFormat: &badFormat})
+	wantCode(t, err, chartctl.EINVALID)
+	must(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "fast", IndexFormat: js}))
+	got, err = s.Repository(ctx, "fast")
+	must(t, err)
+	if got.IndexFormat != js {
+		t.Fatalf("created as json, read back %q", got.IndexFormat)
+	}
 }
 
 // testBoundToRepository: what is scoped to a repository (webhooks with

@@ -77,7 +77,7 @@ func testMirrors(t *testing.T, open Open) {
 
 	// Changing description and visibility leaves the mirror as it is.
 	desc, vis := "Mirrored charts", chartctl.VisibilityPublic
-	r, err = s.UpdateRepository(ctx, "upstream", &desc, &vis)
+	r, err = s.UpdateRepository(ctx, "upstream", chartctl.RepositoryUpdate{Description: &desc, Visibility: &vis})
 	must(t, err)
 	if r.Mirror == nil || r.Mirror.URL != settings.URL {
 		t.Fatalf("UpdateRepository returned mirror %+v", r.Mirror)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/identity/ldap"
@@ -72,6 +73,9 @@ type Config struct {
 	// DefaultRepoQuota is the max_bytes quota of new repositories (0:
 	// unlimited).
 	DefaultRepoQuota ByteSizeOrZero
+	// IndexFormat is the index format of new repositories that do not
+	// choose one: json or yaml.
+	IndexFormat string
 	// BlobCacheSize is the memory kept for small blobs served to
 	// downloads (0: none).
 	BlobCacheSize ByteSizeOrZero
@@ -135,6 +139,7 @@ func DefaultConfig() Config {
 		GCGrace:              time.Hour,
 		AdminEmail:           "admin@localhost",
 		LogFormat:            "text",
+		IndexFormat:          "json",
 		LogLevel:             "info",
 		WebhookRetryBase:     5 * time.Second,
 		WebhookTimeout:       10 * time.Second,
@@ -211,6 +216,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.Var((*Duration)(&c.WebhookTimeout), "webhook-timeout", "time limit of one webhook delivery attempt")
 	fs.Var(&c.AuditRetention, "audit-retention", "how long audit entries are kept, e.g. 365d or 8760h")
 	fs.Var(&c.BlobCacheSize, "blob-cache-size", "memory kept for the small chart archives, provenance files and OCI blobs (up to 256KiB each) downloads are served from, e.g. 64MiB (0 disables)")
+	fs.StringVar(&c.IndexFormat, "index-format", c.IndexFormat, "index.yaml format of new repositories that do not choose one: json (Helm 3.13+ loads it several times faster; every Helm reads it) or yaml")
 	fs.Var(&c.DefaultRepoQuota, "default-repository-quota", "max_bytes quota of new repositories, e.g. 1GiB (0: unlimited, the default)")
 
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (and chain) to serve HTTPS on --addr; re-read when it changes")
@@ -271,6 +277,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateLDAP(); err != nil {
 		return err
+	}
+	if !chartctl.IndexFormat(c.IndexFormat).Valid() {
+		return fmt.Errorf("invalid --index-format %q: use json or yaml", c.IndexFormat)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("invalid --log-format %q: use text or json", c.LogFormat)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"sigs.k8s.io/yaml"
 
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
@@ -135,20 +136,27 @@ func TestReplicas(t *testing.T) {
 		if code, b := upload(t, rs.url(0), rs.key, "shared", testkit.Chart{Name: "web", Version: "1.0.0"}); code != 200 {
 			t.Fatalf("upload: %d %s", code, b)
 		}
-		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return strings.Contains(ix, "version: 1.0.0") })
+		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return hasVersion(ix, "1.0.0") })
 		t.Logf("index.yaml current on every replica %v after the upload's answer", took)
 		// The same versions render the same bytes everywhere: one ETag, so
-		// a conditional request holds whichever replica answers it.
-		etags := map[string]bool{}
-		for i := range rs.procs {
-			r, _, err := do(t, "GET", rs.url(i)+"/helm/shared/index.yaml", rs.key, nil, "")
-			if err != nil || r.StatusCode != 200 {
-				t.Fatalf("index.yaml from replica %d: %v", i, err)
+		// a conditional request holds whichever replica answers it. So do
+		// the JSON index (new repositories' format), the per-chart index
+		// and the newest-N index.
+		for _, p := range []string{"/helm/shared/index.yaml", "/helm/shared/charts/web/index.yaml", "/helm/shared/latest/3/index.yaml"} {
+			etags, bodies, lastMod := map[string]bool{}, map[string]bool{}, map[string]bool{}
+			for i := range rs.procs {
+				r, b, err := do(t, "GET", rs.url(i)+p, rs.key, nil, "")
+				if err != nil || r.StatusCode != 200 {
+					t.Fatalf("%s from replica %d: %v", p, i, err)
+				}
+				if !json.Valid(b) {
+					t.Errorf("%s from replica %d is not the JSON index:\n%s", p, i, b)
+				}
+				etags[r.Header.Get("ETag")], bodies[string(b)], lastMod[r.Header.Get("Last-Modified")] = true, true, true
 			}
-			etags[r.Header.Get("ETag")] = true
-		}
-		if len(etags) != 1 {
-			t.Errorf("the replicas' index.yaml ETags differ: %v", etags)
+			if len(etags) != 1 || len(bodies) != 1 || len(lastMod) != 1 {
+				t.Errorf("the replicas' %s differ: ETags %v, %d bodies, Last-Modified %v", p, etags, len(bodies), lastMod)
+			}
 		}
 		for i := 1; i < 3; i++ {
 			r, b, err := do(t, "GET", rs.url(i)+"/v1/repositories/shared/charts/web/1.0.0/archive", rs.key, nil, "")
@@ -160,7 +168,7 @@ func TestReplicas(t *testing.T) {
 		if r, b, err := do(t, "DELETE", rs.url(2)+"/v1/repositories/shared/charts/web/1.0.0", rs.key, nil, ""); err != nil || r.StatusCode != 200 {
 			t.Fatalf("delete: %v %s", err, b)
 		}
-		rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return !strings.Contains(ix, "version: 1.0.0") })
+		rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return !hasVersion(ix, "1.0.0") })
 	})
 
 	t.Run("RacingPushesOneWinner", func(t *testing.T) {
@@ -534,7 +542,7 @@ func TestReplicas(t *testing.T) {
 		if code, b := upload(t, rs.url(0), rs.key, "shared", testkit.Chart{Name: "web", Version: "2.0.0"}); code != 200 {
 			t.Fatalf("upload: %d %s", code, b)
 		}
-		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return strings.Contains(ix, "version: 2.0.0") })
+		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool { return hasVersion(ix, "2.0.0") })
 		t.Logf("index.yaml current on every replica %v after the upload, with the listeners killed", took)
 	})
 
@@ -575,7 +583,7 @@ func TestReplicas(t *testing.T) {
 		}
 		want := page.Meta.Total
 		took := rs.converge(t, "shared", []int{0, 1, 2}, func(ix string) bool {
-			return strings.Contains(ix, "version: 3.0.0") && countVersions(ix) == want
+			return hasVersion(ix, "3.0.0") && countVersions(ix) == want
 		})
 		t.Logf("indexes converged %v after the first upload following the database's return", took)
 	})
@@ -638,13 +646,38 @@ func (rs *replicaSet) balancer(t *testing.T) (*httptest.Server, func() uint64) {
 	return lb, next.Load
 }
 
-// countVersions counts the version entries of an index.yaml.
-func countVersions(index string) int {
-	n := 0
-	for _, line := range strings.Split(index, "\n") {
-		if strings.HasPrefix(line, "    version: ") {
-			n++
+// hasVersion reports whether an index.yaml, YAML or JSON, lists version.
+func hasVersion(index, version string) bool {
+	var ix struct {
+		Entries map[string][]struct {
+			Version string `json:"version"`
+		} `json:"entries"`
+	}
+	if yaml.Unmarshal([]byte(index), &ix) != nil {
+		return false
+	}
+	for _, vs := range ix.Entries {
+		for _, v := range vs {
+			if v.Version == version {
+				return true
+			}
 		}
+	}
+	return false
+}
+
+// countVersions counts the version entries of an index.yaml, YAML or
+// JSON; -1 if it does not parse.
+func countVersions(index string) int {
+	var ix struct {
+		Entries map[string][]struct{} `json:"entries"`
+	}
+	if yaml.Unmarshal([]byte(index), &ix) != nil {
+		return -1
+	}
+	n := 0
+	for _, vs := range ix.Entries {
+		n += len(vs)
 	}
 	return n
 }

@@ -224,6 +224,7 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.OIDCTrustInsecureIssuers = cfg.OIDCTrustInsecureIssuers
 	srv.Config.OIDCTokenLimit = cfg.RateLimitOIDCToken
 	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
+	srv.Config.DefaultIndexFormat = chartctl.IndexFormat(cfg.IndexFormat)
 	srv.Config.BlobCacheSize = int64(cfg.BlobCacheSize)
 	srv.Logger = logger
 	srv.Config.BaseURL = cfg.BaseURL

@@ -67,7 +67,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail "replicaCount > 1 needs admin.existingSecret: the first admin's password comes from a Secret because replicas share no disk" }}
 {{- end }}
 {{- end }}
-{{- $fromValues := dict "log-format" "logFormat" "admin-email" "admin.email" "base-url" "baseURL" }}
+{{- $fromValues := dict "log-format" "logFormat" "admin-email" "admin.email" "base-url" "baseURL" "index-format" "indexFormat" }}
 {{- range $k, $v := .Values.config }}
 {{- if has $k (list "addr" "data" "config" "print-config") }}
 {{- fail (printf "config.%s is set by the chart; remove it from config" $k) }}

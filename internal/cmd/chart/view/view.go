@@ -150,6 +150,9 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 		}
 		fmt.Fprintf(w, "  %s\n", termtext.Line(lines.OCIInstall))
 	}
+	if lines.ChartRepoAdd != "" {
+		fmt.Fprintf(w, "\n%s\n  %s\n", cs.Gray("Or add this chart alone (its own small index):"), termtext.Line(lines.ChartRepoAdd))
+	}
 	if repo.Visibility != "public" {
 		fmt.Fprintf(w, "\n%s\n", cs.Gray(cmdutil.HelmKeyHint))
 	}

@@ -18,6 +18,9 @@ import (
 // Visibilities are the values of --visibility, most restricted first.
 var Visibilities = []string{client.VisibilityPrivate, client.VisibilityInternal, client.VisibilityPublic}
 
+// IndexFormats are the values of --index-format.
+var IndexFormats = []string{client.IndexFormatJSON, client.IndexFormatYAML}
+
 // CreateOptions are the inputs of `repo create`.
 type CreateOptions struct {
 	IO     *iostreams.IOStreams
@@ -30,7 +33,9 @@ type CreateOptions struct {
 	// Visibility is private, internal or public ("": the server's
 	// default, private); --public sets it to public.
 	Visibility string
-	Public     bool
+	// IndexFormat is json or yaml ("": the server's default).
+	IndexFormat string
+	Public      bool
 
 	// Mirror, if set, makes the repository a read-only mirror of this
 	// upstream Helm repository.
@@ -73,6 +78,9 @@ stores the password encrypted and never shows it. See its state with
 			if opts.Public && opts.Visibility != "" {
 				return cmdutil.FlagErrorf("--public and --visibility go one at a time: --public is --visibility public")
 			}
+			if opts.IndexFormat != "" && !slices.Contains(IndexFormats, opts.IndexFormat) {
+				return cmdutil.FlagErrorf("invalid --index-format %q: want %s", opts.IndexFormat, strings.Join(IndexFormats, ", "))
+			}
 			if opts.Visibility != "" && !slices.Contains(Visibilities, opts.Visibility) {
 				return cmdutil.FlagErrorf("invalid --visibility %q: want %s", opts.Visibility, strings.Join(Visibilities, ", "))
 			}
@@ -93,6 +101,8 @@ stores the password encrypted and never shows it. See its state with
 	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
 	cmd.Flags().StringVar(&opts.Visibility, "visibility", "", "who reads the repository: "+strings.Join(Visibilities, ", ")+" (default private)")
 	_ = cmd.RegisterFlagCompletionFunc("visibility", cobra.FixedCompletions(Visibilities, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVar(&opts.IndexFormat, "index-format", "", "index.yaml format: json (Helm 3.13+ loads it faster; every Helm reads it) or yaml (default: the server's, json unless set)")
+	_ = cmd.RegisterFlagCompletionFunc("index-format", cobra.FixedCompletions(IndexFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&opts.Public, "public", false, "make the repository readable by everyone (--visibility public)")
 	cmd.Flags().StringVar(&opts.Mirror, "mirror", "", "make the repository a read-only mirror of this upstream Helm repository URL")
 	cmd.Flags().StringVar(&opts.MirrorInterval, "mirror-interval", "1h", "time between syncs of the mirror, e.g. 30m, 12h or 7d (at least 5m)")
@@ -111,6 +121,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		Description:  opts.Description,
 		Organization: opts.Organization,
 		Visibility:   opts.Visibility,
+		IndexFormat:  opts.IndexFormat,
 	}
 	if opts.Mirror != "" {
 		m := &client.MirrorRequest{URL: &opts.Mirror, Interval: &opts.MirrorInterval}

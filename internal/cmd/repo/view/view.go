@@ -72,6 +72,7 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "id:           %s\n", termtext.Line(repo.ID))
 	fmt.Fprintf(w, "visibility:   %s\n", termtext.Line(repo.Visibility))
+	fmt.Fprintf(w, "index format: %s\n", termtext.Line(repo.IndexFormat))
 	fmt.Fprintf(w, "organization: %s\n", termtext.Line(org))
 	fmt.Fprintf(w, "created:      %s\n", repo.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintf(w, "helm url:     %s\n", termtext.Line(helmURL))
