@@ -55,7 +55,13 @@ import (
 //	   index created at open). Nothing is rewritten, but a binary of
 //	   schema 8 would drop the binding the next time it updates the user
 //	   and let the IdP sign-in create a second account.
-const SchemaVersion = 9
+//	10: signature verification (issue #30): trust entries in a bucket of
+//	   their own (created at open) and chart records with a
+//	   "verification" member. Nothing is rewritten (versions stored before
+//	   are verified by a background job, never at start), but a binary of
+//	   schema 9 would drop verification records when it rewrites a chart
+//	   record, and keep trust entries of deleted repositories.
+const SchemaVersion = 10
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -78,7 +84,13 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeChartAlternates,
 	upgradeAccess,
 	upgradeIdentities,
+	upgradeTrust,
 }
+
+// upgradeTrust (9→10): the trust bucket is created at open and chart
+// records gain their verification member when first verified, so nothing
+// is rewritten; the version records that this binary knows both.
+func upgradeTrust(tx *bbolt.Tx) error { return nil }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload
 // sessions to the ID of the repository that holds their repository name

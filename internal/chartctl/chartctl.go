@@ -147,6 +147,10 @@ type ChartVersion struct {
 	// when it was uploaded so the index is never re-rendered from the
 	// store. Stores keep it as opaque bytes; empty means "render it".
 	IndexEntry []byte
+	// Verification is the version's verification record (issue #30), nil
+	// until it was first verified. PutChartVersion stores it as given
+	// (a restore); a replaced archive drops it.
+	Verification *Verification
 }
 
 // Team is a group of members inside an organization.
@@ -359,6 +363,8 @@ type Store interface {
 	BlobClaimStore
 	// AccessStore: repository grants, robot accounts and trusted publishing.
 	AccessStore
+	// TrustStore: trust material and verification records.
+	TrustStore
 
 	// Close releases the store.
 	Close() error

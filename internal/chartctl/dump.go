@@ -44,6 +44,8 @@ type DumpRecord struct {
 	// restored robot keeps working with the secret it had.
 	Robot     *Robot
 	Publisher *TrustedPublisher
+	// TrustEntry is bound to its repository or organization by ID.
+	TrustEntry *TrustEntry
 }
 
 // ScopedQuota is the quota of one repository or organization.
@@ -87,12 +89,13 @@ const (
 	DumpGrant        = "grant"
 	DumpRobot        = "robot"
 	DumpPublisher    = "trusted_publisher"
+	DumpTrustEntry   = "trust_entry"
 )
 
 // DumpKinds lists the record kinds in the order an Exporter sends them.
 var DumpKinds = []string{
 	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
-	DumpGrant, DumpRobot, DumpPublisher, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpGrant, DumpRobot, DumpPublisher, DumpTrustEntry, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
 	DumpAuditEntry,
 }
 
@@ -135,6 +138,8 @@ func (r DumpRecord) Kind() string {
 		return DumpRobot
 	case r.Publisher != nil:
 		return DumpPublisher
+	case r.TrustEntry != nil:
+		return DumpTrustEntry
 	}
 	return ""
 }
@@ -263,6 +268,13 @@ var DumpCoverage = map[string]string{
 	"ExchangedCredentialByHash": "read",
 	"RememberTokenID":           "- token IDs are kept only until the tokens expire, minutes later",
 	"DeleteOrganization":        "Organization",
+
+	// Trust (issue #30). Verification records travel in their chart
+	// version.
+	"AddTrustEntry":    "TrustEntry",
+	"TrustEntries":     "read",
+	"DeleteTrustEntry": "TrustEntry",
+	"SetVerification":  "ChartVersion",
 
 	// OAuth.
 	"CreateOAuthClient":       "OAuthClient",
