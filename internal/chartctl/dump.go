@@ -306,6 +306,7 @@ var DumpCoverage = map[string]string{
 	"DeleteTag":         "OCITag",
 	"Referrers":         "read",
 	"ChartManifest":     "read",
+	"ChartAlternates":   "read",
 	"Names":             "read",
 	"CreateUpload":      "- OCI upload sessions in progress are not restored (clients push again)",
 	"Upload":            "read",
