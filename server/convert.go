@@ -40,7 +40,8 @@ func toRepository(r *chartctl.Repository) client.Repository {
 
 func toChart(cv *chartctl.ChartVersion) client.Chart {
 	return client.Chart{Name: cv.Name, Version: cv.Version, Description: cv.Description, AppVersion: cv.AppVersion,
-		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt), Downloads: cv.Downloads}
+		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt), Downloads: cv.Downloads,
+		Verification: toVerification(cv.Verification)}
 }
 
 func toUpload(cv *chartctl.ChartVersion) client.ChartUpload {
