@@ -20,9 +20,9 @@ type TrustScope struct {
 
 // path is the scope's trust path, or of entry name when not empty.
 func (s TrustScope) path(name string) string {
-	p := "/v1/repositories/" + url.PathEscape(s.Repository) + "/trust"
+	p := "v1/repositories/" + url.PathEscape(s.Repository) + "/trust"
 	if s.Organization != "" {
-		p = "/v1/organizations/" + url.PathEscape(s.Organization) + "/trust"
+		p = "v1/organizations/" + url.PathEscape(s.Organization) + "/trust"
 	}
 	if name != "" {
 		p += "/" + url.PathEscape(name)
