@@ -161,6 +161,9 @@ func loadOne(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 	case r.Publisher != nil:
 		p := *r.Publisher
 		what, err = "trusted publisher "+p.ID, t.AddPublisher(ctx, &p)
+	case r.TrustEntry != nil:
+		e := *r.TrustEntry
+		what, err = "trust entry "+e.Name, t.AddTrustEntry(ctx, &e)
 	case r.OCIBlobLink != nil:
 		l := r.OCIBlobLink
 		what, err = "OCI blob "+l.Digest+" of "+l.Name, t.LinkBlob(ctx, l.Name, l.Digest, l.Size)
