@@ -74,6 +74,8 @@ type Client struct {
 	Organizations *OrganizationsService
 	// Robots manages organizations' robot accounts.
 	Robots *RobotsService
+	// Trust manages the trust material of repositories and organizations.
+	Trust *TrustService
 	// Search finds charts across repositories.
 	Search *SearchService
 	// APIKeys manages the caller's API keys.
@@ -257,6 +259,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Teams = (*TeamsService)(&c.common)
 	c.Organizations = (*OrganizationsService)(&c.common)
 	c.Robots = (*RobotsService)(&c.common)
+	c.Trust = (*TrustService)(&c.common)
 	c.Search = (*SearchService)(&c.common)
 	c.APIKeys = (*APIKeysService)(&c.common)
 	c.RateLimit = (*RateLimitService)(&c.common)

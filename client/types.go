@@ -118,6 +118,70 @@ type Chart struct {
 	Images       []string `json:"images"`
 	ImagesSource string   `json:"images_source"`
 	ImagesError  string   `json:"images_error,omitempty"`
+	// Verification says which signatures of the version exist and which
+	// verified against the trust material of its repository or
+	// organization.
+	Verification *Verification `json:"verification,omitempty"`
+}
+
+// Verification is a chart version's verification record (CONTRACT §18).
+type Verification struct {
+	// Status is "verified", "unverified" (signed, nothing verified) or
+	// "unsigned".
+	Status     string      `json:"status"`
+	Signatures []Signature `json:"signatures"`
+}
+
+// SignedBy returns the identity of the first verified signature, "" if
+// none verified.
+func (v *Verification) SignedBy() string {
+	if v == nil {
+		return ""
+	}
+	for _, s := range v.Signatures {
+		if s.VerifiedAt != nil {
+			return s.Identity
+		}
+	}
+	return ""
+}
+
+// Signature is one signature of a chart version.
+type Signature struct {
+	// Kind is "pgp" (a Helm provenance file), "cosign" or "notation".
+	Kind string `json:"kind"`
+	// Identity names the signer: a PGP user ID, a key's trust entry, a
+	// keyless certificate's subject.
+	Identity string `json:"identity"`
+	// Trust names the trust entry that verified it, "" if none did.
+	Trust string `json:"trust"`
+	// VerifiedAt is when it verified, nil if it did not.
+	VerifiedAt *time.Time `json:"verified_at"`
+}
+
+// TrustEntry is trust material of a repository or an organization.
+type TrustEntry struct {
+	Name string `json:"name"`
+	// Kind is "pgp", "cosign-key", "cosign-keyless" or "notation".
+	Kind string `json:"kind"`
+	// Key is the public material (armored keyring or PEM), "" for
+	// cosign-keyless.
+	Key       string    `json:"key,omitempty"`
+	Issuer    string    `json:"issuer,omitempty"`
+	Subject   string    `json:"subject,omitempty"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// TrustRequest adds a trust entry (POST …/trust). Key takes armored or
+// PEM text; a binary keyring goes base64 in KeyBase64.
+type TrustRequest struct {
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	Key       string `json:"key,omitempty"`
+	KeyBase64 string `json:"key_base64,omitempty"`
+	Issuer    string `json:"issuer,omitempty"`
+	Subject   string `json:"subject,omitempty"`
 }
 
 // Maintainer is a chart maintainer from Chart.yaml.

@@ -111,6 +111,13 @@ func (s *Server) routes(e *echo.Echo) {
 	api.POST("/organizations/:org/robots/:name/publishers", s.handleAddPublisher)
 	api.DELETE("/organizations/:org/robots/:name/publishers/:id", s.handleRemovePublisher)
 
+	api.GET("/repositories/:repo/trust", s.handleListTrust)
+	api.POST("/repositories/:repo/trust", s.handleAddTrust)
+	api.DELETE("/repositories/:repo/trust/:name", s.handleRemoveTrust)
+	api.GET("/organizations/:org/trust", s.handleListTrust)
+	api.POST("/organizations/:org/trust", s.handleAddTrust)
+	api.DELETE("/organizations/:org/trust/:name", s.handleRemoveTrust)
+
 	api.GET("/teams", s.handleListTeams)
 	api.POST("/teams", s.handleCreateTeam)
 	api.GET("/teams/:team", s.handleGetTeam)

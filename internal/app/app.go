@@ -127,6 +127,18 @@ type App struct {
 	// (/v1/oidc/token); New sets one from Config.
 	Tokens *publishing.Verifier
 
+	// Trust configures signature verification (trust.go).
+	Trust Trust
+	// OnVerified, if set, is called after every (re)computation of a
+	// chart version's verification record (VerifyVersion), stored or not:
+	// the admission policy releases held versions from it.
+	OnVerified func(ctx context.Context, repoID string, chart, version string, v chartctl.Verification)
+	// ChartManifestDigests, if set, returns the digests of a chart
+	// version's OCI manifests (the stored or derived one, and an
+	// alternate, CONTRACT §18 decision 10); the OCI registry sets it,
+	// since it derives manifests. Unset, only a stored manifest counts.
+	ChartManifestDigests func(ctx context.Context, cv *chartctl.ChartVersion) ([]string, error)
+
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
 
@@ -138,6 +150,7 @@ type App struct {
 	diffs     diffCache
 	hold      blobHold
 	watchers  watchers
+	reverify  reverify
 }
 
 // Options configures New.

@@ -154,6 +154,12 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	// committed after this one and reached the cache first.
 	a.versionChanged(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
 	if created {
+		// A provenance file came with it, or signatures of its manifest
+		// were pushed before it (a re-push): the record is computed now,
+		// and a failure only leaves it to the next re-verification.
+		if _, err := a.VerifyVersion(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version); err != nil {
+			a.Logger.Warn("verify chart version", "repository", repo.Name, "chart", stored.Name, "version", stored.Version, "err", err)
+		}
 		// The web page is rendered once, now; a failure only means it is
 		// rendered when first viewed.
 		if err := a.Pages.Render(context.WithoutCancel(ctx), stored.Digest); err != nil {

@@ -32,7 +32,9 @@
 // tokens (hashed) and SCIM groups; a reader of 4 would restore a bound
 // team unbound, which hand edits would then drift from the IdP. 6 adds a
 // repository's index format (issue #32); a reader of 5 would restore a
-// JSON repository as a YAML one. This package reads all six; a
+// JSON repository as a YAML one. 7 adds trust entries and verification
+// records (issue #30); a reader of 6 would restore a repository without
+// the keys its policy trusts. This package reads all seven; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup
@@ -60,7 +62,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 6
+const FormatVersion = 7
 
 const (
 	dir          = "chartctl-backup/"

@@ -86,6 +86,20 @@ type robotRec struct {
 	CreatedAt               time.Time  `json:"created_at"`
 }
 
+// trustRec is the kind format 5 added (issue #30).
+type trustRec struct {
+	ID        string    `json:"id"`
+	Scope     string    `json:"scope"`
+	ScopeID   string    `json:"scope_id"`
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	Key       []byte    `json:"key,omitempty"`
+	Issuer    string    `json:"issuer,omitempty"`
+	Subject   string    `json:"subject,omitempty"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
 type publisherRec struct {
 	ID        string            `json:"id"`
 	RobotID   string            `json:"robot_id"`
@@ -409,6 +423,9 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.SCIMGroup != nil:
 		g := r.SCIMGroup
 		v = scimGroupRec{g.ID, g.DisplayName, g.ExternalID, g.Members, g.CreatedAt, g.UpdatedAt}
+	case r.TrustEntry != nil:
+		e := r.TrustEntry
+		v = trustRec{e.ID, e.Scope, e.ScopeID, e.Name, e.Kind, e.Key, e.Issuer, e.Subject, e.CreatedBy, e.CreatedAt}
 	default:
 		return nil, fmt.Errorf("empty dump record")
 	}
@@ -593,6 +610,12 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.SCIMGroup = &chartctl.SCIMGroup{ID: v.ID, DisplayName: v.DisplayName, ExternalID: v.ExternalID, Members: v.Members,
 				CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+		}
+	case chartctl.DumpTrustEntry:
+		var v trustRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			r.TrustEntry = &chartctl.TrustEntry{ID: v.ID, Scope: v.Scope, ScopeID: v.ScopeID, Name: v.Name, Kind: v.Kind,
+				Key: v.Key, Issuer: v.Issuer, Subject: v.Subject, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt}
 		}
 	default:
 		return r, fmt.Errorf("unknown record kind %q", l.Kind)

@@ -944,6 +944,9 @@ func (db *DB) DeleteOrganization(ctx context.Context, name string) error {
 		if err := deleteOrgTeams(tx, name); err != nil {
 			return err
 		}
+		if err := deleteScopeTrust(tx, chartctl.TrustScopeOrganization, o.ID); err != nil {
+			return err
+		}
 		var robots []string
 		if err := scanPrefix(bucket(tx, robotNamesBucket), prefix(o.ID), func(_, id []byte) error {
 			robots = append(robots, string(id))

@@ -163,6 +163,13 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				}
 				return chartctl.DumpRecord{SCIMGroup: r.domain()}, nil
 			}),
+			record(trustBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[trustRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{TrustEntry: r.domain()}, nil
+			}),
 			// Chart versions per repository, with index entry and counter.
 			func() error {
 				charts, index := bucket(tx, chartsBucket), bucket(tx, chartIndexBucket)

@@ -474,6 +474,29 @@ func (db *DB) ChartManifest(ctx context.Context, repo, name, version string) (*c
 	return m, wrap("get chart manifest", err)
 }
 
+// ChartAlternates implements chartctl.OCIStore: the alternates of a
+// version live under its chart's OCI name, repo/name, marked alternate.
+func (db *DB) ChartAlternates(ctx context.Context, repo, name, version string) ([]string, error) {
+	var out []string
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		return scanPrefix(bucket(tx, ociManifestsBucket), prefix(repo+"/"+name), func(_, v []byte) error {
+			if !bytes.Contains(v, []byte(`"alternate":true`)) {
+				return nil
+			}
+			r, err := decode[ociManifestRecord](v)
+			if err != nil {
+				return err
+			}
+			if r.Alternate && r.Chart != nil && r.Chart.Repository == repo && r.Chart.Name == name && r.Chart.Version == version {
+				out = append(out, r.Digest)
+			}
+			return nil
+		})
+	})
+	sort.Strings(out)
+	return out, wrap("list chart alternates", err)
+}
+
 // Names returns every name holding a manifest or a blob, sorted.
 func (db *DB) Names(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}

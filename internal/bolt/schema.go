@@ -70,7 +70,13 @@ import (
 //	   repository served before). Nothing is rewritten, but a binary of
 //	   schema 11 would drop the format the next time it updates the
 //	   repository, and serve a JSON repository's index as YAML.
-const SchemaVersion = 12
+//	13: signature verification (issue #30): trust entries in a bucket of
+//	   their own (created at open) and chart records with a
+//	   "verification" member. Nothing is rewritten (versions stored before
+//	   are verified by a background job, never at start), but a binary of
+//	   schema 12 would drop verification records when it rewrites a chart
+//	   record, and keep trust entries of deleted repositories.
+const SchemaVersion = 13
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -96,7 +102,13 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeChartTags,
 	upgradeIDPGroups,
 	upgradeIndexFormats,
+	upgradeTrust,
 }
+
+// upgradeTrust (12→13): the trust bucket is created at open and chart
+// records gain their verification member when first verified, so nothing
+// is rewritten; the version records that this binary knows both.
+func upgradeTrust(tx *bbolt.Tx) error { return nil }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload
 // sessions to the ID of the repository that holds their repository name

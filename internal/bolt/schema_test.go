@@ -662,3 +662,60 @@ func TestUpgradeKeepsYAMLIndexes(t *testing.T) {
 		t.Fatalf("new repository: %+v, %v", r, err)
 	}
 }
+
+// TestUpgradeFromSchema9KeepsChartsAndStoresVerification opens a data dir
+// written by the release before issue #30 (testdata/schema9-trust): the upgrade
+// rewrites nothing, the stored chart has no verification record until the
+// background job verifies it, and trust entries and verification records
+// can be stored and read back (and go with their organization).
+func TestUpgradeFromSchema9KeepsChartsAndStoresVerification(t *testing.T) {
+	path, _ := copyDataDir(t, "schema9-trust")
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	for k := range after {
+		// The tag index of schema 10 is built by the same upgrade.
+		if strings.HasPrefix(k, "chart_tags/") {
+			delete(after, k)
+		}
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 9 rewrote records")
+	}
+	db = mustOpen(t, path)
+	cv, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
+	if err != nil || cv.Verification != nil {
+		t.Fatalf("chart after the upgrade: %+v, %v", cv, err)
+	}
+	org, err := db.Organization(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &chartctl.TrustEntry{Scope: chartctl.TrustScopeOrganization, ScopeID: org.ID, Name: "release",
+		Kind: chartctl.TrustCosignKey, Key: []byte("-----BEGIN PUBLIC KEY-----\n")}
+	if err := db.AddTrustEntry(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	v := &chartctl.Verification{Status: chartctl.VerificationVerified, CheckedAt: now,
+		Signatures: []chartctl.Signature{{Kind: chartctl.SignatureCosign, Identity: "release", Trust: "release", VerifiedAt: &now}}}
+	if err := db.SetVerification(ctx, "acme-charts", "web", "1.0.0", cv.Digest, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
+	if err != nil || got.Verification == nil || got.Verification.SignedBy() != "release" {
+		t.Fatalf("verification after SetVerification: %+v, %v", got.Verification, err)
+	}
+	if entries, err := db.TrustEntries(ctx, chartctl.TrustScopeOrganization, org.ID); err != nil || len(entries) != 1 {
+		t.Fatalf("trust entries: %v, %v", entries, err)
+	}
+}

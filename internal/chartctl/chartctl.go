@@ -156,6 +156,10 @@ type ChartVersion struct {
 	// when it was uploaded so the index is never re-rendered from the
 	// store. Stores keep it as opaque bytes; empty means "render it".
 	IndexEntry []byte
+	// Verification is the version's verification record (issue #30), nil
+	// until it was first verified. PutChartVersion stores it as given
+	// (a restore); a replaced archive drops it.
+	Verification *Verification
 }
 
 // Team is a group of members inside an organization.
@@ -391,6 +395,8 @@ type Store interface {
 	AccessStore
 	// SCIMStore: SCIM bearer tokens and the groups a SCIM client pushes.
 	SCIMStore
+	// TrustStore: trust material and verification records.
+	TrustStore
 
 	// Close releases the store.
 	Close() error

@@ -48,6 +48,8 @@ type DumpRecord struct {
 	// the identity provider's token; SCIMGroup its members by user ID.
 	SCIMToken *SCIMToken
 	SCIMGroup *SCIMGroup
+	// TrustEntry is bound to its repository or organization by ID.
+	TrustEntry *TrustEntry
 }
 
 // ScopedQuota is the quota of one repository or organization.
@@ -93,12 +95,13 @@ const (
 	DumpPublisher    = "trusted_publisher"
 	DumpSCIMToken    = "scim_token"
 	DumpSCIMGroup    = "scim_group"
+	DumpTrustEntry   = "trust_entry"
 )
 
 // DumpKinds lists the record kinds in the order an Exporter sends them.
 var DumpKinds = []string{
 	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
-	DumpGrant, DumpRobot, DumpPublisher, DumpSCIMToken, DumpSCIMGroup, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpGrant, DumpRobot, DumpPublisher, DumpSCIMToken, DumpSCIMGroup, DumpTrustEntry, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
 	DumpAuditEntry,
 }
 
@@ -145,6 +148,8 @@ func (r DumpRecord) Kind() string {
 		return DumpSCIMToken
 	case r.SCIMGroup != nil:
 		return DumpSCIMGroup
+	case r.TrustEntry != nil:
+		return DumpTrustEntry
 	}
 	return ""
 }
@@ -286,6 +291,13 @@ var DumpCoverage = map[string]string{
 	"RememberTokenID":           "- token IDs are kept only until the tokens expire, minutes later",
 	"DeleteOrganization":        "Organization",
 
+	// Trust (issue #30). Verification records travel in their chart
+	// version.
+	"AddTrustEntry":    "TrustEntry",
+	"TrustEntries":     "read",
+	"DeleteTrustEntry": "TrustEntry",
+	"SetVerification":  "ChartVersion",
+
 	// OAuth.
 	"CreateOAuthClient":       "OAuthClient",
 	"OAuthClient":             "read",
@@ -322,6 +334,7 @@ var DumpCoverage = map[string]string{
 	"DeleteTag":         "OCITag",
 	"Referrers":         "read",
 	"ChartManifest":     "read",
+	"ChartAlternates":   "read",
 	"Names":             "read",
 	"CreateUpload":      "- OCI upload sessions in progress are not restored (clients push again)",
 	"Upload":            "read",

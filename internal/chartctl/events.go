@@ -26,6 +26,9 @@ const (
 	EventRobotDeleted          EventType = "robot.deleted"
 	EventPublisherAdded        EventType = "publisher.added"
 	EventPublisherRemoved      EventType = "publisher.removed"
+	EventTrustAdded            EventType = "trust.added"
+	EventTrustRemoved          EventType = "trust.removed"
+	EventChartVerified         EventType = "chart.verified"
 	EventPing                  EventType = "ping"
 )
 
@@ -38,6 +41,7 @@ var EventTypes = []EventType{
 	EventAPIKeyCreated, EventAPIKeyRevoked,
 	EventRobotCreated, EventRobotRotated, EventRobotDeleted,
 	EventPublisherAdded, EventPublisherRemoved,
+	EventTrustAdded, EventTrustRemoved, EventChartVerified,
 }
 
 // Valid reports whether t is one of EventTypes.

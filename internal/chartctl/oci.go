@@ -174,6 +174,9 @@ type OCIStore interface {
 	// ChartManifest returns the manifest stored for a chart version, if the
 	// version was pushed over OCI. Returns ENOTFOUND.
 	ChartManifest(ctx context.Context, repo, name, version string) (*OCIManifest, error)
+	// ChartAlternates returns the digests of a chart version's alternate
+	// manifests (decision 10), sorted; none is not an error.
+	ChartAlternates(ctx context.Context, repo, name, version string) ([]string, error)
 	// Names returns every name holding a manifest or a blob, sorted.
 	Names(ctx context.Context) ([]string, error)
 

@@ -36,6 +36,7 @@ import (
 	searchcmd "github.com/chartctl/chartctl/internal/cmd/search"
 	"github.com/chartctl/chartctl/internal/cmd/serve"
 	teamcmd "github.com/chartctl/chartctl/internal/cmd/team"
+	trustcmd "github.com/chartctl/chartctl/internal/cmd/trust"
 	usercmd "github.com/chartctl/chartctl/internal/cmd/user"
 	versioncmd "github.com/chartctl/chartctl/internal/cmd/version"
 	webhookcmd "github.com/chartctl/chartctl/internal/cmd/webhook"
@@ -327,6 +328,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		teamcmd.NewCmdTeam(f),
 		orgcmd.NewCmdOrg(f),
 		robotcmd.NewCmdRobot(f),
+		trustcmd.NewCmdTrust(f),
 		apikeycmd.NewCmdAPIKey(f),
 		usercmd.NewCmdUser(f),
 		ratelimitcmd.NewCmdRateLimit(f, nil),

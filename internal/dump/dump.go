@@ -167,6 +167,9 @@ func loadOne(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 	case r.SCIMGroup != nil:
 		g := *r.SCIMGroup
 		what, err = "SCIM group "+g.DisplayName, t.PutSCIMGroup(ctx, &g)
+	case r.TrustEntry != nil:
+		e := *r.TrustEntry
+		what, err = "trust entry "+e.Name, t.AddTrustEntry(ctx, &e)
 	case r.OCIBlobLink != nil:
 		l := r.OCIBlobLink
 		what, err = "OCI blob "+l.Digest+" of "+l.Name, t.LinkBlob(ctx, l.Name, l.Digest, l.Size)

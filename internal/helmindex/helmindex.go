@@ -381,8 +381,16 @@ func (c *Cache) Drop(repo string) {
 	c.mu.Unlock()
 }
 
+// SignedByAnnotation is the index annotation naming the verified signer of
+// a version (CONTRACT §18 "Trust and admission"). Only chartctl sets it:
+// a chart's own Chart.yaml annotation of that name is dropped, so nobody
+// can claim a signature by writing it.
+const SignedByAnnotation = "chartctl.io/signed-by"
+
 // RenderEntry renders cv's entry of the index; store it in cv.IndexEntry
-// so that loading the repository later needs no rendering.
+// so that loading the repository later needs no rendering. A version
+// whose verification record names a verified signer carries
+// SignedByAnnotation.
 func RenderEntry(cv *chartctl.ChartVersion) []byte { return renderVersion(cv) }
 
 // entry is cv's stored entry, or a fresh rendering when it has none.
@@ -656,6 +664,18 @@ func newEntry(cv *chartctl.ChartVersion) indexEntry {
 		}
 	}
 	md.Name, md.Version = cv.Name, cv.Version
+	if _, ok := md.Annotations[SignedByAnnotation]; ok {
+		delete(md.Annotations, SignedByAnnotation)
+		if len(md.Annotations) == 0 {
+			md.Annotations = nil
+		}
+	}
+	if by := cv.Verification.SignedBy(); by != "" {
+		if md.Annotations == nil {
+			md.Annotations = map[string]string{}
+		}
+		md.Annotations[SignedByAnnotation] = by
+	}
 	// Sanitize as Helm does when it adds a chart to an index. Records were
 	// validated at upload, so this changes nothing for them; a failure
 	// (which Helm's client would skip the entry for) is not ours to hide.

@@ -130,6 +130,13 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				}
 				return fn(chartctl.DumpRecord{SCIMGroup: g})
 			}},
+			{`SELECT ` + trustCols + ` FROM trust_entries ORDER BY scope, scope_id, name`, func(r pgx.Rows) error {
+				e, err := scanTrust(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{TrustEntry: e})
+			}},
 		}...)
 		steps = append(steps, []struct {
 			sql string
@@ -232,12 +239,17 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{}
 	var (
-		metadata, entry []byte
-		count           *int64
-		last            *time.Time
+		metadata, verification, entry []byte
+		count                         *int64
+		last                          *time.Time
 	)
 	if err := row.Scan(&cv.Repository, &cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
-		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &entry, &count, &last); err != nil {
+		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification,
+		&entry, &count, &last); err != nil {
+		return nil, err
+	}
+	var err error
+	if cv.Verification, err = decodeVerification(verification); err != nil {
 		return nil, err
 	}
 	if count != nil {

@@ -375,6 +375,20 @@ func (db *DB) ChartManifest(ctx context.Context, repo, name, version string) (*c
 	return m, db.wrap("get chart manifest", err)
 }
 
+// ChartAlternates implements chartctl.OCIStore.
+func (db *DB) ChartAlternates(ctx context.Context, repo, name, version string) ([]string, error) {
+	if !storable(repo, name, version) {
+		return nil, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT digest FROM oci_manifests
+		WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3 AND chart_alternate ORDER BY digest`, repo, name, version)
+	if err != nil {
+		return nil, db.wrap("list chart alternates", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, db.wrap("list chart alternates", err)
+}
+
 // Names returns every name holding a manifest or a blob, sorted.
 func (db *DB) Names(ctx context.Context) ([]string, error) {
 	// Loose index scans: a name with 100,000 manifests costs what a name

@@ -212,6 +212,9 @@ func (r *Registry) putManifest(c echo.Context, name, ref string) error {
 		return err
 	} else if err := r.storeManifest(r.App.Record(req.Context(), "manifest.push", name+"@"+man.Digest, repo.Organization), man, tag); err != nil {
 		return err
+	} else if subject := signedSubject(man, tag); subject != "" {
+		// A signature of a chart version may have arrived.
+		r.verifySigned(req.Context(), name, subject)
 	}
 	h := w.Header()
 	h.Set("Location", "/v2/"+name+"/manifests/"+dg.String())

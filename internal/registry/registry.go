@@ -144,6 +144,11 @@ func (r *Registry) init() {
 
 // Register adds the registry's routes to e: everything under /v2.
 func (r *Registry) Register(e *echo.Echo) {
+	if r.App != nil {
+		// Only the registry derives manifests, so it tells the
+		// application layer where a version's signatures hang.
+		r.App.ChartManifestDigests = r.versionManifestDigests
+	}
 	e.Any("/v2", r.handle)
 	e.Any("/v2/*", r.handle)
 }

@@ -81,6 +81,8 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		ExpiresAt: ptr(at(60 * 24 * 365)), LastUsedAt: ptr(at(45)), CreatedBy: admin.ID, CreatedAt: at(13)}))
 	must(tb, s.AddPublisher(ctx, &chartctl.TrustedPublisher{ID: "pub_gh", RobotID: "robot_ci", Issuer: "https://token.actions.githubusercontent.com",
 		Audience: "chartctl", Claims: map[string]string{"repository": "acme/apps", "ref": "refs/tags/v*"}, CreatedBy: admin.ID, CreatedAt: at(14)}))
+	must(tb, s.AddTrustEntry(ctx, &chartctl.TrustEntry{ID: "trust_release", Scope: chartctl.TrustScopeRepository, ScopeID: "repo_apps",
+		Name: "release", Kind: chartctl.TrustCosignKey, Key: []byte("-----BEGIN PUBLIC KEY-----\n"), CreatedBy: admin.ID, CreatedAt: at(15)}))
 
 	for i, v := range []string{"1.0.0", "1.1.0", "2.0.0-rc.1"} {
 		d, size := blob("web archive " + v)
