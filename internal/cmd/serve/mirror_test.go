@@ -91,7 +91,8 @@ func waitMirror(t *testing.T, base, key, name, version string) {
 	for {
 		m := getRepo(t, base, key, name).Mirror
 		_, index, _ := do(t, "GET", base+"/helm/"+name+"/index.yaml", key, nil, "")
-		if m != nil && m.Status == "ok" && strings.Contains(string(index), "version: "+version) {
+		// A new mirror serves a JSON index (the default index format).
+		if m != nil && m.Status == "ok" && (strings.Contains(string(index), `"version":"`+version+`"`) || strings.Contains(string(index), "version: "+version)) {
 			return
 		}
 		if m != nil && m.Status == "error" {
