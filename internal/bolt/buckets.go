@@ -126,6 +126,7 @@ var accessBuckets = []string{
 	robotsBucket, robotNamesBucket, robotSecretsBucket,
 	publishersBucket, robotPublishersBucket, issuerPublishersBucket,
 	exchangedBucket, tokenIDsBucket, orgTombstonesBucket,
+	policiesBucket,
 }
 
 const sep = "\x00"

@@ -55,7 +55,11 @@ import (
 //	   index created at open). Nothing is rewritten, but a binary of
 //	   schema 8 would drop the binding the next time it updates the user
 //	   and let the IdP sign-in create a second account.
-const SchemaVersion = 9
+//	10: repositories and organizations may have admission policies
+//	   (issue #30), in the policies bucket created at open. Nothing is
+//	   rewritten, but a binary of schema 9 would accept what a policy
+//	   refuses and leave the policy behind when it deletes its repository.
+const SchemaVersion = 10
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -78,6 +82,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeChartAlternates,
 	upgradeAccess,
 	upgradeIdentities,
+	upgradePolicies,
 }
 
 // bindToRepositories (5→6): binds repository webhooks and OCI upload

@@ -359,6 +359,7 @@ type Store interface {
 	BlobClaimStore
 	// AccessStore: repository grants, robot accounts and trusted publishing.
 	AccessStore
+	PolicyStore
 
 	// Close releases the store.
 	Close() error
