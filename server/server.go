@@ -22,6 +22,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -160,6 +161,11 @@ type Server struct {
 	// OnEvents, if set, is called after a change with events committed
 	// (the webhook dispatcher's Notify).
 	OnEvents func()
+	// Lint lints charts for admission policies that ask for it. The serve
+	// command sets a child process bounded in time and memory (decision
+	// 9); nil lints in this process, for tests and embedding programs that
+	// take only trusted charts.
+	Lint admission.Linter
 
 	echo     *echo.Echo
 	api      *echo.Group
@@ -220,6 +226,10 @@ func (s *Server) init() {
 		ObserveUpload: s.countUpload,
 	})
 	s.app.Secrets, s.app.OnEvents = s.Secrets, s.OnEvents
+	s.app.Lint = s.Lint
+	if s.app.Lint == nil {
+		s.app.Lint = admission.InProcess(s.Config.ChartLimits)
+	}
 	if s.RateLimits == nil {
 		s.RateLimits = ratelimit.Memory{Now: s.Now}
 	}

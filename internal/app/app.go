@@ -20,6 +20,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartpage"
@@ -119,6 +120,17 @@ type App struct {
 	// Tokens verifies the OIDC tokens of trusted publishers
 	// (/v1/oidc/token); New sets one from Config.
 	Tokens *publishing.Verifier
+
+	// Lint lints chart archives for admission policies with lint set
+	// (decision 9: the composition root bounds it in a child process).
+	// Nil refuses charts under such a policy with an internal error.
+	Lint admission.Linter
+	// SignatureStatus, if set, verifies the signatures that came with an
+	// upload (its provenance file; prov is nil when none) against the
+	// trust material of the repository with repoID, for require_signature.
+	// The verifier fills it at the composition root; nil means no verifier
+	// is configured, and every upload counts as unsigned.
+	SignatureStatus func(ctx context.Context, repoID, chart, version string, archive, prov []byte) (chartctl.PolicyVerification, error)
 
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool

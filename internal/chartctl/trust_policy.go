@@ -123,6 +123,10 @@ type Finding struct {
 type PolicyViolation struct {
 	Repository string
 	Violations []Violation
+	// Floor, when set, names the organization whose floor a repository
+	// policy being set would loosen (the refusal is of the policy, not of
+	// a chart).
+	Floor string
 }
 
 // Error implements error with the message a person reads.
@@ -133,6 +137,16 @@ func (e *PolicyViolation) Unwrap() error { return &Error{Code: EPOLICY, Message:
 
 // Message names every violated rule and what broke it.
 func (e *PolicyViolation) Message() string {
+	if e.Floor != "" {
+		msg := "The policy of repository " + quote(e.Repository) + " may only tighten the policy of organization " + quote(e.Floor) + ":"
+		for i, v := range e.Violations {
+			if i > 0 {
+				msg += ";"
+			}
+			msg += " " + v.Rule + ": " + v.Message
+		}
+		return msg + ". Keep those rules at least as strict (GET /v1/organizations/" + e.Floor + "/policy shows them)."
+	}
 	msg := "The chart does not meet the admission policy of repository " + quote(e.Repository) + ":"
 	for i, v := range e.Violations {
 		if i > 0 {

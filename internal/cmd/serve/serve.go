@@ -22,9 +22,11 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/cmd/lintchild"
 	"github.com/chartctl/chartctl/internal/identity/oidc"
 	"github.com/chartctl/chartctl/internal/mirror"
 	"github.com/chartctl/chartctl/internal/postgres"
@@ -190,6 +192,13 @@ func Run(ctx context.Context, opts *Options) error {
 
 	srv := server.New(db, blobs)
 	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
+	// Charts are linted in a child process of this binary, killed past
+	// the time bound and limited in memory (decision 9).
+	if exe, err := os.Executable(); err == nil {
+		srv.Lint = admission.Subprocess([]string{exe, lintchild.Name}, admission.DefaultLintTimeout, admission.DefaultLintMemory)
+	} else {
+		return fmt.Errorf("find this binary for the lint child process: %w", err)
+	}
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams
 	srv.Config.OIDCTrustInsecureIssuers = cfg.OIDCTrustInsecureIssuers
