@@ -4,6 +4,7 @@ package chart
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/cmd/chart/check"
 	"github.com/chartctl/chartctl/internal/cmd/chart/delete"
 	"github.com/chartctl/chartctl/internal/cmd/chart/list"
 	"github.com/chartctl/chartctl/internal/cmd/chart/pull"
@@ -28,6 +29,7 @@ func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
 		pull.NewCmdPull(f, nil),
 		delete.NewCmdDelete(f, nil),
 		view.NewCmdView(f, nil),
+		check.NewCmdCheck(f, nil),
 	)
 	return cmd
 }
