@@ -55,7 +55,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 4
+const FormatVersion = 5
 
 const (
 	dir          = "chartctl-backup/"

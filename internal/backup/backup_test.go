@@ -224,10 +224,10 @@ func rewrite(t *testing.T, b []byte, name string, edit func([]byte) []byte) []by
 func TestNewerFormatRefused(t *testing.T) {
 	src, srcBlobs := filled(t)
 	b := rewrite(t, write(t, backup.Source{Store: src, Blobs: srcBlobs}), "chartctl-backup/format.json", func(c []byte) []byte {
-		return bytes.Replace(c, []byte(`"version":4`), []byte(`"version":5`), 1)
+		return bytes.Replace(c, []byte(`"version":5`), []byte(`"version":6`), 1)
 	})
 	_, res := backup.Read(ctx, bytes.NewReader(b), nil)
-	if res.OK || len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Detail, "format version 5") {
+	if res.OK || len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Detail, "format version 6") {
 		t.Fatalf("problems %+v", res.Problems)
 	}
 }

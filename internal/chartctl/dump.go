@@ -44,6 +44,9 @@ type DumpRecord struct {
 	// restored robot keeps working with the secret it had.
 	Robot     *Robot
 	Publisher *TrustedPublisher
+	// Policy is an admission policy, bound to its repository or
+	// organization by ID.
+	Policy *ScopedPolicy
 }
 
 // ScopedQuota is the quota of one repository or organization.
@@ -87,12 +90,13 @@ const (
 	DumpGrant        = "grant"
 	DumpRobot        = "robot"
 	DumpPublisher    = "trusted_publisher"
+	DumpPolicy       = "admission_policy"
 )
 
 // DumpKinds lists the record kinds in the order an Exporter sends them.
 var DumpKinds = []string{
 	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
-	DumpGrant, DumpRobot, DumpPublisher, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpGrant, DumpRobot, DumpPublisher, DumpChartVersion, DumpQuota, DumpRetention, DumpPolicy, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
 	DumpAuditEntry,
 }
 
@@ -119,6 +123,8 @@ func (r DumpRecord) Kind() string {
 		return DumpQuota
 	case r.Retention != nil:
 		return DumpRetention
+	case r.Policy != nil:
+		return DumpPolicy
 	case r.Webhook != nil:
 		return DumpWebhook
 	case r.OCIBlobLink != nil:
@@ -229,6 +235,11 @@ var DumpCoverage = map[string]string{
 	"SetRetentionPolicy": "Retention",
 	"MarkRetentionRun":   "- when a schedule last ran: a restored server starts its schedules afresh",
 	"RetentionPolicies":  "read",
+
+	// Admission policies.
+	"Policy":    "read",
+	"SetPolicy": "Policy",
+	"Policies":  "read",
 
 	// Leases.
 	"AcquireLease": "- leases last seconds and belong to running processes",
