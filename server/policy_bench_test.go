@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chartctl/chartctl/internal/admission/helmlint"
+	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -29,6 +31,7 @@ func BenchmarkUploadPolicy(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s, key := benchServer(b)
+			s.app.Lint = helmlint.InProcess(chart.DefaultLimits())
 			ctx := context.Background()
 			u, _ := s.Store.UserByEmail(ctx, "bench@example.com")
 			repo := &chartctl.Repository{Name: "r", OwnerID: u.ID}

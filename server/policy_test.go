@@ -17,8 +17,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/client"
+	"github.com/chartctl/chartctl/internal/admission/helmlint"
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
+	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/registry"
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -40,6 +42,7 @@ type policyFixture struct {
 func setupPolicy(t *testing.T) *policyFixture {
 	t.Helper()
 	s := testkit.StartServer(t, func(s *server.Server) {
+		s.Lint = helmlint.InProcess(chart.DefaultLimits())
 		s.Extra = func(e *echo.Echo) {
 			blobs := s.Blobs.(*blob.Store)
 			reg := registry.New(s.App(), s.Store.(*bolt.DB), blobs, filepath.Join(filepath.Dir(blobs.Root()), "uploads"))

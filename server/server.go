@@ -163,8 +163,8 @@ type Server struct {
 	OnEvents func()
 	// Lint lints charts for admission policies that ask for it. The serve
 	// command sets a child process bounded in time and memory (decision
-	// 9); nil lints in this process, for tests and embedding programs that
-	// take only trusted charts.
+	// 9); nil refuses charts under a lint policy, saying no linter is
+	// installed.
 	Lint admission.Linter
 
 	echo     *echo.Echo
@@ -227,9 +227,6 @@ func (s *Server) init() {
 	})
 	s.app.Secrets, s.app.OnEvents = s.Secrets, s.OnEvents
 	s.app.Lint = s.Lint
-	if s.app.Lint == nil {
-		s.app.Lint = admission.InProcess(s.Config.ChartLimits)
-	}
 	if s.RateLimits == nil {
 		s.RateLimits = ratelimit.Memory{Now: s.Now}
 	}

@@ -11,7 +11,6 @@ package admission
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -136,10 +135,13 @@ func Evaluate(ctx context.Context, p chartctl.Policy, in Input) (*Result, error)
 		}
 	}
 	if p.Lint == chartctl.LintWarning || p.Lint == chartctl.LintError {
+		var msgs []LintMessage
+		var err error
 		if in.Lint == nil {
-			return nil, fmt.Errorf("lint: no linter configured")
+			err = fmt.Errorf("this server has no linter: install chartctl-lint next to the chartctl binary")
+		} else {
+			msgs, err = in.Lint(ctx, in.Archive)
 		}
-		msgs, err := in.Lint(ctx, in.Archive)
 		if err != nil {
 			// A chart that cannot be linted within the bounds is refused
 			// whatever the level: nothing vouches for it.
@@ -341,17 +343,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// encodeLint is the wire form of a lint run between processes.
-func encodeLint(msgs []LintMessage, err error) []byte {
-	out := struct {
-		Messages []LintMessage `json:"messages"`
-		Error    string        `json:"error,omitempty"`
-	}{Messages: msgs}
-	if err != nil {
-		out.Error = err.Error()
-	}
-	b, _ := json.Marshal(out)
-	return b
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/admission"
+	"github.com/chartctl/chartctl/internal/admission/helmlint"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -44,7 +45,7 @@ func mustInput(tb testing.TB, archive []byte) admission.Input {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return admission.Input{Archive: archive, Chart: ch, Limits: chart.DefaultLimits(), Lint: admission.InProcess(chart.DefaultLimits())}
+	return admission.Input{Archive: archive, Chart: ch, Limits: chart.DefaultLimits(), Lint: helmlint.InProcess(chart.DefaultLimits())}
 }
 
 func rules(vs []chartctl.Violation) []string {

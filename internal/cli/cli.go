@@ -26,7 +26,6 @@ import (
 	chartcmd "github.com/chartctl/chartctl/internal/cmd/chart"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
 	importcmd "github.com/chartctl/chartctl/internal/cmd/import"
-	lintchildcmd "github.com/chartctl/chartctl/internal/cmd/lintchild"
 	logincmd "github.com/chartctl/chartctl/internal/cmd/login"
 	logoutcmd "github.com/chartctl/chartctl/internal/cmd/logout"
 	mancmd "github.com/chartctl/chartctl/internal/cmd/man"
@@ -339,7 +338,6 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		versioncmd.NewCmdVersion(f),
 		completioncmd.NewCmdCompletion(f),
 		mancmd.NewCmdMan(),
-		lintchildcmd.NewCmdLintChild(),
 	)
 	for _, c := range h.Commands {
 		add("server", c(f))
