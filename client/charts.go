@@ -162,8 +162,19 @@ type UploadOptions struct {
 // then not executed) and the archive (and provenance) are io.ReadSeekers,
 // so that they can be read again from where they started.
 func (s *ChartsService) Upload(ctx context.Context, repo string, archive io.Reader, opts *UploadOptions) (*ChartUpload, *Response, error) {
+	up := new(ChartUpload)
+	resp, err := s.upload(ctx, repo, archive, opts, false, up)
+	if err != nil {
+		return nil, resp, err
+	}
+	return up, resp, nil
+}
+
+// upload sends archive as an upload (dryRun: a check of the repository's
+// admission policy that stores nothing) and decodes the answer into out.
+func (s *ChartsService) upload(ctx context.Context, repo string, archive io.Reader, opts *UploadOptions, dryRun bool, out any) (*Response, error) {
 	if archive == nil {
-		return nil, nil, fmt.Errorf("chartctl: upload: nil archive")
+		return nil, fmt.Errorf("chartctl: upload: nil archive")
 	}
 	var o UploadOptions
 	if opts != nil {
@@ -177,32 +188,30 @@ func (s *ChartsService) Upload(ctx context.Context, repo string, archive io.Read
 	}
 	b, err := newUploadBody(archive, o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	q := url.Values{}
 	if o.Force {
 		q.Set("force", "true")
 	}
+	if dryRun {
+		q.Set("dry_run", "true")
+	}
 	body, err := b.open()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	req, err := s.client.newRequest(http.MethodPost, withQuery(chartsPath(repo), q), body)
 	if err != nil {
 		_ = body.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "multipart/form-data; boundary="+b.boundary)
 	if b.replayable {
 		req.GetBody = b.open
 	}
 	defer b.stop()
-	up := new(ChartUpload)
-	resp, err := s.client.Do(ctx, req, up)
-	if err != nil {
-		return nil, resp, err
-	}
-	return up, resp, nil
+	return s.client.Do(ctx, req, out)
 }
 
 // uploadBody produces the multipart body of an upload through a pipe,

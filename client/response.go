@@ -93,6 +93,9 @@ type Error struct {
 	Parameter string
 	// RequestID is the answer's X-Request-Id.
 	RequestID string
+	// Violations are the rules an admission policy refused (422
+	// policy_violation).
+	Violations []Violation
 	// RetryAfter is how long the server asked the client to wait (429, 503).
 	RetryAfter time.Duration
 	// Rate is the rate-limit state the answer reported.
@@ -144,6 +147,7 @@ func CheckResponse(r *http.Response) error {
 	e.Code = body.Error.Code
 	e.Message = body.Error.Message
 	e.Parameter = body.Error.Parameter
+	e.Violations = body.Error.Violations
 	if e.Code == "" {
 		e.Code = CodeForStatus(r.StatusCode)
 	}

@@ -427,6 +427,15 @@ type ErrorDetail struct {
 	Message    string `json:"message"`
 	Parameter  string `json:"parameter,omitempty"`
 	RetryAfter int    `json:"retry_after,omitempty"`
+	// Violations lists every rule an admission policy refused a chart
+	// (or a repository policy) for, on 422 policy_violation.
+	Violations []Violation `json:"violations,omitempty"`
+}
+
+// Violation is one rule of an admission policy a chart broke.
+type Violation struct {
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
 }
 
 // Error codes of the contract.
@@ -446,6 +455,9 @@ const (
 	// CodeRequestTimeout: an upload body arrived slower than the server's
 	// minimum upload rate and was cut off.
 	CodeRequestTimeout = "request_timeout"
+	// CodePolicyViolation: a repository's admission policy refused a
+	// chart; ErrorDetail.Violations names every rule (CONTRACT §18).
+	CodePolicyViolation = "policy_violation"
 )
 
 var codeStatus = map[string]int{
@@ -462,6 +474,7 @@ var codeStatus = map[string]int{
 	CodeUnavailable:          http.StatusServiceUnavailable,
 	CodeQuotaExceeded:        http.StatusInsufficientStorage,
 	CodeRequestTimeout:       http.StatusRequestTimeout,
+	CodePolicyViolation:      http.StatusUnprocessableEntity,
 }
 
 // HTTPStatus returns the HTTP status for an error code (500 for unknown).

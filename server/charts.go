@@ -126,6 +126,12 @@ func (s *Server) handleUploadChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	dryRun := false
+	if v := c.QueryParam("dry_run"); v != "" {
+		if dryRun, err = strconv.ParseBool(v); err != nil {
+			return chartctl.Invalid("dry_run", "dry_run must be true or false.")
+		}
+	}
 	release, err := s.TakeUpload(c, p)
 	if err != nil {
 		return err
@@ -147,6 +153,15 @@ func (s *Server) handleUploadChart(c echo.Context) error {
 		if err := s.takeRate(c, p, extra...); err != nil {
 			return s.app.Reject(u, err)
 		}
+	}
+	if dryRun {
+		// The admission policy alone (CONTRACT §18): 200 with the
+		// findings, or its 422; nothing is stored.
+		fs, err := s.app.CheckUpload(c.Request().Context(), r, u)
+		if err != nil {
+			return err
+		}
+		return httpx.Data(c, client.ChartCheck{Name: u.Chart.Name, Version: u.Chart.Version, DryRun: true, Findings: toFindings(fs)})
 	}
 	stored, _, err := s.app.PutChart(c.Request().Context(), r, u, app.PutOptions{Force: force, CreatedAt: u.CreatedAt})
 	if err != nil {

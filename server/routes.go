@@ -95,6 +95,8 @@ func (s *Server) routes(e *echo.Echo) {
 	api.GET("/audit", s.handleAudit)
 	api.GET("/repositories/:repo/quota", s.handleGetRepoQuota)
 	api.PUT("/repositories/:repo/quota", s.handlePutRepoQuota)
+	api.GET("/repositories/:repo/policy", s.handleGetRepoPolicy)
+	api.PUT("/repositories/:repo/policy", s.handlePutRepoPolicy)
 	api.GET("/repositories/:repo/retention", s.handleGetRetention)
 	api.PUT("/repositories/:repo/retention", s.handlePutRetention)
 	api.POST("/repositories/:repo/retention/run", s.handleRunRetention)
@@ -104,6 +106,8 @@ func (s *Server) routes(e *echo.Echo) {
 	api.PATCH("/organizations/:org/robots/:name", s.handleUpdateRobot)
 	api.DELETE("/organizations/:org/robots/:name", s.handleDeleteRobot)
 	api.POST("/organizations/:org/robots/:name/rotate", s.handleRotateRobot)
+	api.GET("/organizations/:org/policy", s.handleGetOrgPolicy)
+	api.PUT("/organizations/:org/policy", s.handlePutOrgPolicy)
 	api.GET("/organizations/:org/quota", s.handleGetOrgQuota)
 	api.PUT("/organizations/:org/quota", s.handlePutOrgQuota)
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -163,6 +164,11 @@ type Server struct {
 	// OnEvents, if set, is called after a change with events committed
 	// (the webhook dispatcher's Notify).
 	OnEvents func()
+	// Lint lints charts for admission policies that ask for it. The serve
+	// command sets a child process bounded in time and memory (decision
+	// 9); nil refuses charts under a lint policy, saying no linter is
+	// installed.
+	Lint admission.Linter
 
 	echo     *echo.Echo
 	api      *echo.Group
@@ -226,6 +232,7 @@ func (s *Server) init() {
 	s.app.Secrets, s.app.OnEvents = s.Secrets, s.OnEvents
 	// A closure: s.creds is made below.
 	s.app.OnMemberships = func() { s.creds.invalidate() }
+	s.app.Lint = s.Lint
 	if s.RateLimits == nil {
 		s.RateLimits = ratelimit.Memory{Now: s.Now}
 	}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartpage"
@@ -138,6 +139,16 @@ type App struct {
 	// alternate, CONTRACT §18 decision 10); the OCI registry sets it,
 	// since it derives manifests. Unset, only a stored manifest counts.
 	ChartManifestDigests func(ctx context.Context, cv *chartctl.ChartVersion) ([]string, error)
+	// Lint lints chart archives for admission policies with lint set
+	// (decision 9: the composition root bounds it in a child process).
+	// Nil refuses charts under such a policy with an internal error.
+	Lint admission.Linter
+	// SignatureStatus verifies the signatures that came with an upload
+	// (its provenance file; prov is nil when none) against the trust
+	// material of repository r, for require_signature, before anything is
+	// stored. New sets it to VerifyUpload; tests may replace it. Nil
+	// counts every upload as unsigned.
+	SignatureStatus func(ctx context.Context, r *chartctl.Repository, chart, version string, archive, prov []byte) (chartctl.PolicyVerification, error)
 
 	// noAudit: see DisableAuditForBenchmark.
 	noAudit bool
@@ -191,6 +202,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})
+	a.SignatureStatus = a.VerifyUpload
 	return a
 }
 

@@ -74,6 +74,11 @@ func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, o
 		}
 		return nil, false, a.Reject(u, err)
 	}
+	// The admission policy, before anything is stored: every protocol
+	// and mirror syncs come through here (decision 3).
+	if _, err := a.CheckPolicy(ctx, r, u); err != nil {
+		return nil, false, a.Reject(u, err)
+	}
 	put := chartctl.PutVersionOptions{Overwrite: opts.Force && a.Config.AllowOverwrite, Manifest: opts.Manifest, Tag: opts.Tag}
 	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt)
 	a.observeUpload(created, err)
@@ -81,6 +86,18 @@ func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, o
 		return nil, false, chartctl.Errorf(chartctl.ECONFLICT, "%s This server does not allow overwriting (start it with --allow-overwrite).", chartctl.ErrorMessage(err))
 	}
 	return stored, created, err
+}
+
+// CheckUpload runs repository r's admission policy on u for a dry run
+// and discards u: nothing is stored. It returns the findings, or the
+// EPOLICY error naming every violated rule.
+func (a *App) CheckUpload(ctx context.Context, r *chartctl.Repository, u *Upload) ([]chartctl.Finding, error) {
+	defer u.Abort()
+	adm, err := a.CheckPolicy(ctx, r, u)
+	if err != nil {
+		return nil, err
+	}
+	return adm.Findings, nil
 }
 
 // Reject discards u, refused for err before PutChart, and returns err.

@@ -344,6 +344,28 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 	return *v, nil
 }
 
+// VerifyUpload verifies what an upload brings of its own signatures (its
+// provenance file, prov; nil when none) against the trust material of
+// repository r and its organization, before anything is stored: the
+// admission policy's require_signature decides on it. Signatures that
+// arrive later (cosign, Notation referrers) are found by VerifyVersion.
+func (a *App) VerifyUpload(ctx context.Context, r *chartctl.Repository, chartName, version string, archive, prov []byte) (chartctl.PolicyVerification, error) {
+	if prov == nil {
+		return chartctl.PolicyVerification{Status: chartctl.VerificationUnsigned}, nil
+	}
+	entries, err := a.trustEntriesOf(ctx, r)
+	if err != nil {
+		return chartctl.PolicyVerification{}, err
+	}
+	ev := trust.Evidence{ArchiveName: chart.ArchiveFileName(chartName, version), Archive: archive, Provenance: prov}
+	v := trust.Verify(ev, entries, trust.Options{TrustedRoot: a.Trust.TrustedRoot, Now: a.Now})
+	out := chartctl.PolicyVerification{Status: v.Status}
+	for _, s := range v.Signatures {
+		out.Signatures = append(out.Signatures, chartctl.PolicySignature{Kind: s.Kind, Identity: s.Identity, Trust: s.Trust})
+	}
+	return out, nil
+}
+
 // withoutEntry returns cv without its stored index entry, for rendering a
 // fresh one.
 func withoutEntry(cv *chartctl.ChartVersion) *chartctl.ChartVersion {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,12 @@ type Upload struct {
 	CreatedAt time.Time
 	blob      chartctl.BlobWriter
 	prov      chartctl.BlobWriter
+	// archive and provBytes keep what was received in memory too, for
+	// the admission policy (CheckPolicy), which reads every file and may
+	// refuse the chart before anything is stored. Both are bounded: by
+	// the maximum chart size and by maxProvSize.
+	archive   *bytes.Buffer
+	provBytes *bytes.Buffer
 }
 
 // Abort discards the upload's uncommitted blobs. It is safe after PutChart.
@@ -220,7 +227,8 @@ func (a *App) receiveChart(ctx context.Context, u *Upload, r io.Reader) error {
 	}
 	u.blob = bw
 	lr := &limitedReader{r: r, n: a.Config.MaxChartSize}
-	sw := &storeWriter{w: bw}
+	u.archive = &bytes.Buffer{}
+	sw := &storeWriter{w: bw, copy: u.archive}
 	tee := io.TeeReader(lr, sw)
 	ch, err := chart.Read(tee, a.Config.ChartLimits)
 	if lr.exceeded {
@@ -262,7 +270,8 @@ func (a *App) receiveProv(ctx context.Context, u *Upload, r io.Reader) error {
 	}
 	u.prov = bw
 	lr := &limitedReader{r: r, n: maxProvSize}
-	sw := &storeWriter{w: bw}
+	u.provBytes = &bytes.Buffer{}
+	sw := &storeWriter{w: bw, copy: u.provBytes}
 	if _, err := io.Copy(sw, lr); err != nil || lr.exceeded {
 		if lr.exceeded {
 			return chartctl.Errorf(chartctl.ETOOLARGE, "The provenance file is larger than 1 MiB.")
@@ -310,12 +319,17 @@ func (a *App) bodyError(err error, msg string) error {
 type storeWriter struct {
 	w   io.Writer
 	err error
+	// copy, if set, receives what was written too.
+	copy *bytes.Buffer
 }
 
 func (s *storeWriter) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
 	if err != nil && s.err == nil {
 		s.err = err
+	}
+	if s.copy != nil {
+		s.copy.Write(p[:n])
 	}
 	return n, err
 }

@@ -34,7 +34,9 @@
 // repository's index format (issue #32); a reader of 5 would restore a
 // JSON repository as a YAML one. 7 adds trust entries and verification
 // records (issue #30); a reader of 6 would restore a repository without
-// the keys its policy trusts. This package reads all seven; a
+// the keys its policy trusts. 8 adds admission policies of repositories
+// and organizations (issue #30); a reader of 7 would restore a repository
+// that refuses nothing. This package reads all eight; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup
@@ -62,7 +64,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 7
+const FormatVersion = 8
 
 const (
 	dir          = "chartctl-backup/"

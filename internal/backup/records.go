@@ -250,6 +250,25 @@ type retentionRec struct {
 	Schedule               string  `json:"schedule,omitempty"`
 }
 
+// policyRec is an admission policy (format 5), bound to its repository or
+// organization by ID.
+type policyRec struct {
+	Scope             string    `json:"scope"`
+	ID                string    `json:"id"`
+	RequireSignature  string    `json:"require_signature"`
+	HoldWindow        string    `json:"hold_window"`
+	Lint              string    `json:"lint"`
+	ValuesSchema      bool      `json:"values_schema"`
+	RequiredFields    []string  `json:"required_fields,omitempty"`
+	NamePattern       string    `json:"name_pattern,omitempty"`
+	AllowPrerelease   bool      `json:"allow_prerelease"`
+	MonotonicVersions bool      `json:"monotonic_versions"`
+	ImagesPinned      bool      `json:"images_pinned"`
+	MaxSize           int64     `json:"max_size"`
+	DenyFiles         []string  `json:"deny_files,omitempty"`
+	UpdatedAt         time.Time `json:"updated_at"`
+}
+
 // webhookRec carries the secret sealed, as the store keeps it.
 type webhookRec struct {
 	ID         string `json:"id"`
@@ -385,6 +404,10 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		p := r.Retention.Policy
 		v = retentionRec{r.Retention.Repository, p.KeepLatest, durationString(p.KeepPushedWithin), durationString(p.KeepDownloadedWithin),
 			p.KeepMatching, durationString(p.DeletePrereleasesAfter), p.Schedule}
+	case r.Policy != nil:
+		p := r.Policy.Policy
+		v = policyRec{r.Policy.Scope, r.Policy.ID, p.RequireSignature, p.HoldWindow.String(), p.Lint, p.ValuesSchema, p.RequiredFields,
+			p.NamePattern, p.AllowPrerelease, p.MonotonicVersions, p.ImagesPinned, p.MaxSize, p.DenyFiles, p.UpdatedAt}
 	case r.Webhook != nil:
 		w := r.Webhook
 		v = webhookRec{w.ID, w.Repository, w.RepositoryID, w.Organization, w.URL, w.Events, w.Active, w.Secret, w.CreatedBy, w.CreatedAt, w.DisabledReason}
@@ -449,6 +472,12 @@ var v3Kinds = map[string]bool{chartctl.DumpGrant: true, chartctl.DumpRobot: true
 // v5Kinds are the kinds format 5 added.
 var v5Kinds = map[string]bool{chartctl.DumpSCIMToken: true, chartctl.DumpSCIMGroup: true}
 
+// v7Kinds are the kinds format 7 added.
+var v7Kinds = map[string]bool{chartctl.DumpTrustEntry: true}
+
+// v8Kinds are the kinds format 8 added.
+var v8Kinds = map[string]bool{chartctl.DumpPolicy: true}
+
 // decodeRecord reads one line of records.jsonl of a backup of format
 // version.
 func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
@@ -459,7 +488,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 	if version == 1 && !v1Kinds[l.Kind] {
 		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format 1", l.Kind)
 	}
-	if version < 3 && v3Kinds[l.Kind] || version < 5 && v5Kinds[l.Kind] {
+	if version < 3 && v3Kinds[l.Kind] || version < 5 && v5Kinds[l.Kind] || version < 7 && v7Kinds[l.Kind] || version < 8 && v8Kinds[l.Kind] {
 		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format %d", l.Kind, version)
 	}
 	var (
@@ -540,6 +569,18 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 				break
 			}
 			r.Retention = &chartctl.RepositoryRetention{Repository: v.Repository, Policy: p}
+		}
+	case chartctl.DumpPolicy:
+		var v policyRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			p := chartctl.Policy{RequireSignature: v.RequireSignature, Lint: v.Lint, ValuesSchema: v.ValuesSchema,
+				RequiredFields: v.RequiredFields, NamePattern: v.NamePattern, AllowPrerelease: v.AllowPrerelease,
+				MonotonicVersions: v.MonotonicVersions, ImagesPinned: v.ImagesPinned, MaxSize: v.MaxSize, DenyFiles: v.DenyFiles, UpdatedAt: v.UpdatedAt}
+			if p.HoldWindow, err = time.ParseDuration(v.HoldWindow); err != nil {
+				err = fmt.Errorf("hold_window: %w", err)
+				break
+			}
+			r.Policy = &chartctl.ScopedPolicy{Scope: v.Scope, ID: v.ID, Policy: p}
 		}
 	case chartctl.DumpWebhook:
 		var v webhookRec

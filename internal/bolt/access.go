@@ -977,6 +977,9 @@ func (db *DB) DeleteOrganization(ctx context.Context, name string) error {
 		if err := bucket(tx, quotasBucket).Delete(key(chartctl.QuotaOrganization, name)); err != nil {
 			return err
 		}
+		if err := deletePolicy(tx, chartctl.PolicyOrganization, o.ID); err != nil {
+			return err
+		}
 		if err := bucket(tx, usageBucket).Delete(key(chartctl.QuotaOrganization, name)); err != nil {
 			return err
 		}

@@ -149,6 +149,7 @@ var accessBuckets = []string{
 	publishersBucket, robotPublishersBucket, issuerPublishersBucket,
 	exchangedBucket, tokenIDsBucket, orgTombstonesBucket,
 	scimTokensBucket, scimTokenHashesBucket, scimGroupsBucket, scimGroupNamesBucket,
+	policiesBucket,
 }
 
 const sep = "\x00"

@@ -207,6 +207,14 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				}
 				return chartctl.DumpRecord{Retention: &chartctl.RepositoryRetention{Repository: string(k), Policy: r.domain()}}, nil
 			}),
+			record(policiesBucket, func(k, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[policyRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				scope, id, _ := strings.Cut(string(k), sep)
+				return chartctl.DumpRecord{Policy: &chartctl.ScopedPolicy{Scope: scope, ID: id, Policy: r.domain()}}, nil
+			}),
 			record(webhooksBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[webhookRecord](v)
 				if err != nil {

@@ -202,6 +202,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if err := deleteScopeTrust(tx, chartctl.TrustScopeRepository, repo.ID); err != nil {
 			return err
 		}
+		if err := deletePolicy(tx, chartctl.PolicyRepository, repo.ID); err != nil {
+			return err
+		}
 		if err := db.putTombstone(tx, repo); err != nil {
 			return err
 		}

@@ -76,7 +76,11 @@ import (
 //	   are verified by a background job, never at start), but a binary of
 //	   schema 12 would drop verification records when it rewrites a chart
 //	   record, and keep trust entries of deleted repositories.
-const SchemaVersion = 13
+//	14: repositories and organizations may have admission policies
+//	   (issue #30), in the policies bucket created at open. Nothing is
+//	   rewritten, but a binary of schema 13 would accept what a policy
+//	   refuses and leave the policy behind when it deletes its repository.
+const SchemaVersion = 14
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -103,6 +107,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeIDPGroups,
 	upgradeIndexFormats,
 	upgradeTrust,
+	upgradePolicies,
 }
 
 // upgradeTrust (12→13): the trust bucket is created at open and chart

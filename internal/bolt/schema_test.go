@@ -719,3 +719,59 @@ func TestUpgradeFromSchema9KeepsChartsAndStoresVerification(t *testing.T) {
 		t.Fatalf("trust entries: %v, %v", entries, err)
 	}
 }
+
+// TestUpgradeFromSchema9KeepsDataAndTakesPolicies: a data dir of the
+// release before admission policies (schema 9, testdata/schema9-trust)
+// upgrades to the current schema
+// with nothing but its version rewritten; its chart stays, and its
+// repository and organization can then be given policies.
+func TestUpgradeFromSchema9KeepsDataAndTakesPolicies(t *testing.T) {
+	path, _ := copyDataDir(t, "schema9-trust")
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	for k := range after {
+		// The tag index of schema 10 is built by the same upgrade.
+		if strings.HasPrefix(k, "chart_tags/") {
+			delete(after, k)
+		}
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 9 rewrote records")
+	}
+	db = mustOpen(t, path)
+	if _, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0"); err != nil {
+		t.Fatalf("the chart after the upgrade: %v", err)
+	}
+	repo, err := db.Repository(ctx, "acme-charts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, err := db.Organization(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := db.Policy(ctx, chartctl.PolicyRepository, repo.ID); err != nil || p != nil {
+		t.Fatalf("policy of an upgraded repository: %+v, %v", p, err)
+	}
+	pol := chartctl.DefaultPolicy()
+	pol.Lint = chartctl.LintError
+	if err := db.SetPolicy(ctx, chartctl.PolicyOrganization, org.ID, &pol); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetPolicy(ctx, chartctl.PolicyRepository, repo.ID, &pol); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := db.Policies(ctx); err != nil || len(all) != 2 {
+		t.Fatalf("policies after the upgrade: %+v, %v", all, err)
+	}
+}

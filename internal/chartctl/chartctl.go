@@ -397,6 +397,7 @@ type Store interface {
 	SCIMStore
 	// TrustStore: trust material and verification records.
 	TrustStore
+	PolicyStore
 
 	// Close releases the store.
 	Close() error

@@ -50,6 +50,9 @@ type DumpRecord struct {
 	SCIMGroup *SCIMGroup
 	// TrustEntry is bound to its repository or organization by ID.
 	TrustEntry *TrustEntry
+	// Policy is an admission policy, bound to its repository or
+	// organization by ID.
+	Policy *ScopedPolicy
 }
 
 // ScopedQuota is the quota of one repository or organization.
@@ -96,12 +99,13 @@ const (
 	DumpSCIMToken    = "scim_token"
 	DumpSCIMGroup    = "scim_group"
 	DumpTrustEntry   = "trust_entry"
+	DumpPolicy       = "admission_policy"
 )
 
 // DumpKinds lists the record kinds in the order an Exporter sends them.
 var DumpKinds = []string{
 	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
-	DumpGrant, DumpRobot, DumpPublisher, DumpSCIMToken, DumpSCIMGroup, DumpTrustEntry, DumpChartVersion, DumpQuota, DumpRetention, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpGrant, DumpRobot, DumpPublisher, DumpSCIMToken, DumpSCIMGroup, DumpTrustEntry, DumpChartVersion, DumpQuota, DumpRetention, DumpPolicy, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
 	DumpAuditEntry,
 }
 
@@ -128,6 +132,8 @@ func (r DumpRecord) Kind() string {
 		return DumpQuota
 	case r.Retention != nil:
 		return DumpRetention
+	case r.Policy != nil:
+		return DumpPolicy
 	case r.Webhook != nil:
 		return DumpWebhook
 	case r.OCIBlobLink != nil:
@@ -256,6 +262,11 @@ var DumpCoverage = map[string]string{
 	"SetRetentionPolicy": "Retention",
 	"MarkRetentionRun":   "- when a schedule last ran: a restored server starts its schedules afresh",
 	"RetentionPolicies":  "read",
+
+	// Admission policies.
+	"Policy":    "read",
+	"SetPolicy": "Policy",
+	"Policies":  "read",
 
 	// Leases.
 	"AcquireLease": "- leases last seconds and belong to running processes",

@@ -148,6 +148,9 @@ func loadOne(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 	case r.Retention != nil:
 		p := r.Retention.Policy
 		what, err = "retention policy of "+r.Retention.Repository, t.SetRetentionPolicy(ctx, r.Retention.Repository, &p)
+	case r.Policy != nil:
+		p := r.Policy.Policy
+		what, err = r.Policy.Scope+" policy of "+r.Policy.ID, t.SetPolicy(ctx, r.Policy.Scope, r.Policy.ID, &p)
 	case r.Webhook != nil:
 		w := *r.Webhook
 		what, err = "webhook "+w.ID, t.CreateWebhook(ctx, &w)
@@ -354,6 +357,8 @@ func Singular(kind string) string {
 		return "OCI tag"
 	case chartctl.DumpGrant:
 		return "repository grant"
+	case chartctl.DumpPolicy:
+		return "admission policy"
 	case chartctl.DumpRobot:
 		return "robot account"
 	case chartctl.DumpSCIMToken:

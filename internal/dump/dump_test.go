@@ -244,7 +244,7 @@ func TestPluralAndCount(t *testing.T) {
 		chartctl.DumpRetention: "retention policies", chartctl.DumpWebhook: "webhooks",
 		chartctl.DumpOCIBlobLink: "OCI blob links", chartctl.DumpOCIManifest: "OCI manifests", chartctl.DumpOCITag: "OCI tags",
 		chartctl.DumpAuditEntry: "audit entries", chartctl.DumpGrant: "repository grants", chartctl.DumpRobot: "robot accounts", chartctl.DumpSCIMToken: "SCIM tokens", chartctl.DumpSCIMGroup: "SCIM groups",
-		chartctl.DumpPublisher: "trusted publishers", chartctl.DumpTrustEntry: "trust entries",
+		chartctl.DumpPublisher: "trusted publishers", chartctl.DumpTrustEntry: "trust entries", chartctl.DumpPolicy: "admission policies",
 	}
 	for _, k := range chartctl.DumpKinds {
 		w, ok := want[k]

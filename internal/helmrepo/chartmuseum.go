@@ -18,9 +18,14 @@ import (
 
 // This file answers ChartMuseum's API, the requests `helm cm-push` sends.
 
-// cmFail answers an error as the ChartMuseum API does: {"error": "message"}.
+// cmFail answers an error as the ChartMuseum API does: {"error": "message"};
+// an admission policy's refusal also lists its "violations" (CONTRACT
+// §18), its message naming every rule for clients that show only it.
 func (h *Handler) cmFail(c echo.Context, err error) error {
 	code, msg := httpx.Describe(c, h.Logger, err)
+	if vs := httpx.Violations(err); vs != nil {
+		return c.JSON(client.HTTPStatus(code), map[string]any{"error": msg, "violations": vs})
+	}
 	return c.JSON(client.HTTPStatus(code), map[string]string{"error": msg})
 }
 

@@ -41,12 +41,27 @@ func WriteError(c echo.Context, logger *slog.Logger, err error) {
 			body.Error.RetryAfter = ra
 		}
 	}
+	body.Error.Violations = Violations(err)
 	status := client.HTTPStatus(code)
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return
 	}
 	_ = WriteJSON(c, status, body)
+}
+
+// Violations returns the wire form of the rules an admission policy
+// refused for, nil when err is no *chartctl.PolicyViolation.
+func Violations(err error) []client.Violation {
+	var pv *chartctl.PolicyViolation
+	if !errors.As(err, &pv) {
+		return nil
+	}
+	out := make([]client.Violation, len(pv.Violations))
+	for i, v := range pv.Violations {
+		out[i] = client.Violation{Rule: v.Rule, Message: v.Message}
+	}
+	return out
 }
 
 // Describe returns the contract's code and the message a person may read

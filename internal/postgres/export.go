@@ -173,6 +173,21 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				}
 				return fn(chartctl.DumpRecord{Retention: &chartctl.RepositoryRetention{Repository: name, Policy: rec.domain()}})
 			}},
+			{`SELECT 'organization', organization_id, policy FROM organization_policies UNION ALL
+				SELECT 'repository', repository_id, policy FROM repository_policies ORDER BY 1, 2`, func(r pgx.Rows) error {
+				var (
+					scope, id string
+					b         []byte
+					rec       policyRecord
+				)
+				if err := r.Scan(&scope, &id, &b); err != nil {
+					return err
+				}
+				if err := json.Unmarshal(b, &rec); err != nil {
+					return fmt.Errorf("policy of %s: %w", id, err)
+				}
+				return fn(chartctl.DumpRecord{Policy: &chartctl.ScopedPolicy{Scope: scope, ID: id, Policy: rec.domain()}})
+			}},
 			{`SELECT ` + webhookCols + ` FROM webhooks ORDER BY id`, func(r pgx.Rows) error {
 				w, err := scanWebhook(r)
 				if err != nil {

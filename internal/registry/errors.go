@@ -159,6 +159,12 @@ func (r *Registry) fromDomain(req *http.Request, err error) *Error {
 	case chartctl.EQUOTA:
 		// §15: a push over quota is DENIED with /v1's message.
 		return newError(http.StatusForbidden, CodeDenied, "%s", msg)
+	case chartctl.EPOLICY:
+		// §18: an admission policy's refusal is DENIED, its message
+		// naming every rule; the detail lists them as /v1 does.
+		e := newError(http.StatusForbidden, CodeDenied, "%s", msg)
+		e.Detail = map[string]any{"violations": httpx.Violations(err)}
+		return e
 	case chartctl.ENOTFOUND:
 		return newError(http.StatusNotFound, CodeNameUnknown, "%s", msg)
 	case chartctl.ETOOLARGE:

@@ -109,6 +109,11 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 	keep, within := 5, 30*24*time.Hour
 	must(tb, s.SetRetentionPolicy(ctx, "apps", &chartctl.RetentionPolicy{KeepLatest: &keep, KeepDownloadedWithin: &within,
 		KeepMatching: ">=1.0.0", DeletePrereleasesAfter: &within, Schedule: "0 3 * * *"}))
+	must(tb, s.SetPolicy(ctx, chartctl.PolicyOrganization, "org_acme", &chartctl.Policy{RequireSignature: chartctl.SignatureAny,
+		HoldWindow: 10 * time.Minute, Lint: chartctl.LintError, AllowPrerelease: true, UpdatedAt: at(47)}))
+	must(tb, s.SetPolicy(ctx, chartctl.PolicyRepository, "repo_apps", &chartctl.Policy{RequireSignature: "release", HoldWindow: time.Minute,
+		Lint: chartctl.LintError, ValuesSchema: true, RequiredFields: []string{"maintainers"}, NamePattern: "^[a-z]+$",
+		MonotonicVersions: true, ImagesPinned: true, MaxSize: 5 << 20, DenyFiles: []string{"*.pem"}, UpdatedAt: at(48)}))
 
 	for _, w := range []*chartctl.Webhook{
 		{ID: "wh_repo", Repository: "apps", URL: "https://hooks.example.com/apps", Events: []string{"chart.pushed"}, Active: true,

@@ -4,6 +4,7 @@ package chart
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/cmd/chart/check"
 	"github.com/chartctl/chartctl/internal/cmd/chart/delete"
 	"github.com/chartctl/chartctl/internal/cmd/chart/diff"
 	"github.com/chartctl/chartctl/internal/cmd/chart/list"
@@ -30,6 +31,7 @@ func NewCmdChart(f *cmdutil.Factory) *cobra.Command {
 		delete.NewCmdDelete(f, nil),
 		view.NewCmdView(f, nil),
 		diff.NewCmdDiff(f, nil),
+		check.NewCmdCheck(f, nil),
 	)
 	return cmd
 }

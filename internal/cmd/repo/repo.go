@@ -10,6 +10,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
 	"github.com/chartctl/chartctl/internal/cmd/repo/edit"
 	"github.com/chartctl/chartctl/internal/cmd/repo/list"
+	"github.com/chartctl/chartctl/internal/cmd/repo/policy"
 	"github.com/chartctl/chartctl/internal/cmd/repo/retention"
 	reposync "github.com/chartctl/chartctl/internal/cmd/repo/sync"
 	"github.com/chartctl/chartctl/internal/cmd/repo/view"
@@ -37,6 +38,7 @@ an upstream Helm repository, synced by the server.`,
 		edit.NewCmdEdit(f, nil),
 		delete.NewCmdDelete(f, nil),
 		retention.NewCmdRetention(f),
+		policy.NewCmdPolicy(f),
 		reposync.NewCmdSync(f, nil),
 		quota.NewCmdQuota(f, quota.Repository(f)),
 		access.NewCmdAccess(f),

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/spf13/cobra"
 
+	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/clientip"
@@ -219,6 +221,13 @@ func Run(ctx context.Context, opts *Options) error {
 
 	srv := server.New(db, blobs)
 	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
+	// Charts are linted by chartctl-lint in a child process, killed past
+	// the time bound and limited in memory (decision 9); Helm's lint
+	// pulls Kubernetes libraries this binary stays free of. Without it,
+	// policies with lint refuse charts saying so.
+	if lintBin := findLinter(); lintBin != "" {
+		srv.Lint = admission.Subprocess([]string{lintBin}, admission.DefaultLintTimeout, admission.DefaultLintMemory)
+	}
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams
 	srv.Config.OIDCTrustInsecureIssuers = cfg.OIDCTrustInsecureIssuers
@@ -439,4 +448,17 @@ func pruneAudit(ctx context.Context, store chartctl.Store, retention time.Durati
 		case <-t.C:
 		}
 	}
+}
+
+// findLinter returns chartctl-lint next to this binary, else on PATH, ""
+// when neither has it.
+func findLinter() string {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "chartctl-lint")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	p, _ := exec.LookPath("chartctl-lint")
+	return p
 }

@@ -205,3 +205,10 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// ArchivePath returns the archive a chart path stands for, as push sends
+// it (a chart directory is packaged into a temporary directory that
+// cleanup removes); `chart check` shares it.
+func ArchivePath(path string) (archive string, cleanup func(), err error) {
+	return archivePath(path)
+}
