@@ -22,8 +22,9 @@ PEBBLE_VERSION ?= v2.10.1
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-build: ## build bin/chartctl
+build: ## build bin/chartctl and bin/chartctl-lint (the bounded linter serve runs for lint policies)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/chartctl
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)-lint ./cmd/chartctl-lint
 
 run: build ## run the server on the embedded store in ./chartctl-data
 	./$(BIN) serve
