@@ -212,3 +212,52 @@ func waitReverified(t *testing.T, ts *testkit.Server) {
 }
 
 func runtimeGosched() { runtime.Gosched() }
+
+// TestRequireSignatureVerifiesTheUploadsProvenance: under a policy that
+// requires a signature, the provenance file that comes with an upload is
+// verified by the real verifier (real gpg and helm) against the
+// repository's trust entries before anything is stored: signed by the
+// trusted key → stored; by another key, or unsigned → 422 naming
+// require_signature, and nothing stored. A policy naming the trust entry
+// takes only that entry's signatures.
+func TestRequireSignatureVerifiesTheUploadsProvenance(t *testing.T) {
+	helm := testkit.HelmBinary(t)
+	signer := mustGPGSigner(t, "Chart Signer <signer@example.com>")
+	stranger := mustGPGSigner(t, "Someone Else <else@example.com>")
+	ts := testkit.StartServer(t)
+	ts.MustRepo(t, "prod", "")
+	pub, err := os.ReadFile(signer.pubring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ts.DoJSON(t, http.MethodPost, "/v1/repositories/prod/trust", ts.AdminKey,
+		client.TrustRequest{Name: "release", Kind: "pgp", KeyBase64: base64.StdEncoding.EncodeToString(pub)}); r.StatusCode >= 300 {
+		t.Fatalf("add trust: %d %s", r.StatusCode, r.Body)
+	}
+	for _, require := range []string{"any", "release"} {
+		if r := ts.DoJSON(t, http.MethodPut, "/v1/repositories/prod/policy", ts.AdminKey,
+			map[string]any{"require_signature": require, "hold_window": "0s"}); r.StatusCode != http.StatusOK {
+			t.Fatalf("set policy %s: %d %s", require, r.StatusCode, r.Body)
+		}
+		v := map[string]string{"any": "1.0.0", "release": "2.0.0"}[require]
+		archive, prov := mustSignedChart(t, helm, "web", v, signer)
+		uploadSigned(t, ts, "prod", archive, prov)
+		if got := chartVerification(t, ts, "prod", "web", v); got.Status != "verified" {
+			t.Fatalf("require %s, signed by the trusted key: %+v", require, got)
+		}
+		a2, p2 := mustSignedChart(t, helm, "api", v, stranger)
+		for what, parts := range map[string]map[string][]byte{
+			"signed by another key": {"chart": a2, "prov": p2},
+			"unsigned":              {"chart": testkit.MakeChart(t, testkit.Chart{Name: "api", Version: v})},
+		} {
+			body, ctype := testkit.Multipart(t, parts)
+			r := ts.Do(t, http.MethodPost, "/v1/repositories/prod/charts", ts.AdminKey, bytes.NewReader(body), "Content-Type", ctype)
+			if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"rule":"require_signature"`) {
+				t.Fatalf("require %s, %s: %d %s", require, what, r.StatusCode, r.Body)
+			}
+		}
+		if r := ts.Do(t, http.MethodGet, "/v1/repositories/prod/charts/api/versions/"+v, ts.AdminKey, nil); r.StatusCode != http.StatusNotFound {
+			t.Fatalf("require %s: a refused chart was stored: %d %s", require, r.StatusCode, r.Body)
+		}
+	}
+}
