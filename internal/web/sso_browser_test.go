@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,6 +68,29 @@ func TestBrowserSSOThroughDex(t *testing.T) {
 	}
 	late.p = p
 	env.MustRepo(t, "platform-charts", "internal")
+	// Teams bound to Dex's groups: the groups claim of each sign-in sets
+	// their members (ana is in developers; root in developers and
+	// chartctl-admins).
+	if err := env.Store.CreateOrganization(t.Context(), &chartctl.Organization{Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, group := range map[string]string{"devs": "developers", "admins": "chartctl-admins"} {
+		if err := env.Store.CreateTeam(t.Context(), &chartctl.Team{Name: name, Organization: "acme", IDPGroups: []string{group}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := func(team string) []string {
+		ms, err := env.Store.Members(t.Context(), team)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Email+"="+string(m.Role))
+		}
+		slices.Sort(out)
+		return out
+	}
 
 	signInThroughDex := func(user dextest.User, shot string) (context.Context, *chartctl.User) {
 		t.Helper()
@@ -117,8 +141,14 @@ func TestBrowserSSOThroughDex(t *testing.T) {
 	if n, _ := env.Store.UserCount(t.Context()); n != 2 {
 		t.Fatalf("%d users, want the admin and ana", n)
 	}
+	if d, a := members("devs"), members("admins"); !slices.Equal(d, []string{first.Email + "=member"}) || len(a) != 0 {
+		t.Fatalf("bound teams after ana's sign-in: devs %q, admins %q", d, a)
+	}
 	_, root := signInThroughDex(dex.User(t, "root"), "dex-root")
 	if !root.Admin {
 		t.Fatalf("a member of the admin group is not an admin: %+v", root)
+	}
+	if a := members("admins"); !slices.Equal(a, []string{root.Email + "=member"}) || len(members("devs")) != 2 {
+		t.Fatalf("bound teams after root's sign-in: devs %q, admins %q", members("devs"), a)
 	}
 }
