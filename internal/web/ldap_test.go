@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,5 +303,51 @@ func TestLDAPForOAuthApps(t *testing.T) {
 	consent := b.Get(t, done.Header.Get("Location"))
 	if consent.StatusCode != http.StatusOK || !strings.Contains(consent.Body, `class="consent-actions"`) {
 		t.Fatalf("consent page after LDAP sign-in: %d %s", consent.StatusCode, consent.Body)
+	}
+}
+
+// TestLDAPGroupsSetBoundTeams: a team bound to a directory group tracks
+// it at each LDAP sign-in: added to the group with ldapmodify, the user
+// becomes a member at the next sign-in; removed from it, no longer; each
+// change is audited.
+func TestLDAPGroupsSetBoundTeams(t *testing.T) {
+	s := slapdtest.Start(t)
+	env, _ := ldapEnv(t, s, false, "")
+	if r := env.DoJSON(t, http.MethodPost, "/v1/organizations", env.AdminKey, map[string]any{"name": "acme"}); r.StatusCode != http.StatusOK {
+		t.Fatalf("create org: %d %s", r.StatusCode, r.Body)
+	}
+	for name, group := range map[string]string{"devs": "developers", "ops": "chartctl-admins"} {
+		if r := env.DoJSON(t, http.MethodPost, "/v1/teams", env.AdminKey, map[string]any{"name": name, "organization": "acme", "idp_groups": []string{group}}); r.StatusCode != http.StatusOK {
+			t.Fatalf("create bound team %s: %d %s", name, r.StatusCode, r.Body)
+		}
+	}
+	signIn := func() {
+		t.Helper()
+		if _, r := ldapSignIn(t, env, "ana", "ana-password"); r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign-in: %d %s", r.StatusCode, r.Body)
+		}
+	}
+	signIn()
+	if d, o := teamEmails(t, env, "devs"), teamEmails(t, env, "ops"); !slices.Equal(d, []string{"ana@example.com"}) || len(o) != 0 {
+		t.Fatalf("after the first sign-in: devs %q, ops %q", d, o)
+	}
+	s.AddToGroup("chartctl-admins", "ana")
+	signIn()
+	if o := teamEmails(t, env, "ops"); !slices.Equal(o, []string{"ana@example.com"}) {
+		t.Fatalf("after joining chartctl-admins: ops %q", o)
+	}
+	if audited(t, env, "team.member_add", "ops/ana@example.com") != 1 {
+		t.Fatal("joining ops is not audited")
+	}
+	s.RemoveFromGroup("chartctl-admins", "ana")
+	signIn()
+	if o := teamEmails(t, env, "ops"); len(o) != 0 {
+		t.Fatalf("after leaving chartctl-admins: ops %q", o)
+	}
+	if audited(t, env, "team.member_remove", "ops/ana@example.com") != 1 {
+		t.Fatal("leaving ops is not audited")
+	}
+	if d := teamEmails(t, env, "devs"); !slices.Equal(d, []string{"ana@example.com"}) {
+		t.Fatalf("devs after the changes to another group: %q", d)
 	}
 }
