@@ -597,29 +597,8 @@ func dropTagIndex(d map[string]string) {
 // team reads as unbound with its member, the CI key still authenticates,
 // and the team can then be bound and SCIM records stored.
 func TestUpgradeFromSchema9KeepsTeamsUnbound(t *testing.T) {
-	path, _ := copyDataDir(t, "schema9-teams")
-	before := dump(t, path)
-	db := mustOpen(t, path)
+	db := upgradedFromSchema9(t, "schema9-teams")
 	ctx := t.Context()
-	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
-		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	after := dump(t, path)
-	delete(before, "meta/schema_version")
-	delete(after, "meta/schema_version")
-	for k := range after {
-		// The tag index of schema 11 is built by the same upgrade.
-		if strings.HasPrefix(k, "chart_tags/") {
-			delete(after, k)
-		}
-	}
-	if fmt.Sprint(before) != fmt.Sprint(after) {
-		t.Fatal("the upgrade from schema 9 rewrote records")
-	}
-	db = mustOpen(t, path)
 	ciKey, err := os.ReadFile(filepath.Join("testdata", "schema9-teams", "ci-key.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -669,29 +648,8 @@ func TestUpgradeKeepsYAMLIndexes(t *testing.T) {
 // background job verifies it, and trust entries and verification records
 // can be stored and read back (and go with their organization).
 func TestUpgradeFromSchema9KeepsChartsAndStoresVerification(t *testing.T) {
-	path, _ := copyDataDir(t, "schema9-trust")
-	before := dump(t, path)
-	db := mustOpen(t, path)
+	db := upgradedFromSchema9(t, "schema9-trust")
 	ctx := t.Context()
-	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
-		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	after := dump(t, path)
-	delete(before, "meta/schema_version")
-	delete(after, "meta/schema_version")
-	for k := range after {
-		// The tag index of schema 10 is built by the same upgrade.
-		if strings.HasPrefix(k, "chart_tags/") {
-			delete(after, k)
-		}
-	}
-	if fmt.Sprint(before) != fmt.Sprint(after) {
-		t.Fatal("the upgrade from schema 9 rewrote records")
-	}
-	db = mustOpen(t, path)
 	cv, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
 	if err != nil || cv.Verification != nil {
 		t.Fatalf("chart after the upgrade: %+v, %v", cv, err)
@@ -726,29 +684,8 @@ func TestUpgradeFromSchema9KeepsChartsAndStoresVerification(t *testing.T) {
 // with nothing but its version rewritten; its chart stays, and its
 // repository and organization can then be given policies.
 func TestUpgradeFromSchema9KeepsDataAndTakesPolicies(t *testing.T) {
-	path, _ := copyDataDir(t, "schema9-trust")
-	before := dump(t, path)
-	db := mustOpen(t, path)
+	db := upgradedFromSchema9(t, "schema9-trust")
 	ctx := t.Context()
-	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
-		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	after := dump(t, path)
-	delete(before, "meta/schema_version")
-	delete(after, "meta/schema_version")
-	for k := range after {
-		// The tag index of schema 10 is built by the same upgrade.
-		if strings.HasPrefix(k, "chart_tags/") {
-			delete(after, k)
-		}
-	}
-	if fmt.Sprint(before) != fmt.Sprint(after) {
-		t.Fatal("the upgrade from schema 9 rewrote records")
-	}
-	db = mustOpen(t, path)
 	if _, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0"); err != nil {
 		t.Fatalf("the chart after the upgrade: %v", err)
 	}
@@ -774,4 +711,32 @@ func TestUpgradeFromSchema9KeepsDataAndTakesPolicies(t *testing.T) {
 	if all, err := db.Policies(ctx); err != nil || len(all) != 2 {
 		t.Fatalf("policies after the upgrade: %+v, %v", all, err)
 	}
+}
+
+// upgradedFromSchema9 opens a copy of testdata/dir, a data dir of schema
+// 9, and checks that the upgrade to this schema rewrote nothing: only the
+// version changes and the tag index (schema 10) is built.
+func upgradedFromSchema9(t *testing.T, dir string) *bolt.DB {
+	t.Helper()
+	path, _ := copyDataDir(t, dir)
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	delete(before, "meta/schema_version")
+	delete(after, "meta/schema_version")
+	for k := range after {
+		if strings.HasPrefix(k, "chart_tags/") {
+			delete(after, k)
+		}
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("the upgrade from schema 9 rewrote records")
+	}
+	return mustOpen(t, path)
 }

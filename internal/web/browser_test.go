@@ -34,8 +34,9 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts a headless Chromium with a fresh profile.
-func newBrowser(t *testing.T) context.Context {
+// newBrowser starts a headless Chromium with a fresh profile; extra
+// options are added to the usual ones.
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
@@ -50,6 +51,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 860),
 	}
+	opts = append(opts, extra...)
 	// A bound on the whole browser session, so a broken page fails the
 	// test instead of hanging it; not a timing assertion.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
