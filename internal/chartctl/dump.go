@@ -209,6 +209,8 @@ var DumpCoverage = map[string]string{
 	"PutChartVersion":    "ChartVersion",
 	"ChartVersion":       "read",
 	"ChartVersions":      "read",
+	"ChartTags":          "read",
+	"ChartNames":         "read",
 	"ChartVersionPage":   "read",
 	"DeleteChartVersion": "ChartVersion",
 	"IndexEntries":       "read",
