@@ -27,7 +27,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List SCIM tokens (never their values)",
-		Args:  cmdutil.ExactArgs(0, ""),
+		Example: `  chartctl admin scim-token list
+  chartctl admin scim-token list -o json`,
+		Args: cmdutil.ExactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.WantsJSON()
 			if runF != nil {

@@ -26,7 +26,9 @@ func NewCmdRevoke(f *cmdutil.Factory, runF func(*RevokeOptions) error) *cobra.Co
 	return &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke a SCIM token: the identity provider's next SCIM request is refused",
-		Args:  cmdutil.ExactArgs(1, "the token's id is required (see `chartctl admin scim-token list`)"),
+		Example: `  chartctl admin scim-token list
+  chartctl admin scim-token revoke scim_01M8J3SJN96K5M5DGYEM7MV8ZR`,
+		Args: cmdutil.ExactArgs(1, "the token's id is required (see `chartctl admin scim-token list`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
 			if runF != nil {
