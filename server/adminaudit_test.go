@@ -37,7 +37,7 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	env := oauthtest.Start(t, oauthtest.Config{})
 	dev := env.MustUser(t, "dev@example.com", false)
 	devKey := env.MustKey(t, dev, chartctl.AllScopes...)
-	var userKeyID string
+	var userKeyID, scimTokenID string
 	fixed := func(p string) func() string { return func() string { return p } }
 	routes := []adminRoute{
 		{"POST /v1/users", fixed("/v1/users"), `{"email":"u2@example.com"}`, "user.create"},
@@ -48,11 +48,13 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 		{"POST /v1/oauth-clients", fixed("/v1/oauth-clients"), `{"name":"Deploy Bot","redirect_uris":["https://app.example/cb"]}`, "oauth_client.create"},
 		{"GET /v1/admin/backup", fixed("/v1/admin/backup"), "", "backup.download"},
 		{"POST /v1/admin/verify", fixed("/v1/admin/verify"), "", "backup.verify"},
+		{"POST /v1/admin/scim-tokens", fixed("/v1/admin/scim-tokens"), `{"name":"okta"}`, "scim_token.create"},
+		{"DELETE /v1/admin/scim-tokens/:id", func() string { return "/v1/admin/scim-tokens/" + scimTokenID }, "", "scim_token.revoke"},
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), "", "user.delete"},
 	}
 	// Admin reads that are not actions: lists, which change and export
 	// nothing. (The backup, which exports everything, is audited.)
-	reads := map[string]bool{"GET /v1/users": true, "GET /v1/users/:email/api-keys": true, "GET /v1/admin/webhooks": true}
+	reads := map[string]bool{"GET /v1/users": true, "GET /v1/users/:email/api-keys": true, "GET /v1/admin/webhooks": true, "GET /v1/admin/scim-tokens": true}
 
 	var table, listed []string
 	for _, r := range env.Routes() {
@@ -102,6 +104,11 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 			var out envelope[client.APIKey]
 			r.JSON(t, &out)
 			userKeyID = out.Data.ID
+		}
+		if a.route == "POST /v1/admin/scim-tokens" {
+			var out envelope[client.SCIMToken]
+			r.JSON(t, &out)
+			scimTokenID = out.Data.ID
 		}
 	}
 }

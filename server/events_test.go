@@ -3,6 +3,12 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"sort"
 	"strings"
@@ -63,8 +69,22 @@ func jsonBody(v string) func() ([]byte, string) {
 func TestEveryMutatingRouteIsAudited(t *testing.T) {
 	s := testkit.StartServer(t, withWebhooks(nil), func(s *server.Server) { s.Config.AllowPrivateUpstreams = true })
 	var (
-		webhookID, deliveryID, ownKeyID, userKeyID, memberID, publisherID string
+		webhookID, deliveryID, ownKeyID, userKeyID, memberID, publisherID, scimTokenID string
 	)
+	// A cosign public key for the trust entries.
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trustJSON, err := json.Marshal(map[string]string{"name": "release", "kind": "cosign-key", "key": string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trustBody := jsonBody(string(trustJSON))
 	// A mirror to ask a sync of (no syncer runs here: the request is
 	// recorded and the status says syncing).
 	if r := s.DoJSON(t, "POST", "/v1/repositories", s.AdminKey, map[string]any{"name": "m1", "mirror": map[string]string{"url": "http://127.0.0.1:9/charts"}}); r.StatusCode != 200 {
@@ -133,6 +153,15 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"POST /v1/organizations/:org/robots/:name/publishers", func() string { return "/v1/organizations/o1/robots/" + pubRobot() + "/publishers" },
 			jsonBody(`{"issuer":"https://issuer.example.com","audience":"https://charts.example.com","claims":{"sub":"project_path:o1/charts:ref_type:branch:ref:main"}}`), "publisher.add"},
 		{"DELETE /v1/organizations/:org/robots/:name/publishers/:id", func() string { return "/v1/organizations/o1/robots/" + pubRobot() + "/publishers/" + publisherID }, nil, "publisher.remove"},
+		{"PATCH /v1/teams/:team", fixed("/v1/teams/t1"), jsonBody(`{"idp_groups":["platform"]}`), "team.update"},
+		{"POST /v1/admin/scim-tokens", fixed("/v1/admin/scim-tokens"), jsonBody(`{"name":"okta"}`), "scim_token.create"},
+		{"DELETE /v1/admin/scim-tokens/:id", func() string { return "/v1/admin/scim-tokens/" + scimTokenID }, nil, "scim_token.revoke"},
+		{"POST /v1/repositories/:repo/trust", fixed("/v1/repositories/r1/trust"), trustBody, "trust.add"},
+		{"DELETE /v1/repositories/:repo/trust/:name", fixed("/v1/repositories/r1/trust/release"), nil, "trust.remove"},
+		{"POST /v1/organizations/:org/trust", fixed("/v1/organizations/o1/trust"), trustBody, "trust.add"},
+		{"DELETE /v1/organizations/:org/trust/:name", fixed("/v1/organizations/o1/trust/release"), nil, "trust.remove"},
+		{"PUT /v1/organizations/:org/policy", fixed("/v1/organizations/o1/policy"), jsonBody(`{"lint":"warning"}`), "policy.update"},
+		{"PUT /v1/repositories/:repo/policy", fixed("/v1/repositories/r1/policy"), jsonBody(`{"lint":"warning"}`), "policy.update"},
 		{"POST /v1/admin/verify", fixed("/v1/admin/verify"), nil, "backup.verify"},
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), nil, "user.delete"},
 		{"POST /v1/repositories/:repo/sync", fixed("/v1/repositories/m1/sync"), nil, "repository.sync"},
@@ -210,6 +239,8 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 			webhookID = out.Data.ID
 		case "POST /v1/webhooks/:id/ping":
 			deliveryID = out.Data.ID
+		case "POST /v1/admin/scim-tokens":
+			scimTokenID = out.Data.ID
 		}
 	}
 }
