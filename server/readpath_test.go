@@ -53,7 +53,7 @@ func wantHeader(t *testing.T, what string, h http.Header, key, want string) {
 // right for the representation sent, on GET and HEAD, gzip and identity.
 func TestIndexHeadersPerRepresentation(t *testing.T) {
 	s := testkit.StartServer(t)
-	s.MustRepo(t, "pub", "public")
+	s.MustYAMLRepo(t, "pub", "public")
 	for _, v := range []string{"1.0.0", "1.1.0"} {
 		s.Upload(t, "pub", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: v}), "")
 	}

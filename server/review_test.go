@@ -189,7 +189,7 @@ func TestIndexAfterOverwritesRacing(t *testing.T) {
 		srv.Store = g
 		srv.Config.AllowOverwrite = true
 	})
-	s.MustRepo(t, "r", "public")
+	s.MustYAMLRepo(t, "r", "public")
 	if r := s.Upload(t, "r", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "app", Version: "1.0.0", Description: "zero"}), ""); r.StatusCode != 200 {
 		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
 	}
@@ -484,7 +484,7 @@ func TestIndexOfRecreatedRepository(t *testing.T) {
 // the referenced blobs.
 func TestConcurrentChangesKeepIndexAndBlobsConsistent(t *testing.T) {
 	s := testkit.StartServer(t, func(srv *server.Server) { srv.Config.AllowOverwrite = true })
-	s.MustRepo(t, "r", "public")
+	s.MustYAMLRepo(t, "r", "public")
 	s.Do(t, http.MethodGet, "/helm/r/index.yaml", "", nil) // cache it
 	var archives [3][2][]byte
 	for v := range archives {

@@ -110,7 +110,7 @@ func TestProvenanceVerifiedAgainstRepositoryKeyring(t *testing.T) {
 	signer := mustGPGSigner(t, "Chart Signer <signer@example.com>")
 	stranger := mustGPGSigner(t, "Someone Else <else@example.com>")
 	ts := testkit.StartServer(t)
-	ts.MustRepo(t, "prod", "")
+	ts.MustYAMLRepo(t, "prod", "")
 
 	pub, err := os.ReadFile(signer.pubring)
 	if err != nil {

@@ -218,6 +218,17 @@ func (s *Server) MustRepo(tb testing.TB, name, visibility string) {
 	}
 }
 
+// MustYAMLRepo creates a repository as MustRepo does, serving a YAML
+// index (new repositories serve JSON by default), for tests that read
+// the index as YAML text.
+func (s *Server) MustYAMLRepo(tb testing.TB, name, visibility string) {
+	tb.Helper()
+	r := s.DoJSON(tb, http.MethodPost, "/v1/repositories", s.AdminKey, map[string]string{"name": name, "visibility": visibility, "index_format": "yaml"})
+	if r.StatusCode != 200 {
+		tb.Fatalf("create repo %s: %d %s", name, r.StatusCode, r.Body)
+	}
+}
+
 // Multipart encodes files as multipart/form-data fields.
 func Multipart(tb testing.TB, fields map[string][]byte) ([]byte, string) {
 	tb.Helper()
