@@ -230,6 +230,45 @@ type chartVersionRec struct {
 	IndexEntry    []byte          `json:"index_entry,omitempty"`
 	Downloads     int64           `json:"downloads,omitempty"`
 	LastDownload  *time.Time      `json:"last_downloaded_at,omitempty"`
+	// Verification is the version's verification record (format 7);
+	// absent when it was never verified.
+	Verification *verificationRec `json:"verification,omitempty"`
+}
+
+type verificationRec struct {
+	Status     string         `json:"status"`
+	Signatures []signatureRec `json:"signatures,omitempty"`
+	CheckedAt  time.Time      `json:"checked_at"`
+}
+
+type signatureRec struct {
+	Kind       string     `json:"kind"`
+	Identity   string     `json:"identity,omitempty"`
+	Trust      string     `json:"trust,omitempty"`
+	VerifiedAt *time.Time `json:"verified_at,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+}
+
+func toVerificationRec(v *chartctl.Verification) *verificationRec {
+	if v == nil {
+		return nil
+	}
+	out := &verificationRec{Status: v.Status, CheckedAt: v.CheckedAt}
+	for _, s := range v.Signatures {
+		out.Signatures = append(out.Signatures, signatureRec{s.Kind, s.Identity, s.Trust, s.VerifiedAt, s.Reason})
+	}
+	return out
+}
+
+func (v *verificationRec) domain() *chartctl.Verification {
+	if v == nil {
+		return nil
+	}
+	out := &chartctl.Verification{Status: v.Status, CheckedAt: v.CheckedAt}
+	for _, s := range v.Signatures {
+		out.Signatures = append(out.Signatures, chartctl.Signature{Kind: s.Kind, Identity: s.Identity, Trust: s.Trust, VerifiedAt: s.VerifiedAt, Reason: s.Reason})
+	}
+	return out
 }
 
 type quotaRec struct {
@@ -396,7 +435,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.ChartVersion != nil:
 		c := r.ChartVersion
 		v = chartVersionRec{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords, c.Digest, c.ContentDigest,
-			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt}
+			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification)}
 	case r.Quota != nil:
 		q := r.Quota
 		v = quotaRec{q.Scope, q.Name, q.Quota.MaxBytes, q.Quota.MaxVersions}
@@ -548,7 +587,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 			r.ChartVersion = &chartctl.ChartVersion{Repository: v.Repository, Name: v.Name, Version: v.Version, AppVersion: v.AppVersion,
 				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, ContentDigest: v.ContentDigest, Size: v.Size,
 				ProvDigest: v.ProvDigest, ProvSize: v.ProvSize, CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry,
-				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload}
+				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain()}
 		}
 	case chartctl.DumpQuota:
 		var v quotaRec
