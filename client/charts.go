@@ -207,6 +207,11 @@ func (s *ChartsService) upload(ctx context.Context, repo string, archive io.Read
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "multipart/form-data; boundary="+b.boundary)
+	// The server answers a refused upload (bad credentials, no such
+	// repository) before reading its body: waiting for its "100 Continue"
+	// sends no archive it would refuse, and the refusal cannot be lost to
+	// a connection reset while the archive is still being written.
+	req.Header.Set("Expect", "100-continue")
 	if b.replayable {
 		req.GetBody = b.open
 	}

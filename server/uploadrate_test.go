@@ -174,3 +174,37 @@ func TestConcurrentUploadsPerCredentialAreCapped(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A client that sends its whole body after the server has already decided
+// to refuse it (a bad credential is checked before any read) gets the
+// refusal on a connection that stays usable: the server waits briefly for
+// the rest of the body instead of closing at once. Closing at once made
+// the kernel answer the late body with a reset, and Go's client reported
+// "connection reset by peer" instead of the 401 (a CI failure).
+func TestRefusedUploadWaitsBrieflyForItsBody(t *testing.T) {
+	s := testkit.StartServer(t)
+	s.MustRepo(t, "charts", "public")
+	body := strings.Repeat("x", 8<<10)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/repositories/charts/charts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer chartctl_not_a_key\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: %d\r\n\r\n", len(body))
+	time.Sleep(100 * time.Millisecond) // the server has refused by now
+	if _, err := io.WriteString(conn, body+"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatalf("write body: %v", err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	for _, want := range []int{http.StatusUnauthorized, http.StatusOK} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("want %d: %v (the connection was closed under the body)", want, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("status %d, want %d", resp.StatusCode, want)
+		}
+	}
+}

@@ -183,21 +183,28 @@ func TrackBody(c echo.Context) {
 	c.Set(trackedBodyKey, b)
 }
 
-// ReleaseBody stops the server waiting for what is left of a request's
-// body (tracked with TrackBody) once its answer is an error: net/http
-// would otherwise read (and discard) up to 256 KiB of it after the
-// handler, so a client trickling a body it was refused (a 401 before any
-// read) held the connection until the server's read timeout. The
-// connection is then closed after the answer. A body read to its end is
-// left alone: the connection stays reusable (and its background read,
-// which a deadline would break, undisturbed).
+// ReleaseBody bounds how long the server waits for what is left of a
+// request's body (tracked with TrackBody) once its answer is an error:
+// net/http reads (and discards) up to 256 KiB of it after the handler, so
+// a client trickling a body it was refused (a 401 before any read) held
+// the connection until the server's read timeout. It now waits
+// releaseGrace at most, then closes the connection after the answer. The
+// grace matters: a client still sending its body when the connection is
+// closed gets a reset instead of the answer (a 401 seen as "connection
+// reset by peer"), and an ordinary client's body arrives well within it.
+// A body read to its end is left alone: the connection stays reusable
+// (and its background read, which a deadline would break, undisturbed).
 func ReleaseBody(c echo.Context) {
 	b, ok := c.Get(trackedBodyKey).(*trackedBody)
 	if !ok || b.eof.Load() || c.Response().Status < 400 {
 		return
 	}
-	_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now())
+	_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(releaseGrace))
 }
+
+// releaseGrace is how long a refused request's remaining body is waited
+// for before its connection is closed.
+const releaseGrace = 500 * time.Millisecond
 
 // UploadGate bounds the uploads one credential runs at once.
 type UploadGate interface {

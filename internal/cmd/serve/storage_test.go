@@ -155,7 +155,9 @@ func TestServeThroughOutages(t *testing.T) {
 	pg.Stop(t)
 	r, b, err := do(t, "GET", p.url+"/v1/repositories", key, nil, "")
 	wantUnavailable("list during a database outage", r, b, err)
-	wantReady(503, "metadata store does not answer")
+	// Refused at once or silent past the check's bound: either way the
+	// part is named (a loaded machine sees both).
+	wantReady(503, "metadata store ")
 	pg.Restart(t)
 	wantReady(200, `"status":"ok"`)
 	if r, b, err := do(t, "GET", p.url+"/v1/repositories", key, nil, ""); err != nil || r.StatusCode != 200 {
@@ -165,7 +167,7 @@ func TestServeThroughOutages(t *testing.T) {
 	s3.Stop(t)
 	r, b, err = do(t, "GET", download, key, nil, "")
 	wantUnavailable("download during an object store outage", r, b, err)
-	wantReady(503, "blob store does not answer")
+	wantReady(503, "blob store ")
 	body2, ctype2 := testkit.Multipart(t, map[string][]byte{"chart": testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "2.0.0"})})
 	r, b, err = do(t, "POST", p.url+"/v1/repositories/r/charts", key, bytes.NewReader(body2), ctype2)
 	wantUnavailable("upload during an object store outage", r, b, err)
