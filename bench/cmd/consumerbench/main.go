@@ -49,7 +49,36 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == launchArg {
+		os.Exit(launch(os.Args[2:]))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// launchArg makes the binary a small launcher that runs the command after
+// it and prints the command's peak RSS in bytes. Linux carries a process's
+// peak RSS across exec from the process that forked it, so a Helm forked
+// by the benchmark (which holds the rendered indexes) would report the
+// benchmark's own peak; forked by a freshly started launcher, it reports
+// its own (plus the launcher's few MiB at most).
+const launchArg = "__consumerbench_launch"
+
+// launch runs args[0] with args[1:], its output passed through, and prints
+// "maxrss=N" on stderr's last line.
+func launch(args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "consumerbench launcher:", err)
+		return 1
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss << 10 // kilobytes on Linux
+	}
+	fmt.Fprintf(os.Stderr, "\nmaxrss=%d\n", rss)
+	return cmd.ProcessState.ExitCode()
 }
 
 // charts is how many charts the synthetic repository spreads its versions
@@ -224,22 +253,27 @@ func runHelm(ctx context.Context, helm, repoURL string) (map[string]measurement,
 	}
 	out := map[string]measurement{}
 	for _, s := range steps {
-		cmd := exec.CommandContext(ctx, helm, args[s]...)
-		cmd.Env = env
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
-		start := time.Now()
-		err := cmd.Run()
-		elapsed := time.Since(start)
+		self, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("helm %s: %w: %s", strings.Join(args[s], " "), err, strings.TrimSpace(buf.String()))
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, self, append([]string{launchArg, helm}, args[s]...)...)
+		cmd.Env = env
+		var buf, errBuf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &errBuf
+		start := time.Now()
+		err = cmd.Run()
+		elapsed := time.Since(start)
+		errText, rssText, _ := strings.Cut(errBuf.String(), "\nmaxrss=")
+		if err != nil {
+			return nil, fmt.Errorf("helm %s: %w: %s", strings.Join(args[s], " "), err, strings.TrimSpace(buf.String()+errText))
 		}
 		if s == "search repo" && !strings.Contains(buf.String(), "bench/"+pulledChart) {
 			return nil, fmt.Errorf("helm search repo found nothing: %s", buf.String())
 		}
-		var rss int64
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = ru.Maxrss << 10 // kilobytes on Linux
+		rss, err := strconv.ParseInt(strings.TrimSpace(rssText), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("helm %s: the launcher reported no peak RSS: %q", strings.Join(args[s], " "), errBuf.String())
 		}
 		out[s] = measurement{time: elapsed, rss: rss}
 	}
