@@ -33,7 +33,7 @@ func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]
 	// The expression is the index's, word for word, so the planner uses
 	// it for both the range and the order.
 	rows, err := db.pool.Query(ctx, `SELECT replace(version, '+', '_') FROM chart_versions
-		WHERE repository_id = $1 AND name = $2 AND replace(version, '+', '_') > $3
+		WHERE repository_id = $1 AND name = $2 AND replace(version, '+', '_') > $3 AND held_until IS NULL
 		ORDER BY replace(version, '+', '_')
 		LIMIT CASE WHEN $4::bigint < 0 THEN NULL ELSE $4::bigint END`, id, name, last, limit)
 	if err != nil {
