@@ -55,11 +55,11 @@ func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]
 // chart) finds the distinct charts without visiting their versions.
 func (db *DB) ChartNames(ctx context.Context) ([]string, error) {
 	rows, err := db.pool.Query(ctx, `WITH RECURSIVE c(repository_id, name) AS (
-			(SELECT repository_id, name FROM chart_versions ORDER BY repository_id, name LIMIT 1)
+			(SELECT repository_id, name FROM chart_versions WHERE held_until IS NULL ORDER BY repository_id, name LIMIT 1)
 			UNION ALL
 			SELECT n.repository_id, n.name FROM c, LATERAL (
 				SELECT repository_id, name FROM chart_versions v
-				WHERE (v.repository_id, v.name) > (c.repository_id, c.name)
+				WHERE (v.repository_id, v.name) > (c.repository_id, c.name) AND v.held_until IS NULL
 				ORDER BY repository_id, name LIMIT 1) n
 		)
 		SELECT r.name || '/' || c.name FROM c JOIN repositories r ON r.id = c.repository_id`)
