@@ -80,6 +80,14 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return err
 		}
+		// A held version's tag is not stored: tags/list leaves it out
+		// until the release, when the version's own tag lists it (the
+		// tag resolves through the version meanwhile, for its pusher).
+		if cv, err := r.chartVersion(ctx, repo.Name, stored.Chart.Name, stored.Chart.Version); err == nil && cv.Held() {
+			return nil
+		} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
+		}
 		// Its blobs were checked when it was stored, and they stay while
 		// the version refers to them (a blob of a chart version cannot be
 		// deleted on its own), so the blob store is not asked again.
