@@ -216,8 +216,20 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 		t.Fatalf("versions after the sweep: %d %v", len(all), err)
 	}
 
+	// A policy that stops requiring signatures releases what it held.
+	if r := ts.Upload(t, "prod", ts.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "4.0.0"}), ""); r.StatusCode != http.StatusOK {
+		t.Fatalf("unsigned upload 4.0.0: %d %s", r.StatusCode, r.Body)
+	}
+	if r := ts.DoJSON(t, http.MethodPut, "/v1/repositories/prod/policy", ts.AdminKey,
+		map[string]any{"require_signature": "none", "hold_window": "10m"}); r.StatusCode != http.StatusOK {
+		t.Fatalf("loosen policy: %d %s", r.StatusCode, r.Body)
+	}
+	if cv, code := heldVersion(t, ts, reader, "prod", "web", "4.0.0"); code != http.StatusOK || cv.Held {
+		t.Fatalf("a held version after the policy stopped requiring signatures: %d %+v", code, cv)
+	}
+
 	// Audit: the releases and the deletions.
-	for action, n := range map[string]int{"chart.release": 1, "chart.hold_expire": 2} {
+	for action, n := range map[string]int{"chart.release": 2, "chart.hold_expire": 2} {
 		r := ts.Do(t, http.MethodGet, "/v1/audit?action="+action, ts.AdminKey, nil)
 		var out struct {
 			Data []client.AuditEntry `json:"data"`
@@ -241,7 +253,7 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 		}
 	}
 	want := []string{"chart.pushed web/1.0.0", "chart.held web/2.0.0", "chart.released web/2.0.0", "chart.pushed web/2.0.0",
-		"chart.held web/3.0.0", "chart.held lonely/0.1.0"}
+		"chart.held web/3.0.0", "chart.held lonely/0.1.0", "chart.held web/4.0.0", "chart.released web/4.0.0", "chart.pushed web/4.0.0"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("chart events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

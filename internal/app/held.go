@@ -178,3 +178,33 @@ func (a *App) SweepHeld(ctx context.Context) ([]*chartctl.ChartVersion, error) {
 	}
 	return deleted, nil
 }
+
+// releaseHeldIn releases the held versions of the repositories match
+// accepts that their repository's policy no longer holds (it was
+// loosened: no signature required, or one they have): a policy change
+// decides on held versions at once instead of leaving them to the sweep.
+// Only held versions are read (HeldChartVersions), not whole
+// repositories.
+func (a *App) releaseHeldIn(ctx context.Context, match func(repo string) bool) {
+	held, err := a.Store.HeldChartVersions(ctx, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		a.Logger.Error("list held chart versions", "err", err)
+		return
+	}
+	for _, cv := range held {
+		if !match(cv.Repository) {
+			continue
+		}
+		r, err := a.Store.Repository(ctx, cv.Repository)
+		if err != nil {
+			continue
+		}
+		v := cv.Verification
+		if v == nil {
+			v = &chartctl.Verification{Status: chartctl.VerificationUnsigned}
+		}
+		if err := a.releaseIfSigned(ctx, r, cv, v); err != nil {
+			a.Logger.Error("release held chart version", "repository", r.Name, "chart", cv.Name, "version", cv.Version, "err", err)
+		}
+	}
+}

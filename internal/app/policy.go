@@ -104,6 +104,7 @@ func (a *App) SetRepositoryPolicy(ctx context.Context, p *chartctl.Principal, na
 		return nil, err
 	}
 	a.Committed()
+	a.releaseHeldIn(context.WithoutCancel(ctx), func(repo string) bool { return repo == r.Name })
 	return &PolicyView{Policy: pol, Effective: admission.Effective(floor, pol)}, nil
 }
 
@@ -125,6 +126,10 @@ func (a *App) SetOrganizationFloor(ctx context.Context, p *chartctl.Principal, n
 		return chartctl.Policy{}, err
 	}
 	a.Committed()
+	a.releaseHeldIn(context.WithoutCancel(ctx), func(repo string) bool {
+		r, err := a.Store.Repository(ctx, repo)
+		return err == nil && r.Organization == o.Name
+	})
 	return pol, nil
 }
 
