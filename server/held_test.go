@@ -216,6 +216,20 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 		t.Fatalf("versions after the sweep: %d %v", len(all), err)
 	}
 
+	// The .prov of a held version through the ChartMuseum API (helm
+	// cm-push) releases it too.
+	a5, p5 := mustSignedChart(t, helmBin, "web", "5.0.0", signer)
+	if r := ts.Upload(t, "prod", ts.AdminKey, a5, ""); r.StatusCode != http.StatusOK {
+		t.Fatalf("unsigned upload 5.0.0: %d %s", r.StatusCode, r.Body)
+	}
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": a5, "prov": p5})
+	if r := ts.Do(t, http.MethodPost, "/helm/api/prod/charts", ts.AdminKey, strings.NewReader(string(body)), "Content-Type", ctype); r.StatusCode != http.StatusCreated {
+		t.Fatalf("cm-push of the held version's .prov: %d %s", r.StatusCode, r.Body)
+	}
+	if cv, code := heldVersion(t, ts, reader, "prod", "web", "5.0.0"); code != http.StatusOK || cv.Held {
+		t.Fatalf("after the .prov through the ChartMuseum API: %d %+v", code, cv)
+	}
+
 	// A policy that stops requiring signatures releases what it held.
 	if r := ts.Upload(t, "prod", ts.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "4.0.0"}), ""); r.StatusCode != http.StatusOK {
 		t.Fatalf("unsigned upload 4.0.0: %d %s", r.StatusCode, r.Body)
@@ -229,7 +243,7 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 	}
 
 	// Audit: the releases and the deletions.
-	for action, n := range map[string]int{"chart.release": 2, "chart.hold_expire": 2} {
+	for action, n := range map[string]int{"chart.release": 3, "chart.hold_expire": 2} {
 		r := ts.Do(t, http.MethodGet, "/v1/audit?action="+action, ts.AdminKey, nil)
 		var out struct {
 			Data []client.AuditEntry `json:"data"`
@@ -253,7 +267,8 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 		}
 	}
 	want := []string{"chart.pushed web/1.0.0", "chart.held web/2.0.0", "chart.released web/2.0.0", "chart.pushed web/2.0.0",
-		"chart.held web/3.0.0", "chart.held lonely/0.1.0", "chart.held web/4.0.0", "chart.released web/4.0.0", "chart.pushed web/4.0.0"}
+		"chart.held web/3.0.0", "chart.held lonely/0.1.0",
+		"chart.held web/5.0.0", "chart.released web/5.0.0", "chart.pushed web/5.0.0", "chart.held web/4.0.0", "chart.released web/4.0.0", "chart.pushed web/4.0.0"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("chart events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
