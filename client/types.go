@@ -122,6 +122,12 @@ type Chart struct {
 	// verified against the trust material of its repository or
 	// organization.
 	Verification *Verification `json:"verification,omitempty"`
+	// Held says the version is held: stored without the signature its
+	// repository's policy requires, it is in no index and pullable by
+	// nobody until a signature verifies, or deleted at HeldUntil. Only
+	// those who may push to the repository see held versions.
+	Held      bool       `json:"held"`
+	HeldUntil *time.Time `json:"held_until,omitempty"`
 }
 
 // Verification is a chart version's verification record (CONTRACT §18).
@@ -198,6 +204,10 @@ type ChartUpload struct {
 	Digest    string    `json:"digest"`
 	Size      int64     `json:"size"`
 	CreatedAt time.Time `json:"created_at"`
+	// Held and HeldUntil say the version was stored held, waiting for
+	// the signature its repository's policy requires (see Chart.Held).
+	Held      bool       `json:"held,omitempty"`
+	HeldUntil *time.Time `json:"held_until,omitempty"`
 }
 
 // SearchResult is one chart found by search: the latest matching version of

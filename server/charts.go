@@ -84,13 +84,24 @@ func (s *Server) chartVersion(c echo.Context) (*chartctl.ChartVersion, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.app.ChartVersion(c.Request().Context(), r, c.Param("name"), c.Param("version"))
+	cv, err := s.app.ChartVersion(c.Request().Context(), r, c.Param("name"), c.Param("version"))
+	if err != nil {
+		return nil, err
+	}
+	// A held version only to those who may push (held.go in app).
+	if err := s.app.VisibleVersion(c.Request().Context(), httpx.PrincipalOf(c), cv); err != nil {
+		return nil, err
+	}
+	return cv, nil
 }
 
 // handleDownloadChart serves a version's archive; its ETag is the digest.
 func (s *Server) handleDownloadChart(c echo.Context) error {
 	cv, err := s.chartVersion(c)
 	if err != nil {
+		return err
+	}
+	if err := s.app.ServableVersion(c.Request().Context(), httpx.PrincipalOf(c), cv); err != nil {
 		return err
 	}
 	if c.Request().Method == http.MethodGet {

@@ -45,11 +45,12 @@ func toChart(cv *chartctl.ChartVersion) client.Chart {
 	return client.Chart{Name: cv.Name, Version: cv.Version, Description: cv.Description, AppVersion: cv.AppVersion,
 		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt), Downloads: cv.Downloads,
 		Images: emptyIfNil(img.Images), ImagesSource: img.Source, ImagesError: img.Error,
-		Verification: toVerification(cv.Verification)}
+		Verification: toVerification(cv.Verification), Held: cv.Held(), HeldUntil: tsp(cv.HeldUntil)}
 }
 
 func toUpload(cv *chartctl.ChartVersion) client.ChartUpload {
-	return client.ChartUpload{Name: cv.Name, Version: cv.Version, Digest: cv.Digest, Size: cv.Size, CreatedAt: ts(cv.CreatedAt)}
+	return client.ChartUpload{Name: cv.Name, Version: cv.Version, Digest: cv.Digest, Size: cv.Size, CreatedAt: ts(cv.CreatedAt),
+		Held: cv.Held(), HeldUntil: tsp(cv.HeldUntil)}
 }
 
 func toOrganization(o *chartctl.Organization) client.Organization {

@@ -316,10 +316,14 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(4)
+	s.wg.Add(5)
 	go func() {
 		defer s.wg.Done()
 		s.app.RunRetentionScheduler(s.stop)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.app.RunHoldSweeper(s.stop)
 	}()
 	go func() {
 		defer s.wg.Done()

@@ -76,11 +76,18 @@ func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, o
 	}
 	// The admission policy, before anything is stored: every protocol
 	// and mirror syncs come through here (decision 3).
-	if _, err := a.CheckPolicy(ctx, r, u); err != nil {
+	adm, err := a.CheckPolicy(ctx, r, u)
+	if err != nil {
 		return nil, false, a.Reject(u, err)
 	}
 	put := chartctl.PutVersionOptions{Overwrite: opts.Force && a.Config.AllowOverwrite, Manifest: opts.Manifest, Tag: opts.Tag}
-	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt)
+	if adm.Hold > 0 {
+		// A held version's manifest is stored untagged, so tags/list
+		// leaves it out; its tag still resolves (to those who may push)
+		// through the version, and is listed from its release on.
+		put.Tag = ""
+	}
+	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt, adm.Hold)
 	a.observeUpload(created, err)
 	if chartctl.ErrorCode(err) == chartctl.ECONFLICT && opts.Force && !a.Config.AllowOverwrite {
 		return nil, false, chartctl.Errorf(chartctl.ECONFLICT, "%s This server does not allow overwriting (start it with --allow-overwrite).", chartctl.ErrorMessage(err))
@@ -107,7 +114,9 @@ func (a *App) Reject(u *Upload, err error) error {
 	return err
 }
 
-func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, put chartctl.PutVersionOptions, createdAt time.Time) (*chartctl.ChartVersion, bool, error) {
+// commit stores u as a version of repo; a hold above zero stores it held
+// for that long (held.go).
+func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, put chartctl.PutVersionOptions, createdAt time.Time, hold time.Duration) (*chartctl.ChartVersion, bool, error) {
 	defer u.Abort()
 	digests := []string{u.blob.Digest()}
 	if u.prov != nil {
@@ -123,6 +132,19 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	}
 	if !createdAt.IsZero() {
 		cv.CreatedAt = createdAt.UTC()
+	}
+	event := chartctl.EventChartPushed
+	if hold > 0 {
+		until := a.Now().UTC().Add(hold)
+		cv.HeldUntil = &until
+		event = chartctl.EventChartHeld
+	}
+	// A provenance file for the archive of a held version (signing after
+	// the push) attaches to it; its chart.pushed is sent at release, not
+	// now. (A race with the hold sweep at worst sends it for a version
+	// that is then deleted, which chart.deleted does not follow.)
+	if old, err := a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version); err == nil && old.Held() && hold == 0 && old.Digest == u.blob.Digest() {
+		event = ""
 	}
 	// The claim keeps every process from deleting the blobs as orphans
 	// between their commit and the record's (app/blobs.go).
@@ -143,9 +165,14 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 				return nil, false, nil, err
 			}
 		}
-		cv.IndexEntry = helmindex.RenderEntry(cv)
-		rctx := a.Record(ctx, "chart.push", ChartTarget(repo.Name, cv.Name, cv.Version), repo.Organization,
-			a.NewEvent(ctx, chartctl.EventChartPushed, repo.Name, repo.Organization, repoPath(repo.Name)+"/charts/"+cv.Name+"/"+cv.Version, cv.Name+"/"+cv.Version, ChartData(cv)))
+		if !cv.Held() {
+			cv.IndexEntry = helmindex.RenderEntry(cv)
+		}
+		var events []*chartctl.Event
+		if event != "" {
+			events = append(events, a.NewEvent(ctx, event, repo.Name, repo.Organization, repoPath(repo.Name)+"/charts/"+cv.Name+"/"+cv.Version, cv.Name+"/"+cv.Version, ChartData(cv)))
+		}
+		rctx := a.Record(ctx, "chart.push", ChartTarget(repo.Name, cv.Name, cv.Version), repo.Organization, events...)
 		return a.Store.PutChartVersion(rctx, cv, put)
 	}()
 	if err != nil || !created {

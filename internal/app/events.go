@@ -132,8 +132,12 @@ func RepositoryData(r *chartctl.Repository) map[string]any {
 
 // ChartData is a chart version as /v1 shows it, with its repository.
 func ChartData(cv *chartctl.ChartVersion) map[string]any {
-	return map[string]any{"repository": cv.Repository, "name": cv.Name, "version": cv.Version, "description": cv.Description,
+	d := map[string]any{"repository": cv.Repository, "name": cv.Name, "version": cv.Version, "description": cv.Description,
 		"app_version": cv.AppVersion, "digest": cv.Digest, "size": cv.Size, "keywords": cv.Keywords, "created_at": ts(cv.CreatedAt)}
+	if cv.Held() {
+		d["held"], d["held_until"] = true, ts(*cv.HeldUntil)
+	}
+	return d
 }
 
 // MemberData is a team member as /v1 shows it, with its team.

@@ -104,6 +104,7 @@ func (a *App) SetRepositoryPolicy(ctx context.Context, p *chartctl.Principal, na
 		return nil, err
 	}
 	a.Committed()
+	a.releaseHeldIn(context.WithoutCancel(ctx), func(repo string) bool { return repo == r.Name })
 	return &PolicyView{Policy: pol, Effective: admission.Effective(floor, pol)}, nil
 }
 
@@ -125,6 +126,10 @@ func (a *App) SetOrganizationFloor(ctx context.Context, p *chartctl.Principal, n
 		return chartctl.Policy{}, err
 	}
 	a.Committed()
+	a.releaseHeldIn(context.WithoutCancel(ctx), func(repo string) bool {
+		r, err := a.Store.Repository(ctx, repo)
+		return err == nil && r.Organization == o.Name
+	})
 	return pol, nil
 }
 
@@ -188,6 +193,10 @@ func nonNil(s []string) []string {
 type Admission struct {
 	// Findings are every rule the chart broke (lint warnings included).
 	Findings []chartctl.Finding
+	// Hold, when not zero, says the chart lacks the signature the policy
+	// requires and is stored held for that long (the policy's
+	// hold_window) instead of refused.
+	Hold time.Duration
 }
 
 // CheckPolicy runs repository r's effective admission policy on u and
@@ -232,13 +241,19 @@ func (a *App) CheckPolicy(ctx context.Context, r *chartctl.Repository, u *Upload
 	if err != nil {
 		return nil, err
 	}
-	// Holding unsigned versions until their signature arrives is not
-	// built yet: an unsigned chart under require_signature is refused at
-	// once, as with a hold_window of 0.
-	if err := res.Refusal(r.Name, false); err != nil {
+	// Without a hold window an unsigned chart is refused at once; with
+	// one it is stored held, unless another rule refuses it anyway.
+	hold := res.Unsigned != nil && pol.HoldWindow > 0
+	if err := res.Refusal(r.Name, hold); err != nil {
 		return nil, err
 	}
-	return &Admission{Findings: res.Findings}, nil
+	adm := &Admission{Findings: res.Findings}
+	if hold {
+		adm.Hold = pol.HoldWindow
+		adm.Findings = append(adm.Findings, chartctl.Finding{Rule: res.Unsigned.Rule, Severity: "warning",
+			Message: res.Unsigned.Message + "; it is held for " + FormatDuration(pol.HoldWindow) + " and released once a signature verifies, else deleted"})
+	}
+	return adm, nil
 }
 
 // uploadArchive returns the bytes of u's archive: kept in memory while it

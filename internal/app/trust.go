@@ -338,6 +338,10 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 			a.versionChanged(context.WithoutCancel(ctx), r.Name, cv.Name, cv.Version)
 		}
 	}
+	// A held version whose signature now verifies is released.
+	if err := a.releaseIfSigned(ctx, r, cv, v); err != nil {
+		return *v, err
+	}
 	if a.OnVerified != nil {
 		a.OnVerified(ctx, r.ID, cv.Name, cv.Version, *v)
 	}
@@ -585,7 +589,7 @@ func (a *App) ReverifyAll(ctx context.Context, match func(*chartctl.Repository) 
 		if match != nil && !match(r) {
 			continue
 		}
-		cvs, err := a.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{})
+		cvs, err := a.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{IncludeHeld: true})
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 			continue
 		} else if err != nil {

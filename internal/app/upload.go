@@ -41,6 +41,9 @@ type Upload struct {
 	provBytes *bytes.Buffer
 }
 
+// HasProvenance reports whether a provenance file came with the upload.
+func (u *Upload) HasProvenance() bool { return u.prov != nil }
+
 // Abort discards the upload's uncommitted blobs. It is safe after PutChart.
 func (u *Upload) Abort() {
 	if u.blob != nil {

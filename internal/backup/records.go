@@ -233,6 +233,9 @@ type chartVersionRec struct {
 	// Verification is the version's verification record (format 7);
 	// absent when it was never verified.
 	Verification *verificationRec `json:"verification,omitempty"`
+	// HeldUntil is set while the version is held (format 9); absent for
+	// every other version.
+	HeldUntil *time.Time `json:"held_until,omitempty"`
 }
 
 type verificationRec struct {
@@ -435,7 +438,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.ChartVersion != nil:
 		c := r.ChartVersion
 		v = chartVersionRec{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords, c.Digest, c.ContentDigest,
-			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification)}
+			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification), c.HeldUntil}
 	case r.Quota != nil:
 		q := r.Quota
 		v = quotaRec{q.Scope, q.Name, q.Quota.MaxBytes, q.Quota.MaxVersions}
@@ -587,7 +590,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 			r.ChartVersion = &chartctl.ChartVersion{Repository: v.Repository, Name: v.Name, Version: v.Version, AppVersion: v.AppVersion,
 				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, ContentDigest: v.ContentDigest, Size: v.Size,
 				ProvDigest: v.ProvDigest, ProvSize: v.ProvSize, CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry,
-				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain()}
+				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain(), HeldUntil: v.HeldUntil}
 		}
 	case chartctl.DumpQuota:
 		var v quotaRec

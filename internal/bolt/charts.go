@@ -152,11 +152,32 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			if _, err := cb.NextSequence(); err != nil {
 				return err
 			}
+			// A held version gets its tag at release.
+			if rec.HeldUntil == nil {
+				if err := indexTag(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+					return err
+				}
+			}
+		}
+		entry := cv.IndexEntry
+		if rec.HeldUntil != nil {
+			// Held: in no index until released (ReleaseChartVersion).
+			entry = nil
+			if err := hold(tx, cv.Repository, k, *rec.HeldUntil); err != nil {
+				return err
+			}
+			if err := unindexTag(tx, cv.Repository, cv.Name, cv.Version); err != nil {
+				return err
+			}
+		} else if old != nil && old.HeldUntil != nil {
+			if err := unhold(tx, cv.Repository, k); err != nil {
+				return err
+			}
 			if err := indexTag(tx, cv.Repository, cv.Name, cv.Version); err != nil {
 				return err
 			}
 		}
-		if err := putIndexEntry(tx, cv.Repository, k, rec.CreatedAt, cv.IndexEntry); err != nil {
+		if err := putIndexEntry(tx, cv.Repository, k, rec.CreatedAt, entry); err != nil {
 			return err
 		}
 		// Count the new references before dropping the old ones, so a blob
@@ -304,6 +325,9 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 		if f.Name != "" || f.Version != "" {
 			sortVersionKeys(keys)
 		}
+		if hb := heldKeys(tx, repo); hb != nil && !f.IncludeHeld {
+			keys = withoutHeld(keys, hb)
+		}
 		if f.Latest {
 			keys = latestOnly(keys)
 		}
@@ -363,42 +387,9 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if err != nil {
 			return err
 		}
-		if err := charge(tx, rr, -chartBytes(r), -1); err != nil {
+		orphans, err = deleteVersion(tx, rr, repo, r)
+		if err != nil {
 			return err
-		}
-		if err := dropDownloads(tx, repo, name, version); err != nil {
-			return err
-		}
-		if ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo)); ib != nil {
-			if err := ib.Delete(key(name, version)); err != nil {
-				return err
-			}
-		}
-		cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
-		if err := cb.Delete(key(name, version)); err != nil {
-			return err
-		}
-		if _, err := cb.NextSequence(); err != nil {
-			return err
-		}
-		if err := unindexSemver(tx, repo, name, version); err != nil {
-			return err
-		}
-		if err := unindexTag(tx, repo, name, version); err != nil {
-			return err
-		}
-		if err := deleteOCIChart(tx, repo, name, version); err != nil {
-			return err
-		}
-		refs := bucket(tx, blobRefsBucket)
-		for _, d := range chartDigests(r) {
-			gone, err := dropRef(refs, d)
-			if err != nil {
-				return err
-			}
-			if gone {
-				orphans = append(orphans, d)
-			}
 		}
 		deleted = r.domain()
 		return nil
@@ -408,6 +399,54 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 	}
 	sort.Strings(orphans)
 	return deleted, orphans, nil
+}
+
+// deleteVersion deletes the version whose record is r from repository rr
+// (named repo) and returns the blob digests no record refers to any more.
+func deleteVersion(tx *bbolt.Tx, rr *repoRecord, repo string, r *chartRecord) ([]string, error) {
+	name, version := r.Name, r.Version
+	var orphans []string
+	if err := charge(tx, rr, -chartBytes(r), -1); err != nil {
+		return nil, err
+	}
+	if err := dropDownloads(tx, repo, name, version); err != nil {
+		return nil, err
+	}
+	if ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo)); ib != nil {
+		if err := ib.Delete(key(name, version)); err != nil {
+			return nil, err
+		}
+	}
+	cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
+	if err := cb.Delete(key(name, version)); err != nil {
+		return nil, err
+	}
+	if _, err := cb.NextSequence(); err != nil {
+		return nil, err
+	}
+	if err := unindexSemver(tx, repo, name, version); err != nil {
+		return nil, err
+	}
+	if err := unindexTag(tx, repo, name, version); err != nil {
+		return nil, err
+	}
+	if err := deleteOCIChart(tx, repo, name, version); err != nil {
+		return nil, err
+	}
+	refs := bucket(tx, blobRefsBucket)
+	for _, d := range chartDigests(r) {
+		gone, err := dropRef(refs, d)
+		if err != nil {
+			return nil, err
+		}
+		if gone {
+			orphans = append(orphans, d)
+		}
+	}
+	if err := unhold(tx, repo, key(name, version)); err != nil {
+		return nil, err
+	}
+	return orphans, nil
 }
 
 // BlobReferenced reports whether any chart record refers to the blob
@@ -533,7 +572,11 @@ func (db *DB) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartV
 			return nil
 		}
 		ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo))
+		hb := heldKeys(tx, repo)
 		return cb.ForEach(func(k, v []byte) error {
+			if hb != nil && hb.Get(k) != nil {
+				return nil
+			}
 			cv, err := indexVersion(repo, ib, k, v)
 			if err != nil {
 				return err
@@ -562,7 +605,7 @@ func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*char
 		if cb := bucket(tx, chartsBucket).Bucket([]byte(repo)); cb != nil && validateChartKey(name, version) == nil {
 			v = cb.Get(k)
 		}
-		if v == nil {
+		if hb := heldKeys(tx, repo); v == nil || (hb != nil && hb.Get(k) != nil) {
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
 		}
 		var err error

@@ -69,6 +69,9 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 				return err
 			}
 		}
+		if err := dropHeld(tx, r.Name); err != nil {
+			return err
+		}
 		return dropTags(tx, r.Name)
 	}))
 }
@@ -244,6 +247,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 				if err := idx.DeleteBucket([]byte(name)); err != nil {
 					return err
 				}
+			}
+			if err := dropHeld(tx, name); err != nil {
+				return err
 			}
 		}
 		unlinked, err := deleteOCIRepo(tx, name)

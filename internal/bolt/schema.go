@@ -80,7 +80,12 @@ import (
 //	   (issue #30), in the policies bucket created at open. Nothing is
 //	   rewritten, but a binary of schema 13 would accept what a policy
 //	   refuses and leave the policy behind when it deletes its repository.
-const SchemaVersion = 14
+//	15: held chart versions (issue #30): chart records with a
+//	   "held_until" member and their index in chart_held (created at
+//	   open). Nothing is rewritten (no version was held before), but a
+//	   binary of schema 14 would list, index and serve held versions and
+//	   never delete them.
+const SchemaVersion = 15
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -108,7 +113,12 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeIndexFormats,
 	upgradeTrust,
 	upgradePolicies,
+	upgradeHeld,
 }
+
+// upgradeHeld (14→15): the chart_held bucket is created at open and no
+// version of an older data dir is held, so nothing is rewritten.
+func upgradeHeld(*bbolt.Tx) error { return nil }
 
 // upgradeTrust (12→13): the trust bucket is created at open and chart
 // records gain their verification member when first verified, so nothing

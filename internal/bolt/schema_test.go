@@ -740,3 +740,44 @@ func upgradedFromSchema9(t *testing.T, dir string) *bolt.DB {
 	}
 	return mustOpen(t, path)
 }
+
+// TestUpgradeFromSchema9HoldsNothingAndCanHold: an old data dir upgrades
+// with no version held and every version listed and indexed as before;
+// a version stored held afterwards is left out of listings and the index,
+// then released.
+func TestUpgradeFromSchema9HoldsNothingAndCanHold(t *testing.T) {
+	db := upgradedFromSchema9(t, "schema9-trust")
+	ctx := t.Context()
+	before, err := db.ChartVersions(ctx, "acme-charts", chartctl.ChartFilter{})
+	if err != nil || len(before) == 0 {
+		t.Fatalf("versions after the upgrade: %d, %v", len(before), err)
+	}
+	for _, cv := range before {
+		if cv.Held() {
+			t.Fatalf("%s@%s is held after the upgrade", cv.Name, cv.Version)
+		}
+	}
+	if held, err := db.HeldChartVersions(ctx, time.Now().Add(24*time.Hour)); err != nil || len(held) != 0 {
+		t.Fatalf("held versions after the upgrade: %d, %v", len(held), err)
+	}
+	until := time.Now().Add(10 * time.Minute).UTC()
+	cv := &chartctl.ChartVersion{Repository: "acme-charts", Name: "held", Version: "0.1.0", Digest: "sha256:" + strings.Repeat("ab", 32),
+		Size: 10, HeldUntil: &until, IndexEntry: []byte("x")}
+	if _, _, _, err := db.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := db.ChartVersions(ctx, "acme-charts", chartctl.ChartFilter{})
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("versions with one held: %d, %v; want %d", len(after), err, len(before))
+	}
+	entries, err := db.IndexEntries(ctx, "acme-charts")
+	if err != nil || len(entries) != len(before) {
+		t.Fatalf("index entries with one held: %d, %v; want %d", len(entries), err, len(before))
+	}
+	if err := db.ReleaseChartVersion(ctx, "acme-charts", "held", "0.1.0", cv.Digest, []byte("name: held\n")); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := db.IndexEntries(ctx, "acme-charts"); err != nil || len(entries) != len(before)+1 {
+		t.Fatalf("index entries after the release: %d, %v; want %d", len(entries), err, len(before)+1)
+	}
+}

@@ -106,7 +106,9 @@ func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]
 func (db *DB) ChartNames(ctx context.Context) ([]string, error) {
 	var names []string
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		charts := bucket(tx, chartsBucket)
+		// The tag index, not the records: it lists only versions that
+		// are not held, so a chart with only held versions is left out.
+		charts := bucket(tx, chartTagsBucket)
 		return charts.ForEachBucket(func(repo []byte) error {
 			for _, name := range distinctFirstParts(charts.Bucket(repo)) {
 				names = append(names, string(repo)+"/"+name)

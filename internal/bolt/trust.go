@@ -17,7 +17,7 @@ const (
 	trustBucket = "trust"
 )
 
-var trustBuckets = []string{trustBucket}
+var trustBuckets = []string{trustBucket, chartHeldBucket}
 
 type trustRecord struct {
 	ID        string    `json:"id"`

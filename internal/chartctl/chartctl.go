@@ -160,7 +160,16 @@ type ChartVersion struct {
 	// until it was first verified. PutChartVersion stores it as given
 	// (a restore); a replaced archive drops it.
 	Verification *Verification
+	// HeldUntil, when set, says the version is held (CONTRACT §18, issue
+	// #30): stored under a require_signature policy without a verified
+	// signature, it is in no index, list or search and pullable by nobody
+	// until its signature verifies (ReleaseChartVersion clears it) or
+	// until this time, when the hold sweep deletes it.
+	HeldUntil *time.Time
 }
+
+// Held reports whether the version is held.
+func (cv *ChartVersion) Held() bool { return cv.HeldUntil != nil }
 
 // Team is a group of members inside an organization.
 type Team struct {
@@ -218,6 +227,9 @@ type ChartFilter struct {
 	Version string
 	// Latest keeps only the newest version of each chart.
 	Latest bool
+	// IncludeHeld lists held versions too; without it they are left out
+	// (ChartVersion.HeldUntil).
+	IncludeHeld bool
 }
 
 // Store keeps the service's metadata. Implementations must be safe for

@@ -310,6 +310,10 @@ var DumpCoverage = map[string]string{
 	"TrustEntries":     "read",
 	"DeleteTrustEntry": "TrustEntry",
 	"SetVerification":  "ChartVersion",
+	// A version's hold is a field of its record (HeldUntil).
+	"ReleaseChartVersion":    "ChartVersion",
+	"HeldChartVersions":      "read",
+	"ExpireHeldChartVersion": "ChartVersion",
 
 	// OAuth.
 	"CreateOAuthClient":       "OAuthClient",

@@ -29,7 +29,13 @@ const (
 	EventTrustAdded            EventType = "trust.added"
 	EventTrustRemoved          EventType = "trust.removed"
 	EventChartVerified         EventType = "chart.verified"
-	EventPing                  EventType = "ping"
+	// EventChartHeld: a version was stored but held, waiting for its
+	// signature (CONTRACT §18 decision 3); chart.pushed follows at release.
+	EventChartHeld EventType = "chart.held"
+	// EventChartReleased: a held version's signature verified; it is now
+	// listed and pullable.
+	EventChartReleased EventType = "chart.released"
+	EventPing          EventType = "ping"
 )
 
 // EventTypes lists the event types a webhook may ask for ("*" asks for
@@ -42,6 +48,7 @@ var EventTypes = []EventType{
 	EventRobotCreated, EventRobotRotated, EventRobotDeleted,
 	EventPublisherAdded, EventPublisherRemoved,
 	EventTrustAdded, EventTrustRemoved, EventChartVerified,
+	EventChartHeld, EventChartReleased,
 }
 
 // Valid reports whether t is one of EventTypes.

@@ -193,4 +193,20 @@ type TrustStore interface {
 	// signer). Returns ENOTFOUND if the version does not exist or holds
 	// another archive by now (it was replaced while being verified).
 	SetVerification(ctx context.Context, repo, name, version, digest string, v *Verification, indexEntry []byte) error
+	// ReleaseChartVersion ends the hold of the version of repo whose
+	// archive digest is digest: it clears HeldUntil and stores indexEntry
+	// as its Helm index entry, so it is listed, indexed and tagged from
+	// then on. Returns ENOTFOUND if the version does not exist or holds
+	// another archive, ECONFLICT if it is not held (another caller
+	// released it first).
+	ReleaseChartVersion(ctx context.Context, repo, name, version, digest string, indexEntry []byte) error
+	// HeldChartVersions returns every held version of every repository
+	// whose HeldUntil is at or before before, oldest deadline first.
+	HeldChartVersions(ctx context.Context, before time.Time) ([]*ChartVersion, error)
+	// ExpireHeldChartVersion deletes the version if it is still held and
+	// its HeldUntil is at or before now, as DeleteChartVersion does, and
+	// returns it with the blob digests no record refers to any more.
+	// Returns ENOTFOUND if it does not exist, ECONFLICT if it is not held
+	// or its hold has not ended (it was released meanwhile).
+	ExpireHeldChartVersion(ctx context.Context, repo, name, version string, now time.Time) (*ChartVersion, []string, error)
 }

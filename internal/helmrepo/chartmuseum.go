@@ -112,7 +112,9 @@ func (h *Handler) handleCMUpload(c echo.Context) error {
 	}
 	if !overwrite {
 		// ChartMuseum refuses any existing version, even identical bytes.
-		if _, err := h.App.Store.ChartVersion(ctx, r.Name, u.Chart.Name, u.Chart.Version); err == nil {
+		// A held version signed later: its provenance file attaches to
+		// it (PutChart), the way a signature releases it.
+		if cv, err := h.App.Store.ChartVersion(ctx, r.Name, u.Chart.Name, u.Chart.Version); err == nil && !(cv.Held() && u.HasProvenance()) {
 			return h.cmFail(c, h.App.Reject(u, exists()))
 		}
 	}
@@ -182,6 +184,9 @@ func (h *Handler) handleCMVersion(c echo.Context) error {
 		return h.cmFail(c, err)
 	}
 	cv, err := h.App.ChartVersion(c.Request().Context(), r, c.Param("name"), c.Param("version"))
+	if err == nil {
+		err = h.App.VisibleVersion(c.Request().Context(), httpx.PrincipalOf(c), cv)
+	}
 	if err != nil {
 		return h.cmFail(c, err)
 	}

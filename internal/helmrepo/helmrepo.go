@@ -309,6 +309,10 @@ func (h *Handler) handleDownload(c echo.Context) error {
 	if cv == nil || (c.Param("name") != "" && cv.Name != c.Param("name")) {
 		return chartctl.Errorf(chartctl.ENOTFOUND, "No chart archive %q in repository %q.", file, r.Name)
 	}
+	// A held version is served to nobody (CONTRACT §18).
+	if err := h.App.ServableVersion(c.Request().Context(), httpx.PrincipalOf(c), cv); err != nil {
+		return err
+	}
 	if prov {
 		if cv.ProvDigest == "" {
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s %s has no provenance file.", cv.Name, cv.Version)

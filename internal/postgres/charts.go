@@ -18,7 +18,7 @@ import (
 
 // chartCols are the columns of a full chart record, as scanChart reads
 // them; the index entry is only read by the index methods.
-const chartCols = `name, version, app_version, description, keywords, digest, content_digest, size, prov_digest, prov_size, created_at, metadata, verification`
+const chartCols = `name, version, app_version, description, keywords, digest, content_digest, size, prov_digest, prov_size, created_at, metadata, verification, held_until`
 
 // downloadCols follow chartCols in the reads that show download counters
 // (scanChartDownloads).
@@ -48,7 +48,7 @@ func scanChartRow(repo string, row pgx.Row, downloads bool) (*chartctl.ChartVers
 		last                   *time.Time
 	)
 	dest := []any{&cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
-		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification}
+		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification, &cv.HeldUntil}
 	if downloads {
 		dest = append(dest, &count, &last)
 	}
@@ -60,6 +60,7 @@ func scanChartRow(repo string, row pgx.Row, downloads bool) (*chartctl.ChartVers
 	}
 	cv.Keywords = nilIfEmpty(cv.Keywords)
 	cv.CreatedAt = utc(cv.CreatedAt)
+	cv.HeldUntil = utcPtr(cv.HeldUntil)
 	if len(metadata) > 0 {
 		cv.Metadata = metadata
 	}
@@ -153,6 +154,12 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		return nil, false, nil, err
 	}
 	canon := canonicalOrNil(cv.Version)
+	if rec.HeldUntil != nil {
+		// Held: in no index until released (ReleaseChartVersion).
+		entry = nil
+		h := rec.HeldUntil.UTC().Truncate(time.Microsecond)
+		rec.HeldUntil = &h
+	}
 
 	var (
 		stored  *chartctl.ChartVersion
@@ -189,10 +196,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO chart_versions
 				(repository_id, name, version, app_version, description, keywords, digest, content_digest, size, prov_digest,
-				 created_at, metadata, index_entry, canonical_version, prov_size, verification)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+				 created_at, metadata, index_entry, canonical_version, prov_size, verification, held_until)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 				id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest,
-				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize, verification)
+				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize, verification, rec.HeldUntil)
 			if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
 				// A concurrent upload of this version, or of a SemVer-equal
 				// one, committed first: decide again, seeing its row.
@@ -251,10 +258,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		}
 		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET
 			app_version = $4, description = $5, keywords = $6, digest = $7, content_digest = $8, size = $9, prov_digest = $10,
-			created_at = $11, metadata = $12, index_entry = $13, prov_size = $14, verification = $15
+			created_at = $11, metadata = $12, index_entry = $13, prov_size = $14, verification = $15, held_until = $16
 			WHERE repository_id = $1 AND name = $2 AND version = $3`,
 			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest, rec.Size,
-			rec.ProvDigest, rec.CreatedAt, metadata, entry, rec.ProvSize, verification); err != nil {
+			rec.ProvDigest, rec.CreatedAt, metadata, entry, rec.ProvSize, verification, rec.HeldUntil); err != nil {
 			return err
 		}
 		// The OCI manifest of the replaced archive no longer describes the
@@ -421,6 +428,11 @@ func (db *DB) ChartVersionPage(ctx context.Context, repo string, f chartctl.Char
 				}
 			}
 			keys = match
+		}
+		if !f.IncludeHeld {
+			if keys, err = withoutHeld(ctx, tx, id, keys); err != nil {
+				return err
+			}
 		}
 		if f.Latest {
 			keys = latestOnly(slices.Clone(keys))
@@ -670,7 +682,7 @@ func (db *DB) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartV
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT `+indexCols+` FROM chart_versions WHERE repository_id = $1`, id)
+		rows, err := tx.Query(ctx, `SELECT `+indexCols+` FROM chart_versions WHERE repository_id = $1 AND held_until IS NULL`, id)
 		if err != nil {
 			return err
 		}
@@ -691,7 +703,8 @@ func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*char
 		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
 	}
 	cv, err := scanIndexVersion(repo, db.pool.QueryRow(ctx, `SELECT `+indexCols+` FROM chart_versions
-		WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3`, repo, name, version))
+		WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3
+		AND held_until IS NULL`, repo, name, version))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
 	}

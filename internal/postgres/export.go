@@ -260,9 +260,10 @@ func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	)
 	if err := row.Scan(&cv.Repository, &cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
 		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification,
-		&entry, &count, &last); err != nil {
+		&cv.HeldUntil, &entry, &count, &last); err != nil {
 		return nil, err
 	}
+	cv.HeldUntil = utcPtr(cv.HeldUntil)
 	var err error
 	if cv.Verification, err = decodeVerification(verification); err != nil {
 		return nil, err

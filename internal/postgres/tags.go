@@ -33,7 +33,7 @@ func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]
 	// The expression is the index's, word for word, so the planner uses
 	// it for both the range and the order.
 	rows, err := db.pool.Query(ctx, `SELECT replace(version, '+', '_') FROM chart_versions
-		WHERE repository_id = $1 AND name = $2 AND replace(version, '+', '_') > $3
+		WHERE repository_id = $1 AND name = $2 AND replace(version, '+', '_') > $3 AND held_until IS NULL
 		ORDER BY replace(version, '+', '_')
 		LIMIT CASE WHEN $4::bigint < 0 THEN NULL ELSE $4::bigint END`, id, name, last, limit)
 	if err != nil {
@@ -55,11 +55,11 @@ func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]
 // chart) finds the distinct charts without visiting their versions.
 func (db *DB) ChartNames(ctx context.Context) ([]string, error) {
 	rows, err := db.pool.Query(ctx, `WITH RECURSIVE c(repository_id, name) AS (
-			(SELECT repository_id, name FROM chart_versions ORDER BY repository_id, name LIMIT 1)
+			(SELECT repository_id, name FROM chart_versions WHERE held_until IS NULL ORDER BY repository_id, name LIMIT 1)
 			UNION ALL
 			SELECT n.repository_id, n.name FROM c, LATERAL (
 				SELECT repository_id, name FROM chart_versions v
-				WHERE (v.repository_id, v.name) > (c.repository_id, c.name)
+				WHERE (v.repository_id, v.name) > (c.repository_id, c.name) AND v.held_until IS NULL
 				ORDER BY repository_id, name LIMIT 1) n
 		)
 		SELECT r.name || '/' || c.name FROM c JOIN repositories r ON r.id = c.repository_id`)

@@ -51,6 +51,10 @@ func (r *Registry) handleBlob(c echo.Context, m pathMatch) error {
 		}
 		return errBlobUnknown(ds)
 	}
+	if cb.chart.Held() {
+		// A held version's blobs are served to nobody (CONTRACT §18).
+		return errBlobUnknown(ds)
+	}
 	if req.Method == http.MethodGet && cb.chart.Digest == ds {
 		// A pull of the chart layer is a download of the archive.
 		r.App.CountDownload(cb.chart.Repository, cb.chart.Name, cb.chart.Version)

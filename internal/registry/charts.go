@@ -80,6 +80,14 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return err
 		}
+		// A held version's tag is not stored: tags/list leaves it out
+		// until the release, when the version's own tag lists it (the
+		// tag resolves through the version meanwhile, for its pusher).
+		if cv, err := r.chartVersion(ctx, repo.Name, stored.Chart.Name, stored.Chart.Version); err == nil && cv.Held() {
+			return nil
+		} else if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			return err
+		}
 		// Its blobs were checked when it was stored, and they stay while
 		// the version refers to them (a blob of a chart version cannot be
 		// deleted on its own), so the blob store is not asked again.
@@ -309,7 +317,10 @@ func (r *Registry) chartVersions(ctx context.Context, name string) ([]*chartctl.
 	if !ok || chart.ValidateName(chartName) != nil {
 		return nil, nil
 	}
-	cvs, err := r.App.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{Name: chartName})
+	// Held versions too: their manifests resolve for those who may push
+	// (so a signer can sign them) and their blobs are known, to be
+	// refused (heldManifest, handleBlob).
+	cvs, err := r.App.Store.ChartVersions(ctx, repo, chartctl.ChartFilter{Name: chartName, IncludeHeld: true})
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil
 	}
@@ -576,4 +587,24 @@ func (c *derivedCache) put(key string, e derivedEntry) {
 		c.m = map[string]derivedEntry{}
 	}
 	c.m[key] = e
+}
+
+// heldManifest returns nil when p may pull manifest man: any manifest but
+// a held chart version's, which only those who may push to its repository
+// see (CONTRACT §18: so a signer can sign it). Others are told the
+// manifest is unknown, as for one that does not exist.
+func (r *Registry) heldManifest(ctx context.Context, p *chartctl.Principal, man *chartctl.OCIManifest, ref string) error {
+	if man.Chart == nil {
+		return nil
+	}
+	cv, err := r.chartVersion(ctx, man.Chart.Repository, man.Chart.Name, man.Chart.Version)
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if r.App.VisibleVersion(ctx, p, cv) != nil {
+		return errManifestUnknown(ref)
+	}
+	return nil
 }

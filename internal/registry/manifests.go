@@ -51,11 +51,15 @@ func (r *Registry) handleManifest(c echo.Context, m pathMatch) error {
 	case http.MethodDelete:
 		return r.deleteManifest(c, name, ref)
 	}
-	if _, _, err := r.authorize(c, name, actionPull); err != nil {
+	p, _, err := r.authorize(c, name, actionPull)
+	if err != nil {
 		return err
 	}
 	man, err := r.resolveManifest(req.Context(), name, ref)
 	if err != nil {
+		return err
+	}
+	if err := r.heldManifest(req.Context(), p, man, ref); err != nil {
 		return err
 	}
 	mh := r.headers.get(man)

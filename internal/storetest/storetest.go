@@ -83,6 +83,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIChartPushedWithManifest", func(t *testing.T) { testOCIChartPushedWithManifest(t, open) })
 	t.Run("OCIChartAlternateManifest", func(t *testing.T) { testOCIChartAlternateManifest(t, open) })
 	t.Run("ChartTags", func(t *testing.T) { testChartTags(t, open) })
+	t.Run("HeldVersions", func(t *testing.T) { testHeldVersions(t, open) })
 	t.Run("ChartNames", func(t *testing.T) { testChartNames(t, open) })
 	t.Run("OCINamesManyManifests", func(t *testing.T) { testOCINamesManyManifests(t, open) })
 	t.Run("OCIUploads", func(t *testing.T) { testOCIUploads(t, open) })
