@@ -19,8 +19,7 @@ import (
 
 // Verdict is a version's signature verdict, from its verification record.
 type Verdict struct {
-	// Status is "verified", "unverified" or "unsigned"; "pending" when
-	// the version has not been verified yet (no record).
+	// Status is "verified", "unverified" or "unsigned".
 	Status string
 	// Summary is the verdict in words: "Signed by …, verified", "Not
 	// signed", "Signed, not verified".
@@ -44,10 +43,11 @@ var signatureKinds = map[string]string{
 	chartctl.SignatureNotation:   "Notation",
 }
 
-// verdictOf reads a version's verification record.
+// verdictOf reads a version's verification record. No record means no
+// signature was found, as /v1 reports it (unsigned versions get none).
 func verdictOf(v *chartctl.Verification) Verdict {
 	if v == nil {
-		return Verdict{Status: "pending", Summary: "Not verified yet"}
+		return Verdict{Status: chartctl.VerificationUnsigned, Summary: "Not signed"}
 	}
 	out := Verdict{Status: v.Status}
 	for _, s := range v.Signatures {
