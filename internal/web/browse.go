@@ -568,7 +568,7 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 	cp.Deps = d.dependencyTree(c, p, r.Name+"/"+cv.Name+"@"+cv.Version, page.Dependencies)
 	cp.Verdict = verdictOf(cv.Verification)
 	cp.Images = imagesOf(cv)
-	if cp.Changed, err = d.whatChanged(c, p, r, cv); err != nil {
+	if cp.Changed, err = d.whatChanged(c, p, r, cv, versions); err != nil {
 		return err
 	}
 	cp.CompareURL = diffURL(r.Name, name, "", "", "", "")

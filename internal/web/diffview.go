@@ -391,7 +391,7 @@ func (d *Dashboard) handleDiff(c echo.Context) error {
 			return err
 		}
 		dp.To = latest.Version
-		if prev, err := d.previousVersion(c, r.Name, latest); err != nil {
+		if prev, err := d.previousVersion(c, r.Name, latest, nil); err != nil {
 			return err
 		} else if prev != nil {
 			dp.From = prev.Version

@@ -109,8 +109,16 @@ const previousScanPages = 20
 
 // previousVersion returns the version of cv's chart that comes right
 // before cv in the chart's order (newest first), nil when cv is the
-// oldest or lies further down than previousScanPages pages.
-func (d *Dashboard) previousVersion(c echo.Context, repo string, cv *chartctl.ChartVersion) (*chartctl.ChartVersion, error) {
+// oldest or lies further down than previousScanPages pages. known, when
+// given, is a page of the chart's versions the caller already read: a
+// version inside it needs no query (listing a chart's versions sorts
+// them all, the chart page's main cost for a chart with thousands).
+func (d *Dashboard) previousVersion(c echo.Context, repo string, cv *chartctl.ChartVersion, known []*chartctl.ChartVersion) (*chartctl.ChartVersion, error) {
+	for i, v := range known {
+		if v.Version == cv.Version && i+1 < len(known) {
+			return known[i+1], nil
+		}
+	}
 	ctx := c.Request().Context()
 	found := false
 	for pg := 0; pg < previousScanPages; pg++ {
@@ -131,10 +139,10 @@ func (d *Dashboard) previousVersion(c echo.Context, repo string, cv *chartctl.Ch
 	return nil, nil
 }
 
-// whatChanged compares cv with the version before it; nil when there is
-// none. A diff that fails is reported on the page, never as its error.
-func (d *Dashboard) whatChanged(c echo.Context, p *chartctl.Principal, r *chartctl.Repository, cv *chartctl.ChartVersion) (*WhatChanged, error) {
-	prev, err := d.previousVersion(c, r.Name, cv)
+// whatChanged compares cv with the version before it (known as for
+// previousVersion); nil when there is none. A diff that fails is reported on the page, never as its error.
+func (d *Dashboard) whatChanged(c echo.Context, p *chartctl.Principal, r *chartctl.Repository, cv *chartctl.ChartVersion, known []*chartctl.ChartVersion) (*WhatChanged, error) {
+	prev, err := d.previousVersion(c, r.Name, cv, known)
 	if err != nil || prev == nil {
 		return nil, err
 	}
