@@ -18,7 +18,6 @@ import (
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartrender"
-	"github.com/chartctl/chartctl/internal/chartsearch"
 	"github.com/chartctl/chartctl/internal/text"
 )
 
@@ -92,102 +91,6 @@ func (d *Dashboard) notFound(c echo.Context) error {
 		msg += " If you expected a private repository, sign in first."
 	}
 	return d.renderError(c, http.StatusNotFound, u, s, ErrorPage{Heading: "Page not found", Message: msg, Back: "/", SignIn: signInBack(c, u)})
-}
-
-// SearchResult is one chart found by a search.
-type SearchResult struct {
-	Repository  string
-	Name        string
-	Version     string
-	AppVersion  string
-	Description string
-	Icon        template.URL
-	Initial     string
-	UpdatedAt   time.Time
-	URL         string
-}
-
-// SearchPage is the home page and the search results page.
-type SearchPage struct {
-	Query    string
-	Searched bool
-	Results  []SearchResult
-	Total    int
-	// Page is the 1-based results page; Prev and Next are links or "".
-	Page       int
-	Prev, Next string
-	// Problem explains a query that cannot be run.
-	Problem string
-}
-
-func (d *Dashboard) handleHome(c echo.Context) error {
-	if c.QueryParam("q") != "" {
-		return d.handleSearch(c)
-	}
-	return d.render(c, http.StatusOK, "home", d.browsePage(c, "Find Helm charts", "home", "/", SearchPage{}))
-}
-
-func (d *Dashboard) handleSearch(c echo.Context) error {
-	p, err := d.viewer(c)
-	if err != nil {
-		return err
-	}
-	q := strings.TrimSpace(c.QueryParam("q"))
-	sp := SearchPage{Query: q, Page: 1}
-	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 && n < 10000 {
-		sp.Page = n
-	}
-	status := http.StatusOK
-	switch {
-	case q == "":
-	case utf8.RuneCountInString(q) > 256:
-		sp.Problem = "Search for at most 256 characters."
-		status = http.StatusBadRequest
-	default:
-		sp.Searched = true
-		hits, err := chartsearch.Search(c.Request().Context(), d.opts.Store, p, chartsearch.Query{Text: q})
-		if err != nil {
-			return err
-		}
-		sp.Total = len(hits)
-		from := (sp.Page - 1) * searchPerPage
-		for i := from; i < len(hits) && i < from+searchPerPage; i++ {
-			cv := hits[i].Version
-			r := SearchResult{Repository: hits[i].Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
-				Description: cv.Description, UpdatedAt: cv.CreatedAt, URL: chartURL(hits[i].Repository, cv.Name, "")}
-			r.Icon, r.Initial = chartIcon(cv)
-			sp.Results = append(sp.Results, r)
-		}
-		link := func(n int) string {
-			return "/search?" + url.Values{"q": {q}, "page": {strconv.Itoa(n)}}.Encode()
-		}
-		if sp.Page > 1 {
-			sp.Prev = link(sp.Page - 1)
-		}
-		if from+searchPerPage < len(hits) {
-			sp.Next = link(sp.Page + 1)
-		}
-	}
-	if c.QueryParam("fragment") == "1" {
-		// Search as you type asks for the results alone; their sign-in
-		// link comes back to the search, not to this fragment.
-		page := d.browsePage(c, "", "", "", sp)
-		// Marks the answer as the results fragment: the script puts only
-		// that into the results box, and a message for anything else (an
-		// error page from here or from a proxy).
-		c.Response().Header().Set("X-Search-Fragment", "1")
-		if page.SignIn != "" {
-			page.SignIn = SignInURL("/search?" + url.Values{"q": {q}}.Encode())
-		}
-		return d.renderFragment(c, status, "search", "results", page)
-	}
-	title := "Search"
-	canonical := "/search"
-	if q != "" {
-		title = "Search: " + q
-		canonical = "/search?" + url.Values{"q": {q}}.Encode()
-	}
-	return d.render(c, status, "search", d.browsePage(c, title, "home", canonical, sp))
 }
 
 // ReposListPage lists the repositories the visitor can see.
@@ -474,13 +377,20 @@ type ChartPage struct {
 	Install   InstallLines
 	Download  string
 	Prov      string
-	Deps      []DepRow
+	Deps      []DepNode
 	Versions  []VersionRow
 	Total     int
 	MoreURL   string
 	PrevURL   string
 	PageURL   string
 	CanManage bool
+	// Verdict is the signature verdict; Images the images the version
+	// deploys; Changed what changed since the version before it (nil
+	// for the oldest); CompareURL the diff view.
+	Verdict    Verdict
+	Images     ImagesView
+	Changed    *WhatChanged
+	CompareURL string
 }
 
 // Tab is one of a chart page's tabs.
@@ -498,13 +408,8 @@ type VersionRow struct {
 	CreatedAt time.Time
 	URL       string
 	Current   bool
-}
-
-// DepRow is a dependency, linked when it is a chart of this server the
-// visitor can see.
-type DepRow struct {
-	chartrender.Dependency
-	URL string
+	// CompareURL compares this version with the one the page shows.
+	CompareURL string
 }
 
 func chartURL(repo, name, version string) string {
@@ -660,14 +565,21 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 	for i := range cp.Tabs {
 		cp.Tabs[i].Current = cp.Tabs[i].Name == cp.Tab
 	}
-	for _, dep := range page.Dependencies {
-		cp.Deps = append(cp.Deps, DepRow{Dependency: dep, URL: d.dependencyURL(c, p, dep)})
+	cp.Deps = d.dependencyTree(c, p, r.Name+"/"+cv.Name+"@"+cv.Version, page.Dependencies)
+	cp.Verdict = verdictOf(cv.Verification)
+	cp.Images = imagesOf(cv)
+	if cp.Changed, err = d.whatChanged(c, p, r, cv, versions); err != nil {
+		return err
+	}
+	cp.CompareURL = diffURL(r.Name, name, "", "", "", "")
+	if cp.Changed != nil {
+		cp.CompareURL = cp.Changed.DiffURL
 	}
 
 	cp.Total = total
 	for _, v := range versions {
 		cp.Versions = append(cp.Versions, VersionRow{Version: v.Version, AppVersion: v.AppVersion, Downloads: v.Downloads, CreatedAt: v.CreatedAt,
-			URL: chartURL(r.Name, name, v.Version), Current: v.Version == cv.Version})
+			URL: chartURL(r.Name, name, v.Version), Current: v.Version == cv.Version, CompareURL: diffURL(r.Name, name, v.Version, cv.Version, "", "")})
 	}
 	pageLink := func(n int) string {
 		q := url.Values{"versions": {strconv.Itoa(n)}}
@@ -692,48 +604,6 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 		title = cv.Name + " · " + r.Name
 	}
 	return d.render(c, http.StatusOK, "chart", d.browsePage(c, title, "repos", canonical, cp))
-}
-
-// dependencyURL links a dependency to its chart page when its repository
-// is a repository of this server that p can see: to the version it pins
-// when that version is stored, else to the chart, and not at all when the
-// chart is not there (the link would be the 404 page).
-func (d *Dashboard) dependencyURL(c echo.Context, p *chartctl.Principal, dep chartrender.Dependency) string {
-	u, err := url.Parse(strings.TrimSpace(dep.Repository))
-	if err != nil || dep.Name == "" {
-		return ""
-	}
-	base, err := url.Parse(d.BaseURL(c))
-	if err != nil || !strings.EqualFold(u.Host, base.Host) {
-		return ""
-	}
-	var repo string
-	switch u.Scheme {
-	case "http", "https":
-		rest, ok := strings.CutPrefix(strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(base.Path, "/")+"/helm/")
-		if !ok || strings.Contains(rest, "/") {
-			return ""
-		}
-		repo = rest
-	case "oci":
-		repo = strings.Trim(u.Path, "/")
-	default:
-		return ""
-	}
-	ctx := c.Request().Context()
-	r, err := d.opts.App.VisibleRepo(ctx, p, repo)
-	if err != nil || chart.ValidateName(dep.Name) != nil {
-		return ""
-	}
-	if v := strings.TrimSpace(dep.Version); chart.ValidateVersion(v) == nil {
-		if cv, err := d.opts.Store.ChartVersion(ctx, r.Name, dep.Name, v); err == nil {
-			return chartURL(r.Name, dep.Name, cv.Version)
-		}
-	}
-	if _, total, err := d.opts.Store.ChartVersionPage(ctx, r.Name, chartctl.ChartFilter{Name: dep.Name}, 0, 1); err != nil || total == 0 {
-		return ""
-	}
-	return chartURL(r.Name, dep.Name, "")
 }
 
 // chartIcon returns a chart's icon when it can be shown without loading

@@ -203,7 +203,7 @@ func New(opts Options, checkPassword func(hash, pw string) bool, hashPassword fu
 
 var pageNames = []string{"signin", "consent", "error", "profile", "password", "apps", "apikeys", "apikey_new", "apikey_created", "apikey_revoke",
 	"home", "search", "repos", "repo", "repo_settings", "chart", "org", "team", "webhooks", "webhook", "webhook_delete",
-	"robot", "robot_secret", "robot_delete", "repo_access", "device"}
+	"robot", "robot_secret", "robot_delete", "repo_access", "device", "diff"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -215,6 +215,8 @@ func parsePages() map[string]*template.Template {
 		"join": strings.Join,
 		"size": text.HumanBytes,
 		"add":  func(a, b int) int { return a + b },
+		// searchImage is the search for the charts that deploy an image.
+		"searchImage": func(image string) string { return "/search?" + url.Values{"image": {image}}.Encode() },
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -277,6 +279,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/repositories/:repo/access", d.signedIn(d.handleGrant), LimitForm)
 	g.POST("/repositories/:repo/access/:kind/:name/revoke", d.signedIn(d.handleRevoke), LimitForm)
 	page("/repositories/:repo/charts/:name", d.handleChart)
+	page("/repositories/:repo/charts/:name/diff", d.handleDiff)
 	page("/repositories/:repo/charts/:name/:version", d.handleChart)
 	g.GET("/repositories/:repo/charts/:name/:version/:file", d.handleDownload)
 	page("/repositories/:repo/charts/:name/:version/files/*", d.handleChartFile)

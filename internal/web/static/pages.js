@@ -2,7 +2,8 @@
 // without it. Copy buttons (data-copy="ID" copies the text of that
 // element), search as you type (the search form fetches its results from
 // the same /search route, which answers with the results alone when asked
-// with fragment=1), and the delete confirmation (the button stays
+// with fragment=1), the diff view's repository picker, and the delete
+// confirmation (the button stays
 // disabled until the repository's name is typed; the server checks it
 // again).
 (function () {
@@ -55,10 +56,21 @@
     var home = location.pathname === "/";
     var emptyURL = home ? "/" : "/search";
     var emptyTitle = home ? "Find Helm charts · chartctl" : "Search · chartctl";
+    // The search's parameters: the box and every filter that is set,
+    // as the form would send them.
+    var params = function () {
+      var out = new URLSearchParams();
+      new FormData(form).forEach(function (v, k) {
+        v = String(v).trim();
+        if (v !== "") { out.append(k, v); }
+      });
+      return out;
+    };
     var run = function () {
       var q = input.value.trim();
       var mine = ++seq;
-      if (q === "") {
+      var ps = params();
+      if (q === "" && (ps.toString() === "" || ps.toString() === "deprecated=true")) {
         results.innerHTML = "";
         if (window.history && history.replaceState) {
           history.replaceState(null, "", emptyURL);
@@ -66,7 +78,8 @@
         }
         return;
       }
-      var url = "/search?fragment=1&q=" + encodeURIComponent(q);
+      var query = ps.toString();
+      var url = "/search?fragment=1&" + query;
       // A short message in the results box, never another page inside it.
       var fail = function (msg) {
         if (mine !== seq) { return; }
@@ -94,8 +107,8 @@
           // The fragment is this server's own template output.
           results.innerHTML = html;
           if (window.history && history.replaceState) {
-            history.replaceState(null, "", "/search?q=" + encodeURIComponent(q));
-            document.title = "Search: " + q + " · chartctl";
+            history.replaceState(null, "", "/search?" + query);
+            document.title = (q === "" ? "Search" : "Search: " + q) + " · chartctl";
           }
         })
         .catch(function () {
@@ -105,6 +118,34 @@
     input.addEventListener("input", function () {
       clearTimeout(timer);
       timer = setTimeout(run, 200);
+    });
+  }
+
+  // The diff picker: picking another repository lists that repository's
+  // versions of the chart in the To list (the page asks itself for them
+  // with fragment=to-versions). Without script, Compare does it.
+  var toRepo = document.getElementById("to_repo");
+  var toSel = document.getElementById("to");
+  var diffForm = document.getElementById("diff-form");
+  if (toRepo && toSel && diffForm && window.fetch) {
+    var pickerStatus = document.getElementById("picker-status");
+    toRepo.addEventListener("change", function () {
+      var u = diffForm.getAttribute("action") + "?fragment=to-versions&to_repo=" + encodeURIComponent(toRepo.value);
+      fetch(u, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+        .then(function (r) {
+          if (r.headers.get("X-Diff-Fragment") !== "1") { throw new Error("status " + r.status); }
+          return r.text();
+        })
+        .then(function (html) {
+          // The fragment is this server's own template output: options.
+          toSel.innerHTML = html;
+          if (pickerStatus) {
+            pickerStatus.textContent = toSel.options.length + " versions of " + toRepo.value + " to compare to.";
+          }
+        })
+        .catch(function () {
+          if (pickerStatus) { pickerStatus.textContent = "The versions of " + toRepo.value + " could not be loaded; press Compare."; }
+        });
     });
   }
 
