@@ -64,7 +64,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 8
+const FormatVersion = 9
 
 const (
 	dir          = "chartctl-backup/"
