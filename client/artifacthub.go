@@ -70,3 +70,20 @@ func (s *RepositoriesService) SetArtifactHubYAML(ctx context.Context, repo strin
 	resp, err := s.client.Do(ctx, req, out)
 	return out, resp, err
 }
+
+// ArtifactHubFile returns a repository's artifacthub-repo.yml as the
+// server writes it (the bytes Artifact Hub reads); "{}\n" when none is
+// set.
+func (s *RepositoriesService) ArtifactHubFile(ctx context.Context, repo string) ([]byte, *Response, error) {
+	req, err := s.client.newRequest(http.MethodGet, repoArtifactHubPath(repo), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "application/yaml")
+	var buf bytes.Buffer
+	resp, err := s.client.Do(ctx, req, &buf)
+	if err != nil {
+		return nil, resp, err
+	}
+	return buf.Bytes(), resp, nil
+}
