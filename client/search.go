@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // SearchService finds charts (/v1/search).
@@ -29,6 +30,9 @@ type SearchOptions struct {
 	// KubeVersion keeps charts whose kubeVersion allows this Kubernetes
 	// version (1.31).
 	KubeVersion string
+	// Signed, when set, keeps only versions whose signature verified
+	// (true) or only the others (false).
+	Signed *bool
 	ListOptions
 }
 
@@ -41,6 +45,9 @@ func (o *SearchOptions) filters(v url.Values) {
 	}
 	if o.Deprecated {
 		v.Set("deprecated", "true")
+	}
+	if o.Signed != nil {
+		v.Set("signed", strconv.FormatBool(*o.Signed))
 	}
 }
 

@@ -229,6 +229,9 @@ type SearchResult struct {
 	Deprecated bool   `json:"deprecated"`
 	Category   string `json:"category,omitempty"`
 	License    string `json:"license,omitempty"`
+	// Signed is set when a signature of the version verified against its
+	// repository's or organization's trust.
+	Signed bool `json:"signed"`
 }
 
 // SearchFacets counts every hit of a search (not one page) by value:
@@ -241,6 +244,8 @@ type SearchFacets struct {
 	Category     map[string]int `json:"category"`
 	License      map[string]int `json:"license"`
 	Deprecated   map[string]int `json:"deprecated"`
+	// Signed counts verified versions ("true") and the others ("false").
+	Signed map[string]int `json:"signed"`
 }
 
 // Organization is an organization.

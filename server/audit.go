@@ -49,6 +49,7 @@ var auditActions = map[string]string{
 	"POST /v1/organizations/:org/trust":                    "trust.add",
 	"DELETE /v1/organizations/:org/trust/:name":            "trust.remove",
 	"PUT /v1/repositories/:repo/policy":                    "policy.update",
+	"PUT /v1/repositories/:repo/artifacthub":               "repository.artifacthub",
 	"PUT /v1/organizations/:org/policy":                    "policy.update",
 	"POST /v1/teams/:team/members":                         "team.member_add",
 	"PATCH /v1/teams/:team/members/:member":                "team.member_role_change",

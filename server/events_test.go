@@ -162,6 +162,7 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"DELETE /v1/organizations/:org/trust/:name", fixed("/v1/organizations/o1/trust/release"), nil, "trust.remove"},
 		{"PUT /v1/organizations/:org/policy", fixed("/v1/organizations/o1/policy"), jsonBody(`{"lint":"warning"}`), "policy.update"},
 		{"PUT /v1/repositories/:repo/policy", fixed("/v1/repositories/r1/policy"), jsonBody(`{"lint":"warning"}`), "policy.update"},
+		{"PUT /v1/repositories/:repo/artifacthub", fixed("/v1/repositories/r1/artifacthub"), jsonBody(`{"owners":[{"name":"ada"}]}`), "repository.artifacthub"},
 		{"POST /v1/admin/verify", fixed("/v1/admin/verify"), nil, "backup.verify"},
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), nil, "user.delete"},
 		{"POST /v1/repositories/:repo/sync", fixed("/v1/repositories/m1/sync"), nil, "repository.sync"},

@@ -97,6 +97,8 @@ func (s *Server) routes(e *echo.Echo) {
 	api.PUT("/repositories/:repo/quota", s.handlePutRepoQuota)
 	api.GET("/repositories/:repo/policy", s.handleGetRepoPolicy)
 	api.PUT("/repositories/:repo/policy", s.handlePutRepoPolicy)
+	api.GET("/repositories/:repo/artifacthub", s.handleGetArtifactHub)
+	api.PUT("/repositories/:repo/artifacthub", s.handlePutArtifactHub)
 	api.GET("/repositories/:repo/retention", s.handleGetRetention)
 	api.PUT("/repositories/:repo/retention", s.handlePutRetention)
 	api.POST("/repositories/:repo/retention/run", s.handleRunRetention)

@@ -11,7 +11,7 @@ import (
 
 // handleSearch finds charts by text (q, in name, description or keywords)
 // and filters (image, organization, category, license, keyword,
-// deprecated, kube_version, repository) in the repositories the caller
+// deprecated, signed, kube_version, repository) in the repositories the caller
 // can read (chartsearch.Search, which the web pages' search shares), and
 // counts the hits by facet.
 func (s *Server) handleSearch(c echo.Context) error {
@@ -44,14 +44,14 @@ func (s *Server) handleSearch(c echo.Context) error {
 		Meta   client.Meta           `json:"meta"`
 		Facets client.SearchFacets   `json:"facets"`
 	}{httpx.MapSlice(items, toSearchResult), meta, client.SearchFacets{Repository: f.Repository, Organization: f.Organization,
-		Category: f.Category, License: f.License, Deprecated: f.Deprecated}})
+		Category: f.Category, License: f.License, Deprecated: f.Deprecated, Signed: f.Signed}})
 }
 
 func toSearchResult(h chartsearch.Hit) client.SearchResult {
 	cv := h.Version
 	return client.SearchResult{Repository: h.Repository, Name: cv.Name, Version: cv.Version,
 		AppVersion: cv.AppVersion, Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, CreatedAt: ts(cv.CreatedAt),
-		Images: emptyIfNil(h.Meta.Images.Images), Deprecated: h.Meta.Deprecated, Category: h.Meta.Category, License: h.Meta.License}
+		Images: emptyIfNil(h.Meta.Images.Images), Deprecated: h.Meta.Deprecated, Category: h.Meta.Category, License: h.Meta.License, Signed: h.Meta.Signed}
 }
 
 func emptyIfNil(s []string) []string {

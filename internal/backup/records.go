@@ -141,6 +141,55 @@ type repositoryRec struct {
 	// Mirror is set for a mirror repository; backups written before
 	// mirrors existed have none.
 	Mirror *mirrorRec `json:"mirror,omitempty"`
+	// ArtifactHub is the repository's artifacthub-repo.yml (format 9);
+	// backups written before have none.
+	ArtifactHub *artifactHubRec `json:"artifacthub,omitempty"`
+}
+
+// artifactHubRec is a repository's Artifact Hub metadata, in Artifact
+// Hub's field names.
+type artifactHubRec struct {
+	RepositoryID string              `json:"repositoryID,omitempty"`
+	Owners       []artifactHubOwner  `json:"owners,omitempty"`
+	Ignore       []artifactHubIgnore `json:"ignore,omitempty"`
+}
+
+type artifactHubOwner struct {
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
+}
+
+type artifactHubIgnore struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+func newArtifactHubRec(a *chartctl.ArtifactHubRepo) *artifactHubRec {
+	if a.Empty() {
+		return nil
+	}
+	rec := &artifactHubRec{RepositoryID: a.RepositoryID}
+	for _, o := range a.Owners {
+		rec.Owners = append(rec.Owners, artifactHubOwner(o))
+	}
+	for _, i := range a.Ignore {
+		rec.Ignore = append(rec.Ignore, artifactHubIgnore(i))
+	}
+	return rec
+}
+
+func (r *artifactHubRec) domain() *chartctl.ArtifactHubRepo {
+	if r == nil {
+		return nil
+	}
+	a := &chartctl.ArtifactHubRepo{RepositoryID: r.RepositoryID}
+	for _, o := range r.Owners {
+		a.Owners = append(a.Owners, chartctl.ArtifactHubOwner(o))
+	}
+	for _, i := range r.Ignore {
+		a.Ignore = append(a.Ignore, chartctl.ArtifactHubIgnore(i))
+	}
+	return a
 }
 
 // mirrorRec is a mirror's settings and sync state. The password stays
@@ -428,7 +477,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		v = organizationRec{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
 	case r.Repository != nil:
 		p := r.Repository
-		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, string(p.IndexFormat), newMirrorRec(p.Mirror)}
+		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, string(p.IndexFormat), newMirrorRec(p.Mirror), newArtifactHubRec(p.ArtifactHub)}
 	case r.Team != nil:
 		t := r.Team
 		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt, t.IDPGroups}
@@ -572,7 +621,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization,
 				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain(),
-				IndexFormat: chartctl.IndexFormat(v.IndexFormat).OrYAML()}
+				IndexFormat: chartctl.IndexFormat(v.IndexFormat).OrYAML(), ArtifactHub: v.ArtifactHub.domain()}
 		}
 	case chartctl.DumpTeam:
 		var v teamRec

@@ -68,6 +68,56 @@ type repoRecord struct {
 	CreatedAt   time.Time `json:"created_at"`
 	// Mirror is set for a mirror repository (schema 5).
 	Mirror *mirrorRecord `json:"mirror,omitempty"`
+	// ArtifactHub is the repository's artifacthub-repo.yml; records
+	// written before it existed lack it and read as none (no upgrade
+	// needed).
+	ArtifactHub *artifactHubRecord `json:"artifacthub,omitempty"`
+}
+
+// artifactHubRecord is a repository's Artifact Hub metadata.
+type artifactHubRecord struct {
+	RepositoryID string                    `json:"repository_id,omitempty"`
+	Owners       []artifactHubOwnerRecord  `json:"owners,omitempty"`
+	Ignore       []artifactHubIgnoreRecord `json:"ignore,omitempty"`
+}
+
+type artifactHubOwnerRecord struct {
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
+}
+
+type artifactHubIgnoreRecord struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// newArtifactHubRecord returns the record of a, nil when a is empty.
+func newArtifactHubRecord(a *chartctl.ArtifactHubRepo) *artifactHubRecord {
+	if a.Empty() {
+		return nil
+	}
+	rec := &artifactHubRecord{RepositoryID: a.RepositoryID}
+	for _, o := range a.Owners {
+		rec.Owners = append(rec.Owners, artifactHubOwnerRecord{o.Name, o.Email})
+	}
+	for _, i := range a.Ignore {
+		rec.Ignore = append(rec.Ignore, artifactHubIgnoreRecord{i.Name, i.Version})
+	}
+	return rec
+}
+
+func (r *artifactHubRecord) domain() *chartctl.ArtifactHubRepo {
+	if r == nil {
+		return nil
+	}
+	a := &chartctl.ArtifactHubRepo{RepositoryID: r.RepositoryID}
+	for _, o := range r.Owners {
+		a.Owners = append(a.Owners, chartctl.ArtifactHubOwner{Name: o.Name, Email: o.Email})
+	}
+	for _, i := range r.Ignore {
+		a.Ignore = append(a.Ignore, chartctl.ArtifactHubIgnore{Name: i.Name, Version: i.Version})
+	}
+	return a
 }
 
 // mirrorRecord is a mirror's settings and sync state. Password is sealed
@@ -203,6 +253,7 @@ func newRepoRecord(r *chartctl.Repository) *repoRecord {
 	rec := &repoRecord{
 		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
 		OwnerID: r.OwnerID, Visibility: string(r.Visibility), IndexFormat: string(r.IndexFormat.OrYAML()), CreatedAt: r.CreatedAt,
+		ArtifactHub: newArtifactHubRecord(r.ArtifactHub),
 	}
 	if m := r.Mirror; m != nil {
 		rec.Mirror = &mirrorRecord{}
@@ -233,6 +284,7 @@ func (r *repoRecord) domain() *chartctl.Repository {
 		ID: r.ID, Name: r.Name, Description: r.Description, Organization: r.Organization,
 		OwnerID: r.OwnerID, Visibility: chartctl.Visibility(r.Visibility),
 		IndexFormat: chartctl.IndexFormat(r.IndexFormat).OrYAML(), CreatedAt: r.CreatedAt,
+		ArtifactHub: r.ArtifactHub.domain(),
 	}
 	if m := r.Mirror; m != nil {
 		out.Mirror = &chartctl.Mirror{

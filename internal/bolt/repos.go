@@ -307,6 +307,9 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 		if u.IndexFormat != nil {
 			rec.IndexFormat = string(*u.IndexFormat)
 		}
+		if u.ArtifactHub != nil {
+			rec.ArtifactHub = newArtifactHubRecord(u.ArtifactHub)
+		}
 		v, err := encode(rec)
 		if err != nil {
 			return err

@@ -114,6 +114,41 @@ type Repository struct {
 	// Mirror is set for a read-only mirror of an upstream Helm
 	// repository (see MirrorStore), nil for an ordinary repository.
 	Mirror *Mirror
+	// ArtifactHub is the repository's artifacthub-repo.yml, nil when
+	// its admins set none.
+	ArtifactHub *ArtifactHubRepo
+}
+
+// ArtifactHubRepo is what a repository's artifacthub-repo.yml says to
+// Artifact Hub (https://artifacthub.io/docs/topics/repositories/): the
+// Artifact Hub repository it publishes to (verified publisher), the
+// owners who may claim it, and the packages Artifact Hub should not
+// index.
+type ArtifactHubRepo struct {
+	// RepositoryID is the Artifact Hub repository's ID (a UUID), "" when
+	// not set.
+	RepositoryID string
+	Owners       []ArtifactHubOwner
+	Ignore       []ArtifactHubIgnore
+}
+
+// ArtifactHubOwner is one owner of artifacthub-repo.yml.
+type ArtifactHubOwner struct {
+	Name  string
+	Email string
+}
+
+// ArtifactHubIgnore is one package Artifact Hub should not index: Name
+// exactly, and of its versions those Version (a regular expression)
+// matches, every version when "".
+type ArtifactHubIgnore struct {
+	Name    string
+	Version string
+}
+
+// Empty reports whether a sets nothing (nil counts as empty).
+func (a *ArtifactHubRepo) Empty() bool {
+	return a == nil || (a.RepositoryID == "" && len(a.Owners) == 0 && len(a.Ignore) == 0)
 }
 
 // ChartVersion is one uploaded chart archive.
@@ -505,4 +540,7 @@ type RepositoryUpdate struct {
 	Description *string
 	Visibility  *Visibility
 	IndexFormat *IndexFormat
+	// ArtifactHub, when set, replaces the repository's Artifact Hub
+	// metadata; an empty one removes it.
+	ArtifactHub *ArtifactHubRepo
 }

@@ -38,7 +38,10 @@ import (
 //
 // 2: README HTML is a balanced fragment, and its relative links and
 // images refer to the chart's files (FileRef) or are left as text.
-const FormatVersion = 2
+// 3: every Artifact Hub annotation is read (images, CRDs and their
+// examples, operator and its capabilities, sign key, security updates,
+// category, screenshots, recommendations).
+const FormatVersion = 3
 
 // Caps on what a page holds, so a page stays small whatever the chart.
 const (
@@ -93,6 +96,39 @@ type Page struct {
 	IconURL      string       `json:"icon_url,omitempty"`
 	Dependencies []Dependency `json:"dependencies,omitempty"`
 	Changes      []Change     `json:"changes,omitempty"`
+
+	// The fields below come from Artifact Hub's other annotations
+	// (https://artifacthub.io/docs/topics/annotations/helm/); pages
+	// stored before format 3 decode with their zero values.
+
+	// Images is artifacthub.io/images: the images the chart deploys.
+	Images []Image `json:"images,omitempty"`
+	// CRDs is artifacthub.io/crds: the custom resources the chart owns.
+	CRDs []CRD `json:"crds,omitempty"`
+	// CRDsExamples is artifacthub.io/crdsExamples: example objects of
+	// those resources.
+	CRDsExamples []CRDExample `json:"crds_examples,omitempty"`
+	// Operator is artifacthub.io/operator: the chart installs an
+	// operator.
+	Operator bool `json:"operator,omitempty"`
+	// OperatorCapabilities is artifacthub.io/operatorCapabilities, one of
+	// the Operator Framework's capability levels ("Basic Install" …
+	// "Auto Pilot"); "" when absent or not one of them.
+	OperatorCapabilities string `json:"operator_capabilities,omitempty"`
+	// SignKey is artifacthub.io/signKey: the key that signs the chart's
+	// provenance files.
+	SignKey *SignKey `json:"sign_key,omitempty"`
+	// ContainsSecurityUpdates is artifacthub.io/containsSecurityUpdates.
+	ContainsSecurityUpdates bool `json:"contains_security_updates,omitempty"`
+	// Category is artifacthub.io/category, one of Artifact Hub's
+	// categories ("database", "security" …); "" otherwise.
+	Category string `json:"category,omitempty"`
+	// Screenshots is artifacthub.io/screenshots: titled web addresses,
+	// shown as links (never loaded by the page).
+	Screenshots []Link `json:"screenshots,omitempty"`
+	// Recommendations is artifacthub.io/recommendations: web addresses
+	// of packages recommended with this one.
+	Recommendations []string `json:"recommendations,omitempty"`
 
 	// ReadmeHTML is the rendered, sanitized README; "" when there is none.
 	ReadmeHTML string `json:"readme_html,omitempty"`
@@ -158,6 +194,44 @@ type Change struct {
 	Kind        string `json:"kind,omitempty"`
 	Description string `json:"description"`
 	Links       []Link `json:"links,omitempty"`
+}
+
+// Image is one entry of artifacthub.io/images.
+type Image struct {
+	// Name is the entry's name ("" when it gave none).
+	Name string `json:"name,omitempty"`
+	// Image is the image reference as written.
+	Image string `json:"image"`
+	// Whitelisted is set when the publisher marked the image as one
+	// whose vulnerabilities are not the chart's concern.
+	Whitelisted bool `json:"whitelisted,omitempty"`
+	// Platforms are the platforms the image is built for (linux/amd64).
+	Platforms []string `json:"platforms,omitempty"`
+}
+
+// CRD is one entry of artifacthub.io/crds.
+type CRD struct {
+	Kind        string `json:"kind"`
+	Version     string `json:"version,omitempty"`
+	Name        string `json:"name,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// CRDExample is one object of artifacthub.io/crdsExamples.
+type CRDExample struct {
+	APIVersion string `json:"api_version,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	// YAML is the object as YAML, plain text.
+	YAML string `json:"yaml"`
+}
+
+// SignKey is artifacthub.io/signKey.
+type SignKey struct {
+	// Fingerprint is the key's fingerprint, upper-case hexadecimal.
+	Fingerprint string `json:"fingerprint"`
+	// URL is where the public key is published (a web address, or "").
+	URL string `json:"url,omitempty"`
 }
 
 // SchemaValue is one row of the values table.

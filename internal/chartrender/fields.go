@@ -12,11 +12,41 @@ import (
 
 // Annotations read by annotations.
 const (
-	annotationChanges    = "artifacthub.io/changes"
-	annotationLinks      = "artifacthub.io/links"
-	annotationLicense    = "artifacthub.io/license"
-	annotationPrerelease = "artifacthub.io/prerelease"
+	annotationChanges                 = "artifacthub.io/changes"
+	annotationLinks                   = "artifacthub.io/links"
+	annotationLicense                 = "artifacthub.io/license"
+	annotationPrerelease              = "artifacthub.io/prerelease"
+	annotationImages                  = "artifacthub.io/images"
+	annotationCRDs                    = "artifacthub.io/crds"
+	annotationCRDsExamples            = "artifacthub.io/crdsExamples"
+	annotationOperator                = "artifacthub.io/operator"
+	annotationOperatorCapabilities    = "artifacthub.io/operatorCapabilities"
+	annotationSignKey                 = "artifacthub.io/signKey"
+	annotationContainsSecurityUpdates = "artifacthub.io/containsSecurityUpdates"
+	annotationCategory                = "artifacthub.io/category"
+	annotationScreenshots             = "artifacthub.io/screenshots"
+	annotationRecommendations         = "artifacthub.io/recommendations"
 )
+
+// Caps on the list annotations, so a page stays small whatever the chart.
+const (
+	maxAnnotationItems = 50
+	// maxCRDExampleYAML bounds one example object shown on the page.
+	maxCRDExampleYAML = 16 << 10
+)
+
+// operatorCapabilities are the Operator Framework's capability levels,
+// the values Artifact Hub accepts, by lower-case spelling.
+var operatorCapabilities = map[string]string{
+	"basic install": "Basic Install", "seamless upgrades": "Seamless Upgrades", "full lifecycle": "Full Lifecycle",
+	"deep insights": "Deep Insights", "auto pilot": "Auto Pilot",
+}
+
+// categories are Artifact Hub's package categories.
+var categories = map[string]bool{
+	"ai-machine-learning": true, "database": true, "integration-delivery": true, "monitoring-logging": true,
+	"networking": true, "security": true, "storage": true, "streaming-messaging": true,
+}
 
 // changeKinds are the kinds Artifact Hub defines for a change.
 var changeKinds = map[string]bool{"added": true, "changed": true, "deprecated": true, "removed": true, "fixed": true, "security": true}
@@ -28,6 +58,149 @@ func annotations(p *Page, a map[string]string) {
 	p.Prerelease = strings.EqualFold(strings.TrimSpace(a[annotationPrerelease]), "true")
 	p.Changes = parseChanges(a[annotationChanges])
 	p.Links = parseLinks(a[annotationLinks])
+	p.Images = parseImages(a[annotationImages])
+	p.CRDs = parseCRDs(a[annotationCRDs])
+	p.CRDsExamples = parseCRDExamples(a[annotationCRDsExamples])
+	p.Operator = isTrue(a[annotationOperator])
+	p.OperatorCapabilities = operatorCapabilities[strings.ToLower(strings.TrimSpace(a[annotationOperatorCapabilities]))]
+	p.SignKey = parseSignKey(a[annotationSignKey])
+	p.ContainsSecurityUpdates = isTrue(a[annotationContainsSecurityUpdates])
+	if c := strings.ToLower(strings.TrimSpace(a[annotationCategory])); categories[c] {
+		p.Category = c
+	}
+	p.Screenshots = parseScreenshots(a[annotationScreenshots])
+	p.Recommendations = parseRecommendations(a[annotationRecommendations])
+}
+
+// isTrue reads a boolean annotation as Artifact Hub does: "true" in any
+// case is true, anything else false.
+func isTrue(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "true") }
+
+// yamlList reads an annotation holding a YAML list of objects; nil when it
+// is absent or not such a list.
+func yamlList(s string) []map[string]any {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var items []any
+	if err := yaml.Unmarshal([]byte(s), &items); err != nil {
+		return nil
+	}
+	var out []map[string]any
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			out = append(out, m)
+		}
+		if len(out) == maxAnnotationItems {
+			break
+		}
+	}
+	return out
+}
+
+// str returns m[k] as trimmed text clipped to n bytes, "" when it is not
+// text.
+func str(m map[string]any, k string, n int) string {
+	v, _ := m[k].(string)
+	return clip(strings.TrimSpace(v), n)
+}
+
+// parseImages reads artifacthub.io/images: a list of {name, image,
+// whitelisted, platforms}.
+func parseImages(s string) []Image {
+	var out []Image
+	for _, m := range yamlList(s) {
+		img := Image{Name: str(m, "name", 200), Image: str(m, "image", 500)}
+		if img.Image == "" {
+			continue
+		}
+		img.Whitelisted, _ = m["whitelisted"].(bool)
+		if ps, ok := m["platforms"].([]any); ok {
+			for _, p := range ps {
+				if p, ok := p.(string); ok && strings.TrimSpace(p) != "" && len(img.Platforms) < 20 {
+					img.Platforms = append(img.Platforms, clip(strings.TrimSpace(p), 100))
+				}
+			}
+		}
+		out = append(out, img)
+	}
+	return out
+}
+
+// parseCRDs reads artifacthub.io/crds: a list of {kind, version, name,
+// displayName, description}.
+func parseCRDs(s string) []CRD {
+	var out []CRD
+	for _, m := range yamlList(s) {
+		c := CRD{Kind: str(m, "kind", 200), Version: str(m, "version", 100), Name: str(m, "name", 300),
+			DisplayName: str(m, "displayName", 200), Description: str(m, "description", 1000)}
+		if c.Kind == "" {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// parseCRDExamples reads artifacthub.io/crdsExamples: a list of
+// Kubernetes objects, each kept as YAML text.
+func parseCRDExamples(s string) []CRDExample {
+	var out []CRDExample
+	for _, m := range yamlList(s) {
+		b, err := yaml.Marshal(m)
+		if err != nil || len(b) > maxCRDExampleYAML {
+			continue
+		}
+		out = append(out, CRDExample{APIVersion: str(m, "apiVersion", 200), Kind: str(m, "kind", 200), YAML: strings.ToValidUTF8(string(b), "")})
+	}
+	return out
+}
+
+// parseSignKey reads artifacthub.io/signKey: {fingerprint, url}. A
+// fingerprint must be hexadecimal (spaces allowed, as gpg prints it).
+func parseSignKey(s string) *SignKey {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
+		return nil
+	}
+	fp := strings.ToUpper(strings.ReplaceAll(str(m, "fingerprint", 200), " ", ""))
+	if len(fp) < 16 || len(fp) > 64 || strings.Trim(fp, "0123456789ABCDEF") != "" {
+		return nil
+	}
+	return &SignKey{Fingerprint: fp, URL: WebURL(str(m, "url", 2048))}
+}
+
+// parseScreenshots reads artifacthub.io/screenshots: a list of {title,
+// url}, web addresses only.
+func parseScreenshots(s string) []Link {
+	var out []Link
+	for _, m := range yamlList(s) {
+		u := WebURL(str(m, "url", 2048))
+		if u == "" {
+			continue
+		}
+		t := str(m, "title", 200)
+		if t == "" {
+			t = u
+		}
+		out = append(out, Link{Name: t, URL: u})
+	}
+	return out
+}
+
+// parseRecommendations reads artifacthub.io/recommendations: a list of
+// {url}, web addresses only.
+func parseRecommendations(s string) []string {
+	var out []string
+	for _, m := range yamlList(s) {
+		if u := WebURL(str(m, "url", 2048)); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // parseChanges reads artifacthub.io/changes: a YAML list of strings, or of

@@ -41,6 +41,10 @@ type Meta struct {
 	Deprecated  bool
 	KubeVersion string
 	Images      chartdiff.Images
+	// Signed is set when a signature of the version verified against
+	// its repository's or organization's trust (its verification
+	// record's status is verified).
+	Signed bool
 }
 
 // metaOf reads Meta from a version's stored Chart.yaml (as JSON).
@@ -52,7 +56,8 @@ func metaOf(cv *chartctl.ChartVersion) Meta {
 	}
 	_ = json.Unmarshal(cv.Metadata, &md)
 	return Meta{Category: md.Annotations["artifacthub.io/category"], License: md.Annotations["artifacthub.io/license"],
-		Deprecated: md.Deprecated, KubeVersion: md.KubeVersion, Images: chartdiff.ImagesOf(cv.Metadata)}
+		Deprecated: md.Deprecated, KubeVersion: md.KubeVersion, Images: chartdiff.ImagesOf(cv.Metadata),
+		Signed: cv.Verification != nil && cv.Verification.Status == chartctl.VerificationVerified}
 }
 
 // Query is a search. Every field is optional; the caller requires at
@@ -74,22 +79,26 @@ type Query struct {
 	// KubeVersion keeps charts whose kubeVersion constraint allows it
 	// (a chart without one allows every version).
 	KubeVersion *semver.Version
+	// Signed, when set, keeps only signed (true) or only unsigned
+	// (false) versions: see Meta.Signed.
+	Signed *bool
 }
 
 // Facets counts the hits of a search by value: repository, organization
-// ("" not counted), category, license ("" not counted) and deprecated
-// ("true"/"false"). Counts are over every hit, not one page.
+// ("" not counted), category, license ("" not counted), deprecated and
+// signed ("true"/"false"). Counts are over every hit, not one page.
 type Facets struct {
 	Repository   map[string]int
 	Organization map[string]int
 	Category     map[string]int
 	License      map[string]int
 	Deprecated   map[string]int
+	Signed       map[string]int
 }
 
 // Count returns the facets of hits.
 func Count(hits []Hit) Facets {
-	f := Facets{Repository: map[string]int{}, Organization: map[string]int{}, Category: map[string]int{}, License: map[string]int{}, Deprecated: map[string]int{}}
+	f := Facets{Repository: map[string]int{}, Organization: map[string]int{}, Category: map[string]int{}, License: map[string]int{}, Deprecated: map[string]int{}, Signed: map[string]int{}}
 	for _, h := range hits {
 		f.Repository[h.Repository]++
 		if h.Organization != "" {
@@ -102,6 +111,7 @@ func Count(hits []Hit) Facets {
 			f.License[h.Meta.License]++
 		}
 		f.Deprecated[strconv.FormatBool(h.Meta.Deprecated)]++
+		f.Signed[strconv.FormatBool(h.Meta.Signed)]++
 	}
 	return f
 }
@@ -199,6 +209,9 @@ func (q Query) keep(cv *chartctl.ChartVersion, m Meta) bool {
 	if m.Deprecated && !q.Deprecated {
 		return false
 	}
+	if q.Signed != nil && m.Signed != *q.Signed {
+		return false
+	}
 	if q.Category != "" && !strings.EqualFold(m.Category, q.Category) {
 		return false
 	}
@@ -265,7 +278,8 @@ func latestStable(ctx context.Context, store chartctl.Store, repo string, newest
 
 // ParseQuery reads a search from request parameters (get returns a
 // parameter's value, "" when absent): q, image, organization, category,
-// license, keyword, deprecated (true/false) and kube_version. Bad values
+// license, keyword, deprecated (true/false), signed (true/false) and
+// kube_version. Bad values
 // are EINVALID naming the parameter; a search with neither q nor a filter
 // is EINVALID naming q. Repo is left to the caller, who checks that the
 // caller may see it.
@@ -294,6 +308,13 @@ func ParseQuery(get func(string) string) (Query, error) {
 		}
 		q.Deprecated = b
 	}
+	if v := get("signed"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return q, chartctl.Invalid("signed", "signed must be true (only signed versions) or false (only unsigned ones), not %q.", v)
+		}
+		q.Signed = &b
+	}
 	if v := strings.TrimSpace(get("kube_version")); v != "" {
 		kv, err := semver.NewVersion(v)
 		if err != nil {
@@ -301,8 +322,8 @@ func ParseQuery(get func(string) string) (Query, error) {
 		}
 		q.KubeVersion = kv
 	}
-	if q.Text == "" && q.Image == nil && q.Organization == "" && q.Category == "" && q.License == "" && q.Keyword == "" && q.KubeVersion == nil && get("repository") == "" {
-		return q, chartctl.Invalid("q", "q is required (1 to 256 characters to search for) unless a filter is given: image, organization, category, license, keyword, kube_version or repository.")
+	if q.Text == "" && q.Image == nil && q.Organization == "" && q.Category == "" && q.License == "" && q.Keyword == "" && q.KubeVersion == nil && q.Signed == nil && get("repository") == "" {
+		return q, chartctl.Invalid("q", "q is required (1 to 256 characters to search for) unless a filter is given: image, organization, category, license, keyword, kube_version, signed or repository.")
 	}
 	return q, nil
 }

@@ -84,6 +84,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	g := e.Group(ContextPath, httpx.UnescapePathParams)
 	g.GET("/:repo/index.yaml", h.handleIndex)
 	g.HEAD("/:repo/index.yaml", h.handleIndex)
+	g.GET("/:repo/artifacthub-repo.yml", h.handleArtifactHub)
+	g.HEAD("/:repo/artifacthub-repo.yml", h.handleArtifactHub)
 	g.GET("/:repo/charts/:file", h.handleDownload)
 	g.HEAD("/:repo/charts/:file", h.handleDownload)
 	// The per-chart and newest-N indexes are Helm repositories of their

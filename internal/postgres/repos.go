@@ -66,9 +66,13 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		// The unique index on the name is checked before the foreign key,
 		// so a taken name is a conflict whatever the organization, as in
 		// bolt.
-		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at, index_format)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8)`,
-			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt, string(r.IndexFormat))
+		ah, err := encodeArtifactHub(r.ArtifactHub)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at, index_format, artifacthub)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9)`,
+			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt, string(r.IndexFormat), ah)
 		if err != nil {
 			return err
 		}
@@ -97,7 +101,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 
 const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, index_format, created_at,
 	mirror_url, mirror_interval_seconds, mirror_username, mirror_password, mirror_status, mirror_last_sync_at,
-	mirror_last_attempt_at, mirror_error`
+	mirror_last_attempt_at, mirror_error, artifacthub`
 
 func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 	var (
@@ -107,9 +111,14 @@ func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 		m         chartctl.Mirror
 		interval  int64
 		status    string
+		ah        []byte
 	)
 	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.IndexFormat, &r.CreatedAt,
-		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error); err != nil {
+		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error, &ah); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.ArtifactHub, err = decodeArtifactHub(ah); err != nil {
 		return nil, err
 	}
 	r.Visibility, r.CreatedAt = chartctl.Visibility(vis), utc(r.CreatedAt)
@@ -317,11 +326,16 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 		v := string(*visibility)
 		vis = &v
 	}
+	ah, err := encodeArtifactHub(u.ArtifactHub)
+	if err != nil {
+		return nil, err
+	}
 	var out *chartctl.Repository
-	err := db.mutate(ctx, "update repository", func(tx pgx.Tx) error {
+	err = db.mutate(ctx, "update repository", func(tx pgx.Tx) error {
 		r, err := scanRepo(tx.QueryRow(ctx, `UPDATE repositories SET description = COALESCE($2, description),
-			visibility = COALESCE($3, visibility), index_format = COALESCE($4, index_format)
-			WHERE name = $1 RETURNING `+repoCols, name, desc, vis, format))
+			visibility = COALESCE($3, visibility), index_format = COALESCE($4, index_format),
+			artifacthub = CASE WHEN $5 THEN $6::jsonb ELSE artifacthub END
+			WHERE name = $1 RETURNING `+repoCols, name, desc, vis, format, u.ArtifactHub != nil, ah))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return repoNotFound(name)
 		} else if err != nil {

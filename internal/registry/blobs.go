@@ -49,6 +49,11 @@ func (r *Registry) handleBlob(c echo.Context, m pathMatch) error {
 		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return err
 		}
+		if b, err := r.artifactHubBlob(ctx, name, ds); err != nil {
+			return err
+		} else if b != nil {
+			return r.serveBlob(c, ds, b)
+		}
 		return errBlobUnknown(ds)
 	}
 	if cb.chart.Held() {

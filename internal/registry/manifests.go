@@ -16,6 +16,7 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/chartctl/chartctl/internal/artifacthub"
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
@@ -129,6 +130,11 @@ func (r *Registry) resolveManifest(ctx context.Context, name, ref string) (*char
 			return nil, err
 		}
 		if cm == nil {
+			if cm, err = r.artifactHubManifest(ctx, name, d.String()); err != nil {
+				return nil, err
+			}
+		}
+		if cm == nil {
 			return nil, errManifestUnknown(ref)
 		}
 		return cm, nil
@@ -145,6 +151,18 @@ func (r *Registry) resolveManifest(ctx context.Context, name, ref string) (*char
 		return man, err
 	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return nil, err
+	}
+	if ref == artifacthub.Tag {
+		// Not a version's tag (a version has no "artifacthub.io"): the
+		// repository's Artifact Hub metadata, when set.
+		cm, err := r.artifactHubManifest(ctx, name, ref)
+		if err != nil {
+			return nil, err
+		}
+		if cm == nil {
+			return nil, errManifestUnknown(ref)
+		}
+		return cm, nil
 	}
 	cm, err := r.chartManifestByTag(ctx, name, ref)
 	if err != nil {

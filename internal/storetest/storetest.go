@@ -50,6 +50,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open) })
 	t.Run("Organizations", func(t *testing.T) { testOrganizations(t, open) })
 	t.Run("Repositories", func(t *testing.T) { testRepositories(t, open) })
+	t.Run("ArtifactHub", func(t *testing.T) { testArtifactHub(t, open) })
 	t.Run("ChartVersions", func(t *testing.T) { testChartVersions(t, open) })
 	t.Run("Provenance", func(t *testing.T) { testProvenance(t, open) })
 	t.Run("Ordering", func(t *testing.T) { testOrdering(t, open) })

@@ -220,7 +220,7 @@ func parsePages() map[string]*template.Template {
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
-		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/artifacthub.html", "templates/"+name+".html"))
 	}
 	return out
 }

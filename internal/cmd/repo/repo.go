@@ -6,6 +6,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/cmd/quota"
 	"github.com/chartctl/chartctl/internal/cmd/repo/access"
+	"github.com/chartctl/chartctl/internal/cmd/repo/artifacthub"
 	"github.com/chartctl/chartctl/internal/cmd/repo/create"
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
 	"github.com/chartctl/chartctl/internal/cmd/repo/edit"
@@ -39,6 +40,7 @@ an upstream Helm repository, synced by the server.`,
 		delete.NewCmdDelete(f, nil),
 		retention.NewCmdRetention(f),
 		policy.NewCmdPolicy(f),
+		artifacthub.NewCmdArtifactHub(f),
 		reposync.NewCmdSync(f, nil),
 		quota.NewCmdQuota(f, quota.Repository(f)),
 		access.NewCmdAccess(f),

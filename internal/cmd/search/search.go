@@ -26,13 +26,14 @@ type SearchOptions struct {
 	Repo  string
 	Limit int
 	// Filters are the search filters (--image, --org, --category,
-	// --license, --keyword, --deprecated, --kube-version).
+	// --license, --keyword, --deprecated, --signed, --kube-version).
 	Filters client.SearchOptions
 }
 
 // NewCmdSearch returns the `search` command.
 func NewCmdSearch(f *cmdutil.Factory, runF func(*SearchOptions) error) *cobra.Command {
 	opts := &SearchOptions{IO: f.IOStreams, Client: f.Client, Table: f.NewTable}
+	var signed bool
 	cmd := &cobra.Command{
 		Use:   "search [QUERY] [--image I] [--kube-version V] [--deprecated] ...",
 		Short: "Search charts by name, description, keywords, images and more",
@@ -45,22 +46,27 @@ without a tag, any tag; with a tag, that tag and those it prefixes before
 a "." or "-" (nginx:1.25 finds nginx:1.25.3); docker.io/library/ is
 implied as Docker does. Deprecated charts are hidden unless --deprecated,
 as helm search hides them. --kube-version keeps charts whose kubeVersion
-allows that Kubernetes version. QUERY may be left out when a filter is
-given.`,
+allows that Kubernetes version. --signed keeps versions whose signature
+verified against the repository's trust (--signed=false: the others).
+QUERY may be left out when a filter is given.`,
 		Example: `  chartctl search nginx
   chartctl search "ingress controller" --repo stable
   chartctl search --image nginx:1.25
-  chartctl search redis --kube-version 1.31 --category database --deprecated`,
+  chartctl search redis --kube-version 1.31 --category database --deprecated
+  chartctl search --signed --org acme`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
 			if len(args) == 0 && !fl.Changed("image") && !fl.Changed("org") && !fl.Changed("category") && !fl.Changed("license") &&
-				!fl.Changed("keyword") && !fl.Changed("kube-version") && !fl.Changed("repo") {
-				return cmdutil.FlagErrorf("a search query or a filter (--image, --kube-version, --category, --license, --keyword, --org, --repo) is required")
+				!fl.Changed("keyword") && !fl.Changed("kube-version") && !fl.Changed("repo") && !fl.Changed("signed") {
+				return cmdutil.FlagErrorf("a search query or a filter (--image, --kube-version, --category, --license, --keyword, --signed, --org, --repo) is required")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query = strings.Join(args, " ")
+			if cmd.Flags().Changed("signed") {
+				opts.Filters.Signed = &signed
+			}
 			opts.JSON = f.WantsJSON()
 			if opts.Limit < 1 {
 				return cmdutil.FlagErrorf("invalid --limit %d: want 1 or more", opts.Limit)
@@ -80,6 +86,7 @@ given.`,
 	cmd.Flags().StringVar(&opts.Filters.Keyword, "keyword", "", "only charts with this keyword")
 	cmd.Flags().StringVar(&opts.Filters.KubeVersion, "kube-version", "", "only charts whose kubeVersion allows this Kubernetes version (1.31)")
 	cmd.Flags().BoolVar(&opts.Filters.Deprecated, "deprecated", false, "include deprecated charts (hidden by default)")
+	cmd.Flags().BoolVar(&signed, "signed", false, "only versions whose signature verified (--signed=false: only the others)")
 	_ = cmd.RegisterFlagCompletionFunc("repo", cmdutil.CompleteRepositories(f))
 	return cmd
 }
