@@ -193,6 +193,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	trustedRoot, err := LoadTrustedRoot(cfg.SigstoreTrustedRoot)
+	if err != nil {
+		return err
+	}
 	opts.Storage.RepoNameGrace = cfg.RepoNameGrace
 	st, err := OpenStorage(ctx, cfg.Data, &opts.Storage, logger)
 	if err != nil {
@@ -228,6 +232,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if lintBin := findLinter(); lintBin != "" {
 		srv.Lint = admission.Subprocess([]string{lintBin}, admission.DefaultLintTimeout, admission.DefaultLintMemory)
 	}
+	srv.App().Trust = signatureTrust(cfg, trustedRoot)
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams
 	srv.Config.OIDCTrustInsecureIssuers = cfg.OIDCTrustInsecureIssuers
