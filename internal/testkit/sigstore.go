@@ -92,7 +92,7 @@ func (s *Sigstore) SignBundle(tb testing.TB, identity, issuer string, artifact [
 	pb := &protobundle.Bundle{
 		MediaType: "application/vnd.dev.sigstore.bundle.v0.3+json",
 		VerificationMaterial: &protobundle.VerificationMaterial{
-			Content: &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
+			Content:                   &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
 			TimestampVerificationData: &protobundle.TimestampVerificationData{},
 		},
 		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{

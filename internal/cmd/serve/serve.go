@@ -232,7 +232,6 @@ func Run(ctx context.Context, opts *Options) error {
 	if lintBin := findLinter(); lintBin != "" {
 		srv.Lint = admission.Subprocess([]string{lintBin}, admission.DefaultLintTimeout, admission.DefaultLintMemory)
 	}
-	srv.App().Trust = signatureTrust(cfg, trustedRoot)
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams
 	srv.Config.OIDCTrustInsecureIssuers = cfg.OIDCTrustInsecureIssuers
@@ -270,6 +269,9 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
+	// Only now: App() builds the application layer from the server's
+	// configuration and routes, the registry's included.
+	srv.App().Trust = signatureTrust(cfg, trustedRoot)
 	if !onPostgres || !generate {
 		// Upload sessions known by their IDs (a push's POST stores
 		// nothing): every replica must derive the same key, so not from a
