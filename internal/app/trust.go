@@ -246,6 +246,9 @@ func checkTrustMaterial(e *chartctl.TrustEntry) error {
 		if n == 0 {
 			return chartctl.Invalid("key", "A notation trust store takes PEM x509 certificates (the signing CA's root); none was found.")
 		}
+		if err := trust.CheckNotationSubject(e.Name, e.Subject); err != nil {
+			return chartctl.Invalid("subject", "A notation entry's subject is the x509 subject its signers' certificates must include, e.g. \"C=US, ST=WA, O=Acme\" (Notation requires C, ST and O): %v.", err)
+		}
 	}
 	return nil
 }

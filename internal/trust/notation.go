@@ -61,6 +61,38 @@ func (s entryTrustStore) GetCertificates(_ context.Context, storeType truststore
 	return s.certs, nil
 }
 
+// notationPolicy is the Notation trust policy of one entry: its
+// certificates as the "ca" trust store named after it, the strict level,
+// and as trusted identity the entry's subject (an x509 distinguished name
+// the signing certificate's subject must include), or every identity.
+func notationPolicy(name, subject string) *trustpolicy.Document {
+	identity := "*"
+	if subject != "" {
+		identity = "x509.subject: " + subject
+	}
+	return &trustpolicy.Document{
+		Version: "1.0",
+		TrustPolicies: []trustpolicy.TrustPolicy{{
+			Name:                  "chartctl",
+			RegistryScopes:        []string{"*"},
+			SignatureVerification: trustpolicy.SignatureVerification{VerificationLevel: trustpolicy.LevelStrict.Name},
+			TrustStores:           []string{string(truststore.TypeCA) + ":" + name},
+			TrustedIdentities:     []string{identity},
+		}},
+	}
+}
+
+// CheckNotationSubject checks a notation entry's trusted identity as
+// Notation's trust policy validation does (a distinguished name with at
+// least C, ST and O, e.g. "C=US, ST=WA, O=Acme, CN=release"); "" is
+// every identity.
+func CheckNotationSubject(name, subject string) error {
+	if subject == "" {
+		return nil
+	}
+	return notationPolicy(name, subject).Validate()
+}
+
 // notationReference is the artifact reference handed to notation-go: it
 // only selects a trust policy statement by registry scope, and the one
 // statement here applies to every scope ("*"), so any well-formed
@@ -70,26 +102,17 @@ func notationReference(subject string) string {
 }
 
 // verifyNotation checks a Notation signature envelope against a notation
-// entry with notation-go, under a trust policy of one statement: the
-// entry's certificates as a "ca" trust store, every identity they certify
-// trusted, and the strict verification level (integrity, authenticity,
-// authentic timestamp, expiry and revocation all enforced). The envelope
+// entry with notation-go, under the entry's trust policy of one statement
+// (notationPolicy: its certificates, its trusted identity, the strict
+// verification level (integrity, authenticity,
+// authentic timestamp, expiry and revocation all enforced)). The envelope
 // must sign the manifest a.Descriptor describes.
 func verifyNotation(e *chartctl.TrustEntry, a Artifact, httpClient *http.Client) (string, bool, string) {
 	certs, err := ParseNotationCerts(e.Key)
 	if err != nil {
 		return "", false, fmt.Sprintf("trust entry %q holds no usable certificates: %v", e.Name, err)
 	}
-	policy := &trustpolicy.Document{
-		Version: "1.0",
-		TrustPolicies: []trustpolicy.TrustPolicy{{
-			Name:                  "chartctl",
-			RegistryScopes:        []string{"*"},
-			SignatureVerification: trustpolicy.SignatureVerification{VerificationLevel: trustpolicy.LevelStrict.Name},
-			TrustStores:           []string{string(truststore.TypeCA) + ":" + e.Name},
-			TrustedIdentities:     []string{"*"},
-		}},
-	}
+	policy := notationPolicy(e.Name, e.Subject)
 	opts := verifier.VerifierOptions{}
 	if httpClient != nil {
 		// Revocation is checked at the OCSP and CRL addresses the

@@ -49,7 +49,7 @@ func mustNotationCA(t *testing.T, cn string) *notationCA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn, Organization: []string{"Acme"}, Country: []string{"US"}},
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn, Organization: []string{"Acme"}, Province: []string{"WA"}, Country: []string{"US"}},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(12 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, root, &leafKey.PublicKey, rootKey)
@@ -121,5 +121,33 @@ func TestNotationVerification(t *testing.T) {
 				t.Fatalf("reason %q does not say %q", v.Signatures[0].Reason, c.reason)
 			}
 		})
+	}
+}
+
+// TestNotationTrustedIdentity: a notation entry's subject is its trust
+// policy's trusted identity (Notation's x509.subject, matched as a subset
+// of the signing certificate's subject); one Notation refuses is refused
+// when the entry is checked.
+func TestNotationTrustedIdentity(t *testing.T) {
+	acme := mustNotationCA(t, "acme-release")
+	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromString("chart manifest"), Size: 580}
+	ev := trust.Evidence{Artifacts: []trust.Artifact{{Format: trust.FormatNotation, Subject: desc.Digest.String(),
+		Payload: acme.sign(t, desc, trust.MediaTypeNotationJWS), MediaType: trust.MediaTypeNotationJWS, Descriptor: desc}}}
+	verify := func(subject string) *chartctl.Verification {
+		return trust.Verify(ev, []*chartctl.TrustEntry{{Name: "notary", Kind: chartctl.TrustNotation, Key: acme.rootPEM, Subject: subject}}, trust.Options{})
+	}
+	for _, subject := range []string{"C=US, ST=WA, O=Acme", "C=US, ST=WA, O=Acme, CN=acme-release"} {
+		if v := verify(subject); v.Status != chartctl.VerificationVerified {
+			t.Errorf("identity %q: %+v", subject, v)
+		}
+	}
+	if v := verify("C=US, ST=WA, O=Other"); v.Status != chartctl.VerificationUnverified || !strings.Contains(v.Signatures[0].Reason, "trusted identities") {
+		t.Errorf("another organization's identity verified: %+v", v)
+	}
+	if err := trust.CheckNotationSubject("notary", "O=Acme"); err == nil {
+		t.Error("an identity without C and ST was accepted")
+	}
+	if err := trust.CheckNotationSubject("notary", "C=US, ST=WA, O=Acme"); err != nil {
+		t.Error(err)
 	}
 }
