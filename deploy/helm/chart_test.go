@@ -318,6 +318,32 @@ func lintAndRender(t *testing.T, h *testkit.Helm) {
 		}
 	})
 
+	t.Run("sigstore trusted root", func(t *testing.T) {
+		r := render(t, h, chart, "--set", "sigstore.trustedRoot.existingConfigMap=sigstore-root")
+		checkCommon(t, r)
+		spec := r.deployment.Spec.Template.Spec
+		if e := env(spec.Containers[0], "CHARTCTL_SIGSTORE_TRUSTED_ROOT"); e == nil || e.Value != "/etc/chartctl-sigstore/trusted_root.json" {
+			t.Errorf("trusted root file = %+v", e)
+		}
+		mounted := false
+		for _, m := range spec.Containers[0].VolumeMounts {
+			mounted = mounted || (m.Name == "sigstore" && m.MountPath == "/etc/chartctl-sigstore" && m.ReadOnly)
+		}
+		found := false
+		for _, v := range spec.Volumes {
+			if v.Name == "sigstore" && v.ConfigMap != nil && v.ConfigMap.Name == "sigstore-root" && len(v.ConfigMap.Items) == 1 &&
+				v.ConfigMap.Items[0].Key == "trusted_root.json" && v.ConfigMap.Items[0].Path == "trusted_root.json" {
+				found = true
+			}
+		}
+		if !found || !mounted {
+			t.Errorf("no read-only volume of the ConfigMap sigstore-root (mounted %v): %+v", mounted, spec.Volumes)
+		}
+		if e := env(render(t, h, chart).deployment.Spec.Template.Spec.Containers[0], "CHARTCTL_SIGSTORE_TRUSTED_ROOT"); e != nil {
+			t.Errorf("the default values name a trusted root: %+v", e)
+		}
+	})
+
 	t.Run("scale out with three replicas", func(t *testing.T) {
 		r := render(t, h, chart, "-f", filepath.Join(chart, "ci", "scale-out-values.yaml"))
 		checkCommon(t, r)

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,16 @@ type Trust struct {
 	// verified against (serve --sigstore-trusted-root); nil: keyless
 	// entries verify nothing, and saying so is each signature's reason.
 	TrustedRoot root.TrustedMaterial
+	// HTTPClient fetches the revocation information (OCSP, CRLs) that
+	// Notation's strict verification asks for at the addresses signing
+	// certificates name: the serve command gives a netguard client. Nil:
+	// notation-go's own default clients.
+	HTTPClient *http.Client
+}
+
+// trustOptions are the options every verification runs with.
+func (a *App) trustOptions() trust.Options {
+	return trust.Options{TrustedRoot: a.Trust.TrustedRoot, Now: a.Now, HTTPClient: a.Trust.HTTPClient}
 }
 
 // trustTarget is a resolved TrustScope.
@@ -235,6 +246,9 @@ func checkTrustMaterial(e *chartctl.TrustEntry) error {
 		if n == 0 {
 			return chartctl.Invalid("key", "A notation trust store takes PEM x509 certificates (the signing CA's root); none was found.")
 		}
+		if err := trust.CheckNotationSubject(e.Name, e.Subject); err != nil {
+			return chartctl.Invalid("subject", "A notation entry's subject is the x509 subject its signers' certificates must include, e.g. \"C=US, ST=WA, O=Acme\" (Notation requires C, ST and O): %v.", err)
+		}
 	}
 	return nil
 }
@@ -309,7 +323,7 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 	if err != nil {
 		return chartctl.Verification{}, err
 	}
-	v := trust.Verify(ev, entries, trust.Options{TrustedRoot: a.Trust.TrustedRoot, Now: a.Now})
+	v := trust.Verify(ev, entries, a.trustOptions())
 	if !sameVerdict(cv.Verification, v) {
 		// Unsigned and never verified is what a missing record says
 		// already: no write on the upload path of every unsigned chart.
@@ -362,7 +376,7 @@ func (a *App) VerifyUpload(ctx context.Context, r *chartctl.Repository, chartNam
 		return chartctl.PolicyVerification{}, err
 	}
 	ev := trust.Evidence{ArchiveName: chart.ArchiveFileName(chartName, version), Archive: archive, Provenance: prov}
-	v := trust.Verify(ev, entries, trust.Options{TrustedRoot: a.Trust.TrustedRoot, Now: a.Now})
+	v := trust.Verify(ev, entries, a.trustOptions())
 	out := chartctl.PolicyVerification{Status: v.Status}
 	for _, s := range v.Signatures {
 		out.Signatures = append(out.Signatures, chartctl.PolicySignature{Kind: s.Kind, Identity: s.Identity, Trust: s.Trust})
@@ -416,8 +430,9 @@ func VerificationData(v *chartctl.Verification) map[string]any {
 const maxSignatureSize = 1 << 20
 
 // evidence gathers what cv can be verified by: its archive and provenance
-// file, and the cosign signatures of its OCI manifests (referrers in the
-// bundle format, and the legacy sha256-<hex>.sig tag).
+// file, and the cosign and Notation signatures of its OCI manifests
+// (referrers: cosign bundles and Notation envelopes; and cosign's legacy
+// sha256-<hex>.sig tag).
 func (a *App) evidence(ctx context.Context, cv *chartctl.ChartVersion) (trust.Evidence, error) {
 	ev := trust.Evidence{ArchiveName: chart.ArchiveFileName(cv.Name, cv.Version)}
 	if cv.ProvDigest != "" {
@@ -446,6 +461,10 @@ func (a *App) evidence(ctx context.Context, cv *chartctl.ChartVersion) (trust.Ev
 			return ev, err
 		}
 		for _, m := range refs {
+			if m.ArtifactType == trust.ArtifactTypeNotation {
+				ev.Artifacts = append(ev.Artifacts, a.notationArtifacts(ctx, name, d, m)...)
+				continue
+			}
 			if m.ArtifactType != trust.MediaTypeSigstoreBundle {
 				continue
 			}
@@ -480,6 +499,31 @@ func (a *App) evidence(ctx context.Context, cv *chartctl.ChartVersion) (trust.Ev
 		}
 	}
 	return ev, nil
+}
+
+// notationArtifacts returns the Notation signature envelopes of signature
+// manifest m, a referrer of the manifest with digest d in name: each layer
+// of an envelope media type, with the signed manifest's descriptor (m's
+// subject) that the envelope's payload must name.
+func (a *App) notationArtifacts(ctx context.Context, name, d string, m *chartctl.OCIManifest) []trust.Artifact {
+	var doc ocispec.Manifest
+	if json.Unmarshal(m.Content, &doc) != nil || doc.Subject == nil {
+		return nil
+	}
+	var out []trust.Artifact
+	for _, l := range doc.Layers {
+		if l.MediaType != trust.MediaTypeNotationJWS && l.MediaType != trust.MediaTypeNotationCOSE {
+			continue
+		}
+		payload, err := a.readBlob(ctx, l.Digest.String(), maxSignatureSize)
+		if err != nil {
+			a.Logger.Warn("read notation signature", "name", name, "digest", l.Digest.String(), "err", err)
+			continue
+		}
+		out = append(out, trust.Artifact{Format: trust.FormatNotation, Subject: d, Payload: payload, MediaType: l.MediaType,
+			Descriptor: ocispec.Descriptor{MediaType: doc.Subject.MediaType, Digest: doc.Subject.Digest, Size: doc.Subject.Size}})
+	}
+	return out
 }
 
 // chartManifestDigests returns the digests of cv's OCI manifests: the one

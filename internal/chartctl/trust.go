@@ -62,7 +62,11 @@ type TrustEntry struct {
 	Key []byte
 	// Issuer and Subject identify keyless signers (cosign-keyless):
 	// the OIDC issuer URL, exactly, and a regular expression the
-	// certificate's subject (SAN) must match in full.
+	// certificate's subject (SAN) must match in full. A notation entry's
+	// Subject, when set, is its trust policy's trusted identity: an x509
+	// distinguished name the signing certificate's subject must include
+	// (Notation's "x509.subject:"); empty trusts every signer the
+	// certificates certify.
 	Issuer    string
 	Subject   string
 	CreatedBy string
@@ -84,8 +88,10 @@ func (e *TrustEntry) Validate() error {
 		if len(e.Key) == 0 {
 			return Invalid("key", "A %s trust entry needs its key material in \"key\".", e.Kind)
 		}
-		if e.Issuer != "" || e.Subject != "" {
-			return Invalid("issuer", "Only cosign-keyless entries take an issuer and subject.")
+		// A notation entry may name the trusted identity of its
+		// signers (Notation's x509.subject); the verifier parses it.
+		if e.Issuer != "" || (e.Subject != "" && e.Kind != TrustNotation) {
+			return Invalid("issuer", "Only cosign-keyless entries take an issuer and subject (notation entries: a subject alone).")
 		}
 	case TrustCosignKeyless:
 		if len(e.Key) != 0 {

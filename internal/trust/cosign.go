@@ -83,7 +83,7 @@ func VerifyEntity(e *chartctl.TrustEntry, entity verify.SignedEntity, subject st
 		return e.Name, true, ""
 	case chartctl.TrustCosignKeyless:
 		if trustedRoot == nil {
-			return "", false, "keyless signatures need the server's Sigstore trusted root (serve --sigstore-trusted-root)"
+			return "", false, "no Sigstore trusted root is configured on this server, so keyless signatures cannot be verified: start it with --sigstore-trusted-root FILE"
 		}
 		id, err := verify.NewShortCertificateIdentity(e.Issuer, "", "", "^(?:"+e.Subject+")$")
 		if err != nil {

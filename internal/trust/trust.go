@@ -2,16 +2,19 @@
 // trust material of its repository and organization (issue #30): Helm
 // provenance files with Helm's provenance package (OpenPGP keyrings),
 // cosign signatures with sigstore-go (bundles, key or keyless) and
-// sigstore's signature package (the legacy `.sig` tag scheme). It is
+// sigstore's signature package (the legacy `.sig` tag scheme), Notation
+// signatures with notation-go (x509 trust stores, strict trust policy). It is
 // verification as data in, verdict out, as sigstore-go's pkg/verify is:
 // the application layer gathers the evidence and stores the verdict.
 package trust
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"time"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore-go/pkg/root"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -26,6 +29,9 @@ const (
 	// tagged sha256-<hex>.sig whose layer is a simple-signing payload
 	// with its signature in an annotation.
 	FormatCosignSimpleSigning = "cosign-simple-signing"
+	// FormatNotation is a Notation signature envelope (JWS or COSE)
+	// attached as an OCI referrer.
+	FormatNotation = "notation"
 )
 
 // Media and artifact types of signatures in OCI registries.
@@ -38,6 +44,14 @@ const (
 	MediaTypeSimpleSigning = "application/vnd.dev.cosign.simplesigning.v1+json"
 	// AnnotationCosignSignature holds a legacy signature, base64.
 	AnnotationCosignSignature = "dev.cosignproject.cosign/signature"
+	// ArtifactTypeNotation is the artifactType of Notation's signature
+	// referrers (or their config's media type, on registries that
+	// Notation treats as pre-OCI 1.1).
+	ArtifactTypeNotation = "application/vnd.cncf.notary.signature"
+	// MediaTypeNotationJWS and MediaTypeNotationCOSE are the layer media
+	// types of Notation's signature envelopes.
+	MediaTypeNotationJWS  = "application/jose+json"
+	MediaTypeNotationCOSE = "application/cose"
 )
 
 // Evidence is what a chart version offers to be verified by.
@@ -54,7 +68,8 @@ type Evidence struct {
 
 // Artifact is one OCI signature of a manifest of the version.
 type Artifact struct {
-	// Format is FormatCosignBundle or FormatCosignSimpleSigning.
+	// Format is FormatCosignBundle, FormatCosignSimpleSigning or
+	// FormatNotation.
 	Format string
 	// Subject is the digest of the manifest it signs ("sha256:<hex>").
 	Subject string
@@ -62,6 +77,13 @@ type Artifact struct {
 	Payload []byte
 	// Signature is the base64 signature of a simple-signing payload.
 	Signature string
+	// MediaType is a Notation envelope's media type
+	// (MediaTypeNotationJWS or MediaTypeNotationCOSE).
+	MediaType string
+	// Descriptor describes the signed manifest as a Notation signature
+	// names it (media type, digest and size: the signature manifest's
+	// subject); its digest must be Subject.
+	Descriptor ocispec.Descriptor
 }
 
 // Options configure verification.
@@ -72,6 +94,10 @@ type Options struct {
 	TrustedRoot root.TrustedMaterial
 	// Now is the clock (VerifiedAt, CheckedAt).
 	Now func() time.Time
+	// HTTPClient fetches what Notation's revocation checks ask for (the
+	// OCSP responders and CRLs signing certificates name); the server
+	// gives its guarded upstream client. Nil: notation-go's defaults.
+	HTTPClient *http.Client
 }
 
 // Verify checks every signature in ev against entries, in the order given
@@ -116,6 +142,15 @@ func Verify(ev Evidence, entries []*chartctl.TrustEntry, opts Options) *chartctl
 		})
 	}
 	for _, a := range ev.Artifacts {
+		if a.Format == FormatNotation {
+			add(chartctl.SignatureNotation, func(e *chartctl.TrustEntry) (string, bool, string) {
+				if e.Kind != chartctl.TrustNotation {
+					return "", false, ""
+				}
+				return verifyNotation(e, a, opts.HTTPClient)
+			})
+			continue
+		}
 		add(chartctl.SignatureCosign, func(e *chartctl.TrustEntry) (string, bool, string) {
 			switch {
 			case a.Format == FormatCosignBundle && (e.Kind == chartctl.TrustCosignKey || e.Kind == chartctl.TrustCosignKeyless):
@@ -150,6 +185,8 @@ func kindTrust(kind string) string {
 		return "pgp"
 	case chartctl.SignatureCosign:
 		return "cosign-key or cosign-keyless"
+	case chartctl.SignatureNotation:
+		return "notation"
 	}
 	return kind
 }

@@ -117,6 +117,11 @@ type Config struct {
 	LDAPGroupNameAttr    string
 	LDAPAdminGroup       string
 	LDAPInsecure         bool
+	// SigstoreTrustedRoot is the file of the Sigstore trusted root
+	// (trusted_root.json: Fulcio CAs, Rekor and CT log keys, timestamp
+	// authorities) that cosign keyless signatures are verified against;
+	// empty: keyless trust entries verify nothing, saying why.
+	SigstoreTrustedRoot string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -210,6 +215,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LDAPGroupFilter, "ldap-group-filter", c.LDAPGroupFilter, "filter that finds a person's groups, %s standing for the person's escaped DN; nested Active Directory groups: (member:1.2.840.113556.1.4.1941:=%s)")
 	fs.StringVar(&c.LDAPGroupNameAttr, "ldap-group-name-attr", c.LDAPGroupNameAttr, "attribute holding a group's name")
 	fs.StringVar(&c.LDAPAdminGroup, "ldap-admin-group", c.LDAPAdminGroup, "members of this directory group (by name) are server admins (checked at every sign-in)")
+	fs.StringVar(&c.SigstoreTrustedRoot, "sigstore-trusted-root", c.SigstoreTrustedRoot, "Sigstore trusted root (trusted_root.json, e.g. from `cosign trusted-root create` or the TUF repository of your Sigstore) that cosign keyless signatures are verified against; without it keyless trust entries verify nothing")
 	fs.BoolVar(&c.LDAPInsecure, "ldap-insecure", c.LDAPInsecure, "let an ldap:// URL run without StartTLS: passwords cross the network in clear text")
 	fs.Var(&c.UpstreamIndexMaxSize, "upstream-index-max-size", "largest upstream index.yaml a mirror sync reads, e.g. 128MiB (a larger one fails the sync, saying so)")
 	fs.Var((*Duration)(&c.WebhookRetryBase), "webhook-retry-base", "first retry ceiling of a failed webhook delivery; it doubles per failure, with full jitter, for up to 24h")

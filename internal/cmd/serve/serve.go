@@ -193,6 +193,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	trustedRoot, err := LoadTrustedRoot(cfg.SigstoreTrustedRoot)
+	if err != nil {
+		return err
+	}
 	opts.Storage.RepoNameGrace = cfg.RepoNameGrace
 	st, err := OpenStorage(ctx, cfg.Data, &opts.Storage, logger)
 	if err != nil {
@@ -265,6 +269,9 @@ func Run(ctx context.Context, opts *Options) error {
 		srv.Extra = func(e *echo.Echo) { opts.Routes(e, env) }
 	}
 	reg := mountRegistry(srv, db, blobs, cfg, logger)
+	// Only now: App() builds the application layer from the server's
+	// configuration and routes, the registry's included.
+	srv.App().Trust = signatureTrust(cfg, trustedRoot)
 	if !onPostgres || !generate {
 		// Upload sessions known by their IDs (a push's POST stores
 		// nothing): every replica must derive the same key, so not from a

@@ -31,9 +31,9 @@ type AddOptions struct {
 // NewCmdAdd returns the `trust add` command.
 func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command {
 	opts := &AddOptions{IO: f.IOStreams, Client: f.Client}
-	var pgp, cosignKey, issuer, subject, notationCert string
+	var pgp, cosignKey, issuer, subject, notationCert, notationSubject string
 	cmd := &cobra.Command{
-		Use:   "add NAME (--repo R | --org O) (--pgp-keyring FILE | --cosign-key FILE | --cosign-issuer URL --cosign-subject REGEXP | --notation-cert FILE)",
+		Use:   "add NAME (--repo R | --org O) (--pgp-keyring FILE | --cosign-key FILE | --cosign-issuer URL --cosign-subject REGEXP | --notation-cert FILE [--notation-subject DN])",
 		Short: "Trust a key or identity for a repository's or organization's charts",
 		Long: `Add trust material: chart versions whose signatures verify against it show
 as verified (chartctl chart view), and their index.yaml entries name the
@@ -42,7 +42,9 @@ signer. Stored versions are re-verified in the background.
 --pgp-keyring takes an armored or binary OpenPGP public keyring (gpg --export)
 for Helm provenance files; --cosign-key a cosign public key (PEM);
 --cosign-issuer with --cosign-subject a keyless signer (the subject is a
-regular expression matched in full); --notation-cert PEM root certificates.`,
+regular expression matched in full); --notation-cert PEM root certificates,
+with --notation-subject the x509 subject its signers' certificates must
+include (Notation's trusted identity; default: any signer they certify).`,
 		Example: `  chartctl trust add release --repo prod-charts --cosign-key cosign.pub
   chartctl trust add helm-signers --org acme --pgp-keyring pubring.gpg
   chartctl trust add ci --org acme --cosign-issuer https://token.actions.githubusercontent.com \
@@ -63,6 +65,9 @@ regular expression matched in full); --notation-cert PEM root certificates.`,
 			if n != 1 {
 				return cmdutil.FlagErrorf("give exactly one of --pgp-keyring, --cosign-key, --cosign-issuer with --cosign-subject, --notation-cert")
 			}
+			if notationSubject != "" && notationCert == "" {
+				return cmdutil.FlagErrorf("--notation-subject goes with --notation-cert")
+			}
 			r := client.TrustRequest{Name: opts.Name}
 			file := ""
 			switch {
@@ -71,7 +76,7 @@ regular expression matched in full); --notation-cert PEM root certificates.`,
 			case cosignKey != "":
 				r.Kind, file = "cosign-key", cosignKey
 			case notationCert != "":
-				r.Kind, file = "notation", notationCert
+				r.Kind, file, r.Subject = "notation", notationCert, notationSubject
 			default:
 				if issuer == "" || subject == "" {
 					return cmdutil.FlagErrorf("--cosign-issuer and --cosign-subject go together")
@@ -104,6 +109,7 @@ regular expression matched in full); --notation-cert PEM root certificates.`,
 	cmd.Flags().StringVar(&issuer, "cosign-issuer", "", "OIDC issuer URL of keyless cosign signers")
 	cmd.Flags().StringVar(&subject, "cosign-subject", "", "regular expression the keyless signer's identity must match in full")
 	cmd.Flags().StringVar(&notationCert, "notation-cert", "", "PEM root certificate(s) of Notation signers")
+	cmd.Flags().StringVar(&notationSubject, "notation-subject", "", "x509 subject the Notation signers' certificates must include, e.g. 'C=US, ST=WA, O=Acme'")
 	_ = cmd.RegisterFlagCompletionFunc("org", cmdutil.CompleteOrganizations(f))
 	return cmd
 }
