@@ -104,6 +104,9 @@ type chartRecord struct {
 	// Verification is the version's verification record (schema 10),
 	// absent until it was verified.
 	Verification *verificationRecord `json:"verification,omitempty"`
+	// Images is the version's image record (issue #33), absent while
+	// pending.
+	Images *imagesRecord `json:"images,omitempty"`
 }
 
 // repoTombstoneRecord remembers who owned a deleted repository, so its
@@ -250,7 +253,7 @@ func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
 		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, ContentDigest: cv.ContentDigest,
 		Size: cv.Size, ProvDigest: cv.ProvDigest, ProvSize: cv.ProvSize, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
-		Verification: newVerificationRecord(cv.Verification),
+		Verification: newVerificationRecord(cv.Verification), Images: newImagesRecord(cv.Images),
 	}
 }
 
@@ -259,7 +262,7 @@ func (r *chartRecord) domain() *chartctl.ChartVersion {
 		Repository: r.Repository, Name: r.Name, Version: r.Version, AppVersion: r.AppVersion,
 		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, ContentDigest: r.ContentDigest,
 		Size: r.Size, ProvDigest: r.ProvDigest, ProvSize: r.ProvSize, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
-		IndexEntry: []byte(r.IndexEntry), Verification: r.Verification.domain(),
+		IndexEntry: []byte(r.IndexEntry), Verification: r.Verification.domain(), Images: r.Images.domain(),
 	}
 }
 

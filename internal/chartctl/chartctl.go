@@ -160,6 +160,10 @@ type ChartVersion struct {
 	// until it was first verified. PutChartVersion stores it as given
 	// (a restore); a replaced archive drops it.
 	Verification *Verification
+	// Images is the record of the images the version deploys (issue
+	// #33), nil while pending. PutChartVersion stores it as given (a
+	// restore); a replaced archive drops it.
+	Images *Images
 }
 
 // Team is a group of members inside an organization.
@@ -398,6 +402,8 @@ type Store interface {
 	// TrustStore: trust material and verification records.
 	TrustStore
 	PolicyStore
+	// ImagesStore: the images each chart version deploys.
+	ImagesStore
 
 	// Close releases the store.
 	Close() error

@@ -311,6 +311,9 @@ var DumpCoverage = map[string]string{
 	"DeleteTrustEntry": "TrustEntry",
 	"SetVerification":  "ChartVersion",
 
+	// Images (issue #33) travel in their chart version.
+	"SetImages": "ChartVersion",
+
 	// OAuth.
 	"CreateOAuthClient":       "OAuthClient",
 	"OAuthClient":             "read",
