@@ -8,15 +8,18 @@ import (
 
 	"github.com/distribution/reference"
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// Where a version's image list comes from (CONTRACT §18 "Discovery").
+// Where a version's image list comes from (CONTRACT §18 "Discovery"):
+// the domain's values, named here for the callers of ImagesOf.
 const (
 	// ImagesAnnotation: Chart.yaml's artifacthub.io/images annotation.
-	ImagesAnnotation = "annotation"
+	ImagesAnnotation = chartctl.ImagesAnnotation
 	// ImagesPending: not known yet; the rendering job (decision 9) finds
 	// them later.
-	ImagesPending = "pending"
+	ImagesPending = chartctl.ImagesPending
 )
 
 // imagesKey is the Artifact Hub annotation listing a chart's images.
