@@ -40,7 +40,8 @@ type Meta struct {
 	License     string
 	Deprecated  bool
 	KubeVersion string
-	Images      chartdiff.Images
+	// Images are the version's stored images (chartdiff.VersionImages).
+	Images chartdiff.Images
 }
 
 // metaOf reads Meta from a version's stored Chart.yaml (as JSON).
@@ -52,7 +53,7 @@ func metaOf(cv *chartctl.ChartVersion) Meta {
 	}
 	_ = json.Unmarshal(cv.Metadata, &md)
 	return Meta{Category: md.Annotations["artifacthub.io/category"], License: md.Annotations["artifacthub.io/license"],
-		Deprecated: md.Deprecated, KubeVersion: md.KubeVersion, Images: chartdiff.ImagesOf(cv.Metadata)}
+		Deprecated: md.Deprecated, KubeVersion: md.KubeVersion, Images: chartdiff.VersionImages(cv)}
 }
 
 // Query is a search. Every field is optional; the caller requires at
