@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -149,22 +148,80 @@ func kubeVersionFor(constraint string) (*common.KubeVersion, error) {
 	return nil, fmt.Errorf("no Kubernetes version satisfies the chart's kubeVersion %q", constraint)
 }
 
-// docSeparator splits a rendered template into its YAML documents.
-var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
+// splitDocs splits a rendered template into its YAML documents at lines
+// of "---" (a comment may follow). A line scan: a regular expression over
+// a megabyte of manifests costs more than Helm's rendering of them.
+func splitDocs(text string) []string {
+	var docs []string
+	start := 0
+	for i := 0; i < len(text); {
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += i
+		}
+		if isSeparator(text[i:end]) {
+			docs = append(docs, text[start:i])
+			start = min(end+1, len(text))
+		}
+		i = end + 1
+	}
+	return append(docs, text[start:])
+}
+
+func isSeparator(line string) bool {
+	rest, ok := strings.CutPrefix(line, "---")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimLeft(rest, " \t\r")
+	return rest == "" || rest[0] == '#'
+}
+
+// workloads are the kinds whose objects run pods.
+var workloads = map[string]bool{"Pod": true, "Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true,
+	"ReplicationController": true, "Job": true, "CronJob": true}
+
+// isWorkload reports whether a YAML document has a top-level kind line
+// naming a workload.
+func isWorkload(doc string) bool {
+	for i := 0; i < len(doc); {
+		end := strings.IndexByte(doc[i:], '\n')
+		if end < 0 {
+			end = len(doc)
+		} else {
+			end += i
+		}
+		if kind, ok := strings.CutPrefix(doc[i:end], "kind:"); ok {
+			kind, _, _ = strings.Cut(kind, "#")
+			return workloads[strings.Trim(kind, " \t\r\"'")]
+		}
+		i = end + 1
+	}
+	return false
+}
 
 // podImages returns the images of the pod specs in a rendered template's
 // YAML documents, normalized; references that do not parse (a value left
 // empty) are skipped.
 func podImages(text string) ([]string, error) {
 	var out []string
-	for _, doc := range docSeparator.Split(text, -1) {
-		if strings.TrimSpace(doc) == "" {
+	for _, doc := range splitDocs(text) {
+		// Only workloads run pods: other documents (ConfigMaps holding
+		// large files, CRDs) are not parsed, which is most of the cost
+		// of a large chart. JSON documents are parsed whatever they are.
+		trimmed := strings.TrimSpace(doc)
+		if trimmed == "" || (!strings.HasPrefix(trimmed, "{") && !isWorkload(doc)) {
 			continue
 		}
-		var obj map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		var v any
+		if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
 			return nil, err
 		}
+		// A document that is not an object (a list, a bare value) is
+		// not a Kubernetes object and runs no pod.
+		obj, _ := v.(map[string]any)
 		spec := podSpec(obj)
 		for _, field := range []string{"containers", "initContainers", "ephemeralContainers"} {
 			list, _ := spec[field].([]any)
