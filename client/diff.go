@@ -18,6 +18,10 @@ type ChartDiff struct {
 	// ValuesError says why Values is empty when a values.yaml is not
 	// valid YAML.
 	ValuesError string `json:"values_error,omitempty"`
+	// RenderedError says why the manifests each version renders with its
+	// default values (files rendered/<template path>) are not in Files:
+	// a version cannot be rendered, or the server renders none.
+	RenderedError string `json:"rendered_error,omitempty"`
 }
 
 // FileDiff is one file that differs between two versions.

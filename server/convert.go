@@ -41,7 +41,7 @@ func toRepository(r *chartctl.Repository) client.Repository {
 }
 
 func toChart(cv *chartctl.ChartVersion) client.Chart {
-	img := chartdiff.ImagesOf(cv.Metadata)
+	img := chartdiff.VersionImages(cv)
 	return client.Chart{Name: cv.Name, Version: cv.Version, Description: cv.Description, AppVersion: cv.AppVersion,
 		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt), Downloads: cv.Downloads,
 		Images: emptyIfNil(img.Images), ImagesSource: img.Source, ImagesError: img.Error,

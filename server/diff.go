@@ -58,7 +58,7 @@ func wantsText(accept string) bool {
 }
 
 func toChartDiff(r *chartdiff.Result) client.ChartDiff {
-	out := client.ChartDiff{Files: make([]client.FileDiff, len(r.Files)), ValuesError: r.ValuesError,
+	out := client.ChartDiff{Files: make([]client.FileDiff, len(r.Files)), ValuesError: r.ValuesError, RenderedError: r.RenderedError,
 		Values: client.ValuesDiff{Added: r.Values.Added, Removed: r.Values.Removed, Changed: make([]client.ValueChange, len(r.Values.Changed))}}
 	for i, f := range r.Files {
 		out.Files[i] = client.FileDiff{Path: f.Path, Status: f.Status, Diff: f.Diff}

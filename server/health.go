@@ -140,7 +140,8 @@ func (s *Server) handleLivez(c echo.Context) error {
 }
 
 // handleReadyz answers 200 {"status":"ok"} when the metadata store and the
-// blob store answer and the server is not shutting down; otherwise 503 in
+// blob store answer and the server is not shutting down (with "details"
+// while a backfill runs: {"images_backfill": {"done", "total"}}); otherwise 503 in
 // the error envelope, naming every failing part (CONTRACT §14). The
 // checks run concurrently, each bounded by readyCheckTimeout.
 func (s *Server) handleReadyz(c echo.Context) error {
@@ -152,5 +153,11 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		// probe answer says all that is wrong.
 		return chartctl.Errorf(chartctl.EUNAVAILABLE, "Not ready: %s.", strings.Join(failed, "; "))
 	}
-	return httpx.WriteJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]any{"status": "ok"}
+	// Background backfills report their progress here and in the log
+	// (decision 11); they never hold readiness back.
+	if running, done, total := s.app.ImagesProgress(); running {
+		body["details"] = map[string]any{"images_backfill": map[string]int{"done": done, "total": total}}
+	}
+	return httpx.WriteJSON(c, http.StatusOK, body)
 }

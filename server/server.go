@@ -26,6 +26,7 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/ratelimit"
@@ -169,6 +170,12 @@ type Server struct {
 	// 9); nil refuses charts under a lint policy, saying no linter is
 	// installed.
 	Lint admission.Linter
+	// Render renders charts with their default values, for the images of
+	// charts without the artifacthub.io/images annotation and the
+	// rendered manifests of diffs. The serve command sets the same
+	// bounded child process (decision 9); nil leaves those versions
+	// pending and diffs without rendered manifests.
+	Render chartdiff.Renderer
 
 	echo     *echo.Echo
 	api      *echo.Group
@@ -233,6 +240,7 @@ func (s *Server) init() {
 	// A closure: s.creds is made below.
 	s.app.OnMemberships = func() { s.creds.invalidate() }
 	s.app.Lint = s.Lint
+	s.app.Render = s.Render
 	if s.RateLimits == nil {
 		s.RateLimits = ratelimit.Memory{Now: s.Now}
 	}
@@ -316,7 +324,13 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(5)
+	s.wg.Add(6)
+	go func() {
+		defer s.wg.Done()
+		// The images of pushed versions, and the backfill of those
+		// stored before (decision 11), in the background.
+		s.app.RunImages(s.stop)
+	}()
 	go func() {
 		defer s.wg.Done()
 		s.app.RunRetentionScheduler(s.stop)

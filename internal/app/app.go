@@ -23,6 +23,7 @@ import (
 	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
 	"github.com/chartctl/chartctl/internal/publishing"
@@ -143,6 +144,12 @@ type App struct {
 	// (decision 9: the composition root bounds it in a child process).
 	// Nil refuses charts under such a policy with an internal error.
 	Lint admission.Linter
+	// Render renders chart archives with their default values, for the
+	// images of charts without the artifacthub.io/images annotation and
+	// the rendered manifests of diffs (decision 9: the composition root
+	// bounds it in a child process). Nil leaves such versions pending and
+	// diffs without rendered manifests.
+	Render chartdiff.Renderer
 	// SignatureStatus verifies the signatures that came with an upload
 	// (its provenance file; prov is nil when none) against the trust
 	// material of repository r, for require_signature, before anything is
@@ -162,6 +169,7 @@ type App struct {
 	hold      blobHold
 	watchers  watchers
 	reverify  reverify
+	images    imagesJob
 }
 
 // Options configures New.

@@ -204,6 +204,9 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		if _, err := a.VerifyVersion(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version); err != nil {
 			a.Logger.Warn("verify chart version", "repository", repo.Name, "chart", stored.Name, "version", stored.Version, "err", err)
 		}
+		// Its images are found in the background (decision 9): the
+		// version is pending until then.
+		a.ImagesLater(repo.Name, stored.Name, stored.Version)
 		// The web page is rendered once, now; a failure only means it is
 		// rendered when first viewed.
 		if err := a.Pages.Render(context.WithoutCancel(ctx), stored.Digest); err != nil {

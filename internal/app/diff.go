@@ -3,6 +3,7 @@ package app
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -58,8 +59,44 @@ func (a *App) DiffCharts(ctx context.Context, p *chartctl.Principal, repo, name,
 		return nil, err
 	}
 	res := chartdiff.Compare(f1, f2)
-	a.diffs.put(key, res)
+	rendered, renderErr, final := a.diffRendered(ctx, cv1, cv2)
+	res = res.WithRendered(rendered, renderErr)
+	if final {
+		a.diffs.put(key, res)
+	}
 	return &ChartDiff{From: cv1, To: cv2, Result: res}, nil
+}
+
+// diffRendered renders both versions with their default values (Render,
+// the two at once) and diffs their manifests as rendered/… entries. A
+// version that cannot be rendered gives no entries and the reason; final
+// is false when the renderer could not run at all, so the answer is not
+// cached and a later request tries again.
+func (a *App) diffRendered(ctx context.Context, from, to *chartctl.ChartVersion) (rendered []chartdiff.FileDiff, renderErr string, final bool) {
+	if a.Render == nil {
+		return nil, "This server renders no manifests: chartctl-lint is not installed next to chartctl.", true
+	}
+	var r [2]*chartdiff.Rendering
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, cv := range []*chartctl.ChartVersion{from, to} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r[i], errs[i] = a.renderVersion(ctx, cv)
+		}()
+	}
+	wg.Wait()
+	for i, cv := range []*chartctl.ChartVersion{from, to} {
+		if errs[i] != nil {
+			a.Logger.Warn("render chart for a diff", "repository", cv.Repository, "chart", cv.Name, "version", cv.Version, "err", errs[i])
+			return nil, "The rendered manifests are not available right now; ask again later.", false
+		}
+		if r[i].Unrenderable != "" {
+			return nil, fmt.Sprintf("Version %s cannot be rendered with its default values: %s", cv.Version, r[i].Unrenderable), true
+		}
+	}
+	return chartdiff.CompareRendered(r[0].Manifests, r[1].Manifests), "", true
 }
 
 // chartFiles reads the files of a stored version's archive.

@@ -37,8 +37,9 @@
 // the keys its policy trusts. 8 adds admission policies of repositories
 // and organizations (issue #30); a reader of 7 would restore a repository
 // that refuses nothing. 9 adds the deadline of held chart versions
-// (issue #30); a reader of 8 would restore a held version as listed and
-// pullable, unsigned. This package reads all nine; a
+// (issue #30; a reader of 8 would restore a held version as listed and
+// pullable, unsigned) and the images each chart version deploys (issue
+// #33; a reader of 8 would render every chart again). This package reads all nine; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup

@@ -285,6 +285,31 @@ type chartVersionRec struct {
 	// HeldUntil is set while the version is held (format 9); absent for
 	// every other version.
 	HeldUntil *time.Time `json:"held_until,omitempty"`
+	// Images is the version's image record (format 9); absent while
+	// pending, so a restored server's backfill finds them.
+	Images *imagesRec `json:"images,omitempty"`
+}
+
+type imagesRec struct {
+	Images      []string  `json:"images,omitempty"`
+	Source      string    `json:"source"`
+	Error       string    `json:"error,omitempty"`
+	KubeVersion string    `json:"kube_version,omitempty"`
+	CheckedAt   time.Time `json:"checked_at"`
+}
+
+func toImagesRec(img *chartctl.Images) *imagesRec {
+	if img == nil {
+		return nil
+	}
+	return &imagesRec{img.Images, img.Source, img.Error, img.KubeVersion, img.CheckedAt}
+}
+
+func (r *imagesRec) domain() *chartctl.Images {
+	if r == nil {
+		return nil
+	}
+	return &chartctl.Images{Images: r.Images, Source: r.Source, Error: r.Error, KubeVersion: r.KubeVersion, CheckedAt: r.CheckedAt}
 }
 
 type verificationRec struct {
@@ -487,7 +512,8 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.ChartVersion != nil:
 		c := r.ChartVersion
 		v = chartVersionRec{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords, c.Digest, c.ContentDigest,
-			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification), c.HeldUntil}
+			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification), c.HeldUntil,
+			toImagesRec(c.Images)}
 	case r.Quota != nil:
 		q := r.Quota
 		v = quotaRec{q.Scope, q.Name, q.Quota.MaxBytes, q.Quota.MaxVersions}
@@ -639,7 +665,8 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 			r.ChartVersion = &chartctl.ChartVersion{Repository: v.Repository, Name: v.Name, Version: v.Version, AppVersion: v.AppVersion,
 				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, ContentDigest: v.ContentDigest, Size: v.Size,
 				ProvDigest: v.ProvDigest, ProvSize: v.ProvSize, CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry,
-				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain(), HeldUntil: v.HeldUntil}
+				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain(), HeldUntil: v.HeldUntil,
+				Images: v.Images.domain()}
 		}
 	case chartctl.DumpQuota:
 		var v quotaRec

@@ -124,3 +124,30 @@ func TestHeldVersionRecordRoundTrip(t *testing.T) {
 		t.Fatalf("a version of format 8: %+v, %v", out.ChartVersion, err)
 	}
 }
+// TestImagesRecord: a chart version's image record survives a backup
+// record (format 9), and a version without one (pending, or of an older
+// backup) reads back pending.
+func TestImagesRecord(t *testing.T) {
+	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	in := &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: "1.0.0", Digest: "sha256:" + string(bytes.Repeat([]byte("a"), 64)), CreatedAt: at,
+		Images: &chartctl.Images{Images: []string{"docker.io/library/nginx:1.25.3"}, Source: chartctl.ImagesRendered, KubeVersion: "v1.31.0", CheckedAt: at}}
+	b, err := encodeRecord(chartctl.DumpRecord{ChartVersion: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeRecord(b, FormatVersion)
+	if err != nil || out.ChartVersion == nil {
+		t.Fatalf("decode: %+v, %v", out, err)
+	}
+	ib, _ := json.Marshal(in.Images)
+	ob, _ := json.Marshal(out.ChartVersion.Images)
+	if !bytes.Equal(ib, ob) {
+		t.Fatalf("images after the round trip:\n in %s\nout %s", ib, ob)
+	}
+	old := []byte(`{"kind":"chart_version","data":{"repository":"apps","name":"web","version":"1.0.0","digest":"sha256:aa","size":1,"created_at":"2025-01-01T00:00:00Z"}}`)
+	out, err = decodeRecord(old, 8)
+	if err != nil || out.ChartVersion == nil || out.ChartVersion.Images != nil {
+		t.Fatalf("an older version: %+v, %v", out.ChartVersion, err)
+	}
+}
+

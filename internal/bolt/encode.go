@@ -157,6 +157,9 @@ type chartRecord struct {
 	// HeldUntil is set while the version is held (schema 15; see
 	// chartHeldBucket), absent otherwise.
 	HeldUntil *time.Time `json:"held_until,omitempty"`
+	// Images is the version's image record (issue #33), absent while
+	// pending.
+	Images *imagesRecord `json:"images,omitempty"`
 }
 
 // repoTombstoneRecord remembers who owned a deleted repository, so its
@@ -305,7 +308,7 @@ func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
 		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, ContentDigest: cv.ContentDigest,
 		Size: cv.Size, ProvDigest: cv.ProvDigest, ProvSize: cv.ProvSize, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
-		Verification: newVerificationRecord(cv.Verification), HeldUntil: utcPtr(cv.HeldUntil),
+		Verification: newVerificationRecord(cv.Verification), HeldUntil: utcPtr(cv.HeldUntil), Images: newImagesRecord(cv.Images),
 	}
 }
 
@@ -314,7 +317,7 @@ func (r *chartRecord) domain() *chartctl.ChartVersion {
 		Repository: r.Repository, Name: r.Name, Version: r.Version, AppVersion: r.AppVersion,
 		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, ContentDigest: r.ContentDigest,
 		Size: r.Size, ProvDigest: r.ProvDigest, ProvSize: r.ProvSize, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
-		IndexEntry: []byte(r.IndexEntry), Verification: r.Verification.domain(), HeldUntil: utcPtr(r.HeldUntil),
+		IndexEntry: []byte(r.IndexEntry), Verification: r.Verification.domain(), HeldUntil: utcPtr(r.HeldUntil), Images: r.Images.domain(),
 	}
 }
 

@@ -201,6 +201,10 @@ type ChartVersion struct {
 	// until its signature verifies (ReleaseChartVersion clears it) or
 	// until this time, when the hold sweep deletes it.
 	HeldUntil *time.Time
+	// Images is the record of the images the version deploys (issue
+	// #33), nil while pending. PutChartVersion stores it as given (a
+	// restore); a replaced archive drops it.
+	Images *Images
 }
 
 // Held reports whether the version is held.
@@ -445,6 +449,8 @@ type Store interface {
 	// TrustStore: trust material and verification records.
 	TrustStore
 	PolicyStore
+	// ImagesStore: the images each chart version deploys.
+	ImagesStore
 
 	// Close releases the store.
 	Close() error

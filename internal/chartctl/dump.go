@@ -315,6 +315,9 @@ var DumpCoverage = map[string]string{
 	"HeldChartVersions":      "read",
 	"ExpireHeldChartVersion": "ChartVersion",
 
+	// Images (issue #33) travel in their chart version.
+	"SetImages": "ChartVersion",
+
 	// OAuth.
 	"CreateOAuthClient":       "OAuthClient",
 	"OAuthClient":             "read",

@@ -64,6 +64,9 @@ type Result struct {
 	// it is empty when one side's values.yaml is not valid YAML.
 	Values      Values
 	ValuesError string
+	// RenderedError says why the rendered manifests (rendered/…
+	// entries) are missing: a version could not be rendered.
+	RenderedError string
 }
 
 // Unified returns every file's diff, one after another, as `diff -ru`
@@ -105,6 +108,13 @@ const textTimeout = 250 * time.Millisecond
 
 // Compare returns the difference between the files of two versions.
 func Compare(from, to Files) *Result {
+	res := &Result{Files: compareFiles(from, to)}
+	res.Values, res.ValuesError = CompareValues(from["values.yaml"], to["values.yaml"])
+	return res
+}
+
+// compareFiles diffs every file that differs, by path.
+func compareFiles(from, to Files) []FileDiff {
 	paths := make([]string, 0, len(from)+len(to))
 	for p := range from {
 		paths = append(paths, p)
@@ -115,7 +125,7 @@ func Compare(from, to Files) *Result {
 		}
 	}
 	sort.Strings(paths)
-	res := &Result{}
+	var out []FileDiff
 	for _, p := range paths {
 		a, inA := from[p]
 		b, inB := to[p]
@@ -130,10 +140,9 @@ func Compare(from, to Files) *Result {
 		default:
 			status = StatusModified
 		}
-		res.Files = append(res.Files, FileDiff{Path: p, Status: status, Diff: fileDiff(p, a, b, inA, inB)})
+		out = append(out, FileDiff{Path: p, Status: status, Diff: fileDiff(p, a, b, inA, inB)})
 	}
-	res.Values, res.ValuesError = CompareValues(from["values.yaml"], to["values.yaml"])
-	return res
+	return out
 }
 
 // fileDiff is the unified diff of one file; a file that is not UTF-8 text

@@ -8,15 +8,18 @@ import (
 
 	"github.com/distribution/reference"
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// Where a version's image list comes from (CONTRACT §18 "Discovery").
+// Where a version's image list comes from (CONTRACT §18 "Discovery"):
+// the domain's values, named here for the callers of ImagesOf.
 const (
 	// ImagesAnnotation: Chart.yaml's artifacthub.io/images annotation.
-	ImagesAnnotation = "annotation"
+	ImagesAnnotation = chartctl.ImagesAnnotation
 	// ImagesPending: not known yet; the rendering job (decision 9) finds
 	// them later.
-	ImagesPending = "pending"
+	ImagesPending = chartctl.ImagesPending
 )
 
 // imagesKey is the Artifact Hub annotation listing a chart's images.
@@ -28,10 +31,12 @@ type Images struct {
 	// (nginx:1.25 is docker.io/library/nginx:1.25), sorted, without
 	// duplicates.
 	Images []string
-	// Source is ImagesAnnotation or ImagesPending.
+	// Source is ImagesAnnotation or ImagesPending from ImagesOf; a
+	// stored record (VersionImages) may also say chartctl.ImagesRendered
+	// or chartctl.ImagesUnrenderable.
 	Source string
-	// Error says why the annotation was not understood ("" when it was,
-	// or when there is none).
+	// Error says why the annotation was not understood, or why the chart
+	// is unrenderable ("" otherwise).
 	Error string
 }
 
@@ -133,4 +138,15 @@ func (q ImageQuery) Match(img string) bool {
 		return true
 	}
 	return strings.HasPrefix(tag, q.tag) && (tag[len(q.tag)] == '.' || tag[len(q.tag)] == '-')
+}
+
+// VersionImages is what a stored version answers about its images: its
+// record, once the background job has found them (rendered, unrenderable
+// or from the annotation); before that, what its annotation says, read
+// from its stored Chart.yaml; else pending.
+func VersionImages(cv *chartctl.ChartVersion) Images {
+	if r := cv.Images; r != nil {
+		return Images{Images: r.Images, Source: r.Source, Error: r.Error}
+	}
+	return ImagesOf(cv.Metadata)
 }

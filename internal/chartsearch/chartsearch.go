@@ -40,7 +40,8 @@ type Meta struct {
 	License     string
 	Deprecated  bool
 	KubeVersion string
-	Images      chartdiff.Images
+	// Images are the version's stored images (chartdiff.VersionImages).
+	Images chartdiff.Images
 	// Signed is set when a signature of the version verified against
 	// its repository's or organization's trust (its verification
 	// record's status is verified).
@@ -56,7 +57,7 @@ func metaOf(cv *chartctl.ChartVersion) Meta {
 	}
 	_ = json.Unmarshal(cv.Metadata, &md)
 	return Meta{Category: md.Annotations["artifacthub.io/category"], License: md.Annotations["artifacthub.io/license"],
-		Deprecated: md.Deprecated, KubeVersion: md.KubeVersion, Images: chartdiff.ImagesOf(cv.Metadata),
+		Deprecated: md.Deprecated, KubeVersion: md.KubeVersion, Images: chartdiff.VersionImages(cv),
 		Signed: cv.Verification != nil && cv.Verification.Status == chartctl.VerificationVerified}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartdiff/helmrender"
 	completioncmd "github.com/chartctl/chartctl/internal/cmd/completion"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
@@ -61,6 +62,9 @@ func TestScripts(t *testing.T) {
 			// 127.0.0.1), for the trusted-publishing scripts.
 			iss := oidcissuer.New(tb)
 			srv := testkit.StartServer(tb, func(s *server.Server) {
+				// Charts render in the test's process (the bounded
+				// child is tested in helmrender and internal/cmd/serve).
+				s.Render = helmrender.InProcess(chart.DefaultLimits())
 				s.Config.AllowPrivateUpstreams = true
 				s.Config.OIDCRootCAs = iss.Pool
 				s.Config.OIDCTrustInsecureIssuers = []string{iss.URL}
@@ -97,6 +101,12 @@ func TestScripts(t *testing.T) {
 					c.Description = args[3]
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[2]), testkit.MakeChart(tb, c), 0o644))
+			},
+			// waitimages: find the images of every pushed version now,
+			// as the server's background job does after a push.
+			"waitimages": func(ts *testscript.TestScript, neg bool, args []string) {
+				srv := ts.Value(serverKey{}).(*testkit.Server)
+				ts.Check(srv.App().ProcessImages(context.Background()))
 			},
 			// fixturechart DIR FILE: write the archive of the fixture
 			// chart internal/chartdiff/testdata/DIR (a real-world-shaped

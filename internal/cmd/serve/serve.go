@@ -26,6 +26,7 @@ import (
 	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/identity/ldap"
 	"github.com/chartctl/chartctl/internal/identity/oidc"
@@ -229,8 +230,15 @@ func Run(ctx context.Context, opts *Options) error {
 	// the time bound and limited in memory (decision 9); Helm's lint
 	// pulls Kubernetes libraries this binary stays free of. Without it,
 	// policies with lint refuse charts saying so.
+	// The same child renders charts with their default values (its render
+	// mode): the images of charts without the artifacthub.io/images
+	// annotation and the rendered manifests of diffs. Without it those
+	// versions stay pending.
 	if lintBin := findLinter(); lintBin != "" {
 		srv.Lint = admission.Subprocess([]string{lintBin}, admission.DefaultLintTimeout, admission.DefaultLintMemory)
+		srv.Render = chartdiff.Subprocess([]string{lintBin, "render"}, chartdiff.DefaultRenderTimeout, chartdiff.DefaultRenderMemory)
+	} else {
+		logger.Warn("chartctl-lint is not installed next to chartctl or on PATH: lint policies refuse charts, the images of charts without the artifacthub.io/images annotation stay pending and diffs show no rendered manifests")
 	}
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
 	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams

@@ -89,6 +89,11 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if opts.ValuesOnly {
 		return nil
 	}
+	if d.RenderedError != "" {
+		// Why the rendered/… entries are missing, so their absence is
+		// not read as "the manifests did not change".
+		fmt.Fprintln(w, cs.Gray(termtext.Line("rendered manifests: "+d.RenderedError)))
+	}
 	for _, f := range d.Files {
 		fmt.Fprintln(w)
 		printUnified(w, cs, f.Diff)

@@ -136,10 +136,14 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 			fmt.Fprintf(w, "%-13s %s\n", label, termtext.Line(im))
 			label = ""
 		}
+	case ch.ImagesSource == "unrenderable":
+		field("images", "not known: the chart cannot be rendered with its default values: "+ch.ImagesError)
 	case ch.ImagesError != "":
 		field("images", ch.ImagesError)
 	case ch.ImagesSource == "pending":
-		field("images", "not known yet (the chart has no artifacthub.io/images annotation)")
+		field("images", "not known yet (the server finds them by rendering the chart, shortly after the push)")
+	case ch.ImagesSource == "rendered":
+		field("images", "none (the chart's templates render no pod with its default values)")
 	}
 	fmt.Fprintf(w, "\n%s\n", cs.Gray("Install from the Helm repository:"))
 	fmt.Fprintf(w, "  %s\n  helm repo update\n  %s\n", termtext.Line(lines.RepoAdd), termtext.Line(lines.Install))

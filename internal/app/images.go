@@ -1,0 +1,293 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/chartdiff"
+)
+
+// The images each chart version deploys (issue #33) are found after the
+// version is stored, never on the write path (CONTRACT §18 decision 9):
+// from the artifacthub.io/images annotation when the chart has one, else
+// by rendering the chart in the bounded child (Render). One replica at a
+// time does it, under a lease; at start it also goes through every
+// version stored without a record (the backfill of decision 11).
+
+// imagesLease names the lease one replica at a time finds images under.
+const imagesLease = "images"
+
+// imagesLeaseTTL is the lease's time to live, renewed while a run lasts.
+const imagesLeaseTTL = time.Minute
+
+// imagesRetry is how long a replica waits to try again when another one
+// holds the lease (its queue keeps what it was asked for meanwhile).
+const imagesRetry = 30 * time.Second
+
+// imagesJob is the state of the background image extraction.
+type imagesJob struct {
+	mu sync.Mutex
+	// queue holds versions stored by this replica and not done yet.
+	queue []versionKey
+	// backfill asks the next run to go through every stored version.
+	backfill bool
+	wake     chan struct{}
+	// running, done and total report a backfill's progress.
+	running     bool
+	done, total int
+}
+
+func (j *imagesJob) init() {
+	j.mu.Lock()
+	if j.wake == nil {
+		j.wake = make(chan struct{}, 1)
+	}
+	j.mu.Unlock()
+}
+
+func (j *imagesJob) signal() {
+	j.init()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// ImagesLater asks the background job to find the images of one stored
+// version (called after a push; the version is pending until then).
+func (a *App) ImagesLater(repo, name, version string) {
+	a.images.mu.Lock()
+	a.images.queue = append(a.images.queue, versionKey{repo, name, version})
+	a.images.mu.Unlock()
+	a.images.signal()
+}
+
+// ImagesProgress reports the backfill: whether one is running, and how
+// many versions it has gone through of how many.
+func (a *App) ImagesProgress() (running bool, done, total int) {
+	a.images.mu.Lock()
+	defer a.images.mu.Unlock()
+	return a.images.running, a.images.done, a.images.total
+}
+
+// RunImages finds images in the background until stop is closed: first
+// the backfill of every version without a record, then each version
+// ImagesLater names. When another replica holds the lease it tries again
+// after imagesRetry.
+func (a *App) RunImages(stop <-chan struct{}) {
+	a.images.init()
+	a.images.mu.Lock()
+	a.images.backfill = true
+	a.images.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stop
+		cancel()
+	}()
+	for {
+		again, err := a.runImages(ctx)
+		if err != nil && ctx.Err() == nil {
+			a.Logger.Error("find chart images", "err", err)
+		}
+		var retry <-chan time.Time
+		var t *time.Timer
+		if again {
+			t = time.NewTimer(imagesRetry)
+			retry = t.C
+		}
+		select {
+		case <-stop:
+		case <-a.images.wake:
+		case <-retry:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// ProcessImages runs the job once, now: the backfill of every version
+// stored without a record, then the queue. It returns when done, or at
+// once when another replica holds the lease (the backfill is then its
+// work). Tests and RunImages call it.
+func (a *App) ProcessImages(ctx context.Context) error {
+	a.images.mu.Lock()
+	a.images.backfill = true
+	a.images.mu.Unlock()
+	_, err := a.runImages(ctx)
+	return err
+}
+
+// runImages does one run under the lease; again is true when the lease
+// was held elsewhere or an error left work undone.
+func (a *App) runImages(ctx context.Context) (again bool, err error) {
+	a.images.mu.Lock()
+	idle := !a.images.backfill && len(a.images.queue) == 0
+	a.images.mu.Unlock()
+	if idle {
+		return false, nil
+	}
+	ok, err := a.Store.AcquireLease(ctx, imagesLease, a.Replica, imagesLeaseTTL)
+	if err != nil || !ok {
+		return true, err
+	}
+	defer func() { _ = a.Store.ReleaseLease(context.WithoutCancel(ctx), imagesLease, a.Replica) }()
+	renewed := a.Now()
+	renew := func() error {
+		if a.Now().Sub(renewed) < imagesLeaseTTL/3 {
+			return nil
+		}
+		ok, err := a.Store.AcquireLease(ctx, imagesLease, a.Replica, imagesLeaseTTL)
+		if err == nil && !ok {
+			err = errors.New("the images lease was lost")
+		}
+		renewed = a.Now()
+		return err
+	}
+	a.images.mu.Lock()
+	backfill := a.images.backfill
+	a.images.backfill = false
+	a.images.mu.Unlock()
+	if backfill {
+		if err := a.backfillImages(ctx, renew); err != nil {
+			a.images.mu.Lock()
+			a.images.backfill = true
+			a.images.mu.Unlock()
+			return true, err
+		}
+	}
+	for {
+		a.images.mu.Lock()
+		if len(a.images.queue) == 0 {
+			a.images.mu.Unlock()
+			return false, nil
+		}
+		k := a.images.queue[0]
+		a.images.queue = a.images.queue[1:]
+		a.images.mu.Unlock()
+		if err := renew(); err != nil {
+			a.ImagesLater(k.repo, k.name, k.version)
+			return true, err
+		}
+		if err := a.FindImages(ctx, k.repo, k.name, k.version); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			if ctx.Err() != nil {
+				return false, nil
+			}
+			a.Logger.Warn("find chart images", "repository", k.repo, "chart", k.name, "version", k.version, "err", err)
+		}
+	}
+}
+
+// backfillImages goes through every stored version without an image
+// record, reporting its progress (ImagesProgress, the log).
+func (a *App) backfillImages(ctx context.Context, renew func() error) error {
+	repos, err := a.Store.Repositories(ctx)
+	if err != nil {
+		return err
+	}
+	var todo []*chartctl.ChartVersion
+	for _, r := range repos {
+		cvs, err := a.Store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{})
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return err
+		}
+		for _, cv := range cvs {
+			if cv.Images == nil {
+				todo = append(todo, cv)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	a.images.mu.Lock()
+	a.images.running, a.images.done, a.images.total = true, 0, len(todo)
+	a.images.mu.Unlock()
+	defer func() {
+		a.images.mu.Lock()
+		a.images.running = false
+		a.images.mu.Unlock()
+	}()
+	a.Logger.Info("finding the images of stored chart versions", "versions", len(todo))
+	for i, cv := range todo {
+		if err := renew(); err != nil {
+			return err
+		}
+		if err := a.FindImages(ctx, cv.Repository, cv.Name, cv.Version); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			a.Logger.Warn("find chart images", "repository", cv.Repository, "chart", cv.Name, "version", cv.Version, "err", err)
+		}
+		a.images.mu.Lock()
+		a.images.done = i + 1
+		a.images.mu.Unlock()
+		if (i+1)%500 == 0 {
+			a.Logger.Info("finding the images of stored chart versions", "done", i+1, "of", len(todo))
+		}
+	}
+	a.Logger.Info("found the images of stored chart versions", "versions", len(todo))
+	return nil
+}
+
+// FindImages finds and stores the images of one stored version, unless
+// it has a record already: from its annotation, else by rendering it
+// (Render). Without a renderer a version without the annotation stays
+// pending. A chart that cannot be rendered is recorded unrenderable with
+// the reason; an error (the renderer could not run, the store failed)
+// leaves it pending. Returns ENOTFOUND if the version is gone.
+func (a *App) FindImages(ctx context.Context, repo, name, version string) error {
+	cv, err := a.Store.ChartVersion(ctx, repo, name, version)
+	if err != nil {
+		return err
+	}
+	if cv.Images != nil {
+		return nil
+	}
+	rec := &chartctl.Images{CheckedAt: a.Now().UTC()}
+	if ann := chartdiff.ImagesOf(cv.Metadata); ann.Source == chartdiff.ImagesAnnotation {
+		rec.Source, rec.Images = chartctl.ImagesAnnotation, ann.Images
+	} else {
+		if a.Render == nil {
+			return nil
+		}
+		r, err := a.renderVersion(ctx, cv)
+		if err != nil {
+			return err
+		}
+		if r.Unrenderable != "" {
+			rec.Source, rec.Error = chartctl.ImagesUnrenderable, r.Unrenderable
+		} else {
+			rec.Source, rec.Images, rec.KubeVersion = chartctl.ImagesRendered, r.Images, r.KubeVersion
+		}
+	}
+	if err := a.Store.SetImages(ctx, repo, name, version, cv.Digest, rec); err != nil {
+		return err
+	}
+	a.versions.forget(versionKey{repo, name, version})
+	return nil
+}
+
+// renderVersion renders a stored version's archive with Render.
+func (a *App) renderVersion(ctx context.Context, cv *chartctl.ChartVersion) (*chartdiff.Rendering, error) {
+	b, err := a.Blobs.Open(ctx, cv.Digest)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	archive, err := io.ReadAll(b)
+	if err != nil {
+		return nil, err
+	}
+	return a.Render(ctx, archive)
+}

@@ -1,0 +1,49 @@
+package chartctl
+
+import (
+	"context"
+	"time"
+)
+
+// Where a chart version's image list comes from (CONTRACT §18
+// "Discovery", decision 9).
+const (
+	// ImagesAnnotation: Chart.yaml's artifacthub.io/images annotation.
+	ImagesAnnotation = "annotation"
+	// ImagesRendered: found in the manifests the chart renders with its
+	// default values.
+	ImagesRendered = "rendered"
+	// ImagesUnrenderable: the chart could not be rendered without a
+	// cluster, failed to render or passed the rendering bounds; the
+	// record's Error says why.
+	ImagesUnrenderable = "unrenderable"
+	// ImagesPending: not extracted yet (the background job has not come
+	// to the version). Never stored: a version without a record is
+	// pending.
+	ImagesPending = "pending"
+)
+
+// Images is the record of the images a chart version deploys, extracted
+// after the version was stored (never on the write path, decision 9).
+type Images struct {
+	// Images are normalized references (docker.io/library/nginx:1.25),
+	// sorted, without duplicates.
+	Images []string
+	// Source is ImagesAnnotation, ImagesRendered or ImagesUnrenderable.
+	Source string
+	// Error says why the chart is unrenderable ("" otherwise).
+	Error string
+	// KubeVersion is the Kubernetes version the chart was rendered for
+	// ("" for the annotation).
+	KubeVersion string
+	// CheckedAt is when the record was computed.
+	CheckedAt time.Time
+}
+
+// ImagesStore keeps chart versions' image records.
+type ImagesStore interface {
+	// SetImages records img for the version of repo whose archive digest
+	// is digest. Returns ENOTFOUND if the version does not exist or holds
+	// another archive by now (it was replaced while being rendered).
+	SetImages(ctx context.Context, repo, name, version, digest string, img *Images) error
+}

@@ -1,0 +1,3 @@
+{{- define "api.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end -}}
