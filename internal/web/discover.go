@@ -85,7 +85,7 @@ type ImagesView struct {
 
 // imagesOf reads the images a version deploys, as /v1 reports them.
 func imagesOf(cv *chartctl.ChartVersion) ImagesView {
-	img := chartdiff.ImagesOf(cv.Metadata)
+	img := chartdiff.VersionImages(cv)
 	return ImagesView{Images: img.Images, Source: img.Source, Error: img.Error}
 }
 
