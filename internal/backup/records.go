@@ -233,6 +233,50 @@ type chartVersionRec struct {
 	// Verification is the version's verification record (format 7);
 	// absent when it was never verified.
 	Verification *verificationRec `json:"verification,omitempty"`
+	// Policy is the version's admission verdict (format 9); absent when
+	// no policy recorded one.
+	Policy *versionPolicyRec `json:"policy,omitempty"`
+}
+
+type versionPolicyRec struct {
+	Findings  []findingRec `json:"findings,omitempty"`
+	CheckedAt time.Time    `json:"checked_at"`
+	PolicyAt  *time.Time   `json:"policy_at,omitempty"`
+}
+
+type findingRec struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+func toVersionPolicyRec(p *chartctl.VersionPolicy) *versionPolicyRec {
+	if p == nil {
+		return nil
+	}
+	out := &versionPolicyRec{CheckedAt: p.CheckedAt}
+	if !p.PolicyAt.IsZero() {
+		at := p.PolicyAt
+		out.PolicyAt = &at
+	}
+	for _, f := range p.Findings {
+		out.Findings = append(out.Findings, findingRec(f))
+	}
+	return out
+}
+
+func (p *versionPolicyRec) domain() *chartctl.VersionPolicy {
+	if p == nil {
+		return nil
+	}
+	out := &chartctl.VersionPolicy{CheckedAt: p.CheckedAt}
+	if p.PolicyAt != nil {
+		out.PolicyAt = *p.PolicyAt
+	}
+	for _, f := range p.Findings {
+		out.Findings = append(out.Findings, chartctl.Finding(f))
+	}
+	return out
 }
 
 type verificationRec struct {
@@ -435,7 +479,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 	case r.ChartVersion != nil:
 		c := r.ChartVersion
 		v = chartVersionRec{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords, c.Digest, c.ContentDigest,
-			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification)}
+			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification), toVersionPolicyRec(c.Policy)}
 	case r.Quota != nil:
 		q := r.Quota
 		v = quotaRec{q.Scope, q.Name, q.Quota.MaxBytes, q.Quota.MaxVersions}
@@ -587,7 +631,8 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 			r.ChartVersion = &chartctl.ChartVersion{Repository: v.Repository, Name: v.Name, Version: v.Version, AppVersion: v.AppVersion,
 				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, ContentDigest: v.ContentDigest, Size: v.Size,
 				ProvDigest: v.ProvDigest, ProvSize: v.ProvSize, CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry,
-				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain()}
+				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain(),
+				Policy: v.Policy.domain()}
 		}
 	case chartctl.DumpQuota:
 		var v quotaRec

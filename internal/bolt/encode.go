@@ -104,6 +104,9 @@ type chartRecord struct {
 	// Verification is the version's verification record (schema 10),
 	// absent until it was verified.
 	Verification *verificationRecord `json:"verification,omitempty"`
+	// Policy is the version's admission verdict (schema 15), absent
+	// until a policy recorded one.
+	Policy *versionPolicyRecord `json:"policy,omitempty"`
 }
 
 // repoTombstoneRecord remembers who owned a deleted repository, so its
@@ -250,7 +253,7 @@ func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 		Repository: cv.Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
 		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, ContentDigest: cv.ContentDigest,
 		Size: cv.Size, ProvDigest: cv.ProvDigest, ProvSize: cv.ProvSize, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
-		Verification: newVerificationRecord(cv.Verification),
+		Verification: newVerificationRecord(cv.Verification), Policy: newVersionPolicyRecord(cv.Policy),
 	}
 }
 
@@ -260,6 +263,7 @@ func (r *chartRecord) domain() *chartctl.ChartVersion {
 		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, ContentDigest: r.ContentDigest,
 		Size: r.Size, ProvDigest: r.ProvDigest, ProvSize: r.ProvSize, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
 		IndexEntry: []byte(r.IndexEntry), Verification: r.Verification.domain(),
+		Policy: r.Policy.domain(),
 	}
 }
 

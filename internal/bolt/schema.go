@@ -80,7 +80,12 @@ import (
 //	   (issue #30), in the policies bucket created at open. Nothing is
 //	   rewritten, but a binary of schema 13 would accept what a policy
 //	   refuses and leave the policy behind when it deletes its repository.
-const SchemaVersion = 14
+//	15: chart versions keep their admission verdict (issue #30: the
+//	   "policy" member of a chart record: findings kept at push, and the
+//	   rules a version breaks after a policy change). Nothing is
+//	   rewritten, but a binary of schema 14 would drop the verdict the
+//	   next time it rewrites the chart record.
+const SchemaVersion = 15
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -108,6 +113,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeIndexFormats,
 	upgradeTrust,
 	upgradePolicies,
+	upgradeVersionPolicies,
 }
 
 // upgradeTrust (12→13): the trust bucket is created at open and chart

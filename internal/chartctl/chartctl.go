@@ -160,6 +160,12 @@ type ChartVersion struct {
 	// until it was first verified. PutChartVersion stores it as given
 	// (a restore); a replaced archive drops it.
 	Verification *Verification
+	// Policy is what the admission policy says of the version (issue
+	// #30): the findings kept at push and, after a policy change, the
+	// rules it breaks now. Nil when nothing was recorded.
+	// PutChartVersion stores it as given; a replaced archive takes the
+	// new upload's.
+	Policy *VersionPolicy
 }
 
 // Team is a group of members inside an organization.

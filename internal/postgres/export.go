@@ -254,17 +254,20 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{}
 	var (
-		metadata, verification, entry []byte
-		count                         *int64
-		last                          *time.Time
+		metadata, verification, policy, entry []byte
+		count                                 *int64
+		last                                  *time.Time
 	)
 	if err := row.Scan(&cv.Repository, &cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
-		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification,
+		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification, &policy,
 		&entry, &count, &last); err != nil {
 		return nil, err
 	}
 	var err error
 	if cv.Verification, err = decodeVerification(verification); err != nil {
+		return nil, err
+	}
+	if cv.Policy, err = decodeVersionPolicy(policy); err != nil {
 		return nil, err
 	}
 	if count != nil {
