@@ -122,6 +122,24 @@ type Chart struct {
 	// verified against the trust material of its repository or
 	// organization.
 	Verification *Verification `json:"verification,omitempty"`
+	// Policy is the admission policy's verdict on the version: the
+	// findings kept at push (lint warnings) and, after a policy change,
+	// the rules it no longer meets.
+	Policy *VersionPolicy `json:"policy,omitempty"`
+}
+
+// VersionPolicy is a chart version's admission verdict (CONTRACT §18).
+type VersionPolicy struct {
+	// Status is "ok", "held" (stored, waiting for the signature its
+	// policy requires) or "noncompliant" (stored before a policy change
+	// it no longer meets; still listed and pullable).
+	Status string `json:"status"`
+	// Findings are the rules the version breaks (severity "error") and
+	// the warnings kept on it (severity "warning").
+	Findings []Finding `json:"findings"`
+	// CheckedAt is when the findings were computed, nil when no policy
+	// ever checked the version.
+	CheckedAt *time.Time `json:"checked_at,omitempty"`
 }
 
 // Verification is a chart version's verification record (CONTRACT §18).
@@ -157,6 +175,8 @@ type Signature struct {
 	Trust string `json:"trust"`
 	// VerifiedAt is when it verified, nil if it did not.
 	VerifiedAt *time.Time `json:"verified_at"`
+	// Reason says why it did not verify ("" when it did).
+	Reason string `json:"reason,omitempty"`
 }
 
 // TrustEntry is trust material of a repository or an organization.

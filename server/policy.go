@@ -92,6 +92,24 @@ func toPolicy(p chartctl.Policy) client.Policy {
 	return out
 }
 
+// toVersionPolicy is the /v1 form of a version's admission verdict; a
+// version no policy checked is ok with no findings.
+func toVersionPolicy(p *chartctl.VersionPolicy) *client.VersionPolicy {
+	out := &client.VersionPolicy{Status: chartctl.PolicyStatusOK, Findings: []client.Finding{}}
+	if p == nil {
+		return out
+	}
+	if p.Noncompliant() {
+		out.Status = chartctl.PolicyStatusNoncompliant
+	}
+	out.Findings = toFindings(p.Findings)
+	if !p.CheckedAt.IsZero() {
+		t := p.CheckedAt.UTC()
+		out.CheckedAt = &t
+	}
+	return out
+}
+
 func toFindings(fs []chartctl.Finding) []client.Finding {
 	out := make([]client.Finding, len(fs))
 	for i, f := range fs {

@@ -162,6 +162,7 @@ type App struct {
 	hold      blobHold
 	watchers  watchers
 	reverify  reverify
+	recheck   recheck
 }
 
 // Options configures New.

@@ -76,11 +76,14 @@ func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, o
 	}
 	// The admission policy, before anything is stored: every protocol
 	// and mirror syncs come through here (decision 3).
-	if _, err := a.CheckPolicy(ctx, r, u); err != nil {
+	adm, err := a.CheckPolicy(ctx, r, u)
+	if err != nil {
 		return nil, false, a.Reject(u, err)
 	}
 	put := chartctl.PutVersionOptions{Overwrite: opts.Force && a.Config.AllowOverwrite, Manifest: opts.Manifest, Tag: opts.Tag}
-	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt)
+	// The version keeps the findings its policy did not refuse (lint
+	// warnings are kept on the version).
+	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt, adm.Verdict)
 	a.observeUpload(created, err)
 	if chartctl.ErrorCode(err) == chartctl.ECONFLICT && opts.Force && !a.Config.AllowOverwrite {
 		return nil, false, chartctl.Errorf(chartctl.ECONFLICT, "%s This server does not allow overwriting (start it with --allow-overwrite).", chartctl.ErrorMessage(err))
@@ -107,7 +110,7 @@ func (a *App) Reject(u *Upload, err error) error {
 	return err
 }
 
-func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, put chartctl.PutVersionOptions, createdAt time.Time) (*chartctl.ChartVersion, bool, error) {
+func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, put chartctl.PutVersionOptions, createdAt time.Time, verdict *chartctl.VersionPolicy) (*chartctl.ChartVersion, bool, error) {
 	defer u.Abort()
 	digests := []string{u.blob.Digest()}
 	if u.prov != nil {
@@ -120,6 +123,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		Repository: repo.Name, RepositoryID: repo.ID, Name: u.Chart.Name, Version: u.Chart.Version,
 		AppVersion: u.Chart.AppVersion, Description: u.Chart.Description, Keywords: u.Chart.Keywords,
 		ContentDigest: u.Chart.ContentDigest, Size: u.blob.Size(), CreatedAt: a.Now().UTC(), Metadata: u.Chart.MetadataJSON,
+		Policy: verdict,
 	}
 	if !createdAt.IsZero() {
 		cv.CreatedAt = createdAt.UTC()

@@ -75,7 +75,8 @@ func (a *App) OrganizationFloor(ctx context.Context, p *chartctl.Principal, name
 // SetRepositoryPolicy replaces repository name's admission policy: a
 // setting, so the maintain role. A policy looser than the organization's
 // floor in any rule is refused (EPOLICY naming each rule, decision 19).
-// Versions stored before are not deleted; MarkNoncompliant re-checks them.
+// Versions stored before are not deleted; the background sweep
+// (RecheckLater) marks those that no longer comply.
 func (a *App) SetRepositoryPolicy(ctx context.Context, p *chartctl.Principal, name string, in PolicyInput) (*PolicyView, error) {
 	r, err := a.WritableRepo(ctx, p, name, SettingsRole)
 	if err != nil {
@@ -104,6 +105,8 @@ func (a *App) SetRepositoryPolicy(ctx context.Context, p *chartctl.Principal, na
 		return nil, err
 	}
 	a.Committed()
+	// Stored versions stay; the sweep marks those that no longer comply.
+	a.RecheckLater(chartctl.PolicyRepository, r.Name)
 	return &PolicyView{Policy: pol, Effective: admission.Effective(floor, pol)}, nil
 }
 
@@ -125,6 +128,7 @@ func (a *App) SetOrganizationFloor(ctx context.Context, p *chartctl.Principal, n
 		return chartctl.Policy{}, err
 	}
 	a.Committed()
+	a.RecheckLater(chartctl.PolicyOrganization, o.Name)
 	return pol, nil
 }
 
@@ -188,6 +192,9 @@ func nonNil(s []string) []string {
 type Admission struct {
 	// Findings are every rule the chart broke (lint warnings included).
 	Findings []chartctl.Finding
+	// Verdict is what the version keeps of it once stored; nil under
+	// the default policy, which checks nothing.
+	Verdict *chartctl.VersionPolicy
 }
 
 // CheckPolicy runs repository r's effective admission policy on u and
@@ -238,7 +245,12 @@ func (a *App) CheckPolicy(ctx context.Context, r *chartctl.Repository, u *Upload
 	if err := res.Refusal(r.Name, false); err != nil {
 		return nil, err
 	}
-	return &Admission{Findings: res.Findings}, nil
+	policyAt := own.UpdatedAt
+	if floor.UpdatedAt.After(policyAt) {
+		policyAt = floor.UpdatedAt
+	}
+	return &Admission{Findings: res.Findings,
+		Verdict: &chartctl.VersionPolicy{Findings: res.Findings, CheckedAt: a.Now().UTC(), PolicyAt: policyAt.UTC()}}, nil
 }
 
 // uploadArchive returns the bytes of u's archive: kept in memory while it
