@@ -1,7 +1,10 @@
 package client
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -162,6 +165,63 @@ func (v *Verification) SignedBy() string {
 		}
 	}
 	return ""
+}
+
+// Summary says in one line what the record means for a person: "Signed
+// by IDENTITY, verified", "Not signed", or "Signature not verified
+// (REASON)".
+func (v *Verification) Summary() string {
+	if v == nil || v.Status == "unsigned" || len(v.Signatures) == 0 {
+		return "Not signed"
+	}
+	for _, s := range v.Signatures {
+		if s.VerifiedAt != nil {
+			who := s.Identity
+			if who == "" {
+				who = "trust entry " + s.Trust
+			}
+			return "Signed by " + who + ", verified"
+		}
+	}
+	reason := v.Signatures[0].Reason
+	if reason == "" {
+		reason = "no trust entry of the repository or its organization verifies it"
+	}
+	if len(v.Signatures) > 1 {
+		return "Signatures not verified (" + reason + ")"
+	}
+	return "Signature not verified (" + reason + ")"
+}
+
+// Summary says in one line what a policy verdict means for a person:
+// "ok", "ok, N warnings", "held: waiting for its signature", or
+// "noncompliant: breaks RULE, RULE".
+func (p *VersionPolicy) Summary() string {
+	if p == nil {
+		return "ok"
+	}
+	var broken []string
+	warnings := 0
+	for _, f := range p.Findings {
+		if f.Severity == "error" {
+			if !slices.Contains(broken, f.Rule) {
+				broken = append(broken, f.Rule)
+			}
+		} else {
+			warnings++
+		}
+	}
+	switch {
+	case p.Status == "held":
+		return "held: waiting for the signature its policy requires"
+	case p.Status == "noncompliant" || len(broken) > 0:
+		return "noncompliant: breaks " + strings.Join(broken, ", ")
+	case warnings == 1:
+		return "ok, 1 warning"
+	case warnings > 1:
+		return fmt.Sprintf("ok, %d warnings", warnings)
+	}
+	return "ok"
 }
 
 // Signature is one signature of a chart version.
