@@ -84,7 +84,8 @@ image: ## build the container image (IMAGE_PLATFORMS) as an OCI layout in IMAGE_
 	@set -e; bins=""; for p in $(IMAGE_PLATFORMS); do arch=$${p#linux/}; \
 		echo "build chartctl for $$p"; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(IMAGE_DIR)-bin/chartctl-linux-$$arch ./cmd/chartctl; \
-		bins="$$bins --binary $$p=$(IMAGE_DIR)-bin/chartctl-linux-$$arch"; done; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(IMAGE_DIR)-bin/chartctl-lint-linux-$$arch ./cmd/chartctl-lint; \
+		bins="$$bins --binary $$p=$(IMAGE_DIR)-bin/chartctl-linux-$$arch --lint $$p=$(IMAGE_DIR)-bin/chartctl-lint-linux-$$arch"; done; \
 		$(GO) run ./internal/imagebuild/buildimage --out $(IMAGE_DIR) $$bins --version $(VERSION) --revision $(REVISION)
 
 pebble: ## install Pebble, the ACME test server, into .tools/pebble (used by the ACME tests)
@@ -98,8 +99,9 @@ PKG_ARCH  ?= amd64
 
 packages: ## build the .deb and .rpm for linux/PKG_ARCH into dist/ (goreleaser snapshot of .goreleaser.yaml, one platform)
 	@mkdir -p .tmp
-	sed -e 's/goos: \[linux, darwin, windows\]/goos: [linux]/' -e 's/goarch: \[amd64, arm64\]/goarch: [$(PKG_ARCH)]/' .goreleaser.yaml > .tmp/goreleaser-packages.yaml
+	sed -e 's/goos: \[linux, darwin, windows\]/goos: [linux]/' -e 's/goos: \[linux, darwin\]/goos: [linux]/' -e 's/goarch: \[amd64, arm64\]/goarch: [$(PKG_ARCH)]/' .goreleaser.yaml > .tmp/goreleaser-packages.yaml
 	grep -q 'goarch: \[$(PKG_ARCH)\]' .tmp/goreleaser-packages.yaml
+	! grep -q 'darwin' .tmp/goreleaser-packages.yaml
 	$(GORELEASER) release --snapshot --clean --skip=archive,publish,validate --config .tmp/goreleaser-packages.yaml
 
 release-snapshot: ## build release archives locally with goreleaser

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -128,6 +131,24 @@ type Chart struct {
 	// those who may push to the repository see held versions.
 	Held      bool       `json:"held"`
 	HeldUntil *time.Time `json:"held_until,omitempty"`
+	// Policy is the admission policy's verdict on the version: the
+	// findings kept at push (lint warnings) and, after a policy change,
+	// the rules it no longer meets.
+	Policy *VersionPolicy `json:"policy,omitempty"`
+}
+
+// VersionPolicy is a chart version's admission verdict (CONTRACT §18).
+type VersionPolicy struct {
+	// Status is "ok", "held" (stored, waiting for the signature its
+	// policy requires) or "noncompliant" (stored before a policy change
+	// it no longer meets; still listed and pullable).
+	Status string `json:"status"`
+	// Findings are the rules the version breaks (severity "error") and
+	// the warnings kept on it (severity "warning").
+	Findings []Finding `json:"findings"`
+	// CheckedAt is when the findings were computed, nil when no policy
+	// ever checked the version.
+	CheckedAt *time.Time `json:"checked_at,omitempty"`
 }
 
 // Verification is a chart version's verification record (CONTRACT §18).
@@ -152,6 +173,63 @@ func (v *Verification) SignedBy() string {
 	return ""
 }
 
+// Summary says in one line what the record means for a person: "Signed
+// by IDENTITY, verified", "Not signed", or "Signature not verified
+// (REASON)".
+func (v *Verification) Summary() string {
+	if v == nil || v.Status == "unsigned" || len(v.Signatures) == 0 {
+		return "Not signed"
+	}
+	for _, s := range v.Signatures {
+		if s.VerifiedAt != nil {
+			who := s.Identity
+			if who == "" {
+				who = "trust entry " + s.Trust
+			}
+			return "Signed by " + who + ", verified"
+		}
+	}
+	reason := v.Signatures[0].Reason
+	if reason == "" {
+		reason = "no trust entry of the repository or its organization verifies it"
+	}
+	if len(v.Signatures) > 1 {
+		return "Signatures not verified (" + reason + ")"
+	}
+	return "Signature not verified (" + reason + ")"
+}
+
+// Summary says in one line what a policy verdict means for a person:
+// "ok", "ok, N warnings", "held: waiting for its signature", or
+// "noncompliant: breaks RULE, RULE".
+func (p *VersionPolicy) Summary() string {
+	if p == nil {
+		return "ok"
+	}
+	var broken []string
+	warnings := 0
+	for _, f := range p.Findings {
+		if f.Severity == "error" {
+			if !slices.Contains(broken, f.Rule) {
+				broken = append(broken, f.Rule)
+			}
+		} else {
+			warnings++
+		}
+	}
+	switch {
+	case p.Status == "held":
+		return "held: waiting for the signature its policy requires"
+	case p.Status == "noncompliant" || len(broken) > 0:
+		return "noncompliant: breaks " + strings.Join(broken, ", ")
+	case warnings == 1:
+		return "ok, 1 warning"
+	case warnings > 1:
+		return fmt.Sprintf("ok, %d warnings", warnings)
+	}
+	return "ok"
+}
+
 // Signature is one signature of a chart version.
 type Signature struct {
 	// Kind is "pgp" (a Helm provenance file), "cosign" or "notation".
@@ -163,6 +241,8 @@ type Signature struct {
 	Trust string `json:"trust"`
 	// VerifiedAt is when it verified, nil if it did not.
 	VerifiedAt *time.Time `json:"verified_at"`
+	// Reason says why it did not verify ("" when it did).
+	Reason string `json:"reason,omitempty"`
 }
 
 // TrustEntry is trust material of a repository or an organization.

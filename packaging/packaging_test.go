@@ -238,7 +238,7 @@ func TestPackages(t *testing.T) {
 	// What the .deb holds.
 	contents := run(t, "dpkg-deb", "--contents", deb)
 	for _, want := range []string{
-		"./usr/bin/chartctl", "./lib/systemd/system/chartctl.service", "./etc/chartctl/config.yaml",
+		"./usr/bin/chartctl", "./usr/bin/chartctl-lint", "./lib/systemd/system/chartctl.service", "./etc/chartctl/config.yaml",
 		"./usr/share/man/man1/chartctl.1.gz", "./usr/share/man/man1/chartctl-serve.1.gz",
 		"./usr/share/bash-completion/completions/chartctl", "./usr/share/zsh/vendor-completions/_chartctl",
 		"./usr/share/fish/vendor_completions.d/chartctl.fish", "./usr/lib/sysusers.d/chartctl.conf",
@@ -258,7 +258,7 @@ func TestPackages(t *testing.T) {
 		if !strings.Contains(files, "/etc/chartctl/config.yaml cn\n") {
 			t.Errorf("config.yaml is not %%config(noreplace) in the .rpm:\n%s", files)
 		}
-		for _, want := range []string{"/usr/bin/chartctl ", "/lib/systemd/system/chartctl.service ", "/usr/share/man/man1/chartctl-serve.1.gz "} {
+		for _, want := range []string{"/usr/bin/chartctl ", "/usr/bin/chartctl-lint ", "/lib/systemd/system/chartctl.service ", "/usr/share/man/man1/chartctl-serve.1.gz "} {
 			if !strings.Contains(files, want) {
 				t.Errorf(".rpm lacks %s", want)
 			}
@@ -299,6 +299,7 @@ func TestPackages(t *testing.T) {
 		}
 	}
 	verifyUnit(t, root)
+	checkInstalledLinter(t, root)
 
 	// The operator's edit: a port of their choosing and TLS from files.
 	ca := testkit.NewCA(t)
@@ -469,4 +470,39 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// checkInstalledLinter runs the installed chartctl-lint, as serve runs it
+// for a lint policy (next to /usr/bin/chartctl, the archive on its
+// standard input), on a chart Helm's lint warns about: a lint policy works
+// in an installed server.
+func checkInstalledLinter(t *testing.T, root string) {
+	t.Helper()
+	lint := filepath.Join(root, "usr/bin/chartctl-lint")
+	if st, err := os.Stat(lint); err != nil || st.Mode().Perm()&0o111 == 0 {
+		t.Fatalf("the installed chartctl-lint: %v", err)
+	}
+	archive := testkit.Archive(t, "notpl", map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: notpl\nversion: 1.0.0\n",
+		"values.yaml": "a: 1\n",
+	})
+	cmd := exec.Command(lint)
+	cmd.Stdin = bytes.NewReader(archive)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chartctl-lint: %v", err)
+	}
+	var ans struct {
+		Messages []struct{ Severity, Path, Message string } `json:"messages"`
+	}
+	if err := json.Unmarshal(out, &ans); err != nil {
+		t.Fatalf("chartctl-lint answered %s: %v", out, err)
+	}
+	found := false
+	for _, m := range ans.Messages {
+		found = found || (m.Severity == "warning" && strings.Contains(m.Path+m.Message, "templates"))
+	}
+	if !found {
+		t.Fatalf("chartctl-lint did not warn about the missing templates/: %s", out)
+	}
 }

@@ -45,7 +45,7 @@ func toChart(cv *chartctl.ChartVersion) client.Chart {
 	return client.Chart{Name: cv.Name, Version: cv.Version, Description: cv.Description, AppVersion: cv.AppVersion,
 		Digest: cv.Digest, Size: cv.Size, Keywords: cv.Keywords, CreatedAt: ts(cv.CreatedAt), Downloads: cv.Downloads,
 		Images: emptyIfNil(img.Images), ImagesSource: img.Source, ImagesError: img.Error,
-		Verification: toVerification(cv.Verification), Held: cv.Held(), HeldUntil: tsp(cv.HeldUntil)}
+		Verification: toVerification(cv.Verification), Held: cv.Held(), HeldUntil: tsp(cv.HeldUntil), Policy: versionPolicyOf(cv)}
 }
 
 func toUpload(cv *chartctl.ChartVersion) client.ChartUpload {

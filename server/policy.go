@@ -92,6 +92,34 @@ func toPolicy(p chartctl.Policy) client.Policy {
 	return out
 }
 
+// toVersionPolicy is the /v1 form of a version's admission verdict; a
+// version no policy checked is ok with no findings.
+// versionPolicyOf is the policy summary of chart version cv: its stored
+// verdict, with the status "held" while it waits for its signature.
+func versionPolicyOf(cv *chartctl.ChartVersion) *client.VersionPolicy {
+	out := toVersionPolicy(cv.Policy)
+	if cv.Held() {
+		out.Status = chartctl.PolicyStatusHeld
+	}
+	return out
+}
+
+func toVersionPolicy(p *chartctl.VersionPolicy) *client.VersionPolicy {
+	out := &client.VersionPolicy{Status: chartctl.PolicyStatusOK, Findings: []client.Finding{}}
+	if p == nil {
+		return out
+	}
+	if p.Noncompliant() {
+		out.Status = chartctl.PolicyStatusNoncompliant
+	}
+	out.Findings = toFindings(p.Findings)
+	if !p.CheckedAt.IsZero() {
+		t := p.CheckedAt.UTC()
+		out.CheckedAt = &t
+	}
+	return out
+}
+
 func toFindings(fs []chartctl.Finding) []client.Finding {
 	out := make([]client.Finding, len(fs))
 	for i, f := range fs {

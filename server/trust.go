@@ -99,7 +99,7 @@ func toVerification(v *chartctl.Verification) *client.Verification {
 	}
 	out.Status = v.Status
 	for _, s := range v.Signatures {
-		cs := client.Signature{Kind: s.Kind, Identity: s.Identity, Trust: s.Trust}
+		cs := client.Signature{Kind: s.Kind, Identity: s.Identity, Trust: s.Trust, Reason: s.Reason}
 		if s.VerifiedAt != nil {
 			t := ts(*s.VerifiedAt)
 			cs.VerifiedAt = &t

@@ -116,6 +116,38 @@ func TestBrowse(t *testing.T) {
 			s.press("down", "enter")
 			s.waitFor("bytes)") // the size comes with the version's own metadata
 		}},
+		{"detail shows verdicts", func(f *fakeAPI) {
+			verified := fixedTime
+			// nginx 1.1.0: signed and verified, and marked noncompliant
+			// by a policy change, with a lint warning kept from its push.
+			c := &f.charts["apps"][1]
+			c.Verification = &client.Verification{Status: "verified", Signatures: []client.Signature{
+				{Kind: "pgp", Identity: "Release Bot <release@acme.test>", Trust: "release", VerifiedAt: &verified}}}
+			c.Policy = &client.VersionPolicy{Status: "noncompliant", CheckedAt: &verified, Findings: []client.Finding{
+				{Rule: "required_fields", Severity: "error", Message: "Chart.yaml lacks sources"},
+				{Rule: "lint", Severity: "warning", Message: "templates/: directory does not exist"}}}
+		}, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("enter")
+			s.waitFor("In-memory data store")
+			s.press("enter")
+			s.waitFor("1.24.0")
+			s.press("down", "enter")
+			s.waitFor("directory does not exist")
+		}},
+		{"detail of an unverified signature", func(f *fakeAPI) {
+			// nginx 1.2.0: signed by a key nobody trusts.
+			f.charts["apps"][0].Verification = &client.Verification{Status: "unverified", Signatures: []client.Signature{
+				{Kind: "cosign", Reason: "no cosign trust material here"}}}
+		}, func(s *session) {
+			s.waitFor("Cluster infrastructure")
+			s.press("enter")
+			s.waitFor("In-memory data store")
+			s.press("enter")
+			s.waitFor("1.24.0")
+			s.press("enter")
+			s.waitFor("no cosign trust material here")
+		}},
 		{"detail of a private repository", nil, func(s *session) {
 			s.waitFor("Cluster infrastructure")
 			s.press("down", "enter")

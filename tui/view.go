@@ -315,6 +315,21 @@ func (m *Model) detailLines(s *screen, w int) []string {
 		fields("Sources", c.Sources...)
 		fields("Maintainers", maintainerLines(c.Maintainers)...)
 	}
+	// The verdicts, as chart view shows them: the signature and the
+	// admission policy's findings.
+	if c.Verification != nil {
+		field("Signature", c.Verification.Summary())
+	}
+	if c.Policy != nil {
+		field("Policy", c.Policy.Summary())
+		findings := make([]string, 0, len(c.Policy.Findings))
+		for _, f := range c.Policy.Findings {
+			findings = append(findings, f.Severity+" "+f.Rule+": "+f.Message)
+		}
+		if len(findings) > 0 {
+			fields("Findings", findings...)
+		}
+	}
 
 	lines = append(lines, "", " "+st.title.Render("Install"))
 	server := strings.TrimRight(m.c.opts.Server, "/")

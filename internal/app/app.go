@@ -170,6 +170,7 @@ type App struct {
 	watchers  watchers
 	reverify  reverify
 	images    imagesJob
+	recheck   recheck
 }
 
 // Options configures New.

@@ -87,7 +87,9 @@ func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, o
 		// through the version, and is listed from its release on.
 		put.Tag = ""
 	}
-	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt, adm.Hold)
+	// The version keeps the findings its policy did not refuse (lint
+	// warnings are kept on the version).
+	stored, created, err = a.commit(ctx, r, u, put, opts.CreatedAt, adm.Hold, adm.Verdict)
 	a.observeUpload(created, err)
 	if chartctl.ErrorCode(err) == chartctl.ECONFLICT && opts.Force && !a.Config.AllowOverwrite {
 		return nil, false, chartctl.Errorf(chartctl.ECONFLICT, "%s This server does not allow overwriting (start it with --allow-overwrite).", chartctl.ErrorMessage(err))
@@ -115,8 +117,9 @@ func (a *App) Reject(u *Upload, err error) error {
 }
 
 // commit stores u as a version of repo; a hold above zero stores it held
-// for that long (held.go).
-func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, put chartctl.PutVersionOptions, createdAt time.Time, hold time.Duration) (*chartctl.ChartVersion, bool, error) {
+// for that long (held.go); verdict is what the version keeps of its
+// admission policy's findings.
+func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, put chartctl.PutVersionOptions, createdAt time.Time, hold time.Duration, verdict *chartctl.VersionPolicy) (*chartctl.ChartVersion, bool, error) {
 	defer u.Abort()
 	digests := []string{u.blob.Digest()}
 	if u.prov != nil {
@@ -129,6 +132,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		Repository: repo.Name, RepositoryID: repo.ID, Name: u.Chart.Name, Version: u.Chart.Version,
 		AppVersion: u.Chart.AppVersion, Description: u.Chart.Description, Keywords: u.Chart.Keywords,
 		ContentDigest: u.Chart.ContentDigest, Size: u.blob.Size(), CreatedAt: a.Now().UTC(), Metadata: u.Chart.MetadataJSON,
+		Policy: verdict,
 	}
 	if !createdAt.IsZero() {
 		cv.CreatedAt = createdAt.UTC()

@@ -64,8 +64,12 @@ func (a *App) mayPush(ctx context.Context, p *chartctl.Principal, repo string) b
 }
 
 // policyVerification is v as the admission policy reads it: its verified
-// signatures only.
+// signatures only (an unverified one vouches for nothing); no record is
+// unsigned.
 func policyVerification(v *chartctl.Verification) chartctl.PolicyVerification {
+	if v == nil {
+		return chartctl.PolicyVerification{Status: chartctl.VerificationUnsigned}
+	}
 	out := chartctl.PolicyVerification{Status: v.Status}
 	for _, s := range v.Signatures {
 		if s.Verified() {

@@ -75,7 +75,8 @@ func (a *App) OrganizationFloor(ctx context.Context, p *chartctl.Principal, name
 // SetRepositoryPolicy replaces repository name's admission policy: a
 // setting, so the maintain role. A policy looser than the organization's
 // floor in any rule is refused (EPOLICY naming each rule, decision 19).
-// Versions stored before are not deleted; MarkNoncompliant re-checks them.
+// Versions stored before are not deleted; the background sweep
+// (RecheckLater) marks those that no longer comply.
 func (a *App) SetRepositoryPolicy(ctx context.Context, p *chartctl.Principal, name string, in PolicyInput) (*PolicyView, error) {
 	r, err := a.WritableRepo(ctx, p, name, SettingsRole)
 	if err != nil {
@@ -105,6 +106,8 @@ func (a *App) SetRepositoryPolicy(ctx context.Context, p *chartctl.Principal, na
 	}
 	a.Committed()
 	a.releaseHeldIn(context.WithoutCancel(ctx), func(repo string) bool { return repo == r.Name })
+	// Stored versions stay; the sweep marks those that no longer comply.
+	a.RecheckLater(chartctl.PolicyRepository, r.Name)
 	return &PolicyView{Policy: pol, Effective: admission.Effective(floor, pol)}, nil
 }
 
@@ -130,6 +133,7 @@ func (a *App) SetOrganizationFloor(ctx context.Context, p *chartctl.Principal, n
 		r, err := a.Store.Repository(ctx, repo)
 		return err == nil && r.Organization == o.Name
 	})
+	a.RecheckLater(chartctl.PolicyOrganization, o.Name)
 	return pol, nil
 }
 
@@ -197,6 +201,9 @@ type Admission struct {
 	// requires and is stored held for that long (the policy's
 	// hold_window) instead of refused.
 	Hold time.Duration
+	// Verdict is what the version keeps of it once stored; nil under
+	// the default policy, which checks nothing.
+	Verdict *chartctl.VersionPolicy
 }
 
 // CheckPolicy runs repository r's effective admission policy on u and
@@ -247,7 +254,12 @@ func (a *App) CheckPolicy(ctx context.Context, r *chartctl.Repository, u *Upload
 	if err := res.Refusal(r.Name, hold); err != nil {
 		return nil, err
 	}
-	adm := &Admission{Findings: res.Findings}
+	policyAt := own.UpdatedAt
+	if floor.UpdatedAt.After(policyAt) {
+		policyAt = floor.UpdatedAt
+	}
+	adm := &Admission{Findings: res.Findings,
+		Verdict: &chartctl.VersionPolicy{Findings: res.Findings, CheckedAt: a.Now().UTC(), PolicyAt: policyAt.UTC()}}
 	if hold {
 		adm.Hold = pol.HoldWindow
 		adm.Findings = append(adm.Findings, chartctl.Finding{Rule: res.Unsigned.Rule, Severity: "warning",

@@ -591,6 +591,9 @@ func (a *App) ReverifyLater(scope, name string) {
 			}); err != nil {
 				a.Logger.Error("re-verify chart versions", "err", err)
 			}
+			// require_signature reads the verification records just
+			// recomputed: versions may comply, or no longer, under it.
+			a.RecheckLater(scope, name)
 			a.reverify.mu.Lock()
 			if !a.reverify.pending {
 				a.reverify.running = false

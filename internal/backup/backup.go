@@ -38,8 +38,10 @@
 // and organizations (issue #30); a reader of 7 would restore a repository
 // that refuses nothing. 9 adds the deadline of held chart versions
 // (issue #30; a reader of 8 would restore a held version as listed and
-// pullable, unsigned) and the images each chart version deploys (issue
-// #33; a reader of 8 would render every chart again). This package reads all nine; a
+// pullable, unsigned), the images each chart version deploys (issue
+// #33; a reader of 8 would render every chart again) and each version's
+// admission verdict (issue #30; a reader of 8 would restore noncompliant
+// versions as compliant). This package reads all nine; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup

@@ -288,6 +288,9 @@ type chartVersionRec struct {
 	// Images is the version's image record (format 9); absent while
 	// pending, so a restored server's backfill finds them.
 	Images *imagesRec `json:"images,omitempty"`
+	// Policy is the version's admission verdict (format 9); absent when
+	// no policy recorded one.
+	Policy *versionPolicyRec `json:"policy,omitempty"`
 }
 
 type imagesRec struct {
@@ -310,6 +313,47 @@ func (r *imagesRec) domain() *chartctl.Images {
 		return nil
 	}
 	return &chartctl.Images{Images: r.Images, Source: r.Source, Error: r.Error, KubeVersion: r.KubeVersion, CheckedAt: r.CheckedAt}
+}
+
+type versionPolicyRec struct {
+	Findings  []findingRec `json:"findings,omitempty"`
+	CheckedAt time.Time    `json:"checked_at"`
+	PolicyAt  *time.Time   `json:"policy_at,omitempty"`
+}
+
+type findingRec struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+func toVersionPolicyRec(p *chartctl.VersionPolicy) *versionPolicyRec {
+	if p == nil {
+		return nil
+	}
+	out := &versionPolicyRec{CheckedAt: p.CheckedAt}
+	if !p.PolicyAt.IsZero() {
+		at := p.PolicyAt
+		out.PolicyAt = &at
+	}
+	for _, f := range p.Findings {
+		out.Findings = append(out.Findings, findingRec(f))
+	}
+	return out
+}
+
+func (p *versionPolicyRec) domain() *chartctl.VersionPolicy {
+	if p == nil {
+		return nil
+	}
+	out := &chartctl.VersionPolicy{CheckedAt: p.CheckedAt}
+	if p.PolicyAt != nil {
+		out.PolicyAt = *p.PolicyAt
+	}
+	for _, f := range p.Findings {
+		out.Findings = append(out.Findings, chartctl.Finding(f))
+	}
+	return out
 }
 
 type verificationRec struct {
@@ -513,7 +557,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		c := r.ChartVersion
 		v = chartVersionRec{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords, c.Digest, c.ContentDigest,
 			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification), c.HeldUntil,
-			toImagesRec(c.Images)}
+			toImagesRec(c.Images), toVersionPolicyRec(c.Policy)}
 	case r.Quota != nil:
 		q := r.Quota
 		v = quotaRec{q.Scope, q.Name, q.Quota.MaxBytes, q.Quota.MaxVersions}
@@ -666,7 +710,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, ContentDigest: v.ContentDigest, Size: v.Size,
 				ProvDigest: v.ProvDigest, ProvSize: v.ProvSize, CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry,
 				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain(), HeldUntil: v.HeldUntil,
-				Images: v.Images.domain()}
+				Images: v.Images.domain(), Policy: v.Policy.domain()}
 		}
 	case chartctl.DumpQuota:
 		var v quotaRec

@@ -124,6 +124,7 @@ func TestHeldVersionRecordRoundTrip(t *testing.T) {
 		t.Fatalf("a version of format 8: %+v, %v", out.ChartVersion, err)
 	}
 }
+
 // TestImagesRecord: a chart version's image record survives a backup
 // record (format 9), and a version without one (pending, or of an older
 // backup) reads back pending.
@@ -150,4 +151,3 @@ func TestImagesRecord(t *testing.T) {
 		t.Fatalf("an older version: %+v, %v", out.ChartVersion, err)
 	}
 }
-

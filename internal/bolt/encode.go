@@ -160,6 +160,9 @@ type chartRecord struct {
 	// Images is the version's image record (issue #33), absent while
 	// pending.
 	Images *imagesRecord `json:"images,omitempty"`
+	// Policy is the version's admission verdict (schema 16), absent
+	// until a policy recorded one.
+	Policy *versionPolicyRecord `json:"policy,omitempty"`
 }
 
 // repoTombstoneRecord remembers who owned a deleted repository, so its
@@ -309,6 +312,7 @@ func newChartRecord(cv *chartctl.ChartVersion) *chartRecord {
 		Description: cv.Description, Keywords: cv.Keywords, Digest: cv.Digest, ContentDigest: cv.ContentDigest,
 		Size: cv.Size, ProvDigest: cv.ProvDigest, ProvSize: cv.ProvSize, CreatedAt: cv.CreatedAt, Metadata: cv.Metadata,
 		Verification: newVerificationRecord(cv.Verification), HeldUntil: utcPtr(cv.HeldUntil), Images: newImagesRecord(cv.Images),
+		Policy: newVersionPolicyRecord(cv.Policy),
 	}
 }
 
@@ -318,6 +322,7 @@ func (r *chartRecord) domain() *chartctl.ChartVersion {
 		Description: r.Description, Keywords: r.Keywords, Digest: r.Digest, ContentDigest: r.ContentDigest,
 		Size: r.Size, ProvDigest: r.ProvDigest, ProvSize: r.ProvSize, CreatedAt: r.CreatedAt, Metadata: r.Metadata,
 		IndexEntry: []byte(r.IndexEntry), Verification: r.Verification.domain(), HeldUntil: utcPtr(r.HeldUntil), Images: r.Images.domain(),
+		Policy: r.Policy.domain(),
 	}
 }
 

@@ -85,7 +85,12 @@ import (
 //	   open). Nothing is rewritten (no version was held before), but a
 //	   binary of schema 14 would list, index and serve held versions and
 //	   never delete them.
-const SchemaVersion = 15
+//	16: chart versions keep their admission verdict (issue #30: the
+//	   "policy" member of a chart record: findings kept at push, and the
+//	   rules a version breaks after a policy change). Nothing is
+//	   rewritten, but a binary of schema 15 would drop the verdict the
+//	   next time it rewrites the chart record.
+const SchemaVersion = 16
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -114,6 +119,7 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeTrust,
 	upgradePolicies,
 	upgradeHeld,
+	upgradeVersionPolicies,
 }
 
 // upgradeHeld (14→15): the chart_held bucket is created at open and no

@@ -781,3 +781,39 @@ func TestUpgradeFromSchema9HoldsNothingAndCanHold(t *testing.T) {
 		t.Fatalf("index entries after the release: %d, %v; want %d", len(entries), err, len(before)+1)
 	}
 }
+
+// TestUpgradeFromSchema9KeepsVersionsAndTakesVerdicts: a data dir of
+// schema 9 upgrades with nothing rewritten (upgradedFromSchema9); its
+// stored version reads with no admission verdict, and then keeps the
+// verdict a policy re-check records, next to its other fields.
+func TestUpgradeFromSchema9KeepsVersionsAndTakesVerdicts(t *testing.T) {
+	db := upgradedFromSchema9(t, "schema9-trust")
+	ctx := t.Context()
+	cv, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
+	if err != nil {
+		t.Fatalf("the chart after the upgrade: %v", err)
+	}
+	if cv.Policy != nil {
+		t.Fatalf("an upgraded version has a verdict: %+v", cv.Policy)
+	}
+	at := time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC)
+	verdict := &chartctl.VersionPolicy{CheckedAt: at, PolicyAt: at.Add(-time.Minute), Findings: []chartctl.Finding{
+		{Rule: chartctl.RuleRequiredFields, Severity: chartctl.SeverityError, Message: "Chart.yaml lacks sources"},
+	}}
+	if err := db.SetVersionPolicy(ctx, "acme-charts", "web", "1.0.0", "sha256:0000", verdict); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("a verdict for another archive: %v, want ENOTFOUND", err)
+	}
+	if err := db.SetVersionPolicy(ctx, "acme-charts", "web", "1.0.0", cv.Digest, verdict); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Policy.Noncompliant() || !got.Policy.CheckedAt.Equal(at) || got.Policy.Findings[0].Message != "Chart.yaml lacks sources" {
+		t.Fatalf("verdict after the upgrade: %+v", got.Policy)
+	}
+	if got.Digest != cv.Digest || got.Size != cv.Size || string(got.Metadata) != string(cv.Metadata) {
+		t.Fatalf("recording a verdict changed the version: %+v", got)
+	}
+}

@@ -205,6 +205,12 @@ type ChartVersion struct {
 	// #33), nil while pending. PutChartVersion stores it as given (a
 	// restore); a replaced archive drops it.
 	Images *Images
+	// Policy is what the admission policy says of the version (issue
+	// #30): the findings kept at push and, after a policy change, the
+	// rules it breaks now. Nil when nothing was recorded.
+	// PutChartVersion stores it as given; a replaced archive takes the
+	// new upload's.
+	Policy *VersionPolicy
 }
 
 // Held reports whether the version is held.

@@ -269,6 +269,8 @@ var DumpCoverage = map[string]string{
 	"Policy":    "read",
 	"SetPolicy": "Policy",
 	"Policies":  "read",
+	// Version verdicts travel in their chart version.
+	"SetVersionPolicy": "ChartVersion",
 
 	// Leases.
 	"AcquireLease": "- leases last seconds and belong to running processes",

@@ -118,6 +118,50 @@ type Finding struct {
 	Message  string
 }
 
+// VersionPolicy is a stored chart version's admission verdict (CONTRACT
+// §18 "policy"). A policy change never deletes a stored version; the
+// background re-check records here which rules it no longer meets.
+type VersionPolicy struct {
+	// Findings are those of the latest check: at push, what the policy
+	// kept without refusing (lint warnings); after a re-check, every rule
+	// the version breaks under the repository's effective policy
+	// (severity "error") and its warnings.
+	Findings []Finding
+	// CheckedAt is when the findings were computed.
+	CheckedAt time.Time
+	// PolicyAt is the UpdatedAt of the effective policy they were
+	// computed under (the later of the repository's and its
+	// organization's), zero for the default policy.
+	PolicyAt time.Time
+}
+
+// Noncompliant reports whether the version breaks a rule of the policy
+// it was last checked against.
+func (v *VersionPolicy) Noncompliant() bool {
+	if v == nil {
+		return false
+	}
+	for _, f := range v.Findings {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Finding severities.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// Version policy statuses (the /v1 policy.status).
+const (
+	PolicyStatusOK           = "ok"
+	PolicyStatusHeld         = "held"
+	PolicyStatusNoncompliant = "noncompliant"
+)
+
 // PolicyViolation is the error of a chart an admission policy refused:
 // its Violations name every broken rule. ErrorCode gives EPOLICY.
 type PolicyViolation struct {
@@ -189,6 +233,11 @@ type PolicyStore interface {
 	SetPolicy(ctx context.Context, scope, id string, p *Policy) error
 	// Policies returns every stored policy.
 	Policies(ctx context.Context) ([]ScopedPolicy, error)
+	// SetVersionPolicy records p (nil clears it) on the version of repo
+	// whose archive digest is digest. Returns ENOTFOUND if the version
+	// does not exist or holds another archive by now (it was replaced
+	// while being checked).
+	SetVersionPolicy(ctx context.Context, repo, name, version, digest string, p *VersionPolicy) error
 }
 
 // PolicyVerification is what the admission policy needs to know of a

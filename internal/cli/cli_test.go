@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/cobra"
@@ -135,6 +136,18 @@ func TestScripts(t *testing.T) {
 				hs := httptest.NewServer(http.FileServer(http.Dir(ts.MkAbs(args[0]))))
 				ts.Defer(hs.Close)
 				ts.Setenv(args[1], hs.URL)
+			},
+			// waitrecheck: wait for the server's background policy
+			// re-check (after a policy change) to finish; the test's
+			// deadline bounds the wait.
+			"waitrecheck": func(ts *testscript.TestScript, neg bool, args []string) {
+				srv := ts.Value(serverKey{}).(*testkit.Server)
+				for {
+					if running, _, _, _ := srv.App().RecheckProgress(); !running {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
 			},
 			// exitcode N CMD ARGS...: run CMD and require exit code N.
 			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {

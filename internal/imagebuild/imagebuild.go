@@ -44,6 +44,9 @@ const (
 	DataDir = "/var/lib/chartctl"
 	// Binary is the entrypoint.
 	Binary = "/usr/bin/chartctl"
+	// Linter is chartctl-lint, next to Binary, where serve looks for it
+	// to lint charts under a lint policy (CONTRACT §18 decision 9).
+	Linter = "/usr/bin/chartctl-lint"
 	// SBOMPath is where the image also carries its SBOM.
 	SBOMPath = "/usr/share/doc/chartctl/sbom.spdx.json"
 	// CABundle is the CA certificates file inside the image.
@@ -58,6 +61,10 @@ const (
 type Options struct {
 	// Binaries maps a platform ("linux/amd64") to a static chartctl binary.
 	Binaries map[string]string
+	// Linters maps each platform of Binaries to its static chartctl-lint
+	// binary; a platform without one is an error, so no image ships a
+	// server whose lint policies refuse every chart.
+	Linters map[string]string
 	// CABundle is the PEM file of CA certificates to ship
 	// (default /etc/ssl/certs/ca-certificates.crt of the build machine).
 	CABundle string
@@ -127,6 +134,13 @@ func Build(dir string, o Options) error {
 		if err != nil {
 			return err
 		}
+		if o.Linters[p] == "" {
+			return fmt.Errorf("platform %q has no chartctl-lint binary (go build ./cmd/chartctl-lint)", p)
+		}
+		lint, err := os.ReadFile(o.Linters[p])
+		if err != nil {
+			return err
+		}
 		sbom, err := SBOM(o.Binaries[p], o.Version, plat.Architecture, o.Created)
 		if err != nil {
 			return err
@@ -135,6 +149,7 @@ func Build(dir string, o Options) error {
 			dirEntry("usr/", 0, 0, 0o755),
 			dirEntry("usr/bin/", 0, 0, 0o755),
 			fileEntry(strings.TrimPrefix(Binary, "/"), 0, 0, 0o755, bin),
+			fileEntry(strings.TrimPrefix(Linter, "/"), 0, 0, 0o755, lint),
 			dirEntry("usr/share/", 0, 0, 0o755),
 			dirEntry("usr/share/doc/", 0, 0, 0o755),
 			dirEntry("usr/share/doc/chartctl/", 0, 0, 0o755),

@@ -166,6 +166,7 @@ func TestLayoutStructure(t *testing.T) {
 	ca := testkit.NewCA(t)
 	err = imagebuild.Build(dir, imagebuild.Options{
 		Binaries: map[string]string{"linux/amd64": self, "linux/arm64": self},
+		Linters:  map[string]string{"linux/amd64": self, "linux/arm64": self},
 		CABundle: ca.CertFile, Version: "1.2.3", Revision: "abc123",
 	})
 	if err != nil {
@@ -177,6 +178,7 @@ func TestLayoutStructure(t *testing.T) {
 	again := filepath.Join(t.TempDir(), "image")
 	if err := imagebuild.Build(again, imagebuild.Options{
 		Binaries: map[string]string{"linux/amd64": self, "linux/arm64": self},
+		Linters:  map[string]string{"linux/amd64": self, "linux/arm64": self},
 		CABundle: ca.CertFile, Version: "1.2.3", Revision: "abc123",
 	}); err != nil {
 		t.Fatal(err)
@@ -225,6 +227,11 @@ func TestImageRunsAsNonRoot(t *testing.T) {
 
 	root := filepath.Join(t.TempDir(), "rootfs")
 	before := unpack(t, amd, root)
+	// chartctl-lint ships next to the entrypoint, where serve finds it
+	// for lint policies.
+	if st, err := os.Stat(filepath.Join(root, strings.TrimPrefix(imagebuild.Linter, "/"))); err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("the image's chartctl-lint: %v", err)
+	}
 	st, err := os.Stat(filepath.Join(root, "var/lib/chartctl"))
 	if err != nil {
 		t.Fatal(err)
@@ -441,6 +448,7 @@ func TestPushToRegistry(t *testing.T) {
 	ca := testkit.NewCA(t)
 	if err := imagebuild.Build(dir, imagebuild.Options{
 		Binaries: map[string]string{"linux/amd64": self, "linux/arm64": self},
+		Linters:  map[string]string{"linux/amd64": self, "linux/arm64": self},
 		CABundle: ca.CertFile, Version: "2.0.0", Revision: "def456",
 	}); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 
 // chartCols are the columns of a full chart record, as scanChart reads
 // them; the index entry is only read by the index methods.
-const chartCols = `name, version, app_version, description, keywords, digest, content_digest, size, prov_digest, prov_size, created_at, metadata, verification, held_until, images`
+const chartCols = `name, version, app_version, description, keywords, digest, content_digest, size, prov_digest, prov_size, created_at, metadata, verification, held_until, images, policy`
 
 // downloadCols follow chartCols in the reads that show download counters
 // (scanChartDownloads).
@@ -43,12 +43,12 @@ func scanChartDownloads(repo string, row pgx.Row) (*chartctl.ChartVersion, error
 func scanChartRow(repo string, row pgx.Row, downloads bool) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{Repository: repo}
 	var (
-		metadata, verification, images []byte
+		metadata, verification, images, policy []byte
 		count                          *int64
 		last                           *time.Time
 	)
 	dest := []any{&cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
-		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification, &cv.HeldUntil, &images}
+		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification, &cv.HeldUntil, &images, &policy}
 	if downloads {
 		dest = append(dest, &count, &last)
 	}
@@ -68,7 +68,10 @@ func scanChartRow(repo string, row pgx.Row, downloads bool) (*chartctl.ChartVers
 	if cv.Verification, err = decodeVerification(verification); err != nil {
 		return nil, err
 	}
-	cv.Images, err = decodeImages(images)
+	if cv.Images, err = decodeImages(images); err != nil {
+		return nil, err
+	}
+	cv.Policy, err = decodeVersionPolicy(policy)
 	return cv, err
 }
 
@@ -160,6 +163,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 	if err != nil {
 		return nil, false, nil, err
 	}
+	policy, err := encodeVersionPolicy(cv.Policy)
+	if err != nil {
+		return nil, false, nil, err
+	}
 	canon := canonicalOrNil(cv.Version)
 	if rec.HeldUntil != nil {
 		// Held: in no index until released (ReleaseChartVersion).
@@ -203,10 +210,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO chart_versions
 				(repository_id, name, version, app_version, description, keywords, digest, content_digest, size, prov_digest,
-				 created_at, metadata, index_entry, canonical_version, prov_size, verification, held_until, images)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+				 created_at, metadata, index_entry, canonical_version, prov_size, verification, held_until, images, policy)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 				id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest,
-				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize, verification, rec.HeldUntil, images)
+				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize, verification, rec.HeldUntil, images, policy)
 			if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
 				// A concurrent upload of this version, or of a SemVer-equal
 				// one, committed first: decide again, seeing its row.
@@ -265,10 +272,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		}
 		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET
 			app_version = $4, description = $5, keywords = $6, digest = $7, content_digest = $8, size = $9, prov_digest = $10,
-			created_at = $11, metadata = $12, index_entry = $13, prov_size = $14, verification = $15, held_until = $16, images = $17
+			created_at = $11, metadata = $12, index_entry = $13, prov_size = $14, verification = $15, held_until = $16, images = $17, policy = $18
 			WHERE repository_id = $1 AND name = $2 AND version = $3`,
 			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest, rec.Size,
-			rec.ProvDigest, rec.CreatedAt, metadata, entry, rec.ProvSize, verification, rec.HeldUntil, images); err != nil {
+			rec.ProvDigest, rec.CreatedAt, metadata, entry, rec.ProvSize, verification, rec.HeldUntil, images, policy); err != nil {
 			return err
 		}
 		// The OCI manifest of the replaced archive no longer describes the

@@ -254,13 +254,13 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{}
 	var (
-		metadata, verification, images, entry []byte
+		metadata, verification, images, policy, entry []byte
 		count                                 *int64
 		last                                  *time.Time
 	)
 	if err := row.Scan(&cv.Repository, &cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
 		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification,
-		&cv.HeldUntil, &images, &entry, &count, &last); err != nil {
+		&cv.HeldUntil, &images, &policy, &entry, &count, &last); err != nil {
 		return nil, err
 	}
 	cv.HeldUntil = utcPtr(cv.HeldUntil)
@@ -269,6 +269,9 @@ func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 		return nil, err
 	}
 	if cv.Images, err = decodeImages(images); err != nil {
+		return nil, err
+	}
+	if cv.Policy, err = decodeVersionPolicy(policy); err != nil {
 		return nil, err
 	}
 	if count != nil {

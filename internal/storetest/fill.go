@@ -91,6 +91,14 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 			Metadata: []byte(`{"apiVersion":"v2","name":"web","version":"` + v + `"}`), IndexEntry: []byte("  - name: web\n    version: " + v + "\n")}
 		if i == 0 {
 			cv.ProvDigest, cv.ProvSize = blob("web signature " + v)
+			cv.Verification = &chartctl.Verification{Status: chartctl.VerificationVerified, CheckedAt: at(21), Signatures: []chartctl.Signature{
+				{Kind: chartctl.SignatureProvenance, Identity: "Release Bot <release@example.com>", Trust: "release", VerifiedAt: ptr(at(21))},
+				{Kind: chartctl.SignatureCosign, Reason: "no trust entry verifies this key"}}}
+			// A version the policy re-check found noncompliant, with a
+			// lint warning kept from its push (issue #30).
+			cv.Policy = &chartctl.VersionPolicy{CheckedAt: at(49), PolicyAt: at(48), Findings: []chartctl.Finding{
+				{Rule: chartctl.RuleLint, Severity: chartctl.SeverityWarning, Message: "Chart.yaml: icon is recommended"},
+				{Rule: chartctl.RuleRequiredFields, Severity: chartctl.SeverityError, Message: "Chart.yaml lacks maintainers"}}}
 		}
 		_, _, _, err := s.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{})
 		must(tb, err)

@@ -50,3 +50,63 @@ func testPolicies(t *testing.T, open Open) {
 		t.Fatalf("policies left behind: %+v", all)
 	}
 }
+
+// testVersionPolicies: a chart version keeps its admission verdict (issue
+// #30) as PutChartVersion gives it, SetVersionPolicy replaces or clears it
+// for the archive it was computed on only, and listings carry it.
+func testVersionPolicies(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "apps", "")
+	at := time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
+	pushed := &chartctl.VersionPolicy{CheckedAt: at, Findings: []chartctl.Finding{
+		{Rule: chartctl.RuleLint, Severity: chartctl.SeverityWarning, Message: "templates/: no templates"}}}
+	cv := chart("apps", "web", "1.0.0")
+	cv.Policy = pushed
+	mustPut(t, s, cv)
+	plain := mustPut(t, s, chart("apps", "web", "1.1.0"))
+	got, err := s.ChartVersion(ctx, "apps", "web", "1.0.0")
+	must(t, err)
+	if !reflect.DeepEqual(got.Policy, pushed) {
+		t.Fatalf("verdict kept at push\n got %+v\nwant %+v", got.Policy, pushed)
+	}
+	if got, err := s.ChartVersion(ctx, "apps", "web", "1.1.0"); err != nil || got.Policy != nil {
+		t.Fatalf("a version pushed without a verdict: %+v, %v", got.Policy, err)
+	}
+
+	marked := &chartctl.VersionPolicy{CheckedAt: at.Add(time.Hour), PolicyAt: at.Add(50 * time.Minute), Findings: []chartctl.Finding{
+		{Rule: chartctl.RuleRequiredFields, Severity: chartctl.SeverityError, Message: "Chart.yaml lacks sources"},
+		{Rule: chartctl.RuleLint, Severity: chartctl.SeverityWarning, Message: "templates/: no templates"}}}
+	wantCode(t, s.SetVersionPolicy(ctx, "apps", "web", "1.1.0", Digest("another archive"), marked), chartctl.ENOTFOUND)
+	wantCode(t, s.SetVersionPolicy(ctx, "apps", "web", "9.9.9", plain.Digest, marked), chartctl.ENOTFOUND)
+	wantCode(t, s.SetVersionPolicy(ctx, "nope", "web", "1.1.0", plain.Digest, marked), chartctl.ENOTFOUND)
+	must(t, s.SetVersionPolicy(ctx, "apps", "web", "1.1.0", plain.Digest, marked))
+	list, err := s.ChartVersions(ctx, "apps", chartctl.ChartFilter{Name: "web"})
+	must(t, err)
+	byVersion := map[string]*chartctl.ChartVersion{}
+	for _, v := range list {
+		byVersion[v.Version] = v
+	}
+	if !reflect.DeepEqual(byVersion["1.1.0"].Policy, marked) || !byVersion["1.1.0"].Policy.Noncompliant() {
+		t.Fatalf("listed verdict\n got %+v\nwant %+v", byVersion["1.1.0"].Policy, marked)
+	}
+	if !reflect.DeepEqual(byVersion["1.0.0"].Policy, pushed) || byVersion["1.0.0"].Policy.Noncompliant() {
+		t.Fatalf("the other version's verdict changed: %+v", byVersion["1.0.0"].Policy)
+	}
+	// Recording a verdict leaves the rest of the version alone.
+	got, err = s.ChartVersion(ctx, "apps", "web", "1.1.0")
+	must(t, err)
+	wantChart(t, got, plain)
+
+	must(t, s.SetVersionPolicy(ctx, "apps", "web", "1.1.0", plain.Digest, nil))
+	if got, err := s.ChartVersion(ctx, "apps", "web", "1.1.0"); err != nil || got.Policy != nil {
+		t.Fatalf("a cleared verdict: %+v, %v", got.Policy, err)
+	}
+	// A replaced archive takes the new upload's verdict.
+	next := chart("apps", "web", "1.0.0")
+	next.Digest = Digest("web 1.0.0 rebuilt")
+	_, _, _, err = s.PutChartVersion(ctx, next, chartctl.PutVersionOptions{Overwrite: true})
+	must(t, err)
+	if got, err := s.ChartVersion(ctx, "apps", "web", "1.0.0"); err != nil || got.Policy != nil {
+		t.Fatalf("a replaced archive kept the old verdict: %+v, %v", got.Policy, err)
+	}
+}

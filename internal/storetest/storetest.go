@@ -45,6 +45,7 @@ type Open func(t *testing.T) Store
 func Run(t *testing.T, open Open) {
 	t.Run("Users", func(t *testing.T) { testUsers(t, open) })
 	t.Run("Policies", func(t *testing.T) { testPolicies(t, open) })
+	t.Run("VersionPolicies", func(t *testing.T) { testVersionPolicies(t, open) })
 	t.Run("UserIdentities", func(t *testing.T) { testUserIdentities(t, open) })
 	t.Run("IDPGroups", func(t *testing.T) { testIDPGroups(t, open) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open) })

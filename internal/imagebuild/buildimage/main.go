@@ -4,6 +4,8 @@
 //	go run ./internal/imagebuild/buildimage --out dist/image \
 //	    --binary linux/amd64=dist/image/chartctl-linux-amd64 \
 //	    --binary linux/arm64=dist/image/chartctl-linux-arm64 \
+//	    --lint linux/amd64=dist/image/chartctl-lint-linux-amd64 \
+//	    --lint linux/arm64=dist/image/chartctl-lint-linux-arm64 \
 //	    --version 1.2.3 --revision $(git rev-parse HEAD)
 //
 // With --push REF it then pushes the image index and its SBOMs to REF
@@ -39,18 +41,19 @@ func (b binaries) Set(v string) error {
 }
 
 func main() {
-	bins := binaries{}
+	bins, lints := binaries{}, binaries{}
 	o := imagebuild.Options{}
 	out := flag.String("out", "dist/image", "OCI layout directory to write (replaced)")
 	created := flag.String("created", "", "creation time, RFC 3339 (default: SOURCE_DATE_EPOCH, else the Unix epoch)")
 	flag.Var(bins, "binary", "PLATFORM=PATH of a static chartctl binary (repeat per platform)")
+	flag.Var(lints, "lint", "PLATFORM=PATH of a static chartctl-lint binary (repeat per platform)")
 	flag.StringVar(&o.Version, "version", "dev", "image version (label and tag)")
 	flag.StringVar(&o.Revision, "revision", "", "source revision (label)")
 	flag.StringVar(&o.Source, "source", "https://github.com/chartctl/chartctl", "source repository URL (label)")
 	flag.StringVar(&o.CABundle, "ca-bundle", imagebuild.CABundle, "PEM CA certificates to ship in the image")
 	push := flag.String("push", "", "push the image to this reference, e.g. "+imagebuild.Repository+":1.2.3")
 	flag.Parse()
-	o.Binaries = bins
+	o.Binaries, o.Linters = bins, lints
 	o.Created = time.Unix(0, 0).UTC()
 	if sde := os.Getenv("SOURCE_DATE_EPOCH"); sde != "" && *created == "" {
 		var secs int64

@@ -12,6 +12,7 @@ import (
 	"github.com/chartctl/chartctl/client/termtext"
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/text"
 )
 
 // ViewOptions are the inputs of `chart view`.
@@ -38,7 +39,12 @@ from the classic Helm repository (helm repo add) and from the OCI registry
 (oci://). Without --version the latest version is shown: the newest stable
 one, as Helm picks it; --devel lets pre-releases (2.0.0-rc.1) count. A
 chart with only pre-releases has no latest without --devel. --version
-accepts any spelling of the same SemVer version (v1.0.0 finds 1.0.0).`,
+accepts any spelling of the same SemVer version (v1.0.0 finds 1.0.0).
+
+The verdicts come first: "Signed by …, verified", "Not signed" or
+"Signature not verified (reason)", and the admission policy's findings:
+warnings kept at push, and the rules a version stored before a policy
+change no longer meets (noncompliant versions stay installable).`,
 		Example: `  chartctl chart view nginx --repo stable
   chartctl chart view nginx --repo stable --version 1.2.3 -o json
   chartctl chart view nginx --repo stable --devel`,
@@ -144,6 +150,28 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 		field("images", "not known yet (the server finds them by rendering the chart, shortly after the push)")
 	case ch.ImagesSource == "rendered":
 		field("images", "none (the chart's templates render no pod with its default values)")
+	}
+	// The verdicts: whether the archive's signer is known, and whether
+	// the version meets its repository's admission policy now.
+	if ch.Verification != nil {
+		field("signature", ch.Verification.Summary())
+	}
+	if ch.Policy != nil {
+		field("policy", ch.Policy.Summary())
+		if len(ch.Policy.Findings) > 0 {
+			fmt.Fprintln(w)
+			t := text.NewTable(w, opts.IO.IsStdoutTTY(), opts.IO.TerminalWidth())
+			t.Header("SEVERITY", "RULE", "FINDING")
+			for _, fd := range ch.Policy.Findings {
+				t.AddField(fd.Severity)
+				t.AddField(fd.Rule)
+				t.AddField(termtext.Line(fd.Message))
+				t.EndRow()
+			}
+			if err := t.Render(); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Fprintf(w, "\n%s\n", cs.Gray("Install from the Helm repository:"))
 	fmt.Fprintf(w, "  %s\n  helm repo update\n  %s\n", termtext.Line(lines.RepoAdd), termtext.Line(lines.Install))
