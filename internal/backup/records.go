@@ -141,6 +141,35 @@ type repositoryRec struct {
 	// Mirror is set for a mirror repository; backups written before
 	// mirrors existed have none.
 	Mirror *mirrorRec `json:"mirror,omitempty"`
+	// Proxy is set for a proxy repository (format 9 on; issue #31).
+	Proxy *proxyRec `json:"proxy,omitempty"`
+}
+
+// proxyRec is a proxy repository's settings; the password stays sealed
+// with the server's secrets key, as a mirror's.
+type proxyRec struct {
+	URL            string   `json:"url"`
+	Username       string   `json:"username,omitempty"`
+	SealedPassword []byte   `json:"sealed_password,omitempty"`
+	TTLSeconds     int64    `json:"ttl_seconds"`
+	Include        []string `json:"include,omitempty"`
+	Exclude        []string `json:"exclude,omitempty"`
+}
+
+func newProxyRec(p *chartctl.Proxy) *proxyRec {
+	if p == nil {
+		return nil
+	}
+	return &proxyRec{URL: p.URL, Username: p.Username, SealedPassword: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+		Include: p.Include, Exclude: p.Exclude}
+}
+
+func (p *proxyRec) domain() *chartctl.Proxy {
+	if p == nil {
+		return nil
+	}
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.SealedPassword, TTL: time.Duration(p.TTLSeconds) * time.Second,
+		Include: p.Include, Exclude: p.Exclude}).Clone()
 }
 
 // mirrorRec is a mirror's settings and sync state. The password stays
@@ -425,7 +454,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		v = organizationRec{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
 	case r.Repository != nil:
 		p := r.Repository
-		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, string(p.IndexFormat), newMirrorRec(p.Mirror)}
+		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, string(p.IndexFormat), newMirrorRec(p.Mirror), newProxyRec(p.Proxy)}
 	case r.Team != nil:
 		t := r.Team
 		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt, t.IDPGroups}
@@ -569,7 +598,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization,
 				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain(),
-				IndexFormat: chartctl.IndexFormat(v.IndexFormat).OrYAML()}
+				Proxy: v.Proxy.domain(), IndexFormat: chartctl.IndexFormat(v.IndexFormat).OrYAML()}
 		}
 	case chartctl.DumpTeam:
 		var v teamRec

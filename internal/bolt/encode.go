@@ -68,6 +68,37 @@ type repoRecord struct {
 	CreatedAt   time.Time `json:"created_at"`
 	// Mirror is set for a mirror repository (schema 5).
 	Mirror *mirrorRecord `json:"mirror,omitempty"`
+	// Proxy is set for a proxy repository; records without it (all
+	// before proxies existed) read as ordinary repositories, so no
+	// upgrade step is needed.
+	Proxy *proxyRecord `json:"proxy,omitempty"`
+}
+
+// proxyRecord is a proxy repository's settings. Password is sealed by
+// the application (AES-GCM) before it reaches the store.
+type proxyRecord struct {
+	URL        string   `json:"url"`
+	Username   string   `json:"username,omitempty"`
+	Password   []byte   `json:"password,omitempty"`
+	TTLSeconds int64    `json:"ttl_seconds"`
+	Include    []string `json:"include,omitempty"`
+	Exclude    []string `json:"exclude,omitempty"`
+}
+
+func newProxyRecord(p *chartctl.Proxy) *proxyRecord {
+	if p == nil {
+		return nil
+	}
+	return &proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+		Include: p.Include, Exclude: p.Exclude}
+}
+
+func (p *proxyRecord) domain() *chartctl.Proxy {
+	if p == nil {
+		return nil
+	}
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second,
+		Include: p.Include, Exclude: p.Exclude}).Clone()
 }
 
 // mirrorRecord is a mirror's settings and sync state. Password is sealed
@@ -206,6 +237,7 @@ func newRepoRecord(r *chartctl.Repository) *repoRecord {
 		rec.Mirror.setSettings(m.MirrorSettings)
 		rec.Mirror.setState(m.MirrorState)
 	}
+	rec.Proxy = newProxyRecord(r.Proxy)
 	return rec
 }
 
@@ -242,6 +274,7 @@ func (r *repoRecord) domain() *chartctl.Repository {
 			out.Mirror.Password = nil
 		}
 	}
+	out.Proxy = r.Proxy.domain()
 	return out
 }
 

@@ -114,7 +114,15 @@ type Repository struct {
 	// Mirror is set for a read-only mirror of an upstream Helm
 	// repository (see MirrorStore), nil for an ordinary repository.
 	Mirror *Mirror
+	// Proxy is set for a read-only pull-through cache of an upstream
+	// (see Proxy), nil for an ordinary repository. A repository is never
+	// both a mirror and a proxy.
+	Proxy *Proxy
 }
+
+// ReadOnly reports whether only the server itself writes chart versions
+// into r: a mirror's syncs or a proxy's fills.
+func (r *Repository) ReadOnly() bool { return r.Mirror != nil || r.Proxy != nil }
 
 // ChartVersion is one uploaded chart archive.
 type ChartVersion struct {
@@ -493,4 +501,7 @@ type RepositoryUpdate struct {
 	Description *string
 	Visibility  *Visibility
 	IndexFormat *IndexFormat
+	// Proxy replaces the proxy settings of a proxy repository; EINVALID
+	// (parameter "proxy") when the repository is not one.
+	Proxy *Proxy
 }

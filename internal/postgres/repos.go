@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -66,9 +68,13 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		// The unique index on the name is checked before the foreign key,
 		// so a taken name is a conflict whatever the organization, as in
 		// bolt.
-		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at, index_format)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8)`,
-			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt, string(r.IndexFormat))
+		proxy, err := proxyJSON(r.Proxy)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at, index_format, proxy)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9)`,
+			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt, string(r.IndexFormat), proxy)
 		if err != nil {
 			return err
 		}
@@ -97,7 +103,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 
 const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, index_format, created_at,
 	mirror_url, mirror_interval_seconds, mirror_username, mirror_password, mirror_status, mirror_last_sync_at,
-	mirror_last_attempt_at, mirror_error`
+	mirror_last_attempt_at, mirror_error, proxy`
 
 func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 	var (
@@ -107,10 +113,18 @@ func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 		m         chartctl.Mirror
 		interval  int64
 		status    string
+		proxy     []byte
 	)
 	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.IndexFormat, &r.CreatedAt,
-		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error); err != nil {
+		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error, &proxy); err != nil {
 		return nil, err
+	}
+	if len(proxy) > 0 {
+		var rec proxyRecord
+		if err := json.Unmarshal(proxy, &rec); err != nil {
+			return nil, fmt.Errorf("repository %s: proxy settings: %w", r.Name, err)
+		}
+		r.Proxy = rec.domain()
 	}
 	r.Visibility, r.CreatedAt = chartctl.Visibility(vis), utc(r.CreatedAt)
 	if mirrorURL != nil {
@@ -317,11 +331,27 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 		v := string(*visibility)
 		vis = &v
 	}
+	proxy, err := proxyJSON(u.Proxy)
+	if err != nil {
+		return nil, err
+	}
 	var out *chartctl.Repository
-	err := db.mutate(ctx, "update repository", func(tx pgx.Tx) error {
+	err = db.mutate(ctx, "update repository", func(tx pgx.Tx) error {
+		if proxy != nil {
+			var isProxy bool
+			err := tx.QueryRow(ctx, `SELECT proxy IS NOT NULL FROM repositories WHERE name = $1 FOR UPDATE`, name).Scan(&isProxy)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return repoNotFound(name)
+			} else if err != nil {
+				return err
+			}
+			if !isProxy {
+				return chartctl.Invalid("proxy", "Repository %q is not a proxy: a repository is created as a proxy (or not) and stays so.", name)
+			}
+		}
 		r, err := scanRepo(tx.QueryRow(ctx, `UPDATE repositories SET description = COALESCE($2, description),
-			visibility = COALESCE($3, visibility), index_format = COALESCE($4, index_format)
-			WHERE name = $1 RETURNING `+repoCols, name, desc, vis, format))
+			visibility = COALESCE($3, visibility), index_format = COALESCE($4, index_format), proxy = COALESCE($5, proxy)
+			WHERE name = $1 RETURNING `+repoCols, name, desc, vis, format, proxy))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return repoNotFound(name)
 		} else if err != nil {
@@ -331,4 +361,30 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 		return db.changed(ctx, tx, r.ID, name, "", "")
 	})
 	return out, err
+}
+
+// proxyRecord is a proxy repository's settings as the proxy column keeps
+// them (the same document as bolt's). Password is sealed by the
+// application before it gets here.
+type proxyRecord struct {
+	URL        string   `json:"url"`
+	Username   string   `json:"username,omitempty"`
+	Password   []byte   `json:"password,omitempty"`
+	TTLSeconds int64    `json:"ttl_seconds"`
+	Include    []string `json:"include,omitempty"`
+	Exclude    []string `json:"exclude,omitempty"`
+}
+
+func (p *proxyRecord) domain() *chartctl.Proxy {
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second,
+		Include: p.Include, Exclude: p.Exclude}).Clone()
+}
+
+// proxyJSON is p as the proxy column keeps it; nil for nil.
+func proxyJSON(p *chartctl.Proxy) ([]byte, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return json.Marshal(proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+		Include: p.Include, Exclude: p.Exclude})
 }
