@@ -84,6 +84,10 @@ func (s *Server) chartVersion(c echo.Context) (*chartctl.ChartVersion, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Proxy != nil && s.app.Proxies != nil {
+		// A proxy fetches a version it has not cached yet, as over Helm.
+		return s.app.Proxies.Fetch(c.Request().Context(), r, c.Param("name"), c.Param("version"))
+	}
 	return s.app.ChartVersion(c.Request().Context(), r, c.Param("name"), c.Param("version"))
 }
 

@@ -204,7 +204,7 @@ func (a *App) validateProxyURL(raw string) (string, error) {
 	if u.Scheme == "http" && !a.PlainHTTPUpstream(u.Host, "80") {
 		return "", chartctl.Invalid("proxy.url", "proxy.url %s is plain http, which this server uses only for the hosts its operator lists in %s (HOST:PORT); use https.", u.Redacted(), FlagPlainHTTPUpstreams)
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && netguard.PrivateAddr(ip) && !a.Config.PrivateUpstreams.Permits(ip) {
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && netguard.PrivateAddr(ip) && !a.Config.AllowPrivateUpstreams && !a.Config.PrivateUpstreams.Permits(ip) {
 		return "", chartctl.Invalid("proxy.url", "proxy.url points to a private or loopback address (%s), which this server refuses (start it with %s to allow it).", ip, FlagAllowPrivateUpstreams)
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/index.yaml"), "/")
