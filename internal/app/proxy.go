@@ -313,6 +313,9 @@ func (a *App) PurgeProxyCache(ctx context.Context, p *chartctl.Principal, name, 
 	if a.Proxies != nil {
 		a.Proxies.Forget(r)
 	}
+	// The purge itself is audited too (each deletion above has its own
+	// chart.delete entry): a purge of an empty cache changes no record.
+	a.AuditSuccess(ctx, "repository.cache_purge", r.Name, r.Organization)
 	return out, nil
 }
 
