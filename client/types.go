@@ -555,7 +555,9 @@ func HTTPStatus(code string) int {
 // that carry no error body (a proxy's 502, say).
 func CodeForStatus(status int) string {
 	for code, s := range codeStatus {
-		if s == status {
+		// A 502 without a body is a gateway in front of the server, not a
+		// proxy repository's upstream (whose 502 always has a body).
+		if s == status && code != CodeUpstreamUnavailable {
 			return code
 		}
 	}
