@@ -47,7 +47,7 @@ type upstream struct {
 	statuses map[int]int
 }
 
-func startUpstream(t *testing.T) *upstream {
+func startUpstream(t testing.TB) *upstream {
 	t.Helper()
 	u := &upstream{Server: testkit.StartServer(t), archives: map[string][]byte{}, requests: map[string]int{}, statuses: map[int]int{}}
 	u.MustYAMLRepo(t, "charts", "public")
@@ -115,7 +115,7 @@ type env struct {
 	Clock *clock
 }
 
-func setup(t *testing.T, allow netguard.Allowance, plainHTTP ...string) *env {
+func setup(t testing.TB, allow netguard.Allowance, plainHTTP ...string) *env {
 	t.Helper()
 	ts := testkit.StartServer(t, func(s *server.Server) {
 		s.Config.PrivateUpstreams = allow
@@ -129,7 +129,7 @@ func setup(t *testing.T, allow netguard.Allowance, plainHTTP ...string) *env {
 }
 
 // mustProxy creates the public proxy repository name of upstream URL.
-func (e *env) mustProxy(t *testing.T, name string, p client.ProxyRequest) client.Repository {
+func (e *env) mustProxy(t testing.TB, name string, p client.ProxyRequest) client.Repository {
 	t.Helper()
 	r := e.DoJSON(t, "POST", "/v1/repositories", e.AdminKey, client.CreateRepositoryRequest{Name: name, Visibility: "public", Proxy: &p})
 	if r.StatusCode != 200 {
@@ -153,7 +153,7 @@ func (e *env) view(t *testing.T, name string) *client.RepositoryProxy {
 
 func str(s string) *string { return &s }
 
-func hostOf(t *testing.T, raw string) string {
+func hostOf(t testing.TB, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
