@@ -210,9 +210,9 @@ func (a *App) validateProxyURL(raw string) (string, error) {
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/index.yaml"), "/")
 	u.RawPath = ""
 	if u.Scheme == "oci" {
-		if strings.Trim(u.Path, "/") == "" {
-			return "", chartctl.Invalid("proxy.url", "proxy.url oci://%s needs a path: oci://HOST/PATH, the charts being HOST/PATH/CHART.", u.Host)
-		}
+		// Not fetched yet: a proxy that could never fill is refused
+		// rather than stored.
+		return "", chartctl.Invalid("proxy.url", "proxy.url oci://%s: OCI upstreams are not supported by this server yet; give the upstream's https Helm repository URL.", u.Host)
 	}
 	return u.String(), nil
 }

@@ -45,7 +45,7 @@ type CreateOptions struct {
 	MirrorPasswordStdin bool
 
 	// Proxy, if set, makes the repository a read-only pull-through cache
-	// of this upstream (https:// Helm repository or oci://HOST/PATH).
+	// of this upstream Helm repository (https://…).
 	Proxy    string
 	ProxyTTL string
 	Include  []string
@@ -79,7 +79,7 @@ stores the password encrypted and never shows it. See its state with
 
 With --proxy the repository is a read-only pull-through cache of an
 upstream: an https Helm repository (http only for hosts the server's
---plain-http-upstreams lists) or oci://HOST/PATH. A chart version is
+--plain-http-upstreams lists). A chart version is
 fetched from the upstream the first time someone pulls it, then served
 from this server forever; the upstream's index is revalidated after
 --proxy-ttl (default 10m). --include and --exclude (repeatable globs on
@@ -138,7 +138,7 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
 	cmd.Flags().StringVar(&opts.MirrorInterval, "mirror-interval", "1h", "time between syncs of the mirror, e.g. 30m, 12h or 7d (at least 5m)")
 	cmd.Flags().StringVar(&opts.MirrorUsername, "mirror-username", "", "user name for the upstream (basic auth)")
 	cmd.Flags().BoolVar(&opts.MirrorPasswordStdin, "mirror-password-stdin", false, "read the upstream's password from standard input")
-	cmd.Flags().StringVar(&opts.Proxy, "proxy", "", "make the repository a read-only pull-through cache of this upstream: https://… Helm repository or oci://HOST/PATH")
+	cmd.Flags().StringVar(&opts.Proxy, "proxy", "", "make the repository a read-only pull-through cache of this upstream Helm repository (https://…)")
 	cmd.Flags().StringVar(&opts.ProxyTTL, "proxy-ttl", "10m", "how long the proxy serves a fetched index before revalidating it with the upstream (at least 1s)")
 	cmd.Flags().StringArrayVar(&opts.Include, "include", nil, "proxy only charts whose name matches this glob (repeatable)")
 	cmd.Flags().StringArrayVar(&opts.Exclude, "exclude", nil, "never proxy charts whose name matches this glob (repeatable)")
