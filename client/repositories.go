@@ -102,3 +102,31 @@ func (s *RepositoriesService) Delete(ctx context.Context, name string) (*Respons
 	}
 	return s.client.Do(ctx, req, nil)
 }
+
+// PurgeCache deletes what the proxy repository name has cached: every
+// version (chart ""), every version of chart (version ""), or one
+// version; the upstream's index is fetched again on the next request.
+// It returns the versions deleted.
+func (s *RepositoriesService) PurgeCache(ctx context.Context, name, chart, version string) (*PurgeCacheResult, *Response, error) {
+	q := url.Values{}
+	if chart != "" {
+		q.Set("chart", chart)
+	}
+	if version != "" {
+		q.Set("version", version)
+	}
+	u := "v1/repositories/" + url.PathEscape(name) + "/cache"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := s.client.NewRequest(http.MethodDelete, u, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := new(PurgeCacheResult)
+	resp, err := s.client.Do(ctx, req, out)
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}

@@ -25,6 +25,61 @@ type Repository struct {
 	// Mirror is set when the repository is a read-only mirror of an
 	// upstream Helm repository.
 	Mirror *RepositoryMirror `json:"mirror,omitempty"`
+	// Proxy is set when the repository is a read-only pull-through cache
+	// of an upstream Helm repository or OCI registry path.
+	Proxy *RepositoryProxy `json:"proxy,omitempty"`
+}
+
+// The values of RepositoryProxy.UpstreamStatus.
+const (
+	ProxyUpstreamOK          = "ok"
+	ProxyUpstreamUnreachable = "unreachable"
+	ProxyUpstreamUnknown     = "unknown"
+)
+
+// RepositoryProxy is a proxy repository's upstream, settings and cache
+// counters. Its password is never shown.
+type RepositoryProxy struct {
+	// URL is the upstream: https://… Helm repository or oci://HOST/PATH.
+	URL string `json:"url"`
+	// Username is the upstream's user, "" for none.
+	Username string `json:"username,omitempty"`
+	// TTL is how long a fetched index or tag is served before it is
+	// revalidated ("10m").
+	TTL string `json:"ttl"`
+	// Include and Exclude are globs on chart names.
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude"`
+	// Hits and Misses count requests served from the cache and those
+	// that needed the upstream, on the replica that answered, since it
+	// started.
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
+	// UpstreamStatus is ProxyUpstreamOK, ProxyUpstreamUnreachable or
+	// ProxyUpstreamUnknown (not asked since the replica started).
+	UpstreamStatus string `json:"upstream_status"`
+	// UpstreamError says why the upstream was last unreachable.
+	UpstreamError string `json:"upstream_error,omitempty"`
+	// CheckedAt is when the upstream last answered or failed.
+	CheckedAt *time.Time `json:"checked_at,omitempty"`
+}
+
+// ProxyRequest sets a proxy's upstream: all of it on POST
+// /v1/repositories (URL required; TTL defaults to "10m"), the fields
+// that are set on PATCH. An empty Username or Password removes it.
+type ProxyRequest struct {
+	URL      *string   `json:"url,omitempty"`
+	Username *string   `json:"username,omitempty"`
+	Password *string   `json:"password,omitempty"`
+	TTL      *string   `json:"ttl,omitempty"`
+	Include  *[]string `json:"include,omitempty"`
+	Exclude  *[]string `json:"exclude,omitempty"`
+}
+
+// PurgeCacheResult is the answer of DELETE /v1/repositories/:repo/cache.
+type PurgeCacheResult struct {
+	// Purged lists the cached versions deleted.
+	Purged []ChartUpload `json:"purged"`
 }
 
 // The values of Repository.IndexFormat.
@@ -71,6 +126,9 @@ type CreateRepositoryRequest struct {
 	IndexFormat string `json:"index_format,omitempty"`
 	// Mirror makes the repository a read-only mirror of an upstream.
 	Mirror *MirrorRequest `json:"mirror,omitempty"`
+	// Proxy makes the repository a read-only pull-through cache of an
+	// upstream (exclusive with Mirror).
+	Proxy *ProxyRequest `json:"proxy,omitempty"`
 }
 
 // MirrorRequest sets a mirror's upstream: all of it on POST
@@ -93,6 +151,8 @@ type UpdateRepositoryRequest struct {
 	IndexFormat *string `json:"index_format,omitempty"`
 	// Mirror changes a mirror repository's upstream settings.
 	Mirror *MirrorRequest `json:"mirror,omitempty"`
+	// Proxy changes a proxy repository's settings.
+	Proxy *ProxyRequest `json:"proxy,omitempty"`
 }
 
 // Chart is one chart version as listed.
@@ -553,6 +613,9 @@ const (
 	// CodePolicyViolation: a repository's admission policy refused a
 	// chart; ErrorDetail.Violations names every rule (CONTRACT §18).
 	CodePolicyViolation = "policy_violation"
+	// CodeUpstreamUnavailable: a proxy repository's upstream failed and
+	// nothing is cached; the message names the upstream's host.
+	CodeUpstreamUnavailable = "upstream_unavailable"
 )
 
 var codeStatus = map[string]int{
@@ -570,6 +633,7 @@ var codeStatus = map[string]int{
 	CodeQuotaExceeded:        http.StatusInsufficientStorage,
 	CodeRequestTimeout:       http.StatusRequestTimeout,
 	CodePolicyViolation:      http.StatusUnprocessableEntity,
+	CodeUpstreamUnavailable:  http.StatusBadGateway,
 }
 
 // HTTPStatus returns the HTTP status for an error code (500 for unknown).
@@ -586,7 +650,9 @@ func HTTPStatus(code string) int {
 // that carry no error body (a proxy's 502, say).
 func CodeForStatus(status int) string {
 	for code, s := range codeStatus {
-		if s == status {
+		// A 502 without a body is a gateway in front of the server, not a
+		// proxy repository's upstream (whose 502 always has a body).
+		if s == status && code != CodeUpstreamUnavailable {
 			return code
 		}
 	}

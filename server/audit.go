@@ -34,6 +34,7 @@ var auditActions = map[string]string{
 	"PATCH /v1/repositories/:repo":                         "repository.update",
 	"DELETE /v1/repositories/:repo":                        "repository.delete",
 	"POST /v1/repositories/:repo/sync":                     "repository.sync",
+	"DELETE /v1/repositories/:repo/cache":                  "repository.cache_purge",
 	"POST /v1/repositories/:repo/charts":                   "chart.push",
 	"DELETE /v1/repositories/:repo/charts/:name/:version":  "chart.delete",
 	"POST /v1/organizations":                               "organization.create",

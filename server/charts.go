@@ -84,7 +84,13 @@ func (s *Server) chartVersion(c echo.Context) (*chartctl.ChartVersion, error) {
 	if err != nil {
 		return nil, err
 	}
-	cv, err := s.app.ChartVersion(c.Request().Context(), r, c.Param("name"), c.Param("version"))
+	var cv *chartctl.ChartVersion
+	if r.Proxy != nil && s.app.Proxies != nil {
+		// A proxy fetches a version it has not cached yet, as over Helm.
+		cv, err = s.app.Proxies.Fetch(c.Request().Context(), r, c.Param("name"), c.Param("version"))
+	} else {
+		cv, err = s.app.ChartVersion(c.Request().Context(), r, c.Param("name"), c.Param("version"))
+	}
 	if err != nil {
 		return nil, err
 	}

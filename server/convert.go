@@ -37,6 +37,10 @@ func toRepository(r *chartctl.Repository) client.Repository {
 			out.Mirror.Error = m.Error
 		}
 	}
+	if px := r.Proxy; px != nil {
+		out.Proxy = &client.RepositoryProxy{URL: px.URL, Username: px.Username, TTL: app.FormatDuration(px.TTL),
+			Include: emptyIfNil(px.Include), Exclude: emptyIfNil(px.Exclude), UpstreamStatus: client.ProxyUpstreamUnknown}
+	}
 	return out
 }
 

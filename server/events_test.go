@@ -90,6 +90,10 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 	if r := s.DoJSON(t, "POST", "/v1/repositories", s.AdminKey, map[string]any{"name": "m1", "mirror": map[string]string{"url": "http://127.0.0.1:9/charts"}}); r.StatusCode != 200 {
 		t.Fatalf("create mirror: %d %s", r.StatusCode, r.Body)
 	}
+	// A proxy whose (empty) cache to purge; nothing fetches here.
+	if r := s.DoJSON(t, "POST", "/v1/repositories", s.AdminKey, map[string]any{"name": "p1", "proxy": map[string]string{"url": "https://charts.example.com/stable"}}); r.StatusCode != 200 {
+		t.Fatalf("create proxy: %d %s", r.StatusCode, r.Body)
+	}
 	chartBody := func(version string) func() ([]byte, string) {
 		return func() ([]byte, string) {
 			return testkit.Multipart(t, map[string][]byte{"chart": testkit.MakeChart(t, testkit.Chart{Name: "app", Version: version})})
@@ -166,6 +170,7 @@ func TestEveryMutatingRouteIsAudited(t *testing.T) {
 		{"POST /v1/admin/verify", fixed("/v1/admin/verify"), nil, "backup.verify"},
 		{"DELETE /v1/users/:email", fixed("/v1/users/u2@example.com"), nil, "user.delete"},
 		{"POST /v1/repositories/:repo/sync", fixed("/v1/repositories/m1/sync"), nil, "repository.sync"},
+		{"DELETE /v1/repositories/:repo/cache", fixed("/v1/repositories/p1/cache"), nil, "repository.cache_purge"},
 		{"DELETE /v1/repositories/:repo", fixed("/v1/repositories/r1"), nil, "repository.delete"},
 		{"DELETE /v1/organizations/:org", fixed("/v1/organizations/o1"), nil, "organization.delete"},
 	}

@@ -194,3 +194,10 @@ func (s *Server) countUpload(created bool, err error) {
 		s.metrics.uploads.WithLabelValues("accepted", "unchanged").Inc()
 	}
 }
+
+// RegisterMetrics adds collectors (a proxy cache's, say) to the server's
+// /metrics.
+func (s *Server) RegisterMetrics(cs ...prometheus.Collector) {
+	s.init()
+	s.metrics.reg.MustRegister(cs...)
+}

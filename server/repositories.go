@@ -73,6 +73,9 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 	if r.IndexFormat != "" && !r.IndexFormat.Valid() {
 		return chartctl.InvalidIndexFormat(r.IndexFormat)
 	}
+	if req.Mirror != nil && req.Proxy != nil {
+		return chartctl.Invalid("proxy", "A repository is a mirror or a proxy, not both: give mirror or proxy.")
+	}
 	if req.Mirror != nil {
 		m, err := s.app.NewMirror(mirrorInput(req.Mirror))
 		if err != nil {
@@ -80,10 +83,17 @@ func (s *Server) handleCreateRepository(c echo.Context) error {
 		}
 		r.Mirror = m
 	}
+	if req.Proxy != nil {
+		px, err := s.app.NewProxy(proxyInput(req.Proxy))
+		if err != nil {
+			return err
+		}
+		r.Proxy = px
+	}
 	if err := s.app.CreateRepository(ctx, r); err != nil {
 		return err
 	}
-	return httpx.Data(c, toRepository(r))
+	return httpx.Data(c, s.repositoryView(r))
 }
 
 // handleGetRepository returns one repository.
@@ -92,7 +102,22 @@ func (s *Server) handleGetRepository(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpx.Data(c, toRepository(r))
+	return httpx.Data(c, s.repositoryView(r))
+}
+
+// repositoryView is toRepository with a proxy's cache counters and
+// upstream health, which this replica's cache keeps.
+func (s *Server) repositoryView(r *chartctl.Repository) client.Repository {
+	out := toRepository(r)
+	if out.Proxy != nil {
+		st := s.app.ProxyStats(r)
+		out.Proxy.Hits, out.Proxy.Misses, out.Proxy.UpstreamStatus, out.Proxy.UpstreamError = st.Hits, st.Misses, st.UpstreamStatus, st.UpstreamError
+		if st.CheckedAt != nil {
+			t := st.CheckedAt.UTC()
+			out.Proxy.CheckedAt = &t
+		}
+	}
+	return out
 }
 
 // handleUpdateRepository changes a repository's description or
@@ -110,11 +135,42 @@ func (s *Server) handleUpdateRepository(c echo.Context) error {
 		in := mirrorInput(req.Mirror)
 		ch.Mirror = &in
 	}
+	if req.Proxy != nil {
+		in := proxyInput(req.Proxy)
+		ch.Proxy = &in
+	}
 	r, err := s.app.UpdateRepository(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), ch)
 	if err != nil {
 		return err
 	}
-	return httpx.Data(c, toRepository(r))
+	return httpx.Data(c, s.repositoryView(r))
+}
+
+func proxyInput(p *client.ProxyRequest) app.ProxyInput {
+	return app.ProxyInput{URL: p.URL, Username: p.Username, Password: p.Password, TTL: p.TTL, Include: p.Include, Exclude: p.Exclude}
+}
+
+// handlePurgeCache deletes what a proxy repository cached (repo:write,
+// the maintain role): everything, one chart's versions (?chart=) or one
+// version (?chart=&version=).
+func (s *Server) handlePurgeCache(c echo.Context) error {
+	if err := httpx.RequireScope(c, chartctl.ScopeRepoWrite); err != nil {
+		return err
+	}
+	for k := range c.QueryParams() {
+		if k != "chart" && k != "version" {
+			return chartctl.Invalid(k, "Unknown parameter %q: DELETE /v1/repositories/:repo/cache takes chart and version.", k)
+		}
+	}
+	purged, err := s.app.PurgeProxyCache(c.Request().Context(), httpx.PrincipalOf(c), c.Param("repo"), c.QueryParam("chart"), c.QueryParam("version"))
+	if err != nil {
+		return err
+	}
+	out := client.PurgeCacheResult{Purged: make([]client.ChartUpload, 0, len(purged))}
+	for _, cv := range purged {
+		out.Purged = append(out.Purged, toUpload(cv))
+	}
+	return httpx.Data(c, out)
 }
 
 func mirrorInput(m *client.MirrorRequest) app.MirrorInput {

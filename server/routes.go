@@ -56,6 +56,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.PATCH("/repositories/:repo", s.handleUpdateRepository)
 	api.DELETE("/repositories/:repo", s.handleDeleteRepository)
 	api.POST("/repositories/:repo/sync", s.handleSyncRepository)
+	api.DELETE("/repositories/:repo/cache", s.handlePurgeCache)
 	api.GET("/repositories/:repo/charts", s.handleListCharts)
 	api.POST("/repositories/:repo/charts", s.handleUploadChart)
 	api.GET("/repositories/:repo/charts/:name", s.handleChartVersions)

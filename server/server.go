@@ -29,6 +29,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/clientip"
 	"github.com/chartctl/chartctl/internal/httpx"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 )
 
@@ -94,6 +95,13 @@ type Config struct {
 	// AllowPrivateUpstreams lets mirror URLs name private and loopback
 	// addresses (--allow-private-upstreams).
 	AllowPrivateUpstreams bool
+	// PrivateUpstreams are the private addresses proxy repositories may
+	// name (--allow-private-upstreams as a CIDR list); AllowPrivateUpstreams
+	// allows them all.
+	PrivateUpstreams netguard.Allowance
+	// PlainHTTPUpstreams are the HOST:PORTs proxy repositories may reach
+	// over plain http (--plain-http-upstreams).
+	PlainHTTPUpstreams []string
 	// OIDCTrustInsecureIssuers are issuers of trusted publishers the
 	// operator vouches for (--oidc-trust-insecure-issuers): they may be
 	// plain http and on private addresses.
@@ -231,6 +239,7 @@ func (s *Server) init() {
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
 			DefaultIndexFormat: s.Config.DefaultIndexFormat,
 			BlobCacheSize:      blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
+			PrivateUpstreams: s.Config.PrivateUpstreams, PlainHTTPUpstreams: s.Config.PlainHTTPUpstreams,
 			MaxKeysPerUser: s.Config.MaxKeysPerUser, OIDCTrustInsecureIssuers: s.Config.OIDCTrustInsecureIssuers, OIDCRootCAs: s.Config.OIDCRootCAs},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },

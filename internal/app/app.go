@@ -26,6 +26,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/chartpage"
 	"github.com/chartctl/chartctl/internal/helmindex"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/publishing"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/smallblobs"
@@ -60,6 +61,13 @@ type Config struct {
 	// AllowPrivateUpstreams lets mirror URLs name private and loopback
 	// addresses (the syncs' dialer must allow them too).
 	AllowPrivateUpstreams bool
+	// PrivateUpstreams says which private addresses proxy repositories
+	// may reach (--allow-private-upstreams as true/false or a CIDR list).
+	PrivateUpstreams netguard.Allowance
+	// PlainHTTPUpstreams are the HOST:PORTs a proxy repository may reach
+	// over plain http (--plain-http-upstreams); every other upstream is
+	// https or oci over https.
+	PlainHTTPUpstreams []string
 	// MaxKeysPerUser caps the API keys one user may hold (0: no cap).
 	MaxKeysPerUser int
 	// OIDCTrustInsecureIssuers are the OIDC issuers of trusted publishers
@@ -106,6 +114,10 @@ type App struct {
 	// Secrets seals webhook secrets and mirror passwords; nil disables
 	// webhook creation and mirror passwords.
 	Secrets Sealer
+	// Proxies, if set, is the cache of proxy repositories
+	// (internal/proxy): /v1 reads its counters, a purge forgets what it
+	// remembers of an upstream.
+	Proxies ProxyCache
 	// WakeMirror, if set, is called with a mirror repository's name when
 	// a sync of it is wanted now (it was created, or a sync was asked
 	// for); the mirror syncer (internal/mirror) wakes on it.

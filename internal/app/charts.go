@@ -67,10 +67,10 @@ type PutOptions struct {
 // re-created), PutChart is ENOTFOUND and stores nothing.
 // PutChart always consumes u.
 func (a *App) PutChart(ctx context.Context, r *chartctl.Repository, u *Upload, opts PutOptions) (stored *chartctl.ChartVersion, created bool, err error) {
-	if (r.Mirror != nil) != opts.mirror {
-		err := MirrorReadOnly(r)
-		if r.Mirror == nil {
-			err = chartctl.Errorf(chartctl.ECONFLICT, "Repository %q is not a mirror.", r.Name)
+	if r.ReadOnly() != opts.mirror {
+		err := ReadOnly(r)
+		if !r.ReadOnly() {
+			err = chartctl.Errorf(chartctl.ECONFLICT, "Repository %q is not a mirror or proxy.", r.Name)
 		}
 		return nil, false, a.Reject(u, err)
 	}
@@ -224,9 +224,15 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 // caller has checked, and returns it. A mirror's versions are not deleted
 // (MirrorReadOnly).
 func (a *App) DeleteChart(ctx context.Context, r *chartctl.Repository, name, version string) (*chartctl.ChartVersion, error) {
-	if r.Mirror != nil {
-		return nil, MirrorReadOnly(r)
+	if r.ReadOnly() {
+		return nil, ReadOnly(r)
 	}
+	return a.deleteChart(ctx, r, name, version)
+}
+
+// deleteChart is DeleteChart without the read-only check (a proxy's
+// purge deletes what it cached).
+func (a *App) deleteChart(ctx context.Context, r *chartctl.Repository, name, version string) (*chartctl.ChartVersion, error) {
 	if chart.ValidateName(name) != nil || chart.ValidateVersion(version) != nil {
 		return nil, ChartNotFound(r.Name, name, version)
 	}

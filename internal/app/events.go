@@ -127,6 +127,9 @@ func RepositoryData(r *chartctl.Repository) map[string]any {
 	if r.Mirror != nil {
 		d["mirror"] = mirrorData(r.Mirror)
 	}
+	if r.Proxy != nil {
+		d["proxy"] = proxyData(r.Proxy)
+	}
 	return d
 }
 

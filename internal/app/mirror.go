@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
-	"github.com/chartctl/chartctl/internal/netguard"
 )
 
 // This file holds the rules of mirror repositories (CONTRACT §14): what
@@ -145,7 +144,7 @@ func (a *App) validateUpstreamURL(raw string) (string, error) {
 	if u.Fragment != "" {
 		return "", chartctl.Invalid("mirror.url", "mirror.url must not have a #fragment.")
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !a.Config.AllowPrivateUpstreams && netguard.PrivateAddr(ip) {
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !a.Config.AllowPrivateUpstreams && !a.Config.PrivateUpstreams.Permits(ip) {
 		return "", chartctl.Invalid("mirror.url", "mirror.url points to a private or loopback address (%s), which this server refuses (start it with %s to allow it).", ip, FlagAllowPrivateUpstreams)
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/index.yaml"), "/")
@@ -158,6 +157,21 @@ func (a *App) validateUpstreamURL(raw string) (string, error) {
 // repository r.
 func MirrorReadOnly(r *chartctl.Repository) error {
 	return chartctl.Errorf(chartctl.EFORBIDDEN, "%s", MirrorReadOnlyMessage(r))
+}
+
+// ReadOnly is the EFORBIDDEN error of a chart write to a read-only
+// repository: a mirror (MirrorReadOnly) or a proxy.
+func ReadOnly(r *chartctl.Repository) error {
+	return chartctl.Errorf(chartctl.EFORBIDDEN, "%s", ReadOnlyMessage(r))
+}
+
+// ReadOnlyMessage is ReadOnly's message, for transports with their own
+// error shape (the OCI registry).
+func ReadOnlyMessage(r *chartctl.Repository) string {
+	if r.Proxy != nil {
+		return ProxyReadOnlyMessage(r)
+	}
+	return MirrorReadOnlyMessage(r)
 }
 
 // MirrorReadOnlyMessage says that r is a read-only mirror and of what, for
@@ -200,8 +214,8 @@ func (a *App) chartWritableRepo(ctx context.Context, p *chartctl.Principal, name
 	if err != nil {
 		return nil, err
 	}
-	if r.Mirror != nil {
-		return nil, MirrorReadOnly(r)
+	if r.ReadOnly() {
+		return nil, ReadOnly(r)
 	}
 	return r, nil
 }

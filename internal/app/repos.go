@@ -20,6 +20,9 @@ type RepositoryChanges struct {
 	// Mirror changes a mirror's settings (its fields that are set); a
 	// repository that is not a mirror refuses it.
 	Mirror *MirrorInput
+	// Proxy changes a proxy's settings (its fields that are set); a
+	// repository that is not a proxy refuses it.
+	Proxy *ProxyInput
 }
 
 // UpdateRepository changes the description, visibility and, for a
@@ -81,16 +84,27 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 		m.MirrorSettings = s
 		next.Mirror, mirror = &m, &s
 	}
+	var proxy *chartctl.Proxy
+	if ch.Proxy != nil {
+		if r.Proxy == nil {
+			return nil, chartctl.Invalid("proxy", "Repository %q is not a proxy: a repository is created as a proxy (or not) and stays so.", r.Name)
+		}
+		px, err := a.proxySettings(r.Proxy, *ch.Proxy)
+		if err != nil {
+			return nil, err
+		}
+		next.Proxy, proxy = px, px
+	}
 	rctx := a.Record(ctx, "repository.update", r.Name, r.Organization,
 		a.NewEvent(ctx, chartctl.EventRepositoryUpdated, r.Name, r.Organization, repoPath(r.Name), r.Name, RepositoryData(&next)))
-	update := chartctl.RepositoryUpdate{Description: desc, Visibility: vis, IndexFormat: format}
+	update := chartctl.RepositoryUpdate{Description: desc, Visibility: vis, IndexFormat: format, Proxy: proxy}
 	// The store has no transaction spanning both writes: new mirror
 	// settings commit first, with the audit entry and event, and if the
 	// description or visibility then fails to change, the request fails
 	// having changed the mirror settings alone.
 	if mirror != nil {
 		r, err = a.Store.UpdateMirror(rctx, r.Name, *mirror)
-		if err == nil && (desc != nil || vis != nil || format != nil) {
+		if err == nil && (desc != nil || vis != nil || format != nil || proxy != nil) {
 			r, err = a.Store.UpdateRepository(chartctl.WithChange(ctx, nil), r.Name, update)
 		}
 	} else {
@@ -105,6 +119,11 @@ func (a *App) UpdateRepository(ctx context.Context, p *chartctl.Principal, name 
 	a.Committed()
 	if mirror != nil {
 		a.wakeMirror(r.Name)
+	}
+	if proxy != nil && a.Proxies != nil {
+		// A new upstream or filters: what was fetched from the old one
+		// is not trusted for the new.
+		a.Proxies.Forget(r)
 	}
 	return r, nil
 }

@@ -39,9 +39,11 @@
 // that refuses nothing. 9 adds the deadline of held chart versions
 // (issue #30; a reader of 8 would restore a held version as listed and
 // pullable, unsigned), the images each chart version deploys (issue
-// #33; a reader of 8 would render every chart again) and each version's
+// #33; a reader of 8 would render every chart again), each version's
 // admission verdict (issue #30; a reader of 8 would restore noncompliant
-// versions as compliant). This package reads all nine; a
+// versions as compliant), repositories' Artifact Hub metadata (issue #33)
+// and proxy repositories (issue #31; a reader of 8 would restore a proxy
+// as an ordinary, writable repository). This package reads all nine; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup

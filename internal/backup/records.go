@@ -144,6 +144,8 @@ type repositoryRec struct {
 	// ArtifactHub is the repository's artifacthub-repo.yml (format 9);
 	// backups written before have none.
 	ArtifactHub *artifactHubRec `json:"artifacthub,omitempty"`
+	// Proxy is set for a proxy repository (format 9 on; issue #31).
+	Proxy *proxyRec `json:"proxy,omitempty"`
 }
 
 // artifactHubRec is a repository's Artifact Hub metadata, in Artifact
@@ -190,6 +192,33 @@ func (r *artifactHubRec) domain() *chartctl.ArtifactHubRepo {
 		a.Ignore = append(a.Ignore, chartctl.ArtifactHubIgnore(i))
 	}
 	return a
+}
+
+// proxyRec is a proxy repository's settings; the password stays sealed
+// with the server's secrets key, as a mirror's.
+type proxyRec struct {
+	URL            string   `json:"url"`
+	Username       string   `json:"username,omitempty"`
+	SealedPassword []byte   `json:"sealed_password,omitempty"`
+	TTLSeconds     int64    `json:"ttl_seconds"`
+	Include        []string `json:"include,omitempty"`
+	Exclude        []string `json:"exclude,omitempty"`
+}
+
+func newProxyRec(p *chartctl.Proxy) *proxyRec {
+	if p == nil {
+		return nil
+	}
+	return &proxyRec{URL: p.URL, Username: p.Username, SealedPassword: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+		Include: p.Include, Exclude: p.Exclude}
+}
+
+func (p *proxyRec) domain() *chartctl.Proxy {
+	if p == nil {
+		return nil
+	}
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.SealedPassword, TTL: time.Duration(p.TTLSeconds) * time.Second,
+		Include: p.Include, Exclude: p.Exclude}).Clone()
 }
 
 // mirrorRec is a mirror's settings and sync state. The password stays
@@ -546,7 +575,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		v = organizationRec{o.ID, o.Name, o.Description, o.CreatedBy, o.CreatedAt}
 	case r.Repository != nil:
 		p := r.Repository
-		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, string(p.IndexFormat), newMirrorRec(p.Mirror), newArtifactHubRec(p.ArtifactHub)}
+		v = repositoryRec{p.ID, p.Name, p.Description, p.Organization, p.OwnerID, string(p.Visibility), p.CreatedAt, string(p.IndexFormat), newMirrorRec(p.Mirror), newArtifactHubRec(p.ArtifactHub), newProxyRec(p.Proxy)}
 	case r.Team != nil:
 		t := r.Team
 		v = teamRec{t.ID, t.Name, t.Organization, t.Description, t.CreatedAt, t.IDPGroups}
@@ -691,7 +720,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 		if err = json.Unmarshal(l.Data, &v); err == nil {
 			r.Repository = &chartctl.Repository{ID: v.ID, Name: v.Name, Description: v.Description, Organization: v.Organization,
 				OwnerID: v.OwnerID, Visibility: chartctl.Visibility(v.Visibility), CreatedAt: v.CreatedAt, Mirror: v.Mirror.domain(),
-				IndexFormat: chartctl.IndexFormat(v.IndexFormat).OrYAML(), ArtifactHub: v.ArtifactHub.domain()}
+				Proxy: v.Proxy.domain(), IndexFormat: chartctl.IndexFormat(v.IndexFormat).OrYAML(), ArtifactHub: v.ArtifactHub.domain()}
 		}
 	case chartctl.DumpTeam:
 		var v teamRec

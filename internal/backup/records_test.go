@@ -151,3 +151,29 @@ func TestImagesRecord(t *testing.T) {
 		t.Fatalf("an older version: %+v, %v", out.ChartVersion, err)
 	}
 }
+
+// TestProxyRecordRoundTrip: a proxy repository's settings, its password
+// still sealed, survive a backup record (format 9); a format 8 record of
+// an ordinary repository reads back without one.
+func TestProxyRecordRoundTrip(t *testing.T) {
+	in := &chartctl.Repository{ID: "repo_3", Name: "cached", Visibility: chartctl.VisibilityPublic, CreatedAt: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC),
+		Proxy: &chartctl.Proxy{URL: "https://charts.example.com", Username: "u", Password: []byte("sealed\x00bytes"), TTL: 10 * time.Minute,
+			Include: []string{"ingress-*"}, Exclude: []string{"*-test"}}}
+	b, err := encodeRecord(chartctl.DumpRecord{Repository: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeRecord(b, FormatVersion)
+	if err != nil || out.Repository == nil {
+		t.Fatalf("decode: %+v, %v", out, err)
+	}
+	p := out.Repository.Proxy
+	if p == nil || p.URL != in.Proxy.URL || p.TTL != 10*time.Minute || p.Username != "u" || !bytes.Equal(p.Password, in.Proxy.Password) ||
+		len(p.Include) != 1 || p.Include[0] != "ingress-*" || len(p.Exclude) != 1 {
+		t.Fatalf("proxy after the round trip: %+v", p)
+	}
+	old := []byte(`{"kind":"repository","data":{"id":"repo_2","name":"plain","visibility":"private","created_at":"2025-01-01T00:00:00Z"}}`)
+	if out, err := decodeRecord(old, 8); err != nil || out.Repository.Proxy != nil {
+		t.Fatalf("a format 8 record: %+v, %v", out.Repository, err)
+	}
+}

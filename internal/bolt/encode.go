@@ -72,6 +72,10 @@ type repoRecord struct {
 	// written before it existed lack it and read as none (no upgrade
 	// needed).
 	ArtifactHub *artifactHubRecord `json:"artifacthub,omitempty"`
+	// Proxy is set for a proxy repository; records without it (all
+	// before proxies existed) read as ordinary repositories, so no
+	// upgrade step is needed.
+	Proxy *proxyRecord `json:"proxy,omitempty"`
 }
 
 // artifactHubRecord is a repository's Artifact Hub metadata.
@@ -118,6 +122,33 @@ func (r *artifactHubRecord) domain() *chartctl.ArtifactHubRepo {
 		a.Ignore = append(a.Ignore, chartctl.ArtifactHubIgnore{Name: i.Name, Version: i.Version})
 	}
 	return a
+}
+
+// proxyRecord is a proxy repository's settings. Password is sealed by
+// the application (AES-GCM) before it reaches the store.
+type proxyRecord struct {
+	URL        string   `json:"url"`
+	Username   string   `json:"username,omitempty"`
+	Password   []byte   `json:"password,omitempty"`
+	TTLSeconds int64    `json:"ttl_seconds"`
+	Include    []string `json:"include,omitempty"`
+	Exclude    []string `json:"exclude,omitempty"`
+}
+
+func newProxyRecord(p *chartctl.Proxy) *proxyRecord {
+	if p == nil {
+		return nil
+	}
+	return &proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+		Include: p.Include, Exclude: p.Exclude}
+}
+
+func (p *proxyRecord) domain() *chartctl.Proxy {
+	if p == nil {
+		return nil
+	}
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second,
+		Include: p.Include, Exclude: p.Exclude}).Clone()
 }
 
 // mirrorRecord is a mirror's settings and sync state. Password is sealed
@@ -266,6 +297,7 @@ func newRepoRecord(r *chartctl.Repository) *repoRecord {
 		rec.Mirror.setSettings(m.MirrorSettings)
 		rec.Mirror.setState(m.MirrorState)
 	}
+	rec.Proxy = newProxyRecord(r.Proxy)
 	return rec
 }
 
@@ -303,6 +335,7 @@ func (r *repoRecord) domain() *chartctl.Repository {
 			out.Mirror.Password = nil
 		}
 	}
+	out.Proxy = r.Proxy.domain()
 	return out
 }
 

@@ -310,6 +310,12 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 		if u.ArtifactHub != nil {
 			rec.ArtifactHub = newArtifactHubRecord(u.ArtifactHub)
 		}
+		if u.Proxy != nil {
+			if rec.Proxy == nil {
+				return notProxy(name)
+			}
+			rec.Proxy = newProxyRecord(u.Proxy)
+		}
 		v, err := encode(rec)
 		if err != nil {
 			return err
@@ -321,4 +327,10 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 		return nil
 	})
 	return out, wrap("update repository", err)
+}
+
+// notProxy is the EINVALID error of proxy settings for a repository that
+// is not a proxy.
+func notProxy(name string) error {
+	return chartctl.Invalid("proxy", "Repository %q is not a proxy: a repository is created as a proxy (or not) and stays so.", name)
 }

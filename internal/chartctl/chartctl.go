@@ -117,6 +117,10 @@ type Repository struct {
 	// ArtifactHub is the repository's artifacthub-repo.yml, nil when
 	// its admins set none.
 	ArtifactHub *ArtifactHubRepo
+	// Proxy is set for a read-only pull-through cache of an upstream
+	// (see Proxy), nil for an ordinary repository. A repository is never
+	// both a mirror and a proxy.
+	Proxy *Proxy
 }
 
 // ArtifactHubRepo is what a repository's artifacthub-repo.yml says to
@@ -150,6 +154,10 @@ type ArtifactHubIgnore struct {
 func (a *ArtifactHubRepo) Empty() bool {
 	return a == nil || (a.RepositoryID == "" && len(a.Owners) == 0 && len(a.Ignore) == 0)
 }
+
+// ReadOnly reports whether only the server itself writes chart versions
+// into r: a mirror's syncs or a proxy's fills.
+func (r *Repository) ReadOnly() bool { return r.Mirror != nil || r.Proxy != nil }
 
 // ChartVersion is one uploaded chart archive.
 type ChartVersion struct {
@@ -555,4 +563,7 @@ type RepositoryUpdate struct {
 	// ArtifactHub, when set, replaces the repository's Artifact Hub
 	// metadata; an empty one removes it.
 	ArtifactHub *ArtifactHubRepo
+	// Proxy replaces the proxy settings of a proxy repository; EINVALID
+	// (parameter "proxy") when the repository is not one.
+	Proxy *Proxy
 }

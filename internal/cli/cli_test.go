@@ -28,6 +28,8 @@ import (
 	"github.com/chartctl/chartctl/internal/cmdutil"
 	"github.com/chartctl/chartctl/internal/iostreams"
 	"github.com/chartctl/chartctl/internal/mirror"
+	"github.com/chartctl/chartctl/internal/netguard"
+	"github.com/chartctl/chartctl/internal/proxy"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/internal/testkit/oidcissuer"
 	"github.com/chartctl/chartctl/server"
@@ -72,6 +74,10 @@ func TestScripts(t *testing.T) {
 			})
 			syncer := mirror.New(srv.App(), srv.Secrets, mirror.Options{AllowPrivate: true})
 			srv.App().WakeMirror = syncer.Request
+			// Proxy repositories fetch from upstreams the scripts serve,
+			// as `chartctl serve` wires them (the serve command below
+			// lists each in --plain-http-upstreams).
+			srv.App().Proxies = proxy.New(srv.App(), srv.Secrets, proxy.Options{Allow: netguard.Allowance{All: true}})
 			ctx, stop := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); syncer.Run(ctx) }()
@@ -135,6 +141,11 @@ func TestScripts(t *testing.T) {
 				}
 				hs := httptest.NewServer(http.FileServer(http.Dir(ts.MkAbs(args[0]))))
 				ts.Defer(hs.Close)
+				// Proxies may reach it over plain http, as an operator's
+				// --plain-http-upstreams would allow (set before any
+				// command of the script asks the server).
+				srv := ts.Value(serverKey{}).(*testkit.Server)
+				srv.App().Config.PlainHTTPUpstreams = append(srv.App().Config.PlainHTTPUpstreams, strings.TrimPrefix(hs.URL, "http://"))
 				ts.Setenv(args[1], hs.URL)
 			},
 			// waitrecheck: wait for the server's background policy

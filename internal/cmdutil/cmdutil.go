@@ -43,6 +43,20 @@ func ExactArgs(n int, msg string) cobra.PositionalArgs {
 	}
 }
 
+// RangeArgs is cobra.RangeArgs with a usage error that names what is
+// missing.
+func RangeArgs(minN, maxN int, msg string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > maxN {
+			return FlagErrorf("too many arguments")
+		}
+		if len(args) < minN {
+			return FlagErrorf("%s", msg)
+		}
+		return nil
+	}
+}
+
 // NoArgs rejects positional arguments with a usage error.
 func NoArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {

@@ -210,12 +210,24 @@ func (h *Handler) handleIndex(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	idx, err := h.App.Index.View(c.Request().Context(), r.Name, q)
+	var (
+		idx   *helmindex.Index
+		stale bool
+	)
+	if r.Proxy != nil && h.App.Proxies != nil {
+		idx, stale, err = h.App.Proxies.Index(c.Request().Context(), r, q)
+	} else {
+		idx, err = h.App.Index.View(c.Request().Context(), r.Name, q)
+	}
 	if err != nil {
 		return err
 	}
 	req, resp := c.Request(), c.Response()
 	hd := resp.Header()
+	if stale {
+		// RFC 7234 §5.5.1: the upstream failed; this is the cached index.
+		hd.Set("Warning", StaleWarning)
+	}
 	hd[hdrETagName] = idx.ETagHeader
 	hd[hdrLastModName] = idx.LastModifiedHeader
 	hd[hdrVaryName] = hdrVary
@@ -287,6 +299,10 @@ func qualityNonZero(params string) bool {
 	return true
 }
 
+// StaleWarning is the Warning header of a proxy repository's answer
+// served from the cache because its upstream failed.
+const StaleWarning = `110 - "Response is Stale"`
+
 // handleDownload serves charts/NAME-VERSION.tgz and its .tgz.prov.
 func (h *Handler) handleDownload(c echo.Context) error {
 	r, _, err := h.repo(c)
@@ -298,8 +314,16 @@ func (h *Handler) handleDownload(c echo.Context) error {
 	// "app-2-1.0.0.tgz" reads as app 2-1.0.0 or app-2 1.0.0: serve the
 	// first reading that exists.
 	var cv *chartctl.ChartVersion
+	get := h.App.ChartVersion
+	if r.Proxy != nil && h.App.Proxies != nil {
+		// A proxy fetches what it has not cached yet.
+		get = h.App.Proxies.Fetch
+	}
 	for _, nv := range h.files.candidates(strings.TrimSuffix(file, ".prov")) {
-		found, err := h.App.ChartVersion(c.Request().Context(), r, nv.Name, nv.Version)
+		if c.Param("name") != "" && nv.Name != c.Param("name") {
+			continue
+		}
+		found, err := get(c.Request().Context(), r, nv.Name, nv.Version)
 		if err == nil {
 			cv = found
 			break

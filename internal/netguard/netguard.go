@@ -44,12 +44,18 @@ func PrivateAddr(ip netip.Addr) bool {
 // to a PrivateAddr. flag names the server flag that allows them, for the
 // message ("--allow-private-webhooks").
 func Control(flag string) func(network, address string, _ syscall.RawConn) error {
+	return ControlAllowing(Allowance{}, flag)
+}
+
+// ControlAllowing is Control that lets through the private addresses a
+// allows.
+func ControlAllowing(a Allowance, flag string) func(network, address string, _ syscall.RawConn) error {
 	return func(network, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return fmt.Errorf("%w: %s", ErrPrivateTarget, address)
 		}
-		if PrivateAddr(ap.Addr()) {
+		if !a.Permits(ap.Addr()) {
 			return fmt.Errorf("%w: %s (start the server with %s to allow it)", ErrPrivateTarget, ap.Addr().Unmap(), flag)
 		}
 		return nil
@@ -60,9 +66,14 @@ func Control(flag string) func(network, address string, _ syscall.RawConn) error
 // it refuses private addresses (see Control; flag names the server flag
 // that allows them).
 func Dialer(timeout time.Duration, allowPrivate bool, flag string) *net.Dialer {
+	return DialerAllowing(timeout, Allowance{All: allowPrivate}, flag)
+}
+
+// DialerAllowing is Dialer for an Allowance.
+func DialerAllowing(timeout time.Duration, a Allowance, flag string) *net.Dialer {
 	d := &net.Dialer{Timeout: timeout}
-	if !allowPrivate {
-		d.Control = Control(flag)
+	if !a.All {
+		d.Control = ControlAllowing(a, flag)
 	}
 	return d
 }
@@ -73,9 +84,13 @@ func Dialer(timeout time.Duration, allowPrivate bool, flag string) *net.Dialer {
 // every target look like the proxy's address) and every phase bounded by
 // timeout.
 func Transport(timeout time.Duration, allowPrivate bool, flag string) *http.Transport {
+	return transport(timeout, Allowance{All: allowPrivate}, flag)
+}
+
+func transport(timeout time.Duration, a Allowance, flag string) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           Dialer(timeout, allowPrivate, flag).DialContext,
+		DialContext:           DialerAllowing(timeout, a, flag).DialContext,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConnsPerHost:   2,
@@ -91,11 +106,19 @@ func Transport(timeout time.Duration, allowPrivate bool, flag string) *http.Tran
 // the environment names. The proxy is the operator's own configuration,
 // so its address is dialled even when it is private.
 func Upstream(timeout time.Duration, allowPrivate bool, flag string) *http.Transport {
-	return upstream(timeout, allowPrivate, flag, httpproxy.FromEnvironment(), net.DefaultResolver)
+	return upstream(timeout, Allowance{All: allowPrivate}, flag, httpproxy.FromEnvironment(), net.DefaultResolver)
 }
 
-func upstream(timeout time.Duration, allowPrivate bool, flag string, env *httpproxy.Config, resolver *net.Resolver) *http.Transport {
-	t := Transport(timeout, allowPrivate, flag)
+// UpstreamAllowing is Upstream for an Allowance: the private addresses it
+// allows are reached, others refused (the target's resolved addresses
+// and every redirect's alike).
+func UpstreamAllowing(timeout time.Duration, a Allowance, flag string) *http.Transport {
+	return upstream(timeout, a, flag, httpproxy.FromEnvironment(), net.DefaultResolver)
+}
+
+func upstream(timeout time.Duration, a Allowance, flag string, env *httpproxy.Config, resolver *net.Resolver) *http.Transport {
+	allowPrivate := a.All
+	t := transport(timeout, a, flag)
 	proxyFor := env.ProxyFunc()
 	proxies := map[string]bool{}
 	for _, raw := range []string{env.HTTPProxy, env.HTTPSProxy} {
@@ -113,12 +136,12 @@ func upstream(timeout time.Duration, allowPrivate bool, flag string, env *httppr
 			// except the proxy's own, which it dials unchecked; a target
 			// naming the proxy's address is checked here instead.
 			if !allowPrivate && proxies[hostPort(req.URL)] {
-				return nil, checkHost(req.Context(), resolver, req.URL.Hostname(), flag)
+				return nil, checkHost(req.Context(), resolver, a, req.URL.Hostname(), flag)
 			}
 			return nil, nil
 		}
 		if !allowPrivate {
-			if err := checkHost(req.Context(), resolver, req.URL.Hostname(), flag); err != nil {
+			if err := checkHost(req.Context(), resolver, a, req.URL.Hostname(), flag); err != nil {
 				return nil, err
 			}
 		}
@@ -136,9 +159,9 @@ func upstream(timeout time.Duration, allowPrivate bool, flag string, env *httppr
 }
 
 // checkHost refuses host when it is, or resolves to, a private address.
-func checkHost(ctx context.Context, resolver *net.Resolver, host, flag string) error {
+func checkHost(ctx context.Context, resolver *net.Resolver, a Allowance, host, flag string) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if PrivateAddr(ip) {
+		if !a.Permits(ip) {
 			return fmt.Errorf("%w: %s (start the server with %s to allow it)", ErrPrivateTarget, ip.Unmap(), flag)
 		}
 		return nil
@@ -148,7 +171,7 @@ func checkHost(ctx context.Context, resolver *net.Resolver, host, flag string) e
 		return err
 	}
 	for _, ip := range addrs {
-		if PrivateAddr(ip) {
+		if !a.Permits(ip) {
 			return fmt.Errorf("%w: %s resolves to %s (start the server with %s to allow it)", ErrPrivateTarget, host, ip.Unmap(), flag)
 		}
 	}

@@ -77,3 +77,39 @@ func TestDialerRefusesLoopback(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestAllowance reads --allow-private-upstreams values and checks that a
+// CIDR list opens only its ranges.
+func TestAllowance(t *testing.T) {
+	for _, in := range []string{"", "false"} {
+		a, err := netguard.ParseAllowance(in)
+		if err != nil || a.Any() || a.Permits(netip.MustParseAddr("127.0.0.1")) || !a.Permits(netip.MustParseAddr("203.0.113.9")) {
+			t.Errorf("netguard.ParseAllowance(%q) = %+v, %v", in, a, err)
+		}
+	}
+	a, err := netguard.ParseAllowance("true")
+	if err != nil || !a.All || !a.Permits(netip.MustParseAddr("10.1.2.3")) {
+		t.Errorf("true = %+v, %v", a, err)
+	}
+	a, err = netguard.ParseAllowance("127.0.0.0/8, fd00::/8,192.168.1.7")
+	if err != nil || a.String() != "127.0.0.0/8,fd00::/8,192.168.1.7/32" {
+		t.Fatalf("list = %v, %v", a, err)
+	}
+	for ip, want := range map[string]bool{"127.0.0.1": true, "::ffff:127.0.0.2": true, "fd00::1": true, "192.168.1.7": true,
+		"192.168.1.8": false, "10.0.0.1": false, "169.254.169.254": false, "203.0.113.9": true} {
+		if got := a.Permits(netip.MustParseAddr(ip)); got != want {
+			t.Errorf("Permits(%s) = %v, want %v", ip, got, want)
+		}
+	}
+	if _, err := netguard.ParseAllowance("10.0.0.0/8,nonsense"); err == nil || !strings.Contains(err.Error(), "nonsense") {
+		t.Errorf("bad list: %v", err)
+	}
+	// A connection outside the ranges is refused by the dialer.
+	ctl := netguard.ControlAllowing(a, "--allow-private-upstreams")
+	if err := ctl("tcp4", "127.0.0.1:80", nil); err != nil {
+		t.Errorf("allowed range refused: %v", err)
+	}
+	if err := ctl("tcp4", "10.0.0.1:80", nil); err == nil || !strings.Contains(err.Error(), "--allow-private-upstreams") {
+		t.Errorf("outside range: %v", err)
+	}
+}

@@ -28,7 +28,7 @@ func TestUpstreamHonoursTheProxyAfterCheckingTheTarget(t *testing.T) {
 	env := &httpproxy.Config{HTTPProxy: proxy.URL, HTTPSProxy: proxy.URL, NoProxy: "203.0.113.9"}
 	get := func(t *testing.T, allowPrivate bool, target string) (string, error) {
 		t.Helper()
-		c := &http.Client{Transport: upstream(5*time.Second, allowPrivate, "--allow-private-upstreams", env, net.DefaultResolver)}
+		c := &http.Client{Transport: upstream(5*time.Second, Allowance{All: allowPrivate}, "--allow-private-upstreams", env, net.DefaultResolver)}
 		resp, err := c.Get(target)
 		if err != nil {
 			return "", err

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -70,9 +72,13 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at, index_format, artifacthub)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9)`,
-			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt, string(r.IndexFormat), ah)
+		proxy, err := proxyJSON(r.Proxy)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO repositories (id, name, description, organization, owner_id, visibility, created_at, index_format, artifacthub, proxy)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10)`,
+			r.ID, r.Name, text(r.Description), r.Organization, r.OwnerID, string(r.Visibility), r.CreatedAt, string(r.IndexFormat), ah, proxy)
 		if err != nil {
 			return err
 		}
@@ -101,7 +107,7 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 
 const repoCols = `id, name, description, COALESCE(organization, ''), owner_id, visibility, index_format, created_at,
 	mirror_url, mirror_interval_seconds, mirror_username, mirror_password, mirror_status, mirror_last_sync_at,
-	mirror_last_attempt_at, mirror_error, artifacthub`
+	mirror_last_attempt_at, mirror_error, artifacthub, proxy`
 
 func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 	var (
@@ -112,14 +118,22 @@ func scanRepo(row pgx.Row) (*chartctl.Repository, error) {
 		interval  int64
 		status    string
 		ah        []byte
+		proxy     []byte
 	)
 	if err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Organization, &r.OwnerID, &vis, &r.IndexFormat, &r.CreatedAt,
-		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error, &ah); err != nil {
+		&mirrorURL, &interval, &m.Username, &m.Password, &status, &m.LastSyncAt, &m.LastAttemptAt, &m.Error, &ah, &proxy); err != nil {
 		return nil, err
 	}
 	var err error
 	if r.ArtifactHub, err = decodeArtifactHub(ah); err != nil {
 		return nil, err
+	}
+	if len(proxy) > 0 {
+		var rec proxyRecord
+		if err := json.Unmarshal(proxy, &rec); err != nil {
+			return nil, fmt.Errorf("repository %s: proxy settings: %w", r.Name, err)
+		}
+		r.Proxy = rec.domain()
 	}
 	r.Visibility, r.CreatedAt = chartctl.Visibility(vis), utc(r.CreatedAt)
 	if mirrorURL != nil {
@@ -330,12 +344,28 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 	if err != nil {
 		return nil, err
 	}
+	proxy, err := proxyJSON(u.Proxy)
+	if err != nil {
+		return nil, err
+	}
 	var out *chartctl.Repository
 	err = db.mutate(ctx, "update repository", func(tx pgx.Tx) error {
+		if proxy != nil {
+			var isProxy bool
+			err := tx.QueryRow(ctx, `SELECT proxy IS NOT NULL FROM repositories WHERE name = $1 FOR UPDATE`, name).Scan(&isProxy)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return repoNotFound(name)
+			} else if err != nil {
+				return err
+			}
+			if !isProxy {
+				return chartctl.Invalid("proxy", "Repository %q is not a proxy: a repository is created as a proxy (or not) and stays so.", name)
+			}
+		}
 		r, err := scanRepo(tx.QueryRow(ctx, `UPDATE repositories SET description = COALESCE($2, description),
-			visibility = COALESCE($3, visibility), index_format = COALESCE($4, index_format),
-			artifacthub = CASE WHEN $5 THEN $6::jsonb ELSE artifacthub END
-			WHERE name = $1 RETURNING `+repoCols, name, desc, vis, format, u.ArtifactHub != nil, ah))
+			visibility = COALESCE($3, visibility), index_format = COALESCE($4, index_format), proxy = COALESCE($5, proxy),
+			artifacthub = CASE WHEN $6 THEN $7::jsonb ELSE artifacthub END
+			WHERE name = $1 RETURNING `+repoCols, name, desc, vis, format, proxy, u.ArtifactHub != nil, ah))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return repoNotFound(name)
 		} else if err != nil {
@@ -345,4 +375,30 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 		return db.changed(ctx, tx, r.ID, name, "", "")
 	})
 	return out, err
+}
+
+// proxyRecord is a proxy repository's settings as the proxy column keeps
+// them (the same document as bolt's). Password is sealed by the
+// application before it gets here.
+type proxyRecord struct {
+	URL        string   `json:"url"`
+	Username   string   `json:"username,omitempty"`
+	Password   []byte   `json:"password,omitempty"`
+	TTLSeconds int64    `json:"ttl_seconds"`
+	Include    []string `json:"include,omitempty"`
+	Exclude    []string `json:"exclude,omitempty"`
+}
+
+func (p *proxyRecord) domain() *chartctl.Proxy {
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second,
+		Include: p.Include, Exclude: p.Exclude}).Clone()
+}
+
+// proxyJSON is p as the proxy column keeps it; nil for nil.
+func proxyJSON(p *chartctl.Proxy) ([]byte, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return json.Marshal(proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+		Include: p.Include, Exclude: p.Exclude})
 }

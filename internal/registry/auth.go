@@ -153,8 +153,8 @@ func (r *Registry) authorize(c echo.Context, name string, act action) (*chartctl
 	if err := app.ChartWriteDecision(p, repo, perm); err != nil {
 		return nil, nil, denied(c, errDenied("%s", chartctl.ErrorMessage(err)))
 	}
-	if repo.Mirror != nil {
-		return nil, nil, errDenied("%s", app.MirrorReadOnlyMessage(repo))
+	if repo.ReadOnly() {
+		return nil, nil, errDenied("%s", app.ReadOnlyMessage(repo))
 	}
 	return p, repo, nil
 }

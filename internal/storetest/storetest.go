@@ -94,6 +94,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIConcurrency", func(t *testing.T) { testOCIConcurrency(t, open) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, open) })
 	t.Run("Mirrors", func(t *testing.T) { testMirrors(t, open) })
+	t.Run("Proxies", func(t *testing.T) { testProxies(t, open) })
 	t.Run("BlobClaims", func(t *testing.T) { testBlobClaims(t, open) })
 	t.Run("Grants", func(t *testing.T) { testGrants(t, open) })
 	t.Run("GrantsGoWithTheirBinding", func(t *testing.T) { testGrantsGoWithTheirBinding(t, open) })

@@ -7,6 +7,7 @@ import (
 	"github.com/chartctl/chartctl/internal/cmd/quota"
 	"github.com/chartctl/chartctl/internal/cmd/repo/access"
 	"github.com/chartctl/chartctl/internal/cmd/repo/artifacthub"
+	"github.com/chartctl/chartctl/internal/cmd/repo/cache"
 	"github.com/chartctl/chartctl/internal/cmd/repo/create"
 	"github.com/chartctl/chartctl/internal/cmd/repo/delete"
 	"github.com/chartctl/chartctl/internal/cmd/repo/edit"
@@ -25,7 +26,9 @@ func NewCmdRepo(f *cmdutil.Factory) *cobra.Command {
 		Short: "Create, list, view, edit, sync and delete chart repositories; their access, quotas and retention",
 		Long: `Chart repositories hold charts. Each is also a plain Helm repository at
 SERVER/helm/NAME. A repository created with --mirror is a read-only mirror of
-an upstream Helm repository, synced by the server.`,
+an upstream Helm repository, synced by the server; one created with --proxy is
+a read-only pull-through cache of an upstream, fetching each chart version
+when it is first pulled.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
   chartctl repo list
   chartctl repo view stable
@@ -44,6 +47,7 @@ an upstream Helm repository, synced by the server.`,
 		reposync.NewCmdSync(f, nil),
 		quota.NewCmdQuota(f, quota.Repository(f)),
 		access.NewCmdAccess(f),
+		cache.NewCmdCache(f),
 	)
 	return cmd
 }

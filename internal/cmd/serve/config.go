@@ -17,6 +17,7 @@ import (
 	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/identity/ldap"
 	"github.com/chartctl/chartctl/internal/importer"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/text"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
@@ -79,9 +80,18 @@ type Config struct {
 	// BlobCacheSize is the memory kept for small blobs served to
 	// downloads (0: none).
 	BlobCacheSize ByteSizeOrZero
-	// AllowPrivateUpstreams lets mirror repositories follow upstreams on
-	// loopback, private and link-local addresses (CONTRACT §14).
-	AllowPrivateUpstreams bool
+	// AllowPrivateUpstreams lets mirror and proxy repositories follow
+	// upstreams on loopback, private and link-local addresses (CONTRACT
+	// §14): all of them (true), or, for proxies, those of a CIDR list
+	// (CONTRACT §18).
+	AllowPrivateUpstreams PrivateAllowance
+	// PlainHTTPUpstreams are the HOST:PORTs proxy repositories may reach
+	// over plain http.
+	PlainHTTPUpstreams []string
+	// UpstreamTimeout bounds each request of a proxy repository to its
+	// upstream (CONTRACT §18 decision 16); past it the cache serves what
+	// it has, stale.
+	UpstreamTimeout time.Duration
 	// UpstreamIndexMaxSize is the largest upstream index.yaml a mirror
 	// sync reads (CONTRACT §18 decision 15).
 	UpstreamIndexMaxSize ByteSize
@@ -152,6 +162,7 @@ func DefaultConfig() Config {
 		BlobCacheSize:        server.DefaultBlobCacheSize,
 
 		UpstreamIndexMaxSize: importer.DefaultMaxIndexSize,
+		UpstreamTimeout:      10 * time.Second,
 
 		OIDCName:        "SSO",
 		OIDCGroupsClaim: "groups",
@@ -194,7 +205,10 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
-	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams on loopback, private and link-local addresses")
+	fs.Var(&c.AllowPrivateUpstreams, "allow-private-upstreams", "let mirror and proxy repositories reach upstreams on loopback, private and link-local addresses: true, or (proxies) only those in a comma-separated CIDR list, --allow-private-upstreams=10.0.0.0/8,fd00::/8")
+	fs.Lookup("allow-private-upstreams").NoOptDefVal = "true"
+	fs.StringSliceVar(&c.PlainHTTPUpstreams, "plain-http-upstreams", c.PlainHTTPUpstreams, "comma-separated HOST:PORTs that proxy repositories may reach over plain http (every other upstream is https)")
+	fs.Var((*Duration)(&c.UpstreamTimeout), "upstream-timeout", "time limit of one request of a proxy repository to its upstream; past it what is cached is served, marked stale")
 	fs.StringSliceVar(&c.OIDCTrustInsecureIssuers, "oidc-trust-insecure-issuers", c.OIDCTrustInsecureIssuers, "comma-separated OIDC issuer URLs that trusted publishers may name although they are plain http or on private addresses (tests, an in-cluster issuer)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", c.OIDCIssuer, "sign people in through this OpenID Connect provider (https issuer URL; needs --base-url, --oidc-client-id and --oidc-client-secret-file)")
 	fs.StringVar(&c.OIDCClientID, "oidc-client-id", c.OIDCClientID, "chartctl's client ID at the OpenID Connect provider")
@@ -238,6 +252,14 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("invalid --addr %q: use host:port, e.g. 127.0.0.1:8080", c.Addr)
+	}
+	for _, h := range c.PlainHTTPUpstreams {
+		if host, port, err := net.SplitHostPort(h); err != nil || host == "" || port == "" {
+			return fmt.Errorf("invalid --plain-http-upstreams entry %q: use HOST:PORT, e.g. charts.internal:8080", h)
+		}
+	}
+	if c.UpstreamTimeout <= 0 {
+		return fmt.Errorf("--upstream-timeout must be positive, e.g. 10s")
 	}
 	if c.Data == "" {
 		return fmt.Errorf("--data must name a directory")
@@ -494,3 +516,23 @@ func (c *Config) TLS(logger *slog.Logger) *tlsconfig.Options {
 		Logger:        logger,
 	}
 }
+
+// PrivateAllowance is --allow-private-upstreams: true/false, or a
+// comma-separated CIDR list (netguard.ParseAllowance).
+type PrivateAllowance netguard.Allowance
+
+// String writes the value as Set reads it.
+func (a *PrivateAllowance) String() string { return netguard.Allowance(*a).String() }
+
+// Set reads true, false or a CIDR list.
+func (a *PrivateAllowance) Set(s string) error {
+	v, err := netguard.ParseAllowance(s)
+	if err != nil {
+		return err
+	}
+	*a = PrivateAllowance(v)
+	return nil
+}
+
+// Type names the value in --help.
+func (a *PrivateAllowance) Type() string { return "true|CIDRs" }

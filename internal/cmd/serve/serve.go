@@ -31,7 +31,9 @@ import (
 	"github.com/chartctl/chartctl/internal/identity/ldap"
 	"github.com/chartctl/chartctl/internal/identity/oidc"
 	"github.com/chartctl/chartctl/internal/mirror"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/postgres"
+	"github.com/chartctl/chartctl/internal/proxy"
 	"github.com/chartctl/chartctl/internal/secrets"
 	"github.com/chartctl/chartctl/internal/serveconfig"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
@@ -241,7 +243,9 @@ func Run(ctx context.Context, opts *Options) error {
 		logger.Warn("chartctl-lint is not installed next to chartctl or on PATH: lint policies refuse charts, the images of charts without the artifacthub.io/images annotation stay pending and diffs show no rendered manifests")
 	}
 	srv.Config.AllowPrivateWebhooks = cfg.AllowPrivateWebhooks
-	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams
+	srv.Config.AllowPrivateUpstreams = cfg.AllowPrivateUpstreams.All
+	srv.Config.PrivateUpstreams = netguard.Allowance(cfg.AllowPrivateUpstreams)
+	srv.Config.PlainHTTPUpstreams = cfg.PlainHTTPUpstreams
 	srv.Config.OIDCTrustInsecureIssuers = cfg.OIDCTrustInsecureIssuers
 	srv.Config.OIDCTokenLimit = cfg.RateLimitOIDCToken
 	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
@@ -288,8 +292,14 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// Mirror repositories follow their upstreams: each every interval, at
 	// once when asked; with PostgreSQL one replica at a time per mirror.
-	syncer := mirror.New(srv.App(), box, mirror.Options{AllowPrivate: cfg.AllowPrivateUpstreams, MaxIndexSize: int64(cfg.UpstreamIndexMaxSize), Logger: logger})
+	syncer := mirror.New(srv.App(), box, mirror.Options{AllowPrivate: cfg.AllowPrivateUpstreams.All, MaxIndexSize: int64(cfg.UpstreamIndexMaxSize), Logger: logger})
 	srv.App().WakeMirror = syncer.Request
+	// Proxy repositories fetch from their upstreams on demand; with
+	// PostgreSQL one replica fetches each missing version.
+	proxies := proxy.New(srv.App(), box, proxy.Options{Allow: netguard.Allowance(cfg.AllowPrivateUpstreams), Timeout: cfg.UpstreamTimeout,
+		MaxIndexSize: int64(cfg.UpstreamIndexMaxSize), Logger: logger})
+	srv.App().Proxies = proxies
+	srv.RegisterMetrics(proxies.Collector())
 	if pg, ok := db.(*postgres.DB); ok {
 		// Other replicas change charts too: keep this one's in-memory
 		// Helm indexes current with them.

@@ -47,6 +47,6 @@ func signatureTrust(cfg *Config, trustedRoot root.TrustedMaterial) app.Trust {
 	return app.Trust{
 		TrustedRoot: trustedRoot,
 		HTTPClient: &http.Client{Timeout: revocationTimeout,
-			Transport: netguard.Upstream(revocationTimeout, cfg.AllowPrivateUpstreams, app.FlagAllowPrivateUpstreams)},
+			Transport: netguard.Upstream(revocationTimeout, cfg.AllowPrivateUpstreams.All, app.FlagAllowPrivateUpstreams)},
 	}
 }

@@ -43,6 +43,16 @@ type CreateOptions struct {
 	MirrorInterval      string
 	MirrorUsername      string
 	MirrorPasswordStdin bool
+
+	// Proxy, if set, makes the repository a read-only pull-through cache
+	// of this upstream Helm repository (https://…).
+	Proxy    string
+	ProxyTTL string
+	Include  []string
+	Exclude  []string
+	// Username and PasswordStdin are the proxy upstream's credential.
+	Username      string
+	PasswordStdin bool
 }
 
 // NewCmdCreate returns the `repo create` command; runF replaces the run
@@ -65,12 +75,26 @@ once and then every --mirror-interval (a duration such as 30m, 12h or 7d;
 at least 5m), and refuses uploads and deletes. Give the upstream's
 credential with --mirror-username and --mirror-password-stdin; the server
 stores the password encrypted and never shows it. See its state with
-` + "`chartctl repo view`" + ` and sync it at once with ` + "`chartctl repo sync`" + `.`,
+` + "`chartctl repo view`" + ` and sync it at once with ` + "`chartctl repo sync`" + `.
+
+With --proxy the repository is a read-only pull-through cache of an
+upstream: an https Helm repository (http only for hosts the server's
+--plain-http-upstreams lists). A chart version is
+fetched from the upstream the first time someone pulls it, then served
+from this server forever; the upstream's index is revalidated after
+--proxy-ttl (default 10m). --include and --exclude (repeatable globs on
+chart names) choose what is proxied. Give the upstream's credential with
+--username and --password-stdin. See hits, misses and the upstream's
+health with ` + "`chartctl repo view`" + `; drop what is cached with
+` + "`chartctl repo cache purge`" + `.`,
 		Example: `  chartctl repo create stable --description "Stable charts"
   chartctl repo create platform --org acme --public
   chartctl repo create shared --org acme --visibility internal
   chartctl repo create bitnami --mirror https://charts.bitnami.com/bitnami --mirror-interval 6h --public
-  echo "$PASS" | chartctl repo create vendor --mirror https://charts.vendor.example --mirror-username robot --mirror-password-stdin`,
+  echo "$PASS" | chartctl repo create vendor --mirror https://charts.vendor.example --mirror-username robot --mirror-password-stdin
+  chartctl repo create ingress --proxy https://kubernetes.github.io/ingress-nginx --public
+  chartctl repo create jetstack --proxy https://charts.jetstack.io --proxy-ttl 1h --include 'cert-manager*'
+  echo "$PASS" | chartctl repo create vendor-cache --proxy https://charts.vendor.example --username robot --password-stdin`,
 		Args: cmdutil.ExactArgs(1, "a repository name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -90,6 +114,12 @@ stores the password encrypted and never shows it. See its state with
 			if opts.Mirror == "" && (cmd.Flags().Changed("mirror-interval") || opts.MirrorUsername != "" || opts.MirrorPasswordStdin) {
 				return cmdutil.FlagErrorf("--mirror-interval, --mirror-username and --mirror-password-stdin go with --mirror URL")
 			}
+			if opts.Proxy != "" && opts.Mirror != "" {
+				return cmdutil.FlagErrorf("--proxy and --mirror go one at a time: a repository is a proxy or a mirror")
+			}
+			if opts.Proxy == "" && (cmd.Flags().Changed("proxy-ttl") || len(opts.Include) > 0 || len(opts.Exclude) > 0 || opts.Username != "" || opts.PasswordStdin) {
+				return cmdutil.FlagErrorf("--proxy-ttl, --include, --exclude, --username and --password-stdin go with --proxy URL")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -108,6 +138,12 @@ stores the password encrypted and never shows it. See its state with
 	cmd.Flags().StringVar(&opts.MirrorInterval, "mirror-interval", "1h", "time between syncs of the mirror, e.g. 30m, 12h or 7d (at least 5m)")
 	cmd.Flags().StringVar(&opts.MirrorUsername, "mirror-username", "", "user name for the upstream (basic auth)")
 	cmd.Flags().BoolVar(&opts.MirrorPasswordStdin, "mirror-password-stdin", false, "read the upstream's password from standard input")
+	cmd.Flags().StringVar(&opts.Proxy, "proxy", "", "make the repository a read-only pull-through cache of this upstream Helm repository (https://…)")
+	cmd.Flags().StringVar(&opts.ProxyTTL, "proxy-ttl", "10m", "how long the proxy serves a fetched index before revalidating it with the upstream (at least 1s)")
+	cmd.Flags().StringArrayVar(&opts.Include, "include", nil, "proxy only charts whose name matches this glob (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Exclude, "exclude", nil, "never proxy charts whose name matches this glob (repeatable)")
+	cmd.Flags().StringVar(&opts.Username, "username", "", "user name for the proxy's upstream")
+	cmd.Flags().BoolVar(&opts.PasswordStdin, "password-stdin", false, "read the proxy upstream's password from standard input")
 	return cmd
 }
 
@@ -137,6 +173,26 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		}
 		req.Mirror = m
 	}
+	if opts.Proxy != "" {
+		p := &client.ProxyRequest{URL: &opts.Proxy, TTL: &opts.ProxyTTL}
+		if len(opts.Include) > 0 {
+			p.Include = &opts.Include
+		}
+		if len(opts.Exclude) > 0 {
+			p.Exclude = &opts.Exclude
+		}
+		if opts.Username != "" {
+			p.Username = &opts.Username
+		}
+		if opts.PasswordStdin {
+			pw, err := cmdutil.ReadStdinSecret(opts.IO.In, "--password-stdin")
+			if err != nil {
+				return err
+			}
+			p.Password = &pw
+		}
+		req.Proxy = p
+	}
 	repo, _, err := c.Repositories.Create(ctx, req)
 	if err != nil {
 		return fmt.Errorf("create repository %s: %w", opts.Name, err)
@@ -153,6 +209,12 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s), a mirror of %s synced every %s; the first sync has started\n",
 			cs.SuccessIcon(), termtext.Line(repo.Visibility), cs.Bold(termtext.Line(repo.Name)), termtext.Line(owner),
 			termtext.Line(repo.Mirror.URL), termtext.Line(repo.Mirror.Interval))
+		return err
+	}
+	if repo.Proxy != nil {
+		_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s), a proxy of %s (index revalidated after %s); charts are fetched when first pulled\n",
+			cs.SuccessIcon(), termtext.Line(repo.Visibility), cs.Bold(termtext.Line(repo.Name)), termtext.Line(owner),
+			termtext.Line(repo.Proxy.URL), termtext.Line(repo.Proxy.TTL))
 		return err
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s)\n",

@@ -99,6 +99,27 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 			fmt.Fprintf(w, "sync error:   %s\n", termtext.Line(m.Error))
 		}
 	}
+	if p := repo.Proxy; p != nil {
+		fmt.Fprintf(w, "proxy of:     %s (ttl %s%s)\n", termtext.Line(p.URL), termtext.Line(p.TTL), userPart(p.Username))
+		if len(p.Include) > 0 || len(p.Exclude) > 0 {
+			fmt.Fprintf(w, "charts:       include %s; exclude %s\n", globs(p.Include, "all"), globs(p.Exclude, "none"))
+		}
+		fmt.Fprintf(w, "cache:        %d hits, %d misses\n", p.Hits, p.Misses)
+		status := p.UpstreamStatus
+		switch status {
+		case client.ProxyUpstreamOK:
+			status = cs.Green(status)
+		case client.ProxyUpstreamUnreachable:
+			status = cs.Red(status)
+		}
+		if p.CheckedAt != nil {
+			status += " (" + p.CheckedAt.UTC().Format("2006-01-02 15:04:05 MST") + ")"
+		}
+		fmt.Fprintf(w, "upstream:     %s\n", status)
+		if p.UpstreamError != "" {
+			fmt.Fprintf(w, "upstream err: %s\n", termtext.Line(p.UpstreamError))
+		}
+	}
 	if opts.IO.IsStdoutTTY() {
 		// A public repository needs no credential; a private one an API
 		// key (not the CLI's own token, which may be an hour-long OAuth
@@ -130,4 +151,12 @@ func quotaLine(q *client.Quota) string {
 		return line + " (no quota)"
 	}
 	return line
+}
+
+// globs lists patterns for the proxy's line, none given as def.
+func globs(g []string, def string) string {
+	if len(g) == 0 {
+		return def
+	}
+	return termtext.Line(strings.Join(g, ", "))
 }
