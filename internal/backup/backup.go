@@ -36,7 +36,9 @@
 // records (issue #30); a reader of 6 would restore a repository without
 // the keys its policy trusts. 8 adds admission policies of repositories
 // and organizations (issue #30); a reader of 7 would restore a repository
-// that refuses nothing. This package reads all eight; a
+// that refuses nothing. 9 adds replications (issue #31); a reader of 8
+// would restore a site that no longer keeps its second site in step. This
+// package reads all nine; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup
@@ -64,7 +66,7 @@ import (
 const MediaType = "application/vnd.chartctl.backup.v1.tar"
 
 // FormatVersion is the version of the archive format this package writes.
-const FormatVersion = 8
+const FormatVersion = 9
 
 const (
 	dir          = "chartctl-backup/"

@@ -80,7 +80,13 @@ import (
 //	   (issue #30), in the policies bucket created at open. Nothing is
 //	   rewritten, but a binary of schema 13 would accept what a policy
 //	   refuses and leave the policy behind when it deletes its repository.
-const SchemaVersion = 14
+//	15: replications (issue #31) and their task queues, in buckets of
+//	   their own (created at open), filled by every write of an event.
+//	   Nothing is rewritten, but a binary of schema 14 would write events
+//	   without queueing their replication tasks (a push it took would
+//	   never reach the target) and keep replications of deleted
+//	   repositories.
+const SchemaVersion = 15
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -108,7 +114,13 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeIndexFormats,
 	upgradeTrust,
 	upgradePolicies,
+	upgradeReplications,
 }
+
+// upgradeReplications (14→15): the replication buckets are created at
+// open and hold nothing yet, so nothing is rewritten; the version records
+// that this binary queues replication tasks with events.
+func upgradeReplications(*bbolt.Tx) error { return nil }
 
 // upgradeTrust (12→13): the trust bucket is created at open and chart
 // records gain their verification member when first verified, so nothing
