@@ -93,6 +93,9 @@ type Config struct {
 	// AllowPrivateUpstreams lets mirror URLs name private and loopback
 	// addresses (--allow-private-upstreams).
 	AllowPrivateUpstreams bool
+	// PlainHTTPUpstreams lists the HOST:PORT of upstreams and replication
+	// targets reached over plain http (--plain-http-upstreams).
+	PlainHTTPUpstreams []string
 	// OIDCTrustInsecureIssuers are issuers of trusted publishers the
 	// operator vouches for (--oidc-trust-insecure-issuers): they may be
 	// plain http and on private addresses.
@@ -224,6 +227,7 @@ func (s *Server) init() {
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
 			DefaultIndexFormat: s.Config.DefaultIndexFormat,
 			BlobCacheSize:      blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
+			PlainHTTPUpstreams: s.Config.PlainHTTPUpstreams,
 			MaxKeysPerUser: s.Config.MaxKeysPerUser, OIDCTrustInsecureIssuers: s.Config.OIDCTrustInsecureIssuers, OIDCRootCAs: s.Config.OIDCRootCAs},
 		Logger: s.Logger, Now: s.Now,
 		ObserveRender: func(d time.Duration) { s.metrics.renders.Observe(d.Seconds()) },

@@ -68,6 +68,9 @@ type Config struct {
 	// OIDCRootCAs verifies the TLS certificates of trusted publishers'
 	// issuers (nil: the system's roots).
 	OIDCRootCAs *x509.CertPool
+	// PlainHTTPUpstreams lists the HOST:PORT of upstreams and replication
+	// targets that may be reached over plain http (--plain-http-upstreams).
+	PlainHTTPUpstreams []string
 	// DefaultIndexFormat is the index format of repositories created
 	// without one (--index-format); "" means chartctl.IndexJSON.
 	DefaultIndexFormat chartctl.IndexFormat
@@ -105,6 +108,10 @@ type App struct {
 	// Secrets seals webhook secrets and mirror passwords; nil disables
 	// webhook creation and mirror passwords.
 	Secrets Sealer
+	// WakeReplication, if set, is called when replication tasks were
+	// queued by a replication's creation or run (events queue theirs
+	// through OnEvents); the replicator (internal/replication) wakes on it.
+	WakeReplication func()
 	// WakeMirror, if set, is called with a mirror repository's name when
 	// a sync of it is wanted now (it was created, or a sync was asked
 	// for); the mirror syncer (internal/mirror) wakes on it.

@@ -82,6 +82,9 @@ type Config struct {
 	// AllowPrivateUpstreams lets mirror repositories follow upstreams on
 	// loopback, private and link-local addresses (CONTRACT §14).
 	AllowPrivateUpstreams bool
+	// PlainHTTPUpstreams lists the HOST:PORT of upstreams and replication
+	// targets reached over plain http instead of https (CONTRACT §18).
+	PlainHTTPUpstreams []string
 	// UpstreamIndexMaxSize is the largest upstream index.yaml a mirror
 	// sync reads (CONTRACT §18 decision 15).
 	UpstreamIndexMaxSize ByteSize
@@ -189,7 +192,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
-	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams on loopback, private and link-local addresses")
+	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", c.AllowPrivateUpstreams, "let mirror repositories follow upstreams, and replications reach targets, on loopback, private and link-local addresses")
+	fs.StringSliceVar(&c.PlainHTTPUpstreams, "plain-http-upstreams", c.PlainHTTPUpstreams, "comma-separated HOST:PORT of upstreams and replication targets reached over plain http instead of https")
 	fs.StringSliceVar(&c.OIDCTrustInsecureIssuers, "oidc-trust-insecure-issuers", c.OIDCTrustInsecureIssuers, "comma-separated OIDC issuer URLs that trusted publishers may name although they are plain http or on private addresses (tests, an in-cluster issuer)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", c.OIDCIssuer, "sign people in through this OpenID Connect provider (https issuer URL; needs --base-url, --oidc-client-id and --oidc-client-secret-file)")
 	fs.StringVar(&c.OIDCClientID, "oidc-client-id", c.OIDCClientID, "chartctl's client ID at the OpenID Connect provider")
