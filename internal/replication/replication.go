@@ -83,7 +83,7 @@ type Options struct {
 	RetryBase, GiveUpAfter time.Duration
 	// Lease is how long a claimed task is kept from other replicas
 	// (default 10m): the longest a copy may take.
-	Lease time.Duration
+	Lease  time.Duration
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
