@@ -14,8 +14,8 @@
 //     and the manifests that refer to it (signatures, SBOMs), through
 //     internal/ociclient;
 //   - to a chartctl https://HOST/helm/REPO: the archive and its .prov
-//     through the ChartMuseum API (POST /api/REPO/charts, DELETE
-//     /api/REPO/charts/NAME/VERSION).
+//     through the ChartMuseum API (POST /helm/api/REPO/charts, DELETE
+//     /helm/api/REPO/charts/NAME/VERSION).
 //
 // A failed task is retried with exponential backoff and full jitter, for
 // up to a day, then given up (it shows as failed in the status). Every
@@ -368,9 +368,9 @@ func (r *Replicator) deleteOCI(ctx context.Context, target *app.ReplicationTarge
 	return err
 }
 
-// chartmuseumURL is the target's ChartMuseum API path below /api/REPO.
+// chartmuseumURL is the target's ChartMuseum API URL, below /helm/api/REPO.
 func chartmuseumURL(target *app.ReplicationTarget, rest string) string {
-	return target.Scheme + "://" + target.Host + "/api/" + url.PathEscape(target.Repo) + "/charts" + rest
+	return target.Scheme + "://" + target.Host + "/helm/api/" + url.PathEscape(target.Repo) + "/charts" + rest
 }
 
 // pushChartctl uploads the archive and its provenance file to a chartctl
