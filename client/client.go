@@ -88,6 +88,8 @@ type Client struct {
 	OAuthClients *OAuthClientsService
 	// Webhooks manages webhooks and their deliveries.
 	Webhooks *WebhooksService
+	// Replications manages replications (CONTRACT §18).
+	Replications *ReplicationsService
 	// Audit reads the audit log.
 	Audit *AuditService
 	// Admin runs server maintenance: backups, verification, garbage
@@ -266,6 +268,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Users = (*UsersService)(&c.common)
 	c.OAuthClients = (*OAuthClientsService)(&c.common)
 	c.Webhooks = (*WebhooksService)(&c.common)
+	c.Replications = (*ReplicationsService)(&c.common)
 	c.Audit = (*AuditService)(&c.common)
 	c.Admin = (*AdminService)(&c.common)
 	return c, nil

@@ -99,8 +99,9 @@ type Config struct {
 	// name (--allow-private-upstreams as a CIDR list); AllowPrivateUpstreams
 	// allows them all.
 	PrivateUpstreams netguard.Allowance
-	// PlainHTTPUpstreams are the HOST:PORTs proxy repositories may reach
-	// over plain http (--plain-http-upstreams).
+	// PlainHTTPUpstreams are the HOST:PORTs proxy repositories and
+	// replication targets may be reached at over plain http
+	// (--plain-http-upstreams).
 	PlainHTTPUpstreams []string
 	// OIDCTrustInsecureIssuers are issuers of trusted publishers the
 	// operator vouches for (--oidc-trust-insecure-issuers): they may be

@@ -64,9 +64,9 @@ type Config struct {
 	// PrivateUpstreams says which private addresses proxy repositories
 	// may reach (--allow-private-upstreams as true/false or a CIDR list).
 	PrivateUpstreams netguard.Allowance
-	// PlainHTTPUpstreams are the HOST:PORTs a proxy repository may reach
-	// over plain http (--plain-http-upstreams); every other upstream is
-	// https or oci over https.
+	// PlainHTTPUpstreams are the HOST:PORTs a proxy repository or a
+	// replication target may be reached at over plain http
+	// (--plain-http-upstreams); every other one is https or oci over https.
 	PlainHTTPUpstreams []string
 	// MaxKeysPerUser caps the API keys one user may hold (0: no cap).
 	MaxKeysPerUser int
@@ -118,6 +118,10 @@ type App struct {
 	// (internal/proxy): /v1 reads its counters, a purge forgets what it
 	// remembers of an upstream.
 	Proxies ProxyCache
+	// WakeReplication, if set, is called when replication tasks were
+	// queued by a replication's creation or run (events queue theirs
+	// through OnEvents); the replicator (internal/replication) wakes on it.
+	WakeReplication func()
 	// WakeMirror, if set, is called with a mirror repository's name when
 	// a sync of it is wanted now (it was created, or a sync was asked
 	// for); the mirror syncer (internal/mirror) wakes on it.

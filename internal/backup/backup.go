@@ -43,7 +43,9 @@
 // admission verdict (issue #30; a reader of 8 would restore noncompliant
 // versions as compliant), repositories' Artifact Hub metadata (issue #33)
 // and proxy repositories (issue #31; a reader of 8 would restore a proxy
-// as an ordinary, writable repository). This package reads all nine; a
+// as an ordinary, writable repository).
+// Replications (issue #31) too: a reader of 8 would restore a site that
+// no longer keeps its second site in step. This package reads all nine; a
 // chartctl that reads only an older version refuses a newer one by its
 // version instead of dropping what it does not know.
 package backup

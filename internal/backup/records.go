@@ -458,6 +458,25 @@ type policyRec struct {
 	UpdatedAt         time.Time `json:"updated_at"`
 }
 
+// replicationRec (format 9) carries the target's password sealed, as
+// the store keeps it, and is bound to its source repository by ID.
+type replicationRec struct {
+	ID             string     `json:"id"`
+	Name           string     `json:"name"`
+	Source         string     `json:"source"`
+	SourceID       string     `json:"source_id"`
+	Target         string     `json:"target"`
+	Username       string     `json:"username,omitempty"`
+	SealedPassword []byte     `json:"sealed_password,omitempty"`
+	FilterName     string     `json:"filter_name,omitempty"`
+	FilterVersion  string     `json:"filter_version,omitempty"`
+	On             []string   `json:"on"`
+	CreatedBy      string     `json:"created_by,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	LastSuccessAt  *time.Time `json:"last_success_at,omitempty"`
+	LastError      string     `json:"last_error,omitempty"`
+}
+
 // webhookRec carries the secret sealed, as the store keeps it.
 type webhookRec struct {
 	ID         string `json:"id"`
@@ -598,6 +617,14 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		p := r.Policy.Policy
 		v = policyRec{r.Policy.Scope, r.Policy.ID, p.RequireSignature, p.HoldWindow.String(), p.Lint, p.ValuesSchema, p.RequiredFields,
 			p.NamePattern, p.AllowPrerelease, p.MonotonicVersions, p.ImagesPinned, p.MaxSize, p.DenyFiles, p.UpdatedAt}
+	case r.Replication != nil:
+		x := r.Replication
+		on := []string{}
+		for _, o := range x.On {
+			on = append(on, string(o))
+		}
+		v = replicationRec{x.ID, x.Name, x.Source, x.SourceID, x.Target, x.Username, x.Password, x.Filter.Name, x.Filter.Version, on,
+			x.CreatedBy, x.CreatedAt, x.LastSuccessAt, x.LastError}
 	case r.Webhook != nil:
 		w := r.Webhook
 		v = webhookRec{w.ID, w.Repository, w.RepositoryID, w.Organization, w.URL, w.Events, w.Active, w.Secret, w.CreatedBy, w.CreatedAt, w.DisabledReason}
@@ -668,6 +695,9 @@ var v7Kinds = map[string]bool{chartctl.DumpTrustEntry: true}
 // v8Kinds are the kinds format 8 added.
 var v8Kinds = map[string]bool{chartctl.DumpPolicy: true}
 
+// v9Kinds are the kinds format 9 added.
+var v9Kinds = map[string]bool{chartctl.DumpReplication: true}
+
 // decodeRecord reads one line of records.jsonl of a backup of format
 // version.
 func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
@@ -678,7 +708,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 	if version == 1 && !v1Kinds[l.Kind] {
 		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format 1", l.Kind)
 	}
-	if version < 3 && v3Kinds[l.Kind] || version < 5 && v5Kinds[l.Kind] || version < 7 && v7Kinds[l.Kind] || version < 8 && v8Kinds[l.Kind] {
+	if version < 3 && v3Kinds[l.Kind] || version < 5 && v5Kinds[l.Kind] || version < 7 && v7Kinds[l.Kind] || version < 8 && v8Kinds[l.Kind] || version < 9 && v9Kinds[l.Kind] {
 		return chartctl.DumpRecord{}, fmt.Errorf("record kind %q is not one of format %d", l.Kind, version)
 	}
 	var (
@@ -772,6 +802,17 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 				break
 			}
 			r.Policy = &chartctl.ScopedPolicy{Scope: v.Scope, ID: v.ID, Policy: p}
+		}
+	case chartctl.DumpReplication:
+		var v replicationRec
+		if err = json.Unmarshal(l.Data, &v); err == nil {
+			x := &chartctl.Replication{ID: v.ID, Name: v.Name, Source: v.Source, SourceID: v.SourceID, Target: v.Target, Username: v.Username,
+				Password: v.SealedPassword, Filter: chartctl.ReplicationFilter{Name: v.FilterName, Version: v.FilterVersion},
+				CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt, LastSuccessAt: v.LastSuccessAt, LastError: v.LastError}
+			for _, o := range v.On {
+				x.On = append(x.On, chartctl.ReplicationOp(o))
+			}
+			r.Replication = x
 		}
 	case chartctl.DumpWebhook:
 		var v webhookRec

@@ -137,6 +137,9 @@ func (db *DB) writeChange(ctx context.Context, tx *bbolt.Tx, events bool) error 
 	}); err != nil {
 		return err
 	}
+	if err := db.queueReplicationTasks(tx, c.Events); err != nil {
+		return err
+	}
 	for _, e := range c.Events {
 		if err := putEvent(tx, e); err != nil {
 			return err

@@ -215,6 +215,13 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				scope, id, _ := strings.Cut(string(k), sep)
 				return chartctl.DumpRecord{Policy: &chartctl.ScopedPolicy{Scope: scope, ID: id, Policy: r.domain()}}, nil
 			}),
+			record(replicationsBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
+				r, err := decode[replicationRecord](v)
+				if err != nil {
+					return chartctl.DumpRecord{}, err
+				}
+				return chartctl.DumpRecord{Replication: r.domain()}, nil
+			}),
 			record(webhooksBucket, func(_, v []byte) (chartctl.DumpRecord, error) {
 				r, err := decode[webhookRecord](v)
 				if err != nil {

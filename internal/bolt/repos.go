@@ -202,6 +202,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 		if err := deleteRepoGrants(tx, repo.ID); err != nil {
 			return err
 		}
+		if err := deleteRepoReplications(tx, repo.ID); err != nil {
+			return err
+		}
 		if err := deleteScopeTrust(tx, chartctl.TrustScopeRepository, repo.ID); err != nil {
 			return err
 		}

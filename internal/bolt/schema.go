@@ -90,7 +90,13 @@ import (
 //	   rules a version breaks after a policy change). Nothing is
 //	   rewritten, but a binary of schema 15 would drop the verdict the
 //	   next time it rewrites the chart record.
-const SchemaVersion = 16
+//	17: replications (issue #31) and their task queues, in buckets of
+//	   their own (created at open), filled by every write of an event.
+//	   Nothing is rewritten, but a binary of schema 16 would write events
+//	   without queueing their replication tasks (a push it took would
+//	   never reach the target) and keep replications of deleted
+//	   repositories.
+const SchemaVersion = 17
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -120,11 +126,17 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradePolicies,
 	upgradeHeld,
 	upgradeVersionPolicies,
+	upgradeReplications,
 }
 
 // upgradeHeld (14→15): the chart_held bucket is created at open and no
 // version of an older data dir is held, so nothing is rewritten.
 func upgradeHeld(*bbolt.Tx) error { return nil }
+
+// upgradeReplications (16→17): the replication buckets are created at
+// open and hold nothing yet, so nothing is rewritten; the version records
+// that this binary queues replication tasks with events.
+func upgradeReplications(*bbolt.Tx) error { return nil }
 
 // upgradeTrust (12→13): the trust bucket is created at open and chart
 // records gain their verification member when first verified, so nothing

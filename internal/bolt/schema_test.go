@@ -817,3 +817,20 @@ func TestUpgradeFromSchema9KeepsVersionsAndTakesVerdicts(t *testing.T) {
 		t.Fatalf("recording a verdict changed the version: %+v", got)
 	}
 }
+
+// TestUpgradeFromSchema9TakesReplications: an upgraded data dir keeps its
+// charts and takes replications, whose tasks a new push queues.
+func TestUpgradeFromSchema9TakesReplications(t *testing.T) {
+	db := upgradedFromSchema9(t, "schema9-trust")
+	ctx := t.Context()
+	r := &chartctl.Replication{Name: "dr", Source: "acme-charts", Target: "oci://registry.example/acme", On: []chartctl.ReplicationOp{chartctl.ReplicationPush}}
+	if err := db.CreateReplication(ctx, r); err != nil {
+		t.Fatalf("create a replication after the upgrade: %v", err)
+	}
+	if err := db.EnqueueReplicationTasks(ctx, "dr", []*chartctl.ReplicationTask{{Op: chartctl.ReplicationPush, Chart: "web", Version: "1.0.0"}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := db.ReplicationStatus(ctx, "dr"); err != nil || st.Pending != 1 {
+		t.Fatalf("status after the upgrade: %+v, %v", st, err)
+	}
+}

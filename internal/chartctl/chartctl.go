@@ -453,6 +453,8 @@ type Store interface {
 	LeaseStore
 	// MirrorStore: the settings and sync state of mirror repositories.
 	MirrorStore
+	// ReplicationStore: replications and their task queues.
+	ReplicationStore
 	// BlobClaimStore: blob deletion kept from racing commits that refer
 	// to the same blob.
 	BlobClaimStore

@@ -53,6 +53,10 @@ type DumpRecord struct {
 	// Policy is an admission policy, bound to its repository or
 	// organization by ID.
 	Policy *ScopedPolicy
+	// Replication carries its target's password sealed, as stored, and
+	// is bound to its source repository by ID; its pending tasks are
+	// in-flight work and stay behind.
+	Replication *Replication
 }
 
 // ScopedQuota is the quota of one repository or organization.
@@ -100,12 +104,13 @@ const (
 	DumpSCIMGroup    = "scim_group"
 	DumpTrustEntry   = "trust_entry"
 	DumpPolicy       = "admission_policy"
+	DumpReplication  = "replication"
 )
 
 // DumpKinds lists the record kinds in the order an Exporter sends them.
 var DumpKinds = []string{
 	DumpUser, DumpAPIKey, DumpOAuthClient, DumpOrganization, DumpRepository, DumpTeam, DumpMember,
-	DumpGrant, DumpRobot, DumpPublisher, DumpSCIMToken, DumpSCIMGroup, DumpTrustEntry, DumpChartVersion, DumpQuota, DumpRetention, DumpPolicy, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
+	DumpGrant, DumpRobot, DumpPublisher, DumpSCIMToken, DumpSCIMGroup, DumpTrustEntry, DumpChartVersion, DumpQuota, DumpRetention, DumpPolicy, DumpReplication, DumpWebhook, DumpOCIBlobLink, DumpOCIManifest, DumpOCITag,
 	DumpAuditEntry,
 }
 
@@ -134,6 +139,8 @@ func (r DumpRecord) Kind() string {
 		return DumpRetention
 	case r.Policy != nil:
 		return DumpPolicy
+	case r.Replication != nil:
+		return DumpReplication
 	case r.Webhook != nil:
 		return DumpWebhook
 	case r.OCIBlobLink != nil:
@@ -271,6 +278,16 @@ var DumpCoverage = map[string]string{
 	"Policies":  "read",
 	// Version verdicts travel in their chart version.
 	"SetVersionPolicy": "ChartVersion",
+
+	// Replications (issue #31). Their tasks are in-flight work.
+	"CreateReplication":        "Replication",
+	"Replication":              "read",
+	"Replications":             "read",
+	"DeleteReplication":        "Replication",
+	"ReplicationStatus":        "read",
+	"EnqueueReplicationTasks":  "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
+	"ClaimReplicationTasks":    "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
+	"RecordReplicationResults": "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
 
 	// Leases.
 	"AcquireLease": "- leases last seconds and belong to running processes",

@@ -154,6 +154,9 @@ func loadOne(ctx context.Context, t Target, r chartctl.DumpRecord) error {
 	case r.Webhook != nil:
 		w := *r.Webhook
 		what, err = "webhook "+w.ID, t.CreateWebhook(ctx, &w)
+	case r.Replication != nil:
+		rep := *r.Replication
+		what, err = "replication "+rep.Name, t.CreateReplication(ctx, &rep)
 	case r.Grant != nil:
 		g := *r.Grant
 		what = fmt.Sprintf("grant of %s to %s %s", g.Repository, g.Kind, g.Subject)

@@ -245,6 +245,7 @@ func TestPluralAndCount(t *testing.T) {
 		chartctl.DumpOCIBlobLink: "OCI blob links", chartctl.DumpOCIManifest: "OCI manifests", chartctl.DumpOCITag: "OCI tags",
 		chartctl.DumpAuditEntry: "audit entries", chartctl.DumpGrant: "repository grants", chartctl.DumpRobot: "robot accounts", chartctl.DumpSCIMToken: "SCIM tokens", chartctl.DumpSCIMGroup: "SCIM groups",
 		chartctl.DumpPublisher: "trusted publishers", chartctl.DumpTrustEntry: "trust entries", chartctl.DumpPolicy: "admission policies",
+		chartctl.DumpReplication: "replications",
 	}
 	for _, k := range chartctl.DumpKinds {
 		w, ok := want[k]

@@ -48,6 +48,11 @@ func (db *DB) writeChange(ctx context.Context, tx pgx.Tx, events bool) error {
 			return err
 		}
 	}
+	if events {
+		if err := db.queueReplicationTasks(ctx, tx, c.Events); err != nil {
+			return err
+		}
+	}
 	b := &pgx.Batch{}
 	db.queueAudit(b, c.Audit)
 	if events {

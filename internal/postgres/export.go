@@ -188,6 +188,13 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 				}
 				return fn(chartctl.DumpRecord{Policy: &chartctl.ScopedPolicy{Scope: scope, ID: id, Policy: rec.domain()}})
 			}},
+			{`SELECT ` + replicationCols + ` FROM replications ORDER BY name`, func(r pgx.Rows) error {
+				rep, err := scanReplication(r)
+				if err != nil {
+					return err
+				}
+				return fn(chartctl.DumpRecord{Replication: rep})
+			}},
 			{`SELECT ` + webhookCols + ` FROM webhooks ORDER BY id`, func(r pgx.Rows) error {
 				w, err := scanWebhook(r)
 				if err != nil {

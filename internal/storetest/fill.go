@@ -123,6 +123,12 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		Lint: chartctl.LintError, ValuesSchema: true, RequiredFields: []string{"maintainers"}, NamePattern: "^[a-z]+$",
 		MonotonicVersions: true, ImagesPinned: true, MaxSize: 5 << 20, DenyFiles: []string{"*.pem"}, UpdatedAt: at(48)}))
 
+	last := at(49)
+	must(tb, s.CreateReplication(ctx, &chartctl.Replication{ID: "rpl_dr", Name: "apps-dr", Source: "apps", Target: "oci://registry.example/acme",
+		Username: "ci", Password: []byte("sealed-password"), Filter: chartctl.ReplicationFilter{Name: "web*", Version: ">=1.0.0"},
+		On: []chartctl.ReplicationOp{chartctl.ReplicationPush, chartctl.ReplicationDelete}, CreatedBy: admin.ID, CreatedAt: at(33),
+		LastSuccessAt: &last, LastError: "target down"}))
+
 	for _, w := range []*chartctl.Webhook{
 		{ID: "wh_repo", Repository: "apps", URL: "https://hooks.example.com/apps", Events: []string{"chart.pushed"}, Active: true,
 			Secret: []byte("sealed-secret-1"), CreatedBy: admin.ID, CreatedAt: at(30)},

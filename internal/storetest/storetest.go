@@ -106,6 +106,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("AccessChanges", func(t *testing.T) { testAccessChanges(t, open) })
 	t.Run("ListsFollowChanges", func(t *testing.T) { testListsFollowChanges(t, open) })
 	runEvents(t, open)
+	runReplication(t, open)
 }
 
 // Racers is how many goroutines the concurrency tests start at once.

@@ -34,6 +34,7 @@ import (
 	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/proxy"
+	"github.com/chartctl/chartctl/internal/replication"
 	"github.com/chartctl/chartctl/internal/secrets"
 	"github.com/chartctl/chartctl/internal/serveconfig"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
@@ -227,7 +228,15 @@ func Run(ctx context.Context, opts *Options) error {
 		Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivateWebhooks, Logger: logger})
 
 	srv := server.New(db, blobs)
-	srv.Secrets, srv.OnEvents = box, dispatcher.Notify
+	// Committed events wake the webhook dispatcher and the replicator
+	// (made below, once the application layer exists).
+	var replicator *replication.Replicator
+	srv.Secrets, srv.OnEvents = box, func() {
+		dispatcher.Notify()
+		if replicator != nil {
+			replicator.Wake()
+		}
+	}
 	// Charts are linted by chartctl-lint in a child process, killed past
 	// the time bound and limited in memory (decision 9); Helm's lint
 	// pulls Kubernetes libraries this binary stays free of. Without it,
@@ -300,6 +309,12 @@ func Run(ctx context.Context, opts *Options) error {
 		MaxIndexSize: int64(cfg.UpstreamIndexMaxSize), Logger: logger})
 	srv.App().Proxies = proxies
 	srv.RegisterMetrics(proxies.Collector())
+	// Replications push what their source repositories receive to their
+	// targets, from the events outbox; with PostgreSQL each task on one
+	// replica.
+	replicator = replication.New(srv.App(), box, reg, replication.Options{AllowPrivate: cfg.AllowPrivateUpstreams.All,
+		PlainHTTP: cfg.PlainHTTPUpstreams, Logger: logger})
+	srv.App().WakeReplication = replicator.Wake
 	if pg, ok := db.(*postgres.DB); ok {
 		// Other replicas change charts too: keep this one's in-memory
 		// Helm indexes current with them.
@@ -353,7 +368,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgDone sync.WaitGroup
-	bgDone.Add(3)
+	bgDone.Add(4)
+	go func() { defer bgDone.Done(); replicator.Run(bg) }()
 	go func() { defer bgDone.Done(); dispatcher.Run(bg) }()
 	go func() { defer bgDone.Done(); syncer.Run(bg) }()
 	go func() { defer bgDone.Done(); pruneAudit(bg, db, cfg.AuditRetention.Duration(), logger) }()
