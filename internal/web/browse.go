@@ -517,6 +517,10 @@ func (d *Dashboard) handleChart(c echo.Context) error {
 		}
 		if cv == nil {
 			cv, err = d.opts.Store.ChartVersion(ctx, r.Name, name, version)
+			if err == nil {
+				// A held version's page is for those who may push only.
+				err = d.opts.App.VisibleVersion(ctx, p, cv)
+			}
 			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 				return d.notFound(c)
 			} else if err != nil {
@@ -626,7 +630,7 @@ func chartIcon(cv *chartctl.ChartVersion) (template.URL, string) {
 }
 
 func (d *Dashboard) handleDownload(c echo.Context) error {
-	_, r, ok, err := d.visibleRepo(c)
+	p, r, ok, err := d.visibleRepo(c)
 	if !ok {
 		return err
 	}
@@ -637,6 +641,10 @@ func (d *Dashboard) handleDownload(c echo.Context) error {
 		return d.notFound(c)
 	}
 	cv, err := d.opts.App.ChartVersion(ctx, r, c.Param("name"), c.Param("version"))
+	if err == nil {
+		// A held version is not pullable, from the dashboard either.
+		err = d.opts.App.ServableVersion(ctx, p, cv)
+	}
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return d.notFound(c)
 	} else if err != nil {

@@ -49,7 +49,7 @@ func chartFileType(name string, content []byte) (ctype string, attachment bool) 
 // README's relative links and images lead here), to those who may see the
 // version, with the headers of chartFilePolicy and nosniff.
 func (d *Dashboard) handleChartFile(c echo.Context) error {
-	_, r, ok, err := d.visibleRepo(c)
+	p, r, ok, err := d.visibleRepo(c)
 	if !ok {
 		return err
 	}
@@ -59,6 +59,10 @@ func (d *Dashboard) handleChartFile(c echo.Context) error {
 		return d.notFound(c)
 	}
 	cv, err := d.opts.App.ChartVersion(ctx, r, c.Param("name"), c.Param("version"))
+	if err == nil {
+		// A held version's files are not served: its archive is not.
+		err = d.opts.App.ServableVersion(ctx, p, cv)
+	}
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return d.notFound(c)
 	} else if err != nil {
