@@ -239,7 +239,7 @@ func TestSearchFiltersWithoutJavaScript(t *testing.T) {
 	if bad := b.Get(t, "/search?kube_version=latest"); bad.StatusCode != http.StatusBadRequest || !strings.Contains(bad.Body, "kube_version must be a Kubernetes version") {
 		t.Errorf("bad kube_version: %d %s", bad.StatusCode, bad.Body)
 	}
-	if bad := b.Get(t, "/search?signed=maybe"); bad.StatusCode != http.StatusBadRequest || !strings.Contains(bad.Body, "signed must be true or false") {
+	if bad := b.Get(t, "/search?signed=maybe"); bad.StatusCode != http.StatusBadRequest || !strings.Contains(bad.Body, "signed must be true") {
 		t.Errorf("bad signed: %d %s", bad.StatusCode, bad.Body)
 	}
 	// A repository the visitor cannot see is the same as none.
