@@ -67,7 +67,7 @@ func heldVersion(t *testing.T, ts *testkit.Server, tok, repo, name, version stri
 // other version is touched.
 func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 	helmBin := testkit.HelmBinary(t)
-	signer := mustGPGSigner(t, "Chart Signer <signer@example.com>")
+	signer := testkit.MustGPGSigner(t, "Chart Signer <signer@example.com>")
 	clock := &heldClock{now: time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)}
 	ts := testkit.StartServer(t, func(s *server.Server) {
 		s.Now = clock.Now
@@ -89,7 +89,7 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 	if err := ts.Store.CreateWebhook(ctx, hook); err != nil {
 		t.Fatal(err)
 	}
-	pub, err := os.ReadFile(signer.pubring)
+	pub, err := os.ReadFile(signer.Pubring)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +101,11 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 		map[string]any{"require_signature": "any", "hold_window": "10m"}); r.StatusCode != http.StatusOK {
 		t.Fatalf("set policy: %d %s", r.StatusCode, r.Body)
 	}
-	a1, p1 := mustSignedChart(t, helmBin, "web", "1.0.0", signer)
+	a1, p1 := testkit.MustSignedChart(t, helmBin, "web", "1.0.0", signer)
 	uploadSigned(t, ts, "prod", a1, p1)
 
 	// The unsigned push is stored, held for the window.
-	a2, p2 := mustSignedChart(t, helmBin, "web", "2.0.0", signer)
+	a2, p2 := testkit.MustSignedChart(t, helmBin, "web", "2.0.0", signer)
 	r := ts.Upload(t, "prod", ts.AdminKey, a2, "")
 	var up struct {
 		Data client.ChartUpload `json:"data"`
@@ -218,7 +218,7 @@ func TestHeldVersionInvisibleUntilSigned(t *testing.T) {
 
 	// The .prov of a held version through the ChartMuseum API (helm
 	// cm-push) releases it too.
-	a5, p5 := mustSignedChart(t, helmBin, "web", "5.0.0", signer)
+	a5, p5 := testkit.MustSignedChart(t, helmBin, "web", "5.0.0", signer)
 	if r := ts.Upload(t, "prod", ts.AdminKey, a5, ""); r.StatusCode != http.StatusOK {
 		t.Fatalf("unsigned upload 5.0.0: %d %s", r.StatusCode, r.Body)
 	}

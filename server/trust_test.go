@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -14,69 +12,6 @@ import (
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/testkit"
 )
-
-// gpgSigner is a throwaway GnuPG home with one signing key, exported as
-// the legacy keyrings `helm package --sign` and a pgp trust entry take.
-type gpgSigner struct {
-	name             string
-	secring, pubring string
-}
-
-// mustGPGSigner makes a signing key for uid with the real gpg
-// (CHARTCTL_GPG, else gpg on PATH).
-func mustGPGSigner(t *testing.T, uid string) *gpgSigner {
-	t.Helper()
-	gpg := testkit.Tool(t, "CHARTCTL_GPG", "gpg")
-	home := t.TempDir()
-	run := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.Command(gpg, append([]string{"--homedir", home, "--batch", "--pinentry-mode", "loopback", "--passphrase", ""}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("gpg %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		return out
-	}
-	run("--quick-gen-key", uid, "rsa2048", "sign", "never")
-	s := &gpgSigner{name: uid, secring: filepath.Join(home, "secring.gpg"), pubring: filepath.Join(home, "pubring.gpg")}
-	if err := os.WriteFile(s.secring, run("--export-secret-keys"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(s.pubring, run("--export"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// mustSignedChart packages a chart with `helm package --sign` and returns
-// the archive and its provenance file.
-func mustSignedChart(t *testing.T, helm, name, version string, s *gpgSigner) (archive, prov []byte) {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Join(src, "templates"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	chartYAML := "apiVersion: v2\nname: " + name + "\nversion: " + version + "\ndescription: signed chart\n"
-	if err := os.WriteFile(filepath.Join(src, "Chart.yaml"), []byte(chartYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testkit.RunHelm(t, helm, dir, "package", "--sign", "--key", s.name, "--keyring", s.secring, "-d", dir, src)
-	tgz := filepath.Join(dir, name+"-"+version+".tgz")
-	archive, err := os.ReadFile(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// helm verify, with the real client, agrees that the pair verifies.
-	testkit.RunHelm(t, helm, dir, "verify", "--keyring", s.pubring, tgz)
-	prov, err = os.ReadFile(tgz + ".prov")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return archive, prov
-}
 
 func uploadSigned(t *testing.T, ts *testkit.Server, repo string, archive, prov []byte) {
 	t.Helper()
@@ -107,12 +42,12 @@ func chartVerification(t *testing.T, ts *testkit.Server, repo, name, version str
 // removing the keyring re-verifies stored versions in the background.
 func TestProvenanceVerifiedAgainstRepositoryKeyring(t *testing.T) {
 	helm := testkit.HelmBinary(t)
-	signer := mustGPGSigner(t, "Chart Signer <signer@example.com>")
-	stranger := mustGPGSigner(t, "Someone Else <else@example.com>")
+	signer := testkit.MustGPGSigner(t, "Chart Signer <signer@example.com>")
+	stranger := testkit.MustGPGSigner(t, "Someone Else <else@example.com>")
 	ts := testkit.StartServer(t)
 	ts.MustYAMLRepo(t, "prod", "")
 
-	pub, err := os.ReadFile(signer.pubring)
+	pub, err := os.ReadFile(signer.Pubring)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +67,11 @@ func TestProvenanceVerifiedAgainstRepositoryKeyring(t *testing.T) {
 		t.Fatalf("reserved name: %d %s", r.StatusCode, r.Body)
 	}
 
-	archive, prov := mustSignedChart(t, helm, "web", "1.0.0", signer)
+	archive, prov := testkit.MustSignedChart(t, helm, "web", "1.0.0", signer)
 	uploadSigned(t, ts, "prod", archive, prov)
 	v := chartVerification(t, ts, "prod", "web", "1.0.0")
 	if v.Status != "verified" || len(v.Signatures) != 1 || v.Signatures[0].Kind != "pgp" ||
-		v.Signatures[0].Identity != signer.name || v.Signatures[0].Trust != "release" || v.Signatures[0].VerifiedAt == nil {
+		v.Signatures[0].Identity != signer.Name || v.Signatures[0].Trust != "release" || v.Signatures[0].VerifiedAt == nil {
 		t.Fatalf("signed by the repository's key: %+v", v)
 	}
 	index := ts.Do(t, http.MethodGet, "/helm/prod/index.yaml", ts.AdminKey, nil)
@@ -145,14 +80,14 @@ func TestProvenanceVerifiedAgainstRepositoryKeyring(t *testing.T) {
 	}
 
 	// Signed by a key the repository does not trust.
-	archive2, prov2 := mustSignedChart(t, helm, "web", "1.1.0", stranger)
+	archive2, prov2 := testkit.MustSignedChart(t, helm, "web", "1.1.0", stranger)
 	uploadSigned(t, ts, "prod", archive2, prov2)
 	if v := chartVerification(t, ts, "prod", "web", "1.1.0"); v.Status != "unverified" || v.Signatures[0].VerifiedAt != nil {
 		t.Fatalf("signed by an unknown key: %+v", v)
 	}
 
 	// A tampered archive: the provenance file of another archive.
-	_, prov3 := mustSignedChart(t, helm, "api", "1.0.0", signer)
+	_, prov3 := testkit.MustSignedChart(t, helm, "api", "1.0.0", signer)
 	tampered := testkit.MakeChart(t, testkit.Chart{Name: "api", Version: "1.0.0"})
 	uploadSigned(t, ts, "prod", tampered, prov3)
 	if v := chartVerification(t, ts, "prod", "api", "1.0.0"); v.Status != "unverified" {
@@ -182,7 +117,7 @@ func TestProvenanceVerifiedAgainstRepositoryKeyring(t *testing.T) {
 	// Trusting the stranger's key at the organization level is not
 	// possible for a personal repository; trusting it on the repository
 	// verifies 1.1.0.
-	strangerPub, _ := os.ReadFile(stranger.pubring)
+	strangerPub, _ := os.ReadFile(stranger.Pubring)
 	if r := ts.DoJSON(t, http.MethodPost, "/v1/repositories/prod/trust", ts.AdminKey,
 		client.TrustRequest{Name: "else", Kind: "pgp", KeyBase64: base64.StdEncoding.EncodeToString(strangerPub)}); r.StatusCode >= 300 {
 		t.Fatalf("add trust: %d %s", r.StatusCode, r.Body)
@@ -222,11 +157,11 @@ func runtimeGosched() { runtime.Gosched() }
 // takes only that entry's signatures.
 func TestRequireSignatureVerifiesTheUploadsProvenance(t *testing.T) {
 	helm := testkit.HelmBinary(t)
-	signer := mustGPGSigner(t, "Chart Signer <signer@example.com>")
-	stranger := mustGPGSigner(t, "Someone Else <else@example.com>")
+	signer := testkit.MustGPGSigner(t, "Chart Signer <signer@example.com>")
+	stranger := testkit.MustGPGSigner(t, "Someone Else <else@example.com>")
 	ts := testkit.StartServer(t)
 	ts.MustRepo(t, "prod", "")
-	pub, err := os.ReadFile(signer.pubring)
+	pub, err := os.ReadFile(signer.Pubring)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,12 +175,12 @@ func TestRequireSignatureVerifiesTheUploadsProvenance(t *testing.T) {
 			t.Fatalf("set policy %s: %d %s", require, r.StatusCode, r.Body)
 		}
 		v := map[string]string{"any": "1.0.0", "release": "2.0.0"}[require]
-		archive, prov := mustSignedChart(t, helm, "web", v, signer)
+		archive, prov := testkit.MustSignedChart(t, helm, "web", v, signer)
 		uploadSigned(t, ts, "prod", archive, prov)
 		if got := chartVerification(t, ts, "prod", "web", v); got.Status != "verified" {
 			t.Fatalf("require %s, signed by the trusted key: %+v", require, got)
 		}
-		a2, p2 := mustSignedChart(t, helm, "api", v, stranger)
+		a2, p2 := testkit.MustSignedChart(t, helm, "api", v, stranger)
 		for what, parts := range map[string]map[string][]byte{
 			"signed by another key": {"chart": a2, "prov": p2},
 			"unsigned":              {"chart": testkit.MakeChart(t, testkit.Chart{Name: "api", Version: v})},

@@ -374,6 +374,12 @@ func latestOnly(sorted []versionKey) []versionKey {
 // digests (sorted) no record refers to any more. It returns ENOTFOUND if
 // the repository or the version does not exist.
 func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, []string, error) {
+	return db.deleteChart(ctx, "delete chart version", repo, name, version, nil)
+}
+
+// deleteChart deletes one version as DeleteChartVersion does, once check
+// (when set) accepts its record; op names the operation in errors.
+func (db *DB) deleteChart(ctx context.Context, op, repo, name, version string, check func(*chartRecord) error) (*chartctl.ChartVersion, []string, error) {
 	var (
 		deleted *chartctl.ChartVersion
 		orphans []string
@@ -387,6 +393,11 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		if err != nil {
 			return err
 		}
+		if check != nil {
+			if err := check(r); err != nil {
+				return err
+			}
+		}
 		orphans, err = deleteVersion(tx, rr, repo, r)
 		if err != nil {
 			return err
@@ -395,7 +406,7 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		return nil
 	})
 	if err != nil {
-		return nil, nil, wrap("delete chart version", err)
+		return nil, nil, wrap(op, err)
 	}
 	sort.Strings(orphans)
 	return deleted, orphans, nil

@@ -148,33 +148,12 @@ func (db *DB) HeldChartVersions(ctx context.Context, before time.Time) ([]*chart
 
 // ExpireHeldChartVersion implements chartctl.TrustStore.
 func (db *DB) ExpireHeldChartVersion(ctx context.Context, repo, name, version string, now time.Time) (*chartctl.ChartVersion, []string, error) {
-	var (
-		deleted *chartctl.ChartVersion
-		orphans []string
-	)
-	err := db.update(ctx, func(tx *bbolt.Tx) error {
-		rr, err := getRepo(tx, repo)
-		if err != nil {
-			return err
-		}
-		r, err := getChart(tx, repo, name, version)
-		if err != nil {
-			return err
-		}
+	return db.deleteChart(ctx, "expire held chart version", repo, name, version, func(r *chartRecord) error {
 		if r.HeldUntil == nil || r.HeldUntil.After(now) {
 			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s is not held past its window.", name, version)
 		}
-		if orphans, err = deleteVersion(tx, rr, repo, r); err != nil {
-			return err
-		}
-		deleted = r.domain()
 		return nil
 	})
-	if err != nil {
-		return nil, nil, wrap("expire held chart version", err)
-	}
-	sort.Strings(orphans)
-	return deleted, orphans, nil
 }
 
 // utcPtr returns a copy of *t in UTC, nil for nil.

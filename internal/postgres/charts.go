@@ -585,6 +585,25 @@ func (db *DB) semver(v string) *semver.Version {
 	return sv
 }
 
+// dropDeletedVersion finishes, inside tx, the deletion of chart version
+// deleted (already removed from chart_versions) of repository repo (its
+// id): its OCI tags and manifests, the references to its blobs, its quota
+// usage and the index's change record. It returns the blob digests no
+// record refers to any more.
+func (db *DB) dropDeletedVersion(ctx context.Context, tx pgx.Tx, id, repo string, deleted *chartctl.ChartVersion) ([]string, error) {
+	if err := deleteOCIChart(ctx, tx, repo, deleted.Name, deleted.Version); err != nil {
+		return nil, err
+	}
+	orphans, err := adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted)))
+	if err != nil {
+		return nil, err
+	}
+	if err := charge(ctx, tx, id, -deleted.Size-deleted.ProvSize, -1); err != nil {
+		return nil, err
+	}
+	return orphans, db.changedWithChange(ctx, tx, id, repo, deleted.Name, deleted.Version)
+}
+
 // DeleteChartVersion deletes one version and returns it, with the blob
 // digests (sorted) no record refers to any more. It returns ENOTFOUND if
 // the repository or the version does not exist.
@@ -609,16 +628,8 @@ func (db *DB) DeleteChartVersion(ctx context.Context, repo, name, version string
 		} else if err != nil {
 			return err
 		}
-		if err := deleteOCIChart(ctx, tx, repo, name, version); err != nil {
-			return err
-		}
-		if orphans, err = adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted))); err != nil {
-			return err
-		}
-		if err := charge(ctx, tx, id, -deleted.Size-deleted.ProvSize, -1); err != nil {
-			return err
-		}
-		return db.changedWithChange(ctx, tx, id, repo, name, version)
+		orphans, err = db.dropDeletedVersion(ctx, tx, id, repo, deleted)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err

@@ -135,16 +135,8 @@ func (db *DB) ExpireHeldChartVersion(ctx context.Context, repo, name, version st
 		} else if err != nil {
 			return err
 		}
-		if err := deleteOCIChart(ctx, tx, repo, name, version); err != nil {
-			return err
-		}
-		if orphans, err = adjustRefs(ctx, tx, refDelta(nil, chartDigests(deleted))); err != nil {
-			return err
-		}
-		if err := charge(ctx, tx, id, -deleted.Size-deleted.ProvSize, -1); err != nil {
-			return err
-		}
-		return db.changedWithChange(ctx, tx, id, repo, name, version)
+		orphans, err = db.dropDeletedVersion(ctx, tx, id, repo, deleted)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err

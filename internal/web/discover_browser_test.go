@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,75 +17,15 @@ import (
 	"github.com/chartctl/chartctl/internal/testkit"
 )
 
-// gpgSigner is a throwaway GnuPG home with one signing key, exported as
-// the legacy keyrings `helm package --sign` and a pgp trust entry take.
-type gpgSigner struct {
-	name             string
-	secring, pubring string
-}
-
-// mustGPGSigner makes a signing key for uid with the real gpg
-// (CHARTCTL_GPG, else gpg on PATH).
-func mustGPGSigner(t *testing.T, uid string) *gpgSigner {
-	t.Helper()
-	gpg := testkit.Tool(t, "CHARTCTL_GPG", "gpg")
-	home := t.TempDir()
-	run := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.Command(gpg, append([]string{"--homedir", home, "--batch", "--pinentry-mode", "loopback", "--passphrase", ""}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("gpg %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		return out
-	}
-	run("--quick-gen-key", uid, "rsa2048", "sign", "never")
-	s := &gpgSigner{name: uid, secring: filepath.Join(home, "secring.gpg"), pubring: filepath.Join(home, "pubring.gpg")}
-	if err := os.WriteFile(s.secring, run("--export-secret-keys"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(s.pubring, run("--export"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// mustSignedChart packages a chart with `helm package --sign` (the real
-// helm) and returns the archive and its provenance file.
-func mustSignedChart(t *testing.T, helm, name, version string, s *gpgSigner) (archive, prov []byte) {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Join(src, "templates"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	chartYAML := "apiVersion: v2\nname: " + name + "\nversion: " + version + "\ndescription: A signed chart\n"
-	if err := os.WriteFile(filepath.Join(src, "Chart.yaml"), []byte(chartYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testkit.RunHelm(t, helm, dir, "package", "--sign", "--key", s.name, "--keyring", s.secring, "-d", dir, src)
-	tgz := filepath.Join(dir, name+"-"+version+".tgz")
-	archive, err := os.ReadFile(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if prov, err = os.ReadFile(tgz + ".prov"); err != nil {
-		t.Fatal(err)
-	}
-	return archive, prov
-}
-
 // setupSigned adds to the catalog a pgp trust entry of platform-charts and
 // three versions of a chart "signed": 1.0.0 not signed at all, 1.1.0
 // signed by a key nobody trusts, 1.2.0 (the latest) by the trusted key.
 func setupSigned(t *testing.T, c *catalog) (signer string) {
 	t.Helper()
 	helm := testkit.HelmBinary(t)
-	trusted := mustGPGSigner(t, "Release Bot <release@example.com>")
-	stranger := mustGPGSigner(t, "Someone Else <else@example.com>")
-	pub, err := os.ReadFile(trusted.pubring)
+	trusted := testkit.MustGPGSigner(t, "Release Bot <release@example.com>")
+	stranger := testkit.MustGPGSigner(t, "Someone Else <else@example.com>")
+	pub, err := os.ReadFile(trusted.Pubring)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +41,11 @@ func setupSigned(t *testing.T, c *catalog) (signer string) {
 			t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
 		}
 	}
-	unsigned, _ := mustSignedChart(t, helm, "signed", "1.0.0", trusted)
+	unsigned, _ := testkit.MustSignedChart(t, helm, "signed", "1.0.0", trusted)
 	upload(unsigned, nil)
-	upload(mustSignedChart(t, helm, "signed", "1.1.0", stranger))
-	upload(mustSignedChart(t, helm, "signed", "1.2.0", trusted))
-	return trusted.name
+	upload(testkit.MustSignedChart(t, helm, "signed", "1.1.0", stranger))
+	upload(testkit.MustSignedChart(t, helm, "signed", "1.2.0", trusted))
+	return trusted.Name
 }
 
 // TestVerdictOnVersionPages: a version's page says "Signed by …, verified"

@@ -105,7 +105,7 @@ type FacetValue struct {
 const maxFacetValues = 12
 
 // facetGroups turns counts into the page's facets, biggest first.
-func facetGroups(q string, f SearchFilters, counts chartsearch.Facets, signed map[string]int) []FacetGroup {
+func facetGroups(q string, f SearchFilters, counts chartsearch.Facets) []FacetGroup {
 	var out []FacetGroup
 	add := func(name, label string, m map[string]int, current string, labelOf func(string) string) {
 		if len(m) == 0 {
@@ -142,7 +142,7 @@ func facetGroups(q string, f SearchFilters, counts chartsearch.Facets, signed ma
 	add("organization", "Organization", counts.Organization, f.Organization, nil)
 	add("category", "Category", counts.Category, f.Category, nil)
 	add("license", "License", counts.License, f.License, nil)
-	add("signed", "Signature", signed, f.Signed, func(v string) string {
+	add("signed", "Signature", counts.Signed, f.Signed, func(v string) string {
 		if v == "true" {
 			return "Signed, verified"
 		}
@@ -164,12 +164,6 @@ func facetGroups(q string, f SearchFilters, counts chartsearch.Facets, signed ma
 		}
 	}
 	return out
-}
-
-// verified reports whether a version's signature verified: what the
-// signed filter and facet count.
-func verified(cv *chartctl.ChartVersion) bool {
-	return cv.Verification != nil && cv.Verification.Status == chartctl.VerificationVerified
 }
 
 // SearchPage is the home page and the search results page.
@@ -212,14 +206,6 @@ func (d *Dashboard) handleSearch(c echo.Context) error {
 	status := http.StatusOK
 	if q != "" || f.Any() {
 		query, err := chartsearch.ParseQuery(c.QueryParam)
-		// signed is a filter too: with it alone, an empty q searches every
-		// chart, as the API does for its other filters.
-		if err != nil && chartctl.ErrorParameter(err) == "q" && q == "" && f.Signed != "" {
-			err = nil
-		}
-		if err == nil && f.Signed != "" && f.Signed != "true" && f.Signed != "false" {
-			err = chartctl.Invalid("signed", "signed must be true or false, not %q.", f.Signed)
-		}
 		if err == nil && f.Repository != "" {
 			query.Repo, err = d.opts.App.VisibleRepo(ctx, p, f.Repository)
 			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
@@ -271,29 +257,16 @@ func (d *Dashboard) runSearch(c echo.Context, p *chartctl.Principal, query chart
 	if err != nil {
 		return err
 	}
-	// The signed filter and its facet read the versions' verification
-	// records, as /v1/search's signed does.
-	signed := map[string]int{}
-	kept := hits[:0:0]
-	for _, h := range hits {
-		v := strconv.FormatBool(verified(h.Version))
-		if sp.Filters.Signed != "" && v != sp.Filters.Signed {
-			continue
-		}
-		signed[v]++
-		kept = append(kept, h)
-	}
-	hits = kept
 	sp.Searched = true
 	sp.ImageSearch = query.Image != nil
 	sp.Total = len(hits)
-	sp.Facets = facetGroups(sp.Query, sp.Filters, chartsearch.Count(hits), signed)
+	sp.Facets = facetGroups(sp.Query, sp.Filters, chartsearch.Count(hits))
 	from := (sp.Page - 1) * searchPerPage
 	for i := from; i < len(hits) && i < from+searchPerPage; i++ {
 		cv := hits[i].Version
 		r := SearchResult{Repository: hits[i].Repository, Name: cv.Name, Version: cv.Version, AppVersion: cv.AppVersion,
 			Description: cv.Description, UpdatedAt: cv.CreatedAt, URL: chartURL(hits[i].Repository, cv.Name, ""),
-			Verified: verified(cv), Deprecated: hits[i].Meta.Deprecated}
+			Verified: hits[i].Meta.Signed, Deprecated: hits[i].Meta.Deprecated}
 		if sp.ImageSearch {
 			// Every version that deploys the image: each links to itself.
 			r.URL = chartURL(hits[i].Repository, cv.Name, cv.Version)
