@@ -608,9 +608,13 @@ func (cc *credentialCache) invalidate() {
 type touchBatcher struct {
 	store  chartctl.Store
 	logger *slog.Logger
-	mu     sync.Mutex
-	used   map[string]time.Time
-	robots map[string]time.Time
+	// writing is held for a whole flush, so a flush that finds nothing
+	// pending still returns only after an earlier flush's write is
+	// committed (a page that flushes then reads sees every use before it).
+	writing sync.Mutex
+	mu      sync.Mutex
+	used    map[string]time.Time
+	robots  map[string]time.Time
 }
 
 func newTouchBatcher(store chartctl.Store, logger *slog.Logger) *touchBatcher {
@@ -632,6 +636,8 @@ func (t *touchBatcher) recordRobot(id string, at time.Time) {
 }
 
 func (t *touchBatcher) flush() {
+	t.writing.Lock()
+	defer t.writing.Unlock()
 	t.mu.Lock()
 	used, robots := t.used, t.robots
 	t.used, t.robots = map[string]time.Time{}, map[string]time.Time{}
