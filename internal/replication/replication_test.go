@@ -186,7 +186,7 @@ func TestReplication(t *testing.T) {
 	b := startChartctl(t, nil)
 	b.must(http.MethodPost, "/v1/repositories", map[string]string{"name": "mirror", "visibility": "public"})
 	a := startChartctl(t, func(c *serve.Config) {
-		c.AllowPrivateUpstreams = true
+		c.AllowPrivateUpstreams = serve.PrivateAllowance{All: true}
 		c.PlainHTTPUpstreams = []string{dist.Host}
 	})
 	// B's address is only known now; A learns it is plain http by a
