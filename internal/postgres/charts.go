@@ -44,8 +44,8 @@ func scanChartRow(repo string, row pgx.Row, downloads bool) (*chartctl.ChartVers
 	cv := &chartctl.ChartVersion{Repository: repo}
 	var (
 		metadata, verification, images, policy []byte
-		count                          *int64
-		last                           *time.Time
+		count                                  *int64
+		last                                   *time.Time
 	)
 	dest := []any{&cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
 		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification, &cv.HeldUntil, &images, &policy}
