@@ -78,8 +78,11 @@ func TestWatchIndex(t *testing.T) {
 	}
 	var ea, eb indexEvents
 	wctx, cancel := context.WithCancel(ctx)
-	doneA := a.WatchIndex(wctx, &ea, 50*time.Millisecond)
-	doneB := b.WatchIndex(wctx, &eb, 50*time.Millisecond)
+	// A poll long enough that a notification arrives before two polls
+	// miss it even on a loaded machine (CI saw "invalidate" at 50 ms):
+	// which of the two a replica hears is what this test checks.
+	doneA := a.WatchIndex(wctx, &ea, 500*time.Millisecond)
+	doneB := b.WatchIndex(wctx, &eb, 500*time.Millisecond)
 	defer func() { cancel(); <-doneA; <-doneB }()
 
 	put := func(db *postgres.DB, version string) {
