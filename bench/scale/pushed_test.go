@@ -111,11 +111,16 @@ func BenchmarkPushedRepository(b *testing.B) {
 			var failed atomic.Bool
 			start := time.Now()
 			progress := time.NewTicker(time.Minute)
-			defer progress.Stop()
+			filled := make(chan struct{})
 			go func() {
-				for range progress.C {
-					// Straight to stderr: a benchmark's log shows only at its end.
-					fmt.Fprintf(os.Stderr, "%s: %d of %d pushed after %v\n", mode, min(int(next.Load()), n), n, time.Since(start).Round(time.Second))
+				for {
+					select {
+					case <-progress.C:
+						// Straight to stderr: a benchmark's log shows only at its end.
+						fmt.Fprintf(os.Stderr, "%s: %d of %d pushed after %v\n", mode, min(int(next.Load()), n), n, time.Since(start).Round(time.Second))
+					case <-filled:
+						return
+					}
 				}
 			}()
 			for range pushersN {
@@ -134,6 +139,7 @@ func BenchmarkPushedRepository(b *testing.B) {
 			wg.Wait()
 			fill := time.Since(start)
 			progress.Stop()
+			close(filled)
 			if failed.Load() {
 				b.FailNow()
 			}
