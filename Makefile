@@ -17,7 +17,7 @@ IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_REPO ?= $(shell sed -n 's/^ *- IMAGE_REPO=//p' .goreleaser.yaml)
 PEBBLE_VERSION ?= v2.10.1
 
-.PHONY: help build run test test-short fuzz lint api-docs completions man bench bench-scale bench-static tools image image-push packages pebble release-snapshot release-check clean
+.PHONY: help build run test test-short fuzz lint api-docs completions man bench bench-scale bench-pushed bench-static tools image image-push packages pebble release-snapshot release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -69,7 +69,10 @@ bench: build ## go benchmarks of the hot paths, the load harness, then chartctl 
 # The side-by-side of issue #19 compares with Debian's nginx (1.22 on
 # bookworm) under wrk; install both with: apt-get install -y nginx wrk
 bench-scale: ## bolt + files beside PostgreSQL + S3 (issue 14): real processes, PostgreSQL and versitygw (see bench/scale)
-	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 -timeout 120m ./bench/scale
+	$(GO) test -run '^$$' -bench . -skip PushedRepository -benchtime 3s -count 1 -timeout 120m ./bench/scale
+
+bench-pushed: ## 100,000 versions pushed through the binary on bolt, then PostgreSQL + S3 (issue 32; hours on a busy machine)
+	$(GO) test -run '^$$' -bench PushedRepository -benchtime 1x -count 1 -timeout 300m ./bench/scale
 
 bench-static: build ## chartctl's read routes beside nginx serving the same bytes (apt-get install -y nginx wrk)
 	@command -v nginx >/dev/null && command -v wrk >/dev/null || { echo "bench-static needs nginx and wrk: apt-get install -y nginx wrk"; exit 1; }

@@ -88,6 +88,10 @@ type Config struct {
 	// DefaultIndexFormat is the index format of new repositories that do
 	// not choose one ("" means json).
 	DefaultIndexFormat chartctl.IndexFormat
+	// IndexCacheDir, if set, is a directory of this process's own where
+	// the gzip forms of large indexes are kept as files and sent with
+	// sendfile (serve: DATA/index-cache).
+	IndexCacheDir string
 	// BlobCacheSize is the memory, in bytes, kept for the small blobs
 	// (chart archives, provenance files, OCI blobs up to 256 KiB) that
 	// downloads are served from (--blob-cache-size); 0 keeps none.
@@ -238,8 +242,8 @@ func (s *Server) init() {
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
-			DefaultIndexFormat: s.Config.DefaultIndexFormat,
-			BlobCacheSize:      blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
+			DefaultIndexFormat: s.Config.DefaultIndexFormat, IndexCacheDir: s.Config.IndexCacheDir,
+			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
 			PrivateUpstreams: s.Config.PrivateUpstreams, PlainHTTPUpstreams: s.Config.PlainHTTPUpstreams,
 			MaxKeysPerUser: s.Config.MaxKeysPerUser, OIDCTrustInsecureIssuers: s.Config.OIDCTrustInsecureIssuers, OIDCRootCAs: s.Config.OIDCRootCAs},
 		Logger: s.Logger, Now: s.Now,

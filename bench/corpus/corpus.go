@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"time"
 )
@@ -296,4 +298,76 @@ var firstNames = []string{
 var lastNames = []string{
 	"lovelace", "turing", "hopper", "torvalds", "thompson", "pike", "liskov",
 	"hamilton", "ritchie", "perlman", "allen", "dijkstra", "lamport", "knuth", "wirth", "backus",
+}
+
+// Spread returns n chart versions over n/50 chart names (at least one)
+// with the skew of a real repository: chart i gets a share proportional to
+// 1/(i+1)^0.9, so at n = 100,000 the busiest of 2,000 charts has about
+// 8,400 versions and the quietest about ten. The pushes are interleaved
+// by a fixed-seed shuffle, each chart's versions in ascending order, as
+// many CI pipelines releasing at their own pace would push them. The
+// result depends only on n.
+func Spread(n int) ([]Chart, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("corpus: n must be ≥ 0 (got %d)", n)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	names := max(1, n/50)
+	counts := spreadCounts(n, names)
+	order := make([]int, 0, n)
+	for i, c := range counts {
+		for range c {
+			order = append(order, i)
+		}
+	}
+	rng := rand.New(rand.NewPCG(0x5eed, uint64(n)))
+	rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+	next := make([]int, names)
+	out := make([]Chart, 0, n)
+	var b builder
+	for _, i := range order {
+		c, err := b.make(i, next[i], 0)
+		if err != nil {
+			return nil, err
+		}
+		next[i]++
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// spreadCounts splits n versions over names charts in proportion to
+// 1/(i+1)^0.9, every chart at least one, by largest remainder so the
+// counts sum to n exactly.
+func spreadCounts(n, names int) []int {
+	weights := make([]float64, names)
+	var total float64
+	for i := range weights {
+		weights[i] = 1 / math.Pow(float64(i+1), 0.9)
+		total += weights[i]
+	}
+	counts := make([]int, names)
+	rest := make([]float64, names)
+	left := n - names
+	sum := 0
+	for i, w := range weights {
+		share := float64(left) * w / total
+		counts[i] = 1 + int(share)
+		rest[i] = share - float64(int(share))
+		sum += counts[i]
+	}
+	// Hand the rounding's remainder to the largest fractions; ties go to
+	// the busier chart, so the result is deterministic.
+	idx := make([]int, names)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rest[idx[a]] > rest[idx[b]] })
+	for k := 0; sum < n; k++ {
+		counts[idx[k%names]]++
+		sum++
+	}
+	return counts
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -207,5 +208,51 @@ func TestHelmLoadsArchives(t *testing.T) {
 		if ch.Values["replicaCount"] == nil || len(ch.Templates) != 1 {
 			t.Fatalf("%s: values %v templates %d", c.Filename(), ch.Values, len(ch.Templates))
 		}
+	}
+}
+
+func TestSpread(t *testing.T) {
+	cs, err := Spread(5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 5000 {
+		t.Fatalf("got %d versions, want 5000", len(cs))
+	}
+	again, err := Spread(5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perChart := map[string]int{}
+	seen := map[string]bool{}
+	for k, c := range cs {
+		if c.Name != again[k].Name || c.Version != again[k].Version || !bytes.Equal(c.Archive, again[k].Archive) {
+			t.Fatalf("push %d differs between two calls: %s-%s / %s-%s", k, c.Name, c.Version, again[k].Name, again[k].Version)
+		}
+		if seen[c.Filename()] {
+			t.Fatalf("%s pushed twice", c.Filename())
+		}
+		seen[c.Filename()] = true
+		// Each chart's versions come in order: 1.0.x, 1.1.x, …
+		if want := fmt.Sprintf("1.%d.", perChart[c.Name]); !strings.HasPrefix(c.Version, want) {
+			t.Fatalf("push %d: %s %s, want version %s*", k, c.Name, c.Version, want)
+		}
+		perChart[c.Name]++
+	}
+	if len(perChart) != 100 {
+		t.Fatalf("got %d charts, want 100 (n/50)", len(perChart))
+	}
+	busiest, quietest := 0, len(cs)
+	for _, n := range perChart {
+		busiest, quietest = max(busiest, n), min(quietest, n)
+	}
+	// A skew, not an even split: the busiest chart has many times the
+	// quietest's versions.
+	if busiest < 10*quietest || quietest < 1 {
+		t.Fatalf("busiest chart %d versions, quietest %d: want a skew of at least 10×", busiest, quietest)
+	}
+	// Interleaved: the busiest chart's pushes are not all at the end.
+	if cs[0].Name == cs[len(cs)-1].Name && cs[1].Name == cs[len(cs)-2].Name && cs[2].Name == cs[len(cs)-3].Name {
+		t.Fatalf("pushes look sorted by chart, not interleaved")
 	}
 }

@@ -109,6 +109,7 @@ type ociRead struct {
 	paths      map[string]string
 	header     []string
 	auth       bool // chartctl needs the admin's credential (the catalog)
+	helmOnly   bool // a Helm repository path: Distribution has none
 }
 
 // RunOCISideBySide runs the bench.
@@ -230,6 +231,10 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		{key: "tags-300-page", label: fmt.Sprintf("tags/list, %d tags, ?n=100&last=middle", cfg.N)},
 		{key: "tags-big-page", label: fmt.Sprintf("tags/list, %s tags, ?n=100&last=middle", thousands(cfg.BigTags))},
 		{key: "catalog", label: "_catalog?n=100", auth: true},
+		// The big chart's Helm index as Helm asks for it: its gzip form,
+		// which chartctl keeps on disk and sends with sendfile once it
+		// passes 64 KiB.
+		{key: "index-gzip", label: fmt.Sprintf("index.yaml of %s versions, gzip", thousands(cfg.BigTags)), header: []string{"Accept-Encoding: gzip"}, helmOnly: true},
 	}
 	paths := [][2]string{ // chartctl/Distribution path, static file path
 		{manifest, manifest},
@@ -239,13 +244,14 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		{"/v2/bench/web/tags/list?n=100&last=" + mid.Tag, "/v2/bench/web/tags/page"},
 		{"/v2/big/big/tags/list?n=100&last=" + bigLast, "/v2/big/big/tags/page"},
 		{"/v2/_catalog?n=100", "/v2/_catalog"},
+		{"/helm/big/index.yaml", "/helm/big/index.yaml.gz"},
 	}
 	www := filepath.Join(dir, "www")
 	floor := &floorServer{files: map[string]floorFile{}}
 	for i := range reads {
 		r := &reads[i]
 		r.paths = map[string]string{"chartctl": paths[i][0]}
-		if theirs != "" {
+		if theirs != "" && !r.helmOnly {
 			r.paths["distribution"] = paths[i][0]
 		}
 		header := r.header

@@ -63,10 +63,16 @@ var build struct {
 	err  error
 }
 
-// binary builds chartctl from this module once per run.
+// binary builds chartctl from this module once per run, or returns
+// CHARTCTL_BENCH_BINARY when set (a binary built beforehand, so a long run
+// measures a fixed build while the tree changes).
 func binary(b *testing.B) string {
 	b.Helper()
 	build.once.Do(func() {
+		if p := os.Getenv("CHARTCTL_BENCH_BINARY"); p != "" {
+			build.path = p
+			return
+		}
 		build.dir, build.err = os.MkdirTemp("", "chartctl-bench-")
 		if build.err != nil {
 			return

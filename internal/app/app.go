@@ -36,6 +36,9 @@ import (
 type Config struct {
 	// MaxChartSize is the largest chart archive accepted, in bytes.
 	MaxChartSize int64
+	// IndexCacheDir, if set, is where the gzip forms of large indexes
+	// are kept as files, for sendfile (helmindex.Options.DiskDir).
+	IndexCacheDir string
 	// AllowOverwrite lets a forced upload replace a stored chart version.
 	AllowOverwrite bool
 	// ChartLimits bound what an archive may decompress to.
@@ -226,7 +229,8 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
-	}, helmindex.Options{ContextPath: "/helm", LoadVersion: store.IndexEntry, Observe: opts.ObserveRender})
+	}, helmindex.Options{ContextPath: "/helm", LoadVersion: store.IndexEntry, Observe: opts.ObserveRender,
+		DiskDir: opts.Config.IndexCacheDir})
 	a.SignatureStatus = a.VerifyUpload
 	return a
 }

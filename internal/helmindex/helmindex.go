@@ -57,7 +57,18 @@ type Options struct {
 	// Observe, if set, is told how long each assembly of an index body took
 	// (the load of a repository included), for metrics.
 	Observe func(time.Duration)
+	// DiskDir, if set, is a directory where the gzip form of every index
+	// whose compressed body is DiskMin bytes or more is also kept as a
+	// file, named by the index's ETag, so a server sends it with sendfile
+	// (Index.GzipFile) rather than writing it from memory. The Cache owns
+	// the directory: New creates it and removes what a previous process
+	// left there, and a file goes once no Index refers to it.
+	DiskDir string
 }
+
+// DiskMin is the smallest gzip body Options.DiskDir keeps on disk: below
+// it, one write from memory costs less than an open and a sendfile.
+const DiskMin = 64 << 10
 
 // Format is how an index document is written.
 type Format int
@@ -95,6 +106,8 @@ type Cache struct {
 	// jsonContextPath is the context path as a JSON string.
 	jsonContextPath []byte
 
+	disk *diskFiles // nil without Options.DiskDir
+
 	mu    sync.Mutex
 	repos map[string]*repoIndex
 }
@@ -121,6 +134,8 @@ type Index struct {
 	gzipOnce   sync.Once
 	gzipped    []byte
 	gzipLength []string
+	disk       *diskFiles // where compress keeps a large gzip form
+	gzipPath   string     // that file, "" when not on disk
 }
 
 // Gzip returns Body gzip-compressed, computed on first use and kept.
@@ -136,6 +151,16 @@ func (ix *Index) GzipLengthHeader() []string {
 	return ix.gzipLength
 }
 
+// GzipFile returns the path of a file holding exactly Gzip()'s bytes,
+// or "" when the gzip form is kept in memory only (no Options.DiskDir,
+// a body under DiskMin, or a failed write). The file stays as long as ix
+// is reachable, so a caller holding ix may open it; it is never
+// modified.
+func (ix *Index) GzipFile() string {
+	ix.gzipOnce.Do(ix.compress)
+	return ix.gzipPath
+}
+
 func (ix *Index) compress() {
 	var buf bytes.Buffer
 	buf.Grow(len(ix.Body) / 4)
@@ -145,6 +170,23 @@ func (ix *Index) compress() {
 	_ = zw.Close()
 	ix.gzipped = buf.Bytes()
 	ix.gzipLength = headerValue(strconv.Itoa(len(ix.gzipped)))
+	if ix.disk == nil || len(ix.gzipped) < DiskMin {
+		return
+	}
+	// The name is the ETag's hash: the same body (another view of the
+	// same bytes, or a render after a reload) shares one file, and a
+	// changed index gets a new one. Gzip's output depends only on the
+	// body, so the file holds the same bytes on every replica.
+	name := strings.Trim(ix.ETag, `"`) + ".gz"
+	path, err := ix.disk.keep(name, ix.gzipped)
+	if err != nil {
+		// Serving from memory still works; the disk is an optimisation.
+		return
+	}
+	ix.gzipPath = path
+	// The file goes when the last Index naming it is garbage: a request
+	// that still holds ix (and may be about to open the file) keeps it.
+	runtime.AddCleanup(ix, ix.disk.release, name)
 }
 
 // headerValue is a one-value header slice whose capacity is its length,
@@ -166,7 +208,11 @@ func New(load Loader, opts Options) *Cache {
 	if err != nil {
 		panic(fmt.Sprintf("helmindex: render contextPath: %v", err))
 	}
-	return &Cache{load: load, loadVer: opts.LoadVersion, observe: opts.Observe, serverInfo: si, jsonContextPath: cp, repos: map[string]*repoIndex{}}
+	c := &Cache{load: load, loadVer: opts.LoadVersion, observe: opts.Observe, serverInfo: si, jsonContextPath: cp, repos: map[string]*repoIndex{}}
+	if opts.DiskDir != "" {
+		c.disk = newDiskFiles(opts.DiskDir)
+	}
+	return c
 }
 
 // repoIndex is one repository's index. mu is held while the repository
@@ -539,6 +585,7 @@ func (c *Cache) render(sel []selection, f Format) *Index {
 		typ = hdrJSON
 	}
 	return &Index{
+		disk: c.disk,
 		Body: body, ETag: etag, Generated: generated,
 		ETagHeader: headerValue(etag), LengthHeader: headerValue(strconv.Itoa(len(body))),
 		LastModifiedHeader: headerValue(generated.Format(http.TimeFormat)), TypeHeader: typ,

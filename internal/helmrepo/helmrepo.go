@@ -12,6 +12,7 @@ package helmrepo
 import (
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,6 +241,17 @@ func (h *Handler) handleIndex(c echo.Context) error {
 	if acceptsGzip(req.Header.Get("Accept-Encoding")) {
 		body, length = idx.Gzip(), idx.GzipLengthHeader()
 		hd[hdrGzipName] = hdrGzip
+		if path := idx.GzipFile(); path != "" {
+			// A large index goes from the page cache to the socket by
+			// sendfile. The file exists while idx is held; should it
+			// still fail to open, memory has the same bytes.
+			if f, err := os.Open(path); err == nil {
+				defer f.Close()
+				hd[hdrLengthName] = length
+				hd[hdrTypeName] = idx.TypeHeader
+				return httpx.SendFile(c, f, int64(len(body)))
+			}
+		}
 	}
 	// A known length spares both sides chunked encoding of a large body.
 	hd[hdrLengthName] = length

@@ -259,6 +259,8 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.OIDCTokenLimit = cfg.RateLimitOIDCToken
 	srv.Config.DefaultRepositoryQuota = int64(cfg.DefaultRepoQuota)
 	srv.Config.DefaultIndexFormat = chartctl.IndexFormat(cfg.IndexFormat)
+	// Each process has its own data directory, so replicas never share it.
+	srv.Config.IndexCacheDir = filepath.Join(cfg.Data, "index-cache")
 	srv.Config.BlobCacheSize = int64(cfg.BlobCacheSize)
 	srv.Logger = logger
 	srv.Config.BaseURL = cfg.BaseURL

@@ -1,0 +1,268 @@
+package scale_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chartctl/chartctl/bench/corpus"
+	"github.com/chartctl/chartctl/internal/testkit/pgtest"
+	"github.com/chartctl/chartctl/internal/testkit/s3test"
+)
+
+// pushedN is the size of BenchmarkPushedRepository's repository
+// (CHARTCTL_BENCH_PUSHED_N, default 100,000).
+func pushedN(b *testing.B) int {
+	return envInt(b, "CHARTCTL_BENCH_PUSHED_N", 100_000, 100)
+}
+
+// pushedPushers is how many uploads BenchmarkPushedRepository keeps in
+// flight (CHARTCTL_BENCH_PUSHED_PUSHERS, default 4: a few CI pipelines).
+func pushedPushers(b *testing.B) int {
+	return envInt(b, "CHARTCTL_BENCH_PUSHED_PUSHERS", 4, 1)
+}
+
+func envInt(b *testing.B, name string, def, least int) int {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		b.Fatalf("%s=%q: want a number ≥ %d", name, v, least)
+	}
+	return n
+}
+
+// pushedModes are the modes BenchmarkPushedRepository runs, in order
+// (CHARTCTL_BENCH_PUSHED_MODES, comma-separated; default both).
+func pushedModes(b *testing.B) []string {
+	v := os.Getenv("CHARTCTL_BENCH_PUSHED_MODES")
+	if v == "" {
+		return modes
+	}
+	var out []string
+	for _, m := range strings.Split(v, ",") {
+		if !slices.Contains(modes, m) {
+			b.Fatalf("CHARTCTL_BENCH_PUSHED_MODES: unknown mode %q (want %s)", m, strings.Join(modes, ", "))
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// BenchmarkPushedRepository is issue #32's server side at 100,000
+// versions, everything through the built binary's HTTP API: it starts one
+// `chartctl serve` (bolt + files, or PostgreSQL + S3), pushes
+// CHARTCTL_BENCH_PUSHED_N chart versions of corpus.Spread (2,000 charts
+// with a real repository's skew) into one repository with a few pushers,
+// then measures, on that repository:
+//
+//   - first10-ms, last10-ms, growth: the mean upload time of the first
+//     and the last 10 % of the pushes, and their ratio (target ≤ 1.5);
+//   - pushes/s over the whole fill;
+//   - rss-MiB: the server's resident memory after the fill (bolt ≤ 400);
+//   - list-p50-ms: a /v1 chart list page of 20 (≤ 5 ms);
+//   - search-p50-ms: /v1/search over the corpus' keywords (≤ 20 ms);
+//   - startup-ms: SIGTERM, start again, until /readyz answers 200, the
+//     median of 3 (< 1 s);
+//   - first-index-ms: the first index.yaml after each restart (≤ 1 s),
+//     the median of 3;
+//   - rss-index-MiB: resident memory after those index loads.
+//
+// One iteration is the whole run: use -benchtime 1x.
+func BenchmarkPushedRepository(b *testing.B) {
+	n, pushersN := pushedN(b), pushedPushers(b)
+	genStart := time.Now()
+	charts, err := corpus.Spread(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ups := uploadsOf(b, charts)
+	terms := pushedTerms(charts)
+	b.Logf("generated %d chart versions in %v", n, time.Since(genStart).Round(time.Millisecond))
+	for _, mode := range pushedModes(b) {
+		b.Run(mode, func(b *testing.B) {
+			nd, key := startPushed(b, mode)
+			defer nd.stop()
+			const repo = "big"
+			code, body, err := do("POST", nd.url+"/v1/repositories", key, "application/json", []byte(`{"name":"`+repo+`","visibility":"public"}`))
+			if err != nil || code != http.StatusOK {
+				b.Fatalf("create %s: %d %s %v", repo, code, body, err)
+			}
+			d := &deployment{key: key}
+
+			// Fill, recording each upload's time by its place in the
+			// push order.
+			times := make([]time.Duration, n)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			var failed atomic.Bool
+			start := time.Now()
+			progress := time.NewTicker(time.Minute)
+			filled := make(chan struct{})
+			go func() {
+				for {
+					select {
+					case <-progress.C:
+						// Straight to stderr: a benchmark's log shows only at its end.
+						fmt.Fprintf(os.Stderr, "%s: %d of %d pushed after %v\n", mode, min(int(next.Load()), n), n, time.Since(start).Round(time.Second))
+					case <-filled:
+						return
+					}
+				}
+			}()
+			for range pushersN {
+				wg.Go(func() {
+					for i := int(next.Add(1)) - 1; i < n && !failed.Load(); i = int(next.Add(1)) - 1 {
+						took, err := d.push(nd.url, repo, ups[i])
+						if err != nil {
+							failed.Store(true)
+							b.Errorf("push %d (%s): %v", i, charts[i].Filename(), err)
+							return
+						}
+						times[i] = took
+					}
+				})
+			}
+			wg.Wait()
+			fill := time.Since(start)
+			progress.Stop()
+			close(filled)
+			if failed.Load() {
+				b.FailNow()
+			}
+			tenth := max(1, n/10)
+			first, last := meanMS(times[:tenth]), meanMS(times[n-tenth:])
+			rss := rssMiB(b, nd)
+
+			listP50 := p50Of(b, 200, func(i int) string {
+				// Pages spread over the whole list, first to last.
+				page := 1 + (i*7919)%max(1, n/20)
+				return fmt.Sprintf("%s/v1/repositories/%s/charts?page=%d&limit=20", nd.url, repo, page)
+			}, key)
+			searchP50 := p50Of(b, 200, func(i int) string {
+				return nd.url + "/v1/search?" + url.Values{"q": {terms[i%len(terms)]}}.Encode()
+			}, key)
+
+			var startups, firstIndex []time.Duration
+			for range 3 {
+				nd.stop()
+				t0 := time.Now()
+				nd.start(b)
+				startups = append(startups, time.Since(t0))
+				t0 = time.Now()
+				code, body, err := do("GET", nd.url+"/helm/"+repo+"/index.yaml", key, "", nil)
+				firstIndex = append(firstIndex, time.Since(t0))
+				if err != nil || code != http.StatusOK || !bytes.Contains(body, []byte(charts[n-1].Version)) {
+					b.Fatalf("index.yaml after restart: %d %v (%d bytes)", code, err, len(body))
+				}
+			}
+			b.ReportMetric(float64(n)/fill.Seconds(), "pushes/s")
+			b.ReportMetric(first, "first10-ms")
+			b.ReportMetric(last, "last10-ms")
+			b.ReportMetric(last/first, "growth")
+			b.ReportMetric(rss, "rss-MiB")
+			b.ReportMetric(listP50, "list-p50-ms")
+			b.ReportMetric(searchP50, "search-p50-ms")
+			b.ReportMetric(percentile(startups, 0.5), "startup-ms")
+			b.ReportMetric(percentile(firstIndex, 0.5), "first-index-ms")
+			b.ReportMetric(rssMiB(b, nd), "rss-index-MiB")
+		})
+	}
+}
+
+// startPushed starts one server of the mode on fresh storage and returns
+// it with the initial admin's API key.
+func startPushed(b *testing.B, mode string) (*node, string) {
+	b.Helper()
+	data := tempDir(b)
+	args := []string{"--data", data}
+	if mode == pgMode {
+		keyFile := filepath.Join(data, "shared-secrets.key")
+		if err := os.WriteFile(keyFile, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		args = append(args, "--database", pgtest.Shared(b).NewDatabase(b),
+			"--blob-store", s3test.Shared(b).NewBucket(b), "--secrets-key-file", keyFile)
+	}
+	nd := startNode(b, args...)
+	key := adminKey(b, data)
+	return nd, key
+}
+
+// p50Of sends count GETs to urlOf(i), one after another, and returns the
+// median time in milliseconds.
+func p50Of(b *testing.B, count int, urlOf func(int) string, key string) float64 {
+	b.Helper()
+	times := make([]time.Duration, 0, count)
+	for i := range count {
+		u := urlOf(i)
+		t0 := time.Now()
+		code, body, err := do("GET", u, key, "", nil)
+		times = append(times, time.Since(t0))
+		if err != nil || code != http.StatusOK {
+			b.Fatalf("GET %s: %d %v %.200s", u, code, err, body)
+		}
+	}
+	return percentile(times, 0.5)
+}
+
+// meanMS is the mean of ds in milliseconds.
+func meanMS(ds []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return float64(sum.Microseconds()) / 1000 / float64(len(ds))
+}
+
+// rssMiB reads the server process's resident set from /proc.
+func rssMiB(b *testing.B, nd *node) float64 {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", nd.cmd.Process.Pid))
+	if err != nil {
+		b.Fatalf("read the server's memory: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				b.Fatalf("VmRSS %q: %v", rest, err)
+			}
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatal("no VmRSS in /proc/PID/status")
+	return 0
+}
+
+// pushedTerms are the search queries: the corpus' keywords and chart
+// names, in a fixed order.
+func pushedTerms(charts []corpus.Chart) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range charts {
+		for _, t := range append([]string{c.Name}, c.Keywords...) {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+		if len(out) >= 64 {
+			break
+		}
+	}
+	return out
+}
