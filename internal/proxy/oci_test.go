@@ -321,3 +321,56 @@ func TestProxyOCIPlainHTTPAndPrivate(t *testing.T) {
 		t.Errorf("plain http upstream not listed: %d %s", r.StatusCode, r.Body)
 	}
 }
+
+// TestProxyHelmProvenance: a Helm upstream (a real chartctl) serving a
+// chart signed with `helm package --sign` and its .prov: the proxy
+// fetches the .prov with the archive and stores it, serves it at
+// <archive>.prov, and the version's verification record shows the
+// signature (verified once the repository trusts the key); a chart
+// without one is stored without.
+func TestProxyHelmProvenance(t *testing.T) {
+	helm := testkit.HelmBinary(t)
+	signer := testkit.MustGPGSigner(t, "Chart Signer <signer@example.com>")
+	archive, prov := testkit.MustSignedChart(t, helm, "signed", "1.0.0", signer)
+	up := startUpstream(t)
+	body, ctype := testkit.Multipart(t, map[string][]byte{"chart": archive, "prov": prov})
+	if r := up.Do(t, "POST", "/v1/repositories/charts/charts", up.AdminKey, bytes.NewReader(body), "Content-Type", ctype); r.StatusCode >= 300 {
+		t.Fatalf("upload signed: %d %s", r.StatusCode, r.Body)
+	}
+
+	e := setup(t, allowAll, hostOf(t, up.front.URL))
+	e.mustProxy(t, "px", client.ProxyRequest{URL: str(up.front.URL + "/helm/charts")})
+	pub, err := os.ReadFile(signer.Pubring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.DoJSON(t, "POST", "/v1/repositories/px/trust", e.AdminKey, map[string]any{"name": "release", "kind": "pgp", "key_base64": pub}); r.StatusCode >= 300 {
+		t.Fatalf("trust: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.Do(t, "GET", "/helm/px/charts/signed-1.0.0.tgz", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, archive) {
+		t.Fatalf("archive: %d", r.StatusCode)
+	}
+	if r := e.Do(t, "GET", "/helm/px/charts/signed-1.0.0.tgz.prov", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, prov) {
+		t.Fatalf("prov: %d %s", r.StatusCode, r.Body)
+	}
+	if got := up.count("/helm/charts/charts/signed-1.0.0.tgz.prov"); got != 1 {
+		t.Errorf("upstream saw %d .prov requests, want 1", got)
+	}
+	r := e.Do(t, "GET", "/v1/repositories/px/charts/signed/1.0.0", e.AdminKey, nil)
+	var out struct {
+		Data client.Chart `json:"data"`
+	}
+	r.JSON(t, &out)
+	v := out.Data.Verification
+	if v == nil || v.Status != "verified" || len(v.Signatures) != 1 || v.Signatures[0].Kind != "pgp" || v.Signatures[0].Identity != signer.Name {
+		t.Fatalf("verification of the proxied version: %s", r.Body)
+	}
+
+	// Unsigned upstream chart: stored without a .prov.
+	if r := e.Do(t, "GET", "/helm/px/charts/web-1.0.0.tgz", "", nil); r.StatusCode != 200 {
+		t.Fatalf("unsigned archive: %d", r.StatusCode)
+	}
+	if r := e.Do(t, "GET", "/helm/px/charts/web-1.0.0.tgz.prov", "", nil); r.StatusCode != 404 {
+		t.Errorf("prov of an unsigned chart: %d %s", r.StatusCode, r.Body)
+	}
+}
