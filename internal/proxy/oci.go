@@ -488,11 +488,88 @@ func (c *Cache) ociFill(ctx context.Context, r *chartctl.Repository, st *repoSta
 	c.oci.checked[checkedKey(st, name, tag)] = c.opts.Now()
 	c.oci.mu.Unlock()
 	c.opts.Logger.Info("proxy filled", "repository", r.Name, "chart", name, "version", u.Chart.Version, "upstream", r.Proxy.URL, "digest", man.Digest)
+	c.copyReferrers(ctx, r, cl, oci, up, oname, desc, name, u.Chart.Version)
 	return nil
 }
 
+// copyReferrers copies the manifests that refer to subject at the
+// upstream (cosign and Notation signatures, SBOMs: ociclient.Referrers
+// finds them through the referrers API, its tag-schema fallback and
+// cosign's .sig tags) to oname, and verifies the version again with
+// them. A referrer that cannot be copied is logged and left: the chart
+// is stored and served either way.
+func (c *Cache) copyReferrers(ctx context.Context, r *chartctl.Repository, cl *ociclient.Client, oci chartctl.OCIStore, up, oname string, subject ocispec.Descriptor, name, version string) {
+	refs, err := cl.Referrers(ctx, up, subject)
+	if err != nil {
+		c.opts.Logger.Warn("proxy: list the upstream's referrers", "repository", r.Name, "chart", name, "version", version, "err", err)
+		return
+	}
+	copied := 0
+	for _, ref := range refs {
+		if err := c.copyReferrer(ctx, cl, oci, up, oname, ref); err != nil {
+			c.opts.Logger.Warn("proxy: copy a referrer", "repository", r.Name, "chart", name, "version", version, "referrer", ref.Digest, "err", err)
+			continue
+		}
+		copied++
+	}
+	if copied == 0 {
+		return
+	}
+	if _, err := c.app.VerifyVersion(context.WithoutCancel(ctx), r.Name, name, version); err != nil {
+		c.opts.Logger.Warn("proxy: verify a filled version", "repository", r.Name, "chart", name, "version", version, "err", err)
+	}
+}
+
+// copyReferrer copies one referrer manifest and its blobs to oname,
+// under its cosign tag when it was found by one.
+func (c *Cache) copyReferrer(ctx context.Context, cl *ociclient.Client, oci chartctl.OCIStore, up, oname string, ref ociclient.Referrer) error {
+	desc, body, err := cl.Manifest(ctx, up, ref.Digest.String())
+	if err != nil {
+		return err
+	}
+	var doc ociManifestDoc
+	if err := json.Unmarshal(body, &doc); err != nil || doc.Config == nil {
+		return errors.New("not an image manifest")
+	}
+	blobs := append([]ocispec.Descriptor{*doc.Config}, doc.Layers...)
+	digests := make([]string, len(blobs))
+	for i, b := range blobs {
+		if b.Digest.Algorithm() != digest.SHA256 || b.Size > c.app.Config.MaxChartSize {
+			return fmt.Errorf("blob %s is not a sha256 blob of at most the maximum chart size", b.Digest)
+		}
+		digests[i] = b.Digest.String()
+	}
+	release, err := c.app.ClaimDigests(ctx, digests...)
+	if err != nil {
+		return err
+	}
+	defer release()
+	for _, b := range blobs {
+		if err := c.copyBlob(ctx, nil, cl, oci, up, oname, b); err != nil {
+			return err
+		}
+	}
+	mt := desc.MediaType
+	if mt == "" {
+		mt = doc.MediaType
+	}
+	if mt == "" {
+		mt = ocispec.MediaTypeImageManifest
+	}
+	man := &chartctl.OCIManifest{Name: oname, Digest: desc.Digest.String(), MediaType: mt, ArtifactType: doc.ArtifactType,
+		Annotations: doc.Annotations, Blobs: digests, Content: body}
+	if man.ArtifactType == "" {
+		man.ArtifactType = doc.Config.MediaType
+	}
+	if doc.Subject != nil {
+		man.Subject = doc.Subject.Digest.String()
+	}
+	return oci.PutManifest(ctx, man, ref.Tag)
+}
+
 // copyBlob streams the blob b of the upstream repository up into the
-// blob store, checking its digest, and links it at oname.
+// blob store, checking its digest, and links it at oname. Errors are
+// worded as r's upstream failing (as they come, for a nil r).
 func (c *Cache) copyBlob(ctx context.Context, r *chartctl.Repository, cl *ociclient.Client, oci chartctl.OCIStore, up, oname string, b ocispec.Descriptor) error {
 	d := b.Digest.String()
 	if _, err := c.app.Blobs.ModTime(ctx, d); err == nil {
@@ -502,6 +579,9 @@ func (c *Cache) copyBlob(ctx context.Context, r *chartctl.Repository, cl *ocicli
 	}
 	rc, err := cl.Blob(ctx, up, b)
 	if err != nil {
+		if r == nil {
+			return err
+		}
 		return c.ociError(r, err)
 	}
 	defer rc.Close()
@@ -512,12 +592,15 @@ func (c *Cache) copyBlob(ctx context.Context, r *chartctl.Repository, cl *ocicli
 	defer func() { _ = w.Abort() }()
 	src := &readErr{r: rc}
 	if _, err := io.Copy(w, src); err != nil {
-		if src.err != nil {
+		if src.err != nil && r != nil {
 			return c.ociError(r, src.err)
 		}
 		return err
 	}
 	if w.Digest() != d {
+		if r == nil {
+			return ociclient.ErrDigestMismatch
+		}
 		return c.ociError(r, ociclient.ErrDigestMismatch)
 	}
 	if _, err := w.Commit(); err != nil {

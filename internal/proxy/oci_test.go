@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -372,5 +373,63 @@ func TestProxyHelmProvenance(t *testing.T) {
 	}
 	if r := e.Do(t, "GET", "/helm/px/charts/web-1.0.0.tgz.prov", "", nil); r.StatusCode != 404 {
 		t.Errorf("prov of an unsigned chart: %d %s", r.StatusCode, r.Body)
+	}
+}
+
+// TestProxyOCISignatures: a chart in a Distribution upstream signed with
+// the real cosign (a key pair; an OCI 1.1 referrer): the proxy copies the
+// signature with the chart, serves it through its referrers API under the
+// upstream's manifest digest, and the version verifies against the proxy
+// repository's trust.
+func TestProxyOCISignatures(t *testing.T) {
+	cosign := testkit.Tool(t, "CHARTCTL_COSIGN", "cosign")
+	dist := disttest.Start(t, disttest.Options{})
+	h := anyHelm(t)
+	home := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(cosign, args...)
+		cmd.Dir = home
+		cmd.Env = append(os.Environ(), "HOME="+home, "DOCKER_CONFIG="+filepath.Join(home, ".docker"), "COSIGN_PASSWORD=", "COSIGN_YES=true", "NO_COLOR=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("cosign %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	helmPush(t, h, dist.Host, "", "", "web", "1.0.0", "")
+	hreq, _ := http.NewRequest(http.MethodHead, dist.URL+"/v2/charts/web/manifests/1.0.0", nil)
+	hreq.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	dg := resp.Header.Get("Docker-Content-Digest")
+	run("generate-key-pair")
+	run("sign", "--key", "cosign.key", "--tlog-upload=false", "--use-signing-config=false", "--allow-http-registry", "-y", dist.Host+"/charts/web@"+dg)
+
+	e := setupOCI(t, allowAll, dist.Host)
+	e.mustProxy(t, "signed", client.ProxyRequest{URL: str("oci://" + dist.Host + "/charts")})
+	pub, err := os.ReadFile(filepath.Join(home, "cosign.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.DoJSON(t, "POST", "/v1/repositories/signed/trust", e.AdminKey, map[string]string{"name": "cosign-ci", "kind": "cosign-key", "key": string(pub)}); r.StatusCode >= 300 {
+		t.Fatalf("trust: %d %s", r.StatusCode, r.Body)
+	}
+	h.Must("pull", "oci://"+strings.TrimPrefix(e.URL, "http://")+"/signed/web", "--version", "1.0.0", "--plain-http", "--destination", t.TempDir())
+	r := e.Do(t, "GET", "/v2/signed/web/referrers/"+dg, "", nil)
+	if r.StatusCode != 200 || !bytes.Contains(r.Body, []byte("sigstore")) {
+		t.Fatalf("referrers of the proxied chart: %d %s", r.StatusCode, r.Body)
+	}
+	r = e.Do(t, "GET", "/v1/repositories/signed/charts/web/1.0.0", e.AdminKey, nil)
+	var out struct {
+		Data client.Chart `json:"data"`
+	}
+	r.JSON(t, &out)
+	v := out.Data.Verification
+	if v == nil || v.Status != "verified" || len(v.Signatures) == 0 || v.Signatures[0].Kind != "cosign" || v.Signatures[0].Trust != "cosign-ci" {
+		t.Fatalf("verification of the proxied version: %s", r.Body)
 	}
 }
