@@ -54,6 +54,9 @@ type ociState struct {
 	mu      sync.Mutex
 	clients map[string]*ociclient.Client
 	checked map[string]time.Time
+	// failed holds, by cached tag, until when a failed revalidation is
+	// remembered (the negative cache).
+	failed map[string]time.Time
 }
 
 // ociManifestDoc is what a fill reads of an upstream manifest.
@@ -153,7 +156,12 @@ func (c *Cache) EnsureManifest(ctx context.Context, r *chartctl.Repository, name
 	} else {
 		version := chartctl.TagVersion(ref)
 		if chart.ValidateVersion(version) != nil {
-			// Only chart versions are proxied; their tags are versions.
+			// Only chart versions are fetched; other tags are those
+			// copied with them (cosign's sha256-<hex>.sig), served as
+			// stored.
+			if _, err := oci.Tag(ctx, oname, ref); err == nil {
+				return false, false, nil
+			}
 			return false, false, notInUpstream(r, name, ref)
 		}
 		if _, err := c.app.ChartVersion(ctx, r, name, version); err == nil {
@@ -194,10 +202,17 @@ func (c *Cache) revalidate(ctx context.Context, r *chartctl.Repository, st *repo
 	now := c.opts.Now()
 	c.oci.mu.Lock()
 	checked, ok := c.oci.checked[key]
+	failedUntil := c.oci.failed[key]
 	c.oci.mu.Unlock()
 	if ok && now.Before(checked.Add(r.Proxy.TTL)) {
 		c.hit(st)
 		return false, false, nil
+	}
+	if now.Before(failedUntil) {
+		// The upstream failed moments ago: stale without asking again.
+		st.hits.Add(1)
+		c.results.WithLabelValues("stale").Inc()
+		return true, false, nil
 	}
 	type result struct{ stale, refetch bool }
 	v, err, _ := c.flight.Do("ocihead\x00"+key, func() (any, error) {
@@ -217,6 +232,14 @@ func (c *Cache) revalidate(ctx context.Context, r *chartctl.Repository, st *repo
 		switch {
 		case herr != nil && !ociclient.IsNotFound(herr):
 			c.opts.Logger.Warn("proxy upstream failed; serving the cached version", "repository", r.Name, "chart", name, "tag", ref, "upstream", r.Proxy.URL, "err", herr)
+			// The negative cache: asked again after NegativeTTL, not on
+			// every pull while the upstream is down.
+			c.oci.mu.Lock()
+			if c.oci.failed == nil || len(c.oci.failed) > 100000 {
+				c.oci.failed = map[string]time.Time{}
+			}
+			c.oci.failed[key] = c.opts.Now().Add(c.opts.NegativeTTL)
+			c.oci.mu.Unlock()
 			return result{stale: true}, nil
 		case herr != nil:
 			// The upstream deleted the tag: what was fetched stays
@@ -233,6 +256,7 @@ func (c *Cache) revalidate(ctx context.Context, r *chartctl.Repository, st *repo
 			c.oci.checked = map[string]time.Time{}
 		}
 		c.oci.checked[key] = c.opts.Now()
+		delete(c.oci.failed, key)
 		c.oci.mu.Unlock()
 		return result{}, nil
 	})

@@ -146,7 +146,8 @@ func pulled(t *testing.T, dir, file string) []byte {
 // upstream manifest GET; within ttl a pull asks the upstream nothing,
 // after ttl exactly one HEAD; a tag the upstream moved is fetched again;
 // with the upstream stopped the cached chart pulls with the Warning
-// header and an uncached one is 502 naming the upstream.
+// header (the failure remembered for the negative cache's time) and an
+// uncached one is 502 naming the upstream.
 func TestProxyOCIDistribution(t *testing.T) {
 	dist := disttest.Start(t, disttest.Options{})
 	front := newCounter(t, dist.URL)
@@ -260,6 +261,12 @@ func TestProxyOCIDistribution(t *testing.T) {
 	r := e.Do(t, "GET", "/v2/ghcr-proxy/web/manifests/1.1.0", "", nil)
 	if r.StatusCode != 200 || r.Header.Get("Warning") != `110 - "Response is Stale"` {
 		t.Errorf("cached manifest with the upstream down: %d %q", r.StatusCode, r.Header.Get("Warning"))
+	}
+	// Remembered (negative cache): the next pull does not ask again.
+	front.reset()
+	r = e.Do(t, "GET", "/v2/ghcr-proxy/web/manifests/1.1.0", "", nil)
+	if seen := front.all(); r.StatusCode != 200 || r.Header.Get("Warning") == "" || len(seen) != 0 {
+		t.Errorf("cached manifest again with the upstream down: %d %q, upstream asked %v", r.StatusCode, r.Header.Get("Warning"), seen)
 	}
 	r = e.Do(t, "GET", "/v2/ghcr-proxy/web/manifests/9.9.9", "", nil)
 	if r.StatusCode != 502 || !bytes.Contains(r.Body, []byte(front.host())) {
