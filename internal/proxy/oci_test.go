@@ -440,3 +440,36 @@ func TestProxyOCISignatures(t *testing.T) {
 		t.Fatalf("verification of the proxied version: %s", r.Body)
 	}
 }
+
+// TestProxyOCITokenChallenge: another chartctl as the OCI upstream, its
+// repository private: the proxy answers its Bearer token challenge (the
+// flow GHCR and Docker Hub use) with the stored credential and fills the
+// chart, byte-identical; without a credential the upstream's refusal is
+// a 502 saying so.
+func TestProxyOCITokenChallenge(t *testing.T) {
+	up := setupOCI(t, allowAll)
+	up.MustRepo(t, "charts", "private")
+	a := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.2.3"})
+	if r := up.Upload(t, "charts", up.AdminKey, a, ""); r.StatusCode != 200 {
+		t.Fatalf("upload upstream: %d %s", r.StatusCode, r.Body)
+	}
+	upHost := strings.TrimPrefix(up.URL, "http://")
+	// The upstream challenges with a Bearer realm, as GHCR does.
+	if resp, err := http.Get(up.URL + "/v2/"); err != nil || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+		t.Fatalf("upstream challenge: %v %v", err, resp)
+	}
+
+	e := setupOCI(t, allowAll, upHost)
+	e.mustProxy(t, "px", client.ProxyRequest{URL: str("oci://" + upHost + "/charts"), Username: str("robot"), Password: str(up.AdminKey)})
+	e.mustProxy(t, "anon", client.ProxyRequest{URL: str("oci://" + upHost + "/charts")})
+	if r := e.Do(t, "GET", "/v2/px/web/manifests/1.2.3", "", nil); r.StatusCode != 200 {
+		t.Fatalf("fill through the token flow: %d %s", r.StatusCode, r.Body)
+	}
+	if r := e.Do(t, "GET", "/helm/px/charts/web-1.2.3.tgz", "", nil); r.StatusCode != 200 || !bytes.Equal(r.Body, a) {
+		t.Fatalf("archive: %d (%d bytes, want %d)", r.StatusCode, len(r.Body), len(a))
+	}
+	r := e.Do(t, "GET", "/v2/anon/web/manifests/1.2.3", "", nil)
+	if r.StatusCode != 502 || !bytes.Contains(r.Body, []byte("credential")) || !bytes.Contains(r.Body, []byte(upHost)) {
+		t.Errorf("anonymous proxy of a private upstream: %d %s", r.StatusCode, r.Body)
+	}
+}
