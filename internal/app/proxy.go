@@ -210,9 +210,7 @@ func (a *App) validateProxyURL(raw string) (string, error) {
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/index.yaml"), "/")
 	u.RawPath = ""
 	if u.Scheme == "oci" {
-		// Not fetched yet: a proxy that could never fill is refused
-		// rather than stored.
-		return "", chartctl.Invalid("proxy.url", "proxy.url oci://%s: OCI upstreams are not supported by this server yet; give the upstream's https Helm repository URL.", u.Host)
+		return validateOCIProxyURL(u)
 	}
 	return u.String(), nil
 }

@@ -113,6 +113,9 @@ type Cache struct {
 
 	mu    sync.Mutex
 	repos map[string]*repoState
+
+	// oci is what is kept of OCI upstreams (oci.go).
+	oci ociState
 }
 
 // repoState is what the cache knows of one proxy repository's upstream.
@@ -258,6 +261,9 @@ func (c *Cache) Forget(r *chartctl.Repository) {
 // what was cached (the upstream's last index, or the versions stored
 // here). With nothing cached the error is EUPSTREAM.
 func (c *Cache) Index(ctx context.Context, r *chartctl.Repository, q helmindex.Query) (idx *helmindex.Index, stale bool, err error) {
+	if _, _, ok := app.OCIUpstream(r); ok {
+		return c.ociIndex(ctx, r, q)
+	}
 	st := c.state(r)
 	stale, err = c.refresh(ctx, r, st)
 	if err != nil {
@@ -566,6 +572,9 @@ func (c *Cache) Fetch(ctx context.Context, r *chartctl.Repository, name, version
 	if !r.Proxy.Allows(name) {
 		return nil, app.ChartNotFound(r.Name, name, version)
 	}
+	if _, _, ok := app.OCIUpstream(r); ok {
+		return c.ociFetch(ctx, r, name, version)
+	}
 	st := c.state(r)
 	cv, err := c.app.ChartVersion(ctx, r, name, version)
 	if err == nil {
@@ -691,6 +700,9 @@ func (c *Cache) download(ctx context.Context, r *chartctl.Repository, uv *upstre
 	}
 	if up.Chart.Name != name || up.Chart.Version != version {
 		return c.app.Reject(up, c.upstreamError(r, fmt.Errorf("the archive listed as %s %s holds %s %s", name, version, up.Chart.Name, up.Chart.Version)))
+	}
+	if err := c.fetchProv(ctx, r, up, u); err != nil {
+		return c.app.Reject(up, err)
 	}
 	actx := chartctl.WithActor(ctx, &chartctl.Actor{CredentialKind: chartctl.CredentialProxy})
 	if _, _, err := c.app.PutProxied(actx, r, up, uv.created); err != nil {

@@ -326,7 +326,7 @@ func TestProxySettingsRefused(t *testing.T) {
 		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("https://127.0.0.1/x")}}, "proxy.url", "--allow-private-upstreams"},
 		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("https://10.1.2.3/x")}}, "proxy.url", "--allow-private-upstreams"},
 		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("ftp://charts.example.com/")}}, "proxy.url", "https"},
-		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("oci://ghcr.io/acme/charts")}}, "proxy.url", "not supported"},
+		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("oci://ghcr.io/Acme/Charts")}}, "proxy.url", "lowercase PATH"},
 		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("https://charts.example.com/"), TTL: str("500ms")}}, "proxy.ttl", "at least 1s"},
 		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("https://charts.example.com/"), Include: &[]string{"a/b"}}}, "proxy.include", "glob"},
 		{client.CreateRepositoryRequest{Name: "a", Proxy: &client.ProxyRequest{URL: str("https://charts.example.com/")}, Mirror: &client.MirrorRequest{URL: str("https://charts.example.com/")}}, "proxy", "not both"},

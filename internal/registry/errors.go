@@ -173,6 +173,9 @@ func (r *Registry) fromDomain(req *http.Request, err error) *Error {
 		return newError(http.StatusTooManyRequests, CodeTooManyRequests, "%s", msg)
 	case chartctl.EUNAVAILABLE:
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "%s", msg)
+	case chartctl.EUPSTREAM:
+		// §18: a proxy repository's upstream failed with nothing cached.
+		return newError(http.StatusBadGateway, CodeUnavailable, "%s", msg)
 	}
 	if m := httpx.StorageFault(err); m != "" {
 		// As on /v1: the operator must act, the client may retry.

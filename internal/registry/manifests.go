@@ -18,6 +18,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/artifacthub"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/helmrepo"
 )
 
 // Media types of the manifests the registry stores, besides the OCI ones
@@ -52,7 +53,11 @@ func (r *Registry) handleManifest(c echo.Context, m pathMatch) error {
 	case http.MethodDelete:
 		return r.deleteManifest(c, name, ref)
 	}
-	p, _, err := r.authorize(c, name, actionPull)
+	p, repo, err := r.authorize(c, name, actionPull)
+	if err != nil {
+		return err
+	}
+	stale, err := r.proxyManifest(req.Context(), repo, name, ref)
 	if err != nil {
 		return err
 	}
@@ -65,6 +70,9 @@ func (r *Registry) handleManifest(c echo.Context, m pathMatch) error {
 	}
 	mh := r.headers.get(man)
 	h := w.Header()
+	if stale {
+		h.Set("Warning", helmrepo.StaleWarning)
+	}
 	h["Docker-Content-Digest"] = mh.digest
 	h["Etag"] = mh.etag
 	if match := req.Header.Get("If-None-Match"); match != "" && strings.Contains(match, man.Digest) {

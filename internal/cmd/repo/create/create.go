@@ -79,9 +79,11 @@ stores the password encrypted and never shows it. See its state with
 
 With --proxy the repository is a read-only pull-through cache of an
 upstream: an https Helm repository (http only for hosts the server's
---plain-http-upstreams lists). A chart version is
+--plain-http-upstreams lists), or an OCI registry's oci://HOST/PATH whose
+charts are at HOST/PATH/<chart>. A chart version is
 fetched from the upstream the first time someone pulls it, then served
-from this server forever; the upstream's index is revalidated after
+from this server forever; the upstream's index (for an OCI upstream, a
+pulled tag, with one HEAD request) is revalidated after
 --proxy-ttl (default 10m). --include and --exclude (repeatable globs on
 chart names) choose what is proxied. Give the upstream's credential with
 --username and --password-stdin. See hits, misses and the upstream's
@@ -94,6 +96,7 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
   echo "$PASS" | chartctl repo create vendor --mirror https://charts.vendor.example --mirror-username robot --mirror-password-stdin
   chartctl repo create ingress --proxy https://kubernetes.github.io/ingress-nginx --public
   chartctl repo create jetstack --proxy https://charts.jetstack.io --proxy-ttl 1h --include 'cert-manager*'
+  chartctl repo create ghcr-cache --proxy oci://ghcr.io/acme/charts --public
   echo "$PASS" | chartctl repo create vendor-cache --proxy https://charts.vendor.example --username robot --password-stdin`,
 		Args: cmdutil.ExactArgs(1, "a repository name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -138,7 +141,7 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
 	cmd.Flags().StringVar(&opts.MirrorInterval, "mirror-interval", "1h", "time between syncs of the mirror, e.g. 30m, 12h or 7d (at least 5m)")
 	cmd.Flags().StringVar(&opts.MirrorUsername, "mirror-username", "", "user name for the upstream (basic auth)")
 	cmd.Flags().BoolVar(&opts.MirrorPasswordStdin, "mirror-password-stdin", false, "read the upstream's password from standard input")
-	cmd.Flags().StringVar(&opts.Proxy, "proxy", "", "make the repository a read-only pull-through cache of this upstream Helm repository (https://…)")
+	cmd.Flags().StringVar(&opts.Proxy, "proxy", "", "make the repository a read-only pull-through cache of this upstream Helm repository (https://…) or OCI registry (oci://HOST/PATH)")
 	cmd.Flags().StringVar(&opts.ProxyTTL, "proxy-ttl", "10m", "how long the proxy serves a fetched index before revalidating it with the upstream (at least 1s)")
 	cmd.Flags().StringArrayVar(&opts.Include, "include", nil, "proxy only charts whose name matches this glob (repeatable)")
 	cmd.Flags().StringArrayVar(&opts.Exclude, "exclude", nil, "never proxy charts whose name matches this glob (repeatable)")
@@ -212,9 +215,14 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		return err
 	}
 	if repo.Proxy != nil {
-		_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s), a proxy of %s (index revalidated after %s); charts are fetched when first pulled\n",
+		// An OCI upstream has no index: each pulled tag is revalidated.
+		what := "index"
+		if strings.HasPrefix(repo.Proxy.URL, "oci://") {
+			what = "tags"
+		}
+		_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s), a proxy of %s (%s revalidated after %s); charts are fetched when first pulled\n",
 			cs.SuccessIcon(), termtext.Line(repo.Visibility), cs.Bold(termtext.Line(repo.Name)), termtext.Line(owner),
-			termtext.Line(repo.Proxy.URL), termtext.Line(repo.Proxy.TTL))
+			termtext.Line(repo.Proxy.URL), what, termtext.Line(repo.Proxy.TTL))
 		return err
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s Created %s repository %s (owner: %s)\n",
