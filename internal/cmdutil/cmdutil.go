@@ -129,6 +129,30 @@ func CompleteOrganizations(f *Factory) func(*cobra.Command, []string, string) ([
 	}
 }
 
+// CompleteReplications completes replication names from the server.
+func CompleteReplications(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		c, err := f.Client()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		reps, _, err := c.Replications.List(cmd.Context())
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for _, r := range reps {
+			if len(names) >= completionLimit {
+				break
+			}
+			if strings.HasPrefix(r.Name, toComplete) {
+				names = append(names, termtext.Line(r.Name)+"\t"+termtext.Line(r.Source+" → "+r.Target))
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // FirstArgOnly wraps a completion so it completes only the first
 // positional argument.
 func FirstArgOnly(fn func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
