@@ -10,6 +10,7 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
+	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/text"
 )
 
@@ -127,6 +128,21 @@ func CompleteOrganizations(f *Factory) func(*cobra.Command, []string, string) ([
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// CompleteEventTypes completes webhook event types ("*" for every one),
+// the list the server accepts (chartctl.EventTypes).
+func CompleteEventTypes(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	if toComplete == "" {
+		out = append(out, "*\tevery event")
+	}
+	for _, t := range chartctl.EventTypes {
+		if strings.HasPrefix(string(t), toComplete) {
+			out = append(out, string(t))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // CompleteReplications completes replication names from the server.
