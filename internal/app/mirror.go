@@ -132,11 +132,20 @@ func FormatDuration(d time.Duration) string {
 // sealed) or a fragment. A trailing "/index.yaml" names the same
 // repository and is dropped. A literal private address is refused at once
 // unless allowed; names are checked when each sync connects.
+//
+// An oci://HOST/PATH upstream (CONTRACT §18 "Federation") is a registry
+// path: one chart repository (oci://HOST/PATH/CHART, all its tags) or a
+// namespace whose chart repositories the registry's /v2/_catalog lists
+// (decision 15). It is reached over https, or plain http for hosts the
+// operator lists in --plain-http-upstreams.
 func (a *App) validateUpstreamURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	u, err := url.Parse(raw)
+	if err == nil && u.Scheme == "oci" {
+		return a.validateOCIUpstream(raw, u)
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2048 {
-		return "", chartctl.Invalid("mirror.url", "mirror.url must be an absolute http or https URL of at most 2048 characters: the upstream Helm repository, where its index.yaml is.")
+		return "", chartctl.Invalid("mirror.url", "mirror.url must be an absolute http or https URL of at most 2048 characters (the upstream Helm repository, where its index.yaml is), or oci://HOST/PATH for an OCI registry.")
 	}
 	if u.User != nil {
 		return "", chartctl.Invalid("mirror.url", "mirror.url must not carry credentials; give them as mirror.username and mirror.password, which are stored encrypted.")
@@ -150,6 +159,25 @@ func (a *App) validateUpstreamURL(raw string) (string, error) {
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/index.yaml"), "/")
 	u.RawPath = ""
 	return u.String(), nil
+}
+
+// validateOCIUpstream checks an oci://HOST/PATH mirror upstream and
+// returns it without a trailing slash.
+func (a *App) validateOCIUpstream(raw string, u *url.URL) (string, error) {
+	path := strings.Trim(u.Path, "/")
+	if u.Host == "" || path == "" || len(raw) > 2048 || u.RawQuery != "" || u.Fragment != "" || strings.Contains(path, "//") {
+		return "", chartctl.Invalid("mirror.url", "mirror.url %q is not of the form oci://HOST/PATH (one chart repository, oci://HOST/PATH/CHART, or every chart repository the registry's catalog lists under PATH).", truncate(raw, 200))
+	}
+	if u.User != nil {
+		return "", chartctl.Invalid("mirror.url", "mirror.url must not carry credentials; give them as mirror.username and mirror.password, which are stored encrypted.")
+	}
+	if strings.ToLower(path) != path {
+		return "", chartctl.Invalid("mirror.url", "mirror.url %q has upper-case letters in its path, which OCI repository names cannot have.", truncate(raw, 200))
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !a.Config.AllowPrivateUpstreams && !a.Config.PrivateUpstreams.Permits(ip) {
+		return "", chartctl.Invalid("mirror.url", "mirror.url points to a private or loopback address (%s), which this server refuses (start it with %s to allow it).", ip, FlagAllowPrivateUpstreams)
+	}
+	return "oci://" + u.Host + "/" + path, nil
 }
 
 // MirrorReadOnly is the EFORBIDDEN error of a chart write (an upload by

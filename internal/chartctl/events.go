@@ -35,7 +35,11 @@ const (
 	// EventChartReleased: a held version's signature verified; it is now
 	// listed and pullable.
 	EventChartReleased EventType = "chart.released"
-	EventPing          EventType = "ping"
+	// EventReplicationFailed: a replication gave up copying (or deleting)
+	// a version at its target after retrying it (CONTRACT §18 decision
+	// 21); the version shows as failed in the replication's status.
+	EventReplicationFailed EventType = "replication.failed"
+	EventPing              EventType = "ping"
 )
 
 // EventTypes lists the event types a webhook may ask for ("*" asks for
@@ -49,6 +53,7 @@ var EventTypes = []EventType{
 	EventPublisherAdded, EventPublisherRemoved,
 	EventTrustAdded, EventTrustRemoved, EventChartVerified,
 	EventChartHeld, EventChartReleased,
+	EventReplicationFailed,
 }
 
 // Valid reports whether t is one of EventTypes.

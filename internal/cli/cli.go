@@ -31,6 +31,7 @@ import (
 	mancmd "github.com/chartctl/chartctl/internal/cmd/man"
 	orgcmd "github.com/chartctl/chartctl/internal/cmd/org"
 	ratelimitcmd "github.com/chartctl/chartctl/internal/cmd/ratelimit"
+	replicationcmd "github.com/chartctl/chartctl/internal/cmd/replication"
 	repocmd "github.com/chartctl/chartctl/internal/cmd/repo"
 	robotcmd "github.com/chartctl/chartctl/internal/cmd/robot"
 	searchcmd "github.com/chartctl/chartctl/internal/cmd/search"
@@ -319,6 +320,7 @@ CHARTCTL_TOKEN (an API key) instead of signing in.`,
 		chartcmd.NewCmdChart(f),
 		searchcmd.NewCmdSearch(f, nil),
 		webhookcmd.NewCmdWebhook(f),
+		replicationcmd.NewCmdReplication(f),
 		importcmd.NewCmdImport(f, nil),
 	)
 	add("account",

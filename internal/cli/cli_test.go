@@ -30,6 +30,7 @@ import (
 	"github.com/chartctl/chartctl/internal/mirror"
 	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/proxy"
+	"github.com/chartctl/chartctl/internal/replication"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/internal/testkit/oidcissuer"
 	"github.com/chartctl/chartctl/server"
@@ -78,10 +79,19 @@ func TestScripts(t *testing.T) {
 			// as `chartctl serve` wires them (the serve command below
 			// lists each in --plain-http-upstreams).
 			srv.App().Proxies = proxy.New(srv.App(), srv.Secrets, proxy.Options{Allow: netguard.Allowance{All: true}})
+			// Replications may target a repository of this same server
+			// over plain http, as `chartctl serve` runs them with
+			// --plain-http-upstreams naming it.
+			self := strings.TrimPrefix(srv.URL, "http://")
+			srv.App().Config.PlainHTTPUpstreams = append(srv.App().Config.PlainHTTPUpstreams, self)
+			replicator := replication.New(srv.App(), srv.Secrets, nil, replication.Options{AllowPrivate: true, PlainHTTP: []string{self},
+				Poll: 50 * time.Millisecond})
+			srv.App().WakeReplication = replicator.Wake
 			ctx, stop := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { defer close(done); syncer.Run(ctx) }()
-			env.Defer(func() { stop(); <-done })
+			done := make(chan struct{}, 2)
+			go func() { defer func() { done <- struct{}{} }(); syncer.Run(ctx) }()
+			go func() { defer func() { done <- struct{}{} }(); replicator.Run(ctx) }()
+			env.Defer(func() { stop(); <-done; <-done })
 			env.Values[serverKey{}] = srv
 			env.Values[tbKey{}] = tb
 			env.Values[issuerKey{}] = iss

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/client/termtext"
+	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/text"
 )
 
@@ -123,6 +124,45 @@ func CompleteOrganizations(f *Factory) func(*cobra.Command, []string, string) ([
 			}
 			if strings.HasPrefix(o.Name, toComplete) {
 				names = append(names, termtext.Line(o.Name)+"\t"+termtext.Line(o.Description))
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// CompleteEventTypes completes webhook event types ("*" for every one),
+// the list the server accepts (chartctl.EventTypes).
+func CompleteEventTypes(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	if toComplete == "" {
+		out = append(out, "*\tevery event")
+	}
+	for _, t := range chartctl.EventTypes {
+		if strings.HasPrefix(string(t), toComplete) {
+			out = append(out, string(t))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// CompleteReplications completes replication names from the server.
+func CompleteReplications(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		c, err := f.Client()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		reps, _, err := c.Replications.List(cmd.Context())
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for _, r := range reps {
+			if len(names) >= completionLimit {
+				break
+			}
+			if strings.HasPrefix(r.Name, toComplete) {
+				names = append(names, termtext.Line(r.Name)+"\t"+termtext.Line(r.Source+" → "+r.Target))
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp

@@ -50,6 +50,13 @@ type Version struct {
 	bad  string
 }
 
+// NewVersion returns a version whose archive and provenance file are
+// opened by open and openProv (nil: it has none), for sources outside
+// this package (the mirror's OCI upstreams).
+func NewVersion(name, version, location string, open, openProv func(ctx context.Context) (io.ReadCloser, error)) *Version {
+	return &Version{Name: name, Version: version, Location: location, open: open, openProv: openProv}
+}
+
 // Open returns the version's archive as the source serves it; the caller
 // checks it against Digest (the importer and the mirror both do).
 func (v *Version) Open(ctx context.Context) (io.ReadCloser, error) {

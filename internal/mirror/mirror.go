@@ -75,6 +75,10 @@ type Options struct {
 	// 2m); it is renewed at a third of that while the sync runs, so a
 	// replica that dies mid-sync holds the mirror up for at most this.
 	LeaseTTL time.Duration
+	// OCIPageSize asks oci:// upstreams for tag and catalog pages of that
+	// many entries (0: the registry's default); tests set it to follow the
+	// Link pages.
+	OCIPageSize int
 	// Holder names this process in leases (default: the application
 	// layer's Replica).
 	Holder string
@@ -308,14 +312,23 @@ func (s *Syncer) copy(ctx context.Context, r *chartctl.Repository) (*Result, err
 		}
 		auth.Password = string(pw)
 	}
-	src, err := importer.NewHelmSource(m.URL, auth, s.client)
-	if err != nil {
-		return res, err
-	}
-	src.AuthHint = "check the mirror's username and password (PATCH /v1/repositories/" + r.Name + " sets new ones)"
-	src.MaxIndexSize, src.MaxIndexSizeFlag = s.opts.MaxIndexSize, "the server's "+FlagUpstreamIndexMaxSize
+	var (
+		versions []*importer.Version
+		err      error
+	)
 	ictx, cancel := context.WithTimeout(ctx, s.opts.FileTimeout)
-	versions, err := src.Versions(ictx)
+	if strings.HasPrefix(m.URL, "oci://") {
+		versions, err = s.ociVersions(ictx, m.URL, auth)
+	} else {
+		var src *importer.HelmSource
+		if src, err = importer.NewHelmSource(m.URL, auth, s.client); err != nil {
+			cancel()
+			return res, err
+		}
+		src.AuthHint = "check the mirror's username and password (PATCH /v1/repositories/" + r.Name + " sets new ones)"
+		src.MaxIndexSize, src.MaxIndexSizeFlag = s.opts.MaxIndexSize, "the server's "+FlagUpstreamIndexMaxSize
+		versions, err = src.Versions(ictx)
+	}
 	cancel()
 	if err != nil {
 		return res, connectError(err)

@@ -52,6 +52,8 @@ type envOptions struct {
 	now         func() time.Time
 	// maxIndexSize is --upstream-index-max-size (0: its default).
 	maxIndexSize int64
+	// ociPageSize is the page size asked of oci:// upstreams.
+	ociPageSize int
 }
 
 func setup(t *testing.T, o envOptions) *env {
@@ -67,7 +69,7 @@ func setup(t *testing.T, o envOptions) *env {
 			reg.Register(e)
 		}
 	})
-	sy := mirror.New(ts.App(), ts.Secrets, mirror.Options{AllowPrivate: !o.denyPrivate, Now: o.now, MaxIndexSize: o.maxIndexSize})
+	sy := mirror.New(ts.App(), ts.Secrets, mirror.Options{AllowPrivate: !o.denyPrivate, Now: o.now, MaxIndexSize: o.maxIndexSize, OCIPageSize: o.ociPageSize})
 	ts.App().WakeMirror = sy.Request
 	return &env{Server: ts, Syncer: sy}
 }

@@ -183,6 +183,7 @@ func (r *Replicator) RunOnce(ctx context.Context) (int, error) {
 		byID[rep.ID] = rep
 	}
 	var results []chartctl.ReplicationResult
+	var events []*chartctl.Event
 	for _, t := range tasks {
 		rep := byID[t.ReplicationID]
 		if rep == nil {
@@ -199,14 +200,43 @@ func (r *Replicator) RunOnce(ctx context.Context) (int, error) {
 			}
 			r.opts.Logger.Warn("replication task failed", "replication", rep.Name, "op", t.Op, "chart", t.Chart,
 				"version", t.Version, "attempt", t.Attempts+1, "gave_up", res.Failed, "err", err)
+			if res.Failed {
+				events = append(events, r.failedEvent(ctx, rep, t, err))
+			}
 		}
 		results = append(results, res)
 	}
-	// The results are recorded even when ctx ended meanwhile.
-	if err := store.RecordReplicationResults(context.WithoutCancel(ctx), results); err != nil {
+	// The results are recorded even when ctx ended meanwhile, with the
+	// replication.failed events of the tasks given up in the same
+	// transaction (so a give-up is announced exactly once, whichever
+	// replica ran it).
+	rctx := context.WithoutCancel(ctx)
+	if len(events) > 0 {
+		rctx = chartctl.WithChange(rctx, &chartctl.Change{Events: events})
+	}
+	if err := store.RecordReplicationResults(rctx, results); err != nil {
 		return 0, err
 	}
+	if len(events) > 0 {
+		r.app.Committed()
+	}
 	return len(results), nil
+}
+
+// failedEvent is the replication.failed event of task t, given up: the
+// replication, its target, the version and the last error, placed in the
+// source repository so that its (and its organization's) webhooks get it.
+func (r *Replicator) failedEvent(ctx context.Context, rep *chartctl.Replication, t *chartctl.ReplicationTask, err error) *chartctl.Event {
+	org := ""
+	if repo, rerr := r.app.Store.Repository(ctx, rep.Source); rerr == nil {
+		org = repo.Organization
+	}
+	data := map[string]any{"replication": rep.Name, "source": rep.Source, "target": rep.Target, "op": string(t.Op),
+		"chart": t.Chart, "version": t.Version, "attempts": t.Attempts + 1, "error": truncate(err.Error(), 500),
+		"first_attempt_at": t.CreatedAt.UTC().Truncate(time.Second).Format(time.RFC3339)}
+	// The server itself gave up: no user acted.
+	return r.app.NewEvent(chartctl.WithActor(context.WithoutCancel(ctx), &chartctl.Actor{}), chartctl.EventReplicationFailed,
+		rep.Source, org, "/v1/replications/"+url.PathEscape(rep.Name), t.Chart+"/"+t.Version, data)
 }
 
 // backoff is the wait before attempt n+1: full jitter over base·2ⁿ,

@@ -138,10 +138,18 @@ func testReplicationQueue(t *testing.T, open Open) {
 	if len(got) != 1 || got[0].ID != heads[b.ID].ID || got[0].Attempts != 1 || got[0].LastError != "target down" {
 		t.Fatalf("claimed %+v; want b's head again, with its attempt", got)
 	}
-	// Given up, it no longer holds back the next.
-	must(t, s.RecordReplicationResults(ctx, []chartctl.ReplicationResult{{ReplicationID: b.ID, TaskID: got[0].ID, At: later, Error: "gave up", Failed: true}}))
+	// Given up, it no longer holds back the next; the replication.failed
+	// event the context carries is written with it, for the webhooks of
+	// the source repository (issue #31).
+	hook := mustWebhook(t, s, &chartctl.Webhook{Repository: "charts", URL: "https://hooks.example.com", Events: []string{string(chartctl.EventReplicationFailed)}, Active: true})
+	failed := chartctl.WithChange(ctx, &chartctl.Change{Events: []*chartctl.Event{{ID: "evt_failed", Type: chartctl.EventReplicationFailed, Time: base,
+		Repository: "charts", Source: "/v1/replications/b", Subject: "web/1.0.0", Data: []byte(`{"replication":"b"}`)}}})
+	must(t, s.RecordReplicationResults(failed, []chartctl.ReplicationResult{{ReplicationID: b.ID, TaskID: got[0].ID, At: later, Error: "gave up", Failed: true}}))
 	if st := status("b"); st.Pending != 2 || st.Failed != 1 {
 		t.Fatalf("b's status after giving up = %+v", st)
+	}
+	if ids := eventIDs(deliveries(t, s, hook.ID)); len(ids) != 1 || ids[0] != "evt_failed" {
+		t.Fatalf("deliveries of the replication.failed webhook: %v", ids)
 	}
 	got, err = s.ClaimReplicationTasks(ctx, later.Add(3*time.Hour), time.Minute, 10)
 	must(t, err)

@@ -70,7 +70,10 @@ the server) or public (also anonymous Helm clients). --public is short for
 --visibility public.
 
 With --mirror the repository is a read-only mirror of an upstream Helm
-repository: the server copies every chart version the upstream lists, at
+repository or OCI registry path (oci://HOST/PATH/CHART: every tag of one
+chart; oci://HOST/PATH: every chart repository the registry's catalog
+lists under PATH; registries without a catalog, such as GHCR, take the
+first form): the server copies every chart version the upstream lists, at
 once and then every --mirror-interval (a duration such as 30m, 12h or 7d;
 at least 5m), and refuses uploads and deletes. Give the upstream's
 credential with --mirror-username and --mirror-password-stdin; the server
@@ -94,6 +97,7 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
   chartctl repo create shared --org acme --visibility internal
   chartctl repo create bitnami --mirror https://charts.bitnami.com/bitnami --mirror-interval 6h --public
   echo "$PASS" | chartctl repo create vendor --mirror https://charts.vendor.example --mirror-username robot --mirror-password-stdin
+  chartctl repo create podinfo --mirror oci://ghcr.io/stefanprodan/charts/podinfo --public
   chartctl repo create ingress --proxy https://kubernetes.github.io/ingress-nginx --public
   chartctl repo create jetstack --proxy https://charts.jetstack.io --proxy-ttl 1h --include 'cert-manager*'
   chartctl repo create ghcr-cache --proxy oci://ghcr.io/acme/charts --public
@@ -137,7 +141,7 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
 	cmd.Flags().StringVar(&opts.IndexFormat, "index-format", "", "index.yaml format: json (Helm 3.13+ loads it faster; every Helm reads it) or yaml (default: the server's, json unless set)")
 	_ = cmd.RegisterFlagCompletionFunc("index-format", cobra.FixedCompletions(IndexFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&opts.Public, "public", false, "make the repository readable by everyone (--visibility public)")
-	cmd.Flags().StringVar(&opts.Mirror, "mirror", "", "make the repository a read-only mirror of this upstream Helm repository URL")
+	cmd.Flags().StringVar(&opts.Mirror, "mirror", "", "make the repository a read-only mirror of this upstream Helm repository URL or oci://HOST/PATH")
 	cmd.Flags().StringVar(&opts.MirrorInterval, "mirror-interval", "1h", "time between syncs of the mirror, e.g. 30m, 12h or 7d (at least 5m)")
 	cmd.Flags().StringVar(&opts.MirrorUsername, "mirror-username", "", "user name for the upstream (basic auth)")
 	cmd.Flags().BoolVar(&opts.MirrorPasswordStdin, "mirror-password-stdin", false, "read the upstream's password from standard input")

@@ -57,6 +57,7 @@ for admins, of the whole server. The signing secret is generated unless
 	cmd.Flags().StringVar(&opts.Org, "org", "", "a webhook of this organization")
 	cmd.Flags().StringVar(&opts.URL, "url", "", "where events are POSTed (http or https)")
 	cmd.Flags().StringSliceVar(&opts.Events, "events", []string{"*"}, "event types to send, comma-separated, or '*' for all")
+	_ = cmd.RegisterFlagCompletionFunc("events", cmdutil.CompleteEventTypes)
 	cmd.Flags().StringVar(&opts.Secret, "secret", "", "signing secret (whsec_…; default: generated)")
 	cmd.Flags().BoolVar(&opts.Inactive, "inactive", false, "create it disabled")
 	return cmd

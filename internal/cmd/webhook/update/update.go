@@ -69,6 +69,7 @@ neither in the process list nor in the shell history.`,
 	}
 	cmd.Flags().StringVar(&opts.URL, "url", "", "where events are POSTed from now on (http or https)")
 	cmd.Flags().StringSliceVar(&opts.Events, "events", nil, "event types to send, comma-separated, or '*' for all")
+	_ = cmd.RegisterFlagCompletionFunc("events", cmdutil.CompleteEventTypes)
 	cmd.Flags().BoolVar(&active, "active", true, "whether the webhook is sent events (--active=false pauses it)")
 	cmd.Flags().BoolVar(&opts.SecretStdin, "secret-stdin", false, "read a new signing secret (whsec_…) from standard input")
 	return cmd
