@@ -19,6 +19,9 @@ import (
 func PrintJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	// Version ranges (">=1.0.0, <2") and URLs with "&" stay readable and
+	// greppable; the output is not embedded in HTML.
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
