@@ -5,7 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/chart"
@@ -247,5 +249,150 @@ func TestChartDiffRendered(t *testing.T) {
 	}
 	if len(res.Data.Files) == 0 || res.Data.RenderedError != "Version 0.1.0 cannot be rendered with its default values: the chart looks up objects in a cluster (lookup), so it renders only against one" {
 		t.Fatalf("needs-cluster diff: %d files, rendered_error %q", len(res.Data.Files), res.Data.RenderedError)
+	}
+}
+
+// countingRenderer renders in the test's process and counts its calls.
+type countingRenderer struct{ n atomic.Int64 }
+
+func (c *countingRenderer) render(ctx context.Context, archive []byte) (*chartdiff.Rendering, error) {
+	c.n.Add(1)
+	return helmrender.Render(ctx, archive, chart.DefaultLimits()), nil
+}
+
+// TestChartDiffReadsKeptRenderings: the images job keeps what each
+// version renders (annotation or not, unrenderable included), so a diff
+// of processed versions runs no renderer and lists the same rendered
+// entries; a version not processed yet is rendered on demand, alone; a
+// kept rendering of a deleted version is pruned by the next backfill, and
+// one missing (a restore, an upgrade) is rendered again by it.
+func TestChartDiffReadsKeptRenderings(t *testing.T) {
+	rc := &countingRenderer{}
+	s := testkit.StartServer(t, func(s *server.Server) { s.Render = rc.render })
+	s.MustRepo(t, "a", "")
+	for _, dir := range []string{"api-1.0.0/api", "api-1.1.0/api", "web-1.0.0/web", "web-1.1.0/web", "needs-cluster/needs-cluster"} {
+		if r := s.Upload(t, "a", s.AdminKey, testkit.ArchiveDir(t, webFixture+dir), ""); r.StatusCode != 200 {
+			t.Fatalf("upload %s: %d %s", dir, r.StatusCode, r.Body)
+		}
+	}
+	if err := s.App().ProcessImages(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Each archive rendered once, the web chart's too although its
+	// images come from its annotation.
+	if n := rc.n.Load(); n != 5 {
+		t.Fatalf("the images job rendered %d times, want 5", n)
+	}
+	store := s.App().Store
+	digests, err := store.RenderedDigests(context.Background())
+	if err != nil || len(digests) != 5 {
+		t.Fatalf("kept renderings: %d, %v", len(digests), err)
+	}
+
+	diff := func(name, from, to string) client.ChartDiff {
+		t.Helper()
+		var res envelope[client.ChartDiff]
+		r := s.Do(t, "GET", "/v1/repositories/a/charts/"+name+"/diff?from="+from+"&to="+to, s.AdminKey, nil)
+		if r.StatusCode != 200 {
+			t.Fatalf("diff %s %s %s: %d %s", name, from, to, r.StatusCode, r.Body)
+		}
+		r.JSON(t, &res)
+		return res.Data
+	}
+	rendered := func(d client.ChartDiff) (out []string) {
+		for _, f := range d.Files {
+			if chartdiff.IsRendered(f.Path) {
+				out = append(out, f.Status+" "+f.Path)
+			}
+		}
+		return out
+	}
+	got := diff("api", "1.0.0", "1.1.0")
+	if n := rc.n.Load(); n != 5 {
+		t.Fatalf("the diff of processed versions ran the renderer (%d calls, want 5)", n)
+	}
+	if r := rendered(got); !reflect.DeepEqual(r, []string{"modified rendered/templates/deployment.yaml"}) || got.RenderedError != "" {
+		t.Fatalf("rendered entries from the kept renderings: %q (%s)", r, got.RenderedError)
+	}
+	for _, f := range got.Files {
+		if f.Path == "rendered/templates/deployment.yaml" && !strings.Contains(f.Diff, `+          image: "ghcr.io/acme/api:2.5.0"`+"\n") {
+			t.Fatalf("rendered deployment diff:\n%s", f.Diff)
+		}
+	}
+	web := diff("web", "1.0.0", "1.1.0")
+	if n := rc.n.Load(); n != 5 || len(rendered(web)) == 0 {
+		t.Fatalf("web diff: %d renders, rendered entries %q", n, rendered(web))
+	}
+
+	// A version pushed and not processed yet (another replica holds the
+	// images lease, so this one's job waits): rendered now, alone.
+	if ok, err := store.AcquireLease(context.Background(), "images", "other-replica", time.Hour); err != nil || !ok {
+		t.Fatalf("take the images lease: %v, %v", ok, err)
+	}
+	s.Upload(t, "a", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "needs-cluster", Version: "0.2.0", Files: map[string]string{
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"}}), "")
+	nc := diff("needs-cluster", "0.1.0", "0.2.0")
+	if n := rc.n.Load(); n != 6 {
+		t.Fatalf("a diff with one unprocessed version rendered %d times in all, want 6", n)
+	}
+	// The kept reason of the unrenderable version is the diff's.
+	if !strings.HasPrefix(nc.RenderedError, "Version 0.1.0 cannot be rendered with its default values: the chart looks up objects in a cluster") {
+		t.Fatalf("needs-cluster: rendered_error %q", nc.RenderedError)
+	}
+
+	// Deleting a version leaves its rendering to the next backfill, which
+	// prunes it; a version whose rendering is missing (as after a
+	// restore) is rendered again, its image record left as it was.
+	if r := s.Do(t, "DELETE", "/v1/repositories/a/charts/web/1.1.0", s.AdminKey, nil); r.StatusCode != 204 && r.StatusCode != 200 {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+	}
+	if err := store.ReleaseLease(context.Background(), "images", "other-replica"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App().ProcessImages(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The job rendered the 0.2.0 pushed above, once.
+	digests, err = store.RenderedDigests(context.Background())
+	if err != nil || len(digests) != 5 || rc.n.Load() != 7 {
+		t.Fatalf("after deleting web 1.1.0: %d kept, %v; %d renders, want 7", len(digests), err, rc.n.Load())
+	}
+	api := version(t, s, "a", "api", "1.0.0")
+	if api.ImagesSource != "rendered" || len(api.Images) != 3 {
+		t.Fatalf("api 1.0.0 after the backfill: %+v", api)
+	}
+}
+
+// TestKeptRenderingsBackfilled: a version whose images are known but
+// whose rendering is not kept (its images came from the annotation while
+// no renderer was installed; likewise after a restore, where renderings
+// are not carried, or an upgrade) is rendered by the next backfill, its
+// image record left as it was.
+func TestKeptRenderingsBackfilled(t *testing.T) {
+	s := testkit.StartServer(t)
+	s.MustRepo(t, "a", "")
+	s.Upload(t, "a", s.AdminKey, testkit.ArchiveDir(t, webFixture+"web-1.0.0/web"), "")
+	if err := s.App().ProcessImages(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := version(t, s, "a", "web", "1.0.0")
+	if before.ImagesSource != "annotation" {
+		t.Fatalf("web without a renderer: %+v", before)
+	}
+	if d, err := s.App().Store.RenderedDigests(context.Background()); err != nil || len(d) != 0 {
+		t.Fatalf("kept renderings without a renderer: %q, %v", d, err)
+	}
+	rc := &countingRenderer{}
+	s.App().Render = rc.render
+	if err := s.App().ProcessImages(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.App().Store.RenderedDigests(context.Background())
+	if err != nil || len(d) != 1 || rc.n.Load() != 1 {
+		t.Fatalf("after the backfill: kept %q, %v; %d renders", d, err, rc.n.Load())
+	}
+	after := version(t, s, "a", "web", "1.0.0")
+	if !reflect.DeepEqual(after.Images, before.Images) || after.ImagesSource != "annotation" {
+		t.Fatalf("the backfill changed the image record: %+v", after)
 	}
 }

@@ -110,6 +110,16 @@ func (a *clientAPI) ChartVersion(ctx context.Context, repo, name, version string
 	return *c, nil
 }
 
+// Diff implements API.
+func (a *clientAPI) Diff(ctx context.Context, repo, name, from, to string) (client.ChartDiff, error) {
+	d, resp, err := a.c.Charts.Diff(ctx, repo, name, from, to, nil)
+	a.observe(resp, err)
+	if err != nil {
+		return client.ChartDiff{}, fmt.Errorf("diff %s/%s %s %s: %w", repo, name, from, to, err)
+	}
+	return *d, nil
+}
+
 // SearchCharts implements API.
 func (a *clientAPI) SearchCharts(ctx context.Context, query string, page, limit int) ([]client.SearchResult, client.Meta, error) {
 	items, resp, err := a.c.Search.Charts(ctx, query, &client.SearchOptions{ListOptions: client.ListOptions{Page: page, Limit: limit}})

@@ -21,7 +21,8 @@ type fakeAPI struct {
 	charts  map[string][]client.Chart // by repository, ordered by name then newest first
 	teams   []client.Team
 	members map[string][]client.Member
-	grants  map[string][]client.Grant // by repository, teams first
+	grants  map[string][]client.Grant   // by repository, teams first
+	diffs   map[string]client.ChartDiff // by "repo/name from to"
 	errs    map[string]error
 	calls   []string
 	gate    chan struct{}
@@ -255,6 +256,17 @@ func (f *fakeAPI) RepositoryAccess(ctx context.Context, repo string, page, limit
 	}
 	items, meta := pageOf(f.grants[repo], page, limit)
 	return items, meta, nil
+}
+
+func (f *fakeAPI) Diff(ctx context.Context, repo, name, from, to string) (client.ChartDiff, error) {
+	k := repo + "/" + name + " " + from + " " + to
+	if err := f.call(ctx, "Diff", k, 0); err != nil {
+		return client.ChartDiff{}, err
+	}
+	if d, ok := f.diffs[k]; ok {
+		return d, nil
+	}
+	return client.ChartDiff{}, &client.Error{StatusCode: 404, Code: client.CodeNotFound, Message: "chart version not found"}
 }
 
 func (f *fakeAPI) RateLimit() (remaining, limit int, ok bool) {

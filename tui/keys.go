@@ -17,6 +17,8 @@ type keyMap struct {
 	Filter   key.Binding
 	Refresh  key.Binding
 	Access   key.Binding
+	Diff     key.Binding
+	Mark     key.Binding
 	Help     key.Binding
 	Quit     key.Binding
 }
@@ -35,6 +37,8 @@ func newKeyMap() keyMap {
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Refresh:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Access:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "access")),
+		Diff:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "values diff")),
+		Mark:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "mark to diff")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
@@ -42,13 +46,13 @@ func newKeyMap() keyMap {
 
 // ShortHelp is the footer's reminder.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.Open, k.Access, k.Back, k.Filter, k.Tab, k.Quit}
+	return []key.Binding{k.Help, k.Open, k.Access, k.Back, k.Filter, k.Diff, k.Mark, k.Tab, k.Quit}
 }
 
 // FullHelp is the help screen, one group per column.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Access, k.Tab, k.Filter, k.Refresh, k.Help, k.Quit},
+		{k.Open, k.Back, k.Access, k.Diff, k.Mark, k.Tab, k.Filter, k.Refresh, k.Help, k.Quit},
 	}
 }

@@ -147,7 +147,7 @@ func (m *Model) load(s *screen, page int) tea.Cmd {
 func (m *Model) fetch(s *screen, page int) tea.Cmd {
 	req := request{
 		screenID: s.id, gen: s.gen, page: page, limit: m.c.opts.PageSize,
-		kind: s.kind, repo: s.repo, chart: s.chart, version: s.version, team: s.team, query: s.query,
+		kind: s.kind, repo: s.repo, chart: s.chart, version: s.version, team: s.team, query: s.query, from: s.from,
 	}
 	return fetch(m.ctx, m.api, m.c.opts.RequestTimeout, req)
 }
@@ -176,7 +176,7 @@ func (m *Model) refresh(s *screen) tea.Cmd {
 func (m *Model) push(s *screen) tea.Cmd {
 	m.stacks[m.tab] = append(m.stacks[m.tab], s)
 	m.status = ""
-	if s.kind == viewDetail {
+	if !s.isList() {
 		return m.load(s, 0)
 	}
 	return m.load(s, 1)
@@ -268,7 +268,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.status = describeError(msg.err, m.c.opts.Unauthorized, m.c.now())
 			return nil
 		}
-		s.detail = msg.chart
+		s.detail, s.diff = msg.chart, msg.diff
 		s.loaded = true
 		m.status = ""
 		return nil
@@ -337,6 +337,11 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Access) && s.hasAccessToggle():
 		return m.toggleAccess(s)
+	case key.Matches(msg, k.Mark) && s.kind == viewVersions:
+		m.toggleMark(s)
+		return nil
+	case key.Matches(msg, k.Diff) && s.kind == viewVersions:
+		return m.openDiff(s)
 	case key.Matches(msg, k.Filter):
 		s.filtering = true
 		s.scrollInto(m.listHeight(s))
@@ -466,6 +471,44 @@ func (m *Model) open(s *screen) tea.Cmd {
 	default:
 		return nil
 	}
+	return m.push(next)
+}
+
+// toggleMark marks the version under the cursor of a versions list as
+// the one to diff against, or clears the mark when it is on it already.
+func (m *Model) toggleMark(s *screen) {
+	r, ok := s.current()
+	if !ok {
+		return
+	}
+	v := r.item.(client.Chart).Version
+	if s.mark == v {
+		s.mark = ""
+	} else {
+		s.mark = v
+	}
+	m.status = ""
+}
+
+// openDiff opens the values diff of the version under the cursor of a
+// versions list: against the marked version, or else against the one
+// listed below it (the previous version, as the list is newest first).
+func (m *Model) openDiff(s *screen) tea.Cmd {
+	r, ok := s.current()
+	if !ok {
+		return nil
+	}
+	to := r.item.(client.Chart).Version
+	from := s.mark
+	if from == "" || from == to {
+		if s.cursor+1 >= len(s.visible) {
+			m.status = "No previous version of " + termtext.Line(s.chart) + " is listed: mark one with m, then press d on another."
+			return nil
+		}
+		from = s.rows[s.visible[s.cursor+1]].item.(client.Chart).Version
+	}
+	next := m.newScreen(viewDiff, termtext.Line(from)+" → "+termtext.Line(to))
+	next.repo, next.chart, next.version, next.from, next.private = s.repo, s.chart, to, from, s.private
 	return m.push(next)
 }
 

@@ -44,6 +44,7 @@ type detailMsg struct {
 	screenID int
 	gen      int
 	chart    client.Chart
+	diff     client.ChartDiff
 	err      error
 	rate     rateInfo
 }
@@ -54,7 +55,7 @@ type request struct {
 	screenID, gen, page, limit int
 	kind                       viewKind
 	repo, chart, version, team string
-	query                      string
+	query, from                string
 }
 
 // fetch returns the command that performs one request.
@@ -62,6 +63,10 @@ func fetch(ctx context.Context, api API, timeout time.Duration, req request) tea
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
+		if req.kind == viewDiff {
+			d, err := api.Diff(ctx, req.repo, req.chart, req.from, req.version)
+			return detailMsg{screenID: req.screenID, gen: req.gen, diff: d, err: err, rate: readRate(api)}
+		}
 		if req.kind == viewDetail {
 			c, err := api.ChartVersion(ctx, req.repo, req.chart, req.version)
 			return detailMsg{screenID: req.screenID, gen: req.gen, chart: c, err: err, rate: readRate(api)}

@@ -137,3 +137,83 @@ func TestAccessAgainstRealServer(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesDiffAgainstRealServer: from a chart's versions, d shows the
+// values diff of the version under the cursor against the previous one
+// (keys added, removed and changed, values.yaml's text diff, the other
+// files by name), scrolled with the keys of a page; m marks a version
+// and d on another compares the two; a newest-only list says how to
+// compare. The real server computes the diff (web-1.0.0 → web-1.1.0 of
+// internal/chartdiff's fixtures).
+func TestValuesDiffAgainstRealServer(t *testing.T) {
+	srv := testkit.StartServer(t)
+	srv.MustRepo(t, "stable", "public")
+	for _, dir := range []string{"web-1.0.0/web", "web-1.1.0/web"} {
+		if r := srv.Upload(t, "stable", srv.AdminKey, testkit.ArchiveDir(t, "../internal/chartdiff/testdata/"+dir), ""); r.StatusCode != 200 {
+			t.Fatalf("upload %s: %d %s", dir, r.StatusCode, r.Body)
+		}
+	}
+	c, err := client.New(srv.URL, client.WithToken(srv.AdminKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := setupSession(t, NewClientAPI(c), 100, 90)
+	s.waitFor("stable")
+	s.press("enter")
+	s.waitFor("web")
+	s.press("enter")
+	s.waitFor("1.0.0")
+	// On the newest version: against the one below it.
+	s.press("d")
+	s.waitFor("Other files that differ")
+	view := s.finish()
+	for _, want := range []string{
+		"web 1.0.0 → 1.1.0",
+		"Added (",
+		"   + image.digest",
+		"   + service.ports.https",
+		"Removed (",
+		"   - metrics.enabled",
+		"Changed defaults (",
+		`   ~ replicaCount: 1 → 2`,
+		`   ~ image.tag: "1.25.3" → "1.27.0"`,
+		`   ~ service.type: "LoadBalancer" → "ClusterIP"`,
+		"values.yaml (modified)",
+		"   --- a/values.yaml",
+		"   -replicaCount: 1",
+		"   +replicaCount: 2",
+		"   @@ ",
+		"modified  Chart.yaml",
+		"chartctl chart diff web 1.0.0 1.1.0 --repo stable",
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the values diff lacks %q:\n%s", want, view)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+
+	// Marked: m on 1.0.0, d on 1.1.0 compares 1.0.0 → 1.1.0 too; d on
+	// the oldest version with nothing marked says what to do.
+	s = setupSession(t, NewClientAPI(c), 100, 20)
+	s.waitFor("stable")
+	s.press("enter")
+	s.waitFor("web")
+	s.press("enter")
+	s.waitFor("1.0.0")
+	s.press("j", "d")
+	s.waitFor("No previous version of web is listed")
+	s.press("m")
+	s.waitFor("marked 1.0.0")
+	s.press("k", "d")
+	s.waitFor("Added (")
+	// A short window scrolls the diff: G goes to its end.
+	s.press("G")
+	s.waitFor("shows them")
+	view = s.finish()
+	if !strings.Contains(view, "chartctl chart diff web 1.0.0 1.1.0 --repo stable shows them") || !strings.Contains(view, "of 64 · ↑↓ scroll") ||
+		strings.Contains(view, "Changed defaults") {
+		t.Fatalf("the end of the marked diff:\n%s", view)
+	}
+}

@@ -26,6 +26,7 @@ const (
 	viewTeams
 	viewMembers
 	viewAccess
+	viewDiff
 )
 
 // String names the kind, for messages and test failures.
@@ -47,6 +48,8 @@ func (k viewKind) String() string {
 		return "members"
 	case viewAccess:
 		return "grants"
+	case viewDiff:
+		return "values diff"
 	}
 	return "view " + strconv.Itoa(int(k))
 }
@@ -291,7 +294,15 @@ type screen struct {
 	refillPages int
 
 	detail client.Chart // viewDetail
-	scroll int          // viewDetail: first line shown
+	scroll int          // viewDetail, viewDiff: first line shown
+
+	// mark is the version marked on a versions list, which the diff key
+	// compares with the one under the cursor ("" for none).
+	mark string
+	// from and diff are what a viewDiff compares (from → version) and
+	// the server's answer.
+	from string
+	diff client.ChartDiff
 }
 
 func newScreen(id int, kind viewKind, title string) *screen {
@@ -308,7 +319,7 @@ func newScreen(id int, kind viewKind, title string) *screen {
 func (s *screen) hasAccessToggle() bool { return s.kind == viewCharts || s.kind == viewAccess }
 
 // isList reports whether the screen is a paged list.
-func (s *screen) isList() bool { return s.kind != viewDetail }
+func (s *screen) isList() bool { return s.kind != viewDetail && s.kind != viewDiff }
 
 // current returns the row under the cursor.
 func (s *screen) current() (row, bool) {

@@ -34,6 +34,11 @@ type styles struct {
 	statusErr lipgloss.Style
 	filter    lipgloss.Style
 	spinner   lipgloss.Style
+	// A diff's lines: added, removed, changed and hunk headers.
+	added   lipgloss.Style
+	removed lipgloss.Style
+	changed lipgloss.Style
+	hunk    lipgloss.Style
 }
 
 // newStyles builds the styles for output. With noColor the renderer uses
@@ -66,5 +71,9 @@ func newStyles(out io.Writer, noColor bool) styles {
 		statusErr: r.NewStyle().Foreground(colorError),
 		filter:    r.NewStyle().Foreground(colorAccent),
 		spinner:   r.NewStyle().Foreground(colorAccent),
+		added:     r.NewStyle().Foreground(colorCode),
+		removed:   r.NewStyle().Foreground(colorError),
+		changed:   r.NewStyle().Foreground(colorAccent),
+		hunk:      r.NewStyle().Foreground(colorAccent),
 	}
 }

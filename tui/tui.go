@@ -44,6 +44,9 @@ type API interface {
 	// RepositoryAccess lists the grants on a repository, teams first (its
 	// admins only: anyone else gets a 403 or 404 *client.Error).
 	RepositoryAccess(ctx context.Context, repo string, page, limit int) ([]client.Grant, client.Meta, error)
+	// Diff compares two versions of a chart in repo: files, and
+	// values.yaml by key.
+	Diff(ctx context.Context, repo, name, from, to string) (client.ChartDiff, error)
 	// RateLimit returns the rate-limit budget seen in the latest response;
 	// ok is false before any response carried one. It must not block.
 	RateLimit() (remaining, limit int, ok bool)

@@ -31,7 +31,7 @@ func (m Model) View() string {
 	case s.isList():
 		body = m.listLines(s, w)
 	default:
-		body = m.detailLines(s, w)
+		body = m.pageLines(s, w)
 		start := min(s.scroll, max(len(body)-bodyH, 0))
 		body = body[start:]
 	}
@@ -118,6 +118,10 @@ func (m *Model) listLines(s *screen, w int) []string {
 		line := renderCells(cells[i], widths)
 		if i == s.cursor {
 			lines = append(lines, st.selected.Render(clip(cursorMarker+line, w)))
+		} else if s.mark != "" && s.rows[s.visible[i]].key == s.mark {
+			// The version the diff key compares with; the status line
+			// names it too.
+			lines = append(lines, fit("*", markerW)+line)
 		} else {
 			lines = append(lines, strings.Repeat(" ", markerW)+line)
 		}
@@ -165,7 +169,7 @@ func (m *Model) statusView(w int) string {
 	case !s.isList() && !m.showHelp:
 		// Say when the detail goes on below or above the window; the
 		// install lines come last and are easy to miss.
-		total, bodyH := len(m.detailLines(s, max(m.c.width, 1))), m.bodyHeight()
+		total, bodyH := len(m.pageLines(s, max(m.c.width, 1))), m.bodyHeight()
 		if total > bodyH {
 			first := min(s.scroll, total-bodyH)
 			left = st.dim.Render(fmt.Sprintf(" lines %d–%d of %d · ↑↓ scroll", first+1, first+bodyH, total))
@@ -178,6 +182,9 @@ func (m *Model) statusView(w int) string {
 		left = st.dim.Render(fmt.Sprintf(" %d/%d%s %s", s.cursor+1, len(s.visible), more, s.kind))
 		if s.filter.Value() != "" {
 			left += st.dim.Render(fmt.Sprintf(" (filtered from %d)", len(s.rows)))
+		}
+		if s.mark != "" {
+			left += st.dim.Render(" · marked " + termtext.Line(s.mark) + ": d diffs against it")
 		}
 	}
 	return joinEnds(left, right, w)
@@ -212,6 +219,9 @@ func (m *Model) shortHelp(w int) string {
 		}
 		if k.Help() == m.c.keys.Access.Help() && (!list || !m.current().hasAccessToggle()) {
 			continue // only a repository's screens toggle its access list
+		}
+		if (k.Help() == m.c.keys.Diff.Help() || k.Help() == m.c.keys.Mark.Help()) && (!list || m.current().kind != viewVersions) {
+			continue // only a chart's versions are diffed
 		}
 		item := k.Help().Key + " " + k.Help().Desc
 		n := ansi.StringWidth(item)
@@ -367,7 +377,7 @@ func (m *Model) detailLines(s *screen, w int) []string {
 
 // detailScrollMax is the largest useful scroll offset of a detail screen.
 func (m *Model) detailScrollMax(s *screen) int {
-	return max(len(m.detailLines(s, max(m.c.width, 1)))-m.bodyHeight(), 0)
+	return max(len(m.pageLines(s, max(m.c.width, 1)))-m.bodyHeight(), 0)
 }
 
 // maintainerLines shows each maintainer as "Name <email> url", leaving out
@@ -390,4 +400,13 @@ func maintainerLines(ms []client.Maintainer) []string {
 		}
 	}
 	return out
+}
+
+// pageLines lays out a screen that scrolls as a page: a version's detail
+// or a values diff.
+func (m *Model) pageLines(s *screen, w int) []string {
+	if s.kind == viewDiff {
+		return m.diffLines(s, w)
+	}
+	return m.detailLines(s, w)
 }

@@ -67,19 +67,23 @@ func (a *App) DiffCharts(ctx context.Context, p *chartctl.Principal, repo, name,
 	return &ChartDiff{From: cv1, To: cv2, Result: res}, nil
 }
 
-// diffRendered renders both versions with their default values (Render,
-// the two at once) and diffs their manifests as rendered/… entries. A
-// version that cannot be rendered gives no entries and the reason; final
-// is false when the renderer could not run at all, so the answer is not
-// cached and a later request tries again.
+// diffRendered diffs the manifests both versions render with their
+// default values as rendered/… entries: those the images job kept for
+// each archive (keptRendering), else rendered now (Render, the two at
+// once). A version that cannot be rendered gives no entries and the
+// reason; final is false when the renderer could not run at all, so the
+// answer is not cached and a later request tries again.
 func (a *App) diffRendered(ctx context.Context, from, to *chartctl.ChartVersion) (rendered []chartdiff.FileDiff, renderErr string, final bool) {
-	if a.Render == nil {
-		return nil, "This server renders no manifests: chartctl-lint is not installed next to chartctl.", true
-	}
 	var r [2]*chartdiff.Rendering
 	var errs [2]error
 	var wg sync.WaitGroup
 	for i, cv := range []*chartctl.ChartVersion{from, to} {
+		if r[i] = a.keptRendering(ctx, cv); r[i] != nil {
+			continue
+		}
+		if a.Render == nil {
+			return nil, "This server renders no manifests: chartctl-lint is not installed next to chartctl.", true
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -30,7 +30,10 @@ const imagesRetry = 30 * time.Second
 
 // imagesJob is the state of the background image extraction.
 type imagesJob struct {
-	mu sync.Mutex
+	// run is held by a run (runImages), so ProcessImages waits for one
+	// under way in the background instead of doing its work twice.
+	run sync.Mutex
+	mu  sync.Mutex
 	// queue holds versions stored by this replica and not done yet.
 	queue []versionKey
 	// backfill asks the next run to go through every stored version.
@@ -115,9 +118,9 @@ func (a *App) RunImages(stop <-chan struct{}) {
 }
 
 // ProcessImages runs the job once, now: the backfill of every version
-// stored without a record, then the queue. It returns when done, or at
-// once when another replica holds the lease (the backfill is then its
-// work). Tests and RunImages call it.
+// stored without a record, then the queue. A run under way on this
+// replica finishes first. It returns when done, or at once when another
+// replica holds the lease (the backfill is then its work). Tests call it.
 func (a *App) ProcessImages(ctx context.Context) error {
 	a.images.mu.Lock()
 	a.images.backfill = true
@@ -129,6 +132,8 @@ func (a *App) ProcessImages(ctx context.Context) error {
 // runImages does one run under the lease; again is true when the lease
 // was held elsewhere or an error left work undone.
 func (a *App) runImages(ctx context.Context) (again bool, err error) {
+	a.images.run.Lock()
+	defer a.images.run.Unlock()
 	a.images.mu.Lock()
 	idle := !a.images.backfill && len(a.images.queue) == 0
 	a.images.mu.Unlock()
@@ -187,8 +192,26 @@ func (a *App) runImages(ctx context.Context) (again bool, err error) {
 }
 
 // backfillImages goes through every stored version without an image
-// record, reporting its progress (ImagesProgress, the log).
+// record, or without a kept rendering while a renderer is installed
+// (versions stored before renderings were kept, or restored: renderings
+// are not in backups), reporting its progress (ImagesProgress, the log).
+// It first prunes the renderings of archives no version holds any more.
 func (a *App) backfillImages(ctx context.Context, renew func() error) error {
+	if n, err := a.Store.PruneRendered(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		a.Logger.Info("pruned the renderings of deleted chart archives", "archives", n)
+	}
+	kept := map[string]bool{}
+	if a.Render != nil {
+		digests, err := a.Store.RenderedDigests(ctx)
+		if err != nil {
+			return err
+		}
+		for _, d := range digests {
+			kept[d] = true
+		}
+	}
 	repos, err := a.Store.Repositories(ctx)
 	if err != nil {
 		return err
@@ -202,7 +225,7 @@ func (a *App) backfillImages(ctx context.Context, renew func() error) error {
 			return err
 		}
 		for _, cv := range cvs {
-			if cv.Images == nil {
+			if cv.Images == nil || (a.Render != nil && !kept[cv.Digest]) {
 				todo = append(todo, cv)
 			}
 		}
@@ -223,7 +246,8 @@ func (a *App) backfillImages(ctx context.Context, renew func() error) error {
 		if err := renew(); err != nil {
 			return err
 		}
-		if err := a.FindImages(ctx, cv.Repository, cv.Name, cv.Version); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		// The same archive in several repositories renders once.
+		if err := a.findImages(ctx, cv.Repository, cv.Name, cv.Version, kept); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -245,37 +269,106 @@ func (a *App) backfillImages(ctx context.Context, renew func() error) error {
 // (Render). Without a renderer a version without the annotation stays
 // pending. A chart that cannot be rendered is recorded unrenderable with
 // the reason; an error (the renderer could not run, the store failed)
-// leaves it pending. Returns ENOTFOUND if the version is gone.
+// leaves it pending. With a renderer it also keeps what the archive
+// renders (Store.SetRendered), annotation or not, so a diff reads it
+// instead of rendering (docs/performance.md "Diff"). Returns ENOTFOUND
+// if the version is gone.
 func (a *App) FindImages(ctx context.Context, repo, name, version string) error {
+	return a.findImages(ctx, repo, name, version, nil)
+}
+
+// findImages is FindImages; kept, when not nil, holds the digests of the
+// archives with a kept rendering (the backfill's list), and gains those
+// it renders.
+func (a *App) findImages(ctx context.Context, repo, name, version string, kept map[string]bool) error {
 	cv, err := a.Store.ChartVersion(ctx, repo, name, version)
 	if err != nil {
 		return err
+	}
+	needRendering := false
+	if a.Render != nil {
+		if kept != nil {
+			needRendering = !kept[cv.Digest]
+		} else if cv.Images == nil {
+			// A new version: its archive is rarely stored elsewhere, and
+			// rendering it is needed for its images anyway.
+			needRendering = true
+		} else {
+			_, err := a.Store.Rendered(ctx, cv.Digest)
+			if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+				return err
+			}
+			needRendering = err != nil
+		}
+	}
+	if cv.Images != nil && !needRendering {
+		return nil
+	}
+	ann := chartdiff.ImagesOf(cv.Metadata)
+	var r *chartdiff.Rendering
+	if needRendering || (cv.Images == nil && ann.Source != chartdiff.ImagesAnnotation && a.Render != nil) {
+		if r, err = a.renderVersion(ctx, cv); err != nil {
+			return err
+		}
+		// Kept before the image record, so a version with a record and
+		// no rendering is one the backfill renders again.
+		if err := a.keepRendering(ctx, cv.Digest, r); err != nil {
+			return err
+		}
+		if kept != nil {
+			kept[cv.Digest] = true
+		}
 	}
 	if cv.Images != nil {
 		return nil
 	}
 	rec := &chartctl.Images{CheckedAt: a.Now().UTC()}
-	if ann := chartdiff.ImagesOf(cv.Metadata); ann.Source == chartdiff.ImagesAnnotation {
+	switch {
+	case ann.Source == chartdiff.ImagesAnnotation:
 		rec.Source, rec.Images = chartctl.ImagesAnnotation, ann.Images
-	} else {
-		if a.Render == nil {
-			return nil
-		}
-		r, err := a.renderVersion(ctx, cv)
-		if err != nil {
-			return err
-		}
-		if r.Unrenderable != "" {
-			rec.Source, rec.Error = chartctl.ImagesUnrenderable, r.Unrenderable
-		} else {
-			rec.Source, rec.Images, rec.KubeVersion = chartctl.ImagesRendered, r.Images, r.KubeVersion
-		}
+	case r == nil:
+		// No renderer: pending until one is installed.
+		return nil
+	case r.Unrenderable != "":
+		rec.Source, rec.Error = chartctl.ImagesUnrenderable, r.Unrenderable
+	default:
+		rec.Source, rec.Images, rec.KubeVersion = chartctl.ImagesRendered, r.Images, r.KubeVersion
 	}
 	if err := a.Store.SetImages(ctx, repo, name, version, cv.Digest, rec); err != nil {
 		return err
 	}
 	a.versions.forget(versionKey{repo, name, version})
 	return nil
+}
+
+// keepRendering stores what the archive with digest renders, bounded
+// (chartdiff.EncodeRendering).
+func (a *App) keepRendering(ctx context.Context, digest string, r *chartdiff.Rendering) error {
+	b, err := chartdiff.EncodeRendering(r)
+	if err != nil {
+		return err
+	}
+	return a.Store.SetRendered(ctx, digest, b)
+}
+
+// keptRendering returns the rendering kept for a version's archive, or
+// nil when there is none (not processed yet, or too large to keep). A
+// record that does not read is logged and treated as none: the caller
+// renders, which is slower but right.
+func (a *App) keptRendering(ctx context.Context, cv *chartctl.ChartVersion) *chartdiff.Rendering {
+	b, err := a.Store.Rendered(ctx, cv.Digest)
+	if err != nil {
+		if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			a.Logger.Warn("read a kept rendering", "repository", cv.Repository, "chart", cv.Name, "version", cv.Version, "err", err)
+		}
+		return nil
+	}
+	r, err := chartdiff.DecodeRendering(b)
+	if err != nil {
+		a.Logger.Warn("read a kept rendering", "repository", cv.Repository, "chart", cv.Name, "version", cv.Version, "err", err)
+		return nil
+	}
+	return r
 }
 
 // renderVersion renders a stored version's archive with Render.

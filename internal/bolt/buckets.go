@@ -169,7 +169,7 @@ var allBuckets = []string{
 
 // createBuckets creates every top-level bucket that does not exist yet.
 func createBuckets(tx *bbolt.Tx) error {
-	for _, name := range append(append(append(append(allBuckets, ociBuckets...), accessBuckets...), trustBuckets...), replicationBuckets...) {
+	for _, name := range append(append(append(append(append(allBuckets, ociBuckets...), accessBuckets...), trustBuckets...), replicationBuckets...), renderedBuckets...) {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

@@ -96,7 +96,13 @@ import (
 //	   without queueing their replication tasks (a push it took would
 //	   never reach the target) and keep replications of deleted
 //	   repositories.
-const SchemaVersion = 17
+//	18: what each chart archive renders with its default values (issue
+//	   #33), in the rendered bucket (created at open), keyed by the
+//	   archive's digest and filled by the images job. Nothing is
+//	   rewritten (the job renders the versions stored before), but a
+//	   binary of schema 17 would keep the renderings of archives it
+//	   deletes.
+const SchemaVersion = 18
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -127,7 +133,13 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeHeld,
 	upgradeVersionPolicies,
 	upgradeReplications,
+	upgradeRendered,
 }
+
+// upgradeRendered (17→18): the rendered bucket is created at open and
+// starts empty; the images job renders the versions already stored, so
+// nothing is rewritten.
+func upgradeRendered(*bbolt.Tx) error { return nil }
 
 // upgradeHeld (14→15): the chart_held bucket is created at open and no
 // version of an older data dir is held, so nothing is rewritten.

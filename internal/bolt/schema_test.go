@@ -834,3 +834,34 @@ func TestUpgradeFromSchema9TakesReplications(t *testing.T) {
 		t.Fatalf("status after the upgrade: %+v, %v", st, err)
 	}
 }
+
+// TestUpgradeFromSchema9KeepsRenderings: an upgraded data dir starts with
+// no rendering kept (the images job renders its versions), keeps one for
+// a stored version's archive, and prunes only those of archives no
+// version holds.
+func TestUpgradeFromSchema9KeepsRenderings(t *testing.T) {
+	db := upgradedFromSchema9(t, "schema9-trust")
+	ctx := t.Context()
+	if got, err := db.RenderedDigests(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("renderings after the upgrade: %q, %v", got, err)
+	}
+	cv, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "sha256:" + strings.Repeat("cd", 32)
+	for _, d := range []string{cv.Digest, gone} {
+		if err := db.SetRendered(ctx, d, []byte("rendering of "+d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := db.PruneRendered(ctx); err != nil || n != 1 {
+		t.Fatalf("PruneRendered = %d, %v; want 1", n, err)
+	}
+	if b, err := db.Rendered(ctx, cv.Digest); err != nil || string(b) != "rendering of "+cv.Digest {
+		t.Fatalf("the stored version's rendering: %q, %v", b, err)
+	}
+	if _, err := db.Rendered(ctx, gone); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("a pruned rendering: %v, want ENOTFOUND", err)
+	}
+}

@@ -467,6 +467,8 @@ type Store interface {
 	PolicyStore
 	// ImagesStore: the images each chart version deploys.
 	ImagesStore
+	// RenderedStore: what each chart archive renders, for diffs.
+	RenderedStore
 
 	// Close releases the store.
 	Close() error

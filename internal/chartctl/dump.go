@@ -336,6 +336,12 @@ var DumpCoverage = map[string]string{
 
 	// Images (issue #33) travel in their chart version.
 	"SetImages": "ChartVersion",
+	// Renderings are derived from the archives: the images job renders
+	// every version without one again after a restore.
+	"SetRendered":     "- renderings are derived from the archives: the images job renders them again after a restore",
+	"Rendered":        "read",
+	"RenderedDigests": "read",
+	"PruneRendered":   "- renderings are derived from the archives: the images job renders them again after a restore",
 
 	// OAuth.
 	"CreateOAuthClient":       "OAuthClient",

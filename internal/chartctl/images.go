@@ -47,3 +47,26 @@ type ImagesStore interface {
 	// another archive by now (it was replaced while being rendered).
 	SetImages(ctx context.Context, repo, name, version, digest string, img *Images) error
 }
+
+// RenderedStore keeps what each chart archive renders with its default
+// values (issue #33), so a diff reads it instead of rendering: the
+// background images job writes one record per archive, keyed by the
+// archive's digest (the rendering depends only on the archive). The
+// records are derived data: they are not in backups, and the job renders
+// the versions without one again (after a restore, an upgrade, or a
+// record pruned).
+type RenderedStore interface {
+	// SetRendered keeps data (chartdiff.EncodeRendering's bytes) for the
+	// archive with digest, replacing any record it had.
+	SetRendered(ctx context.Context, digest string, data []byte) error
+	// Rendered returns the record kept for the archive with digest.
+	// Returns ENOTFOUND if none.
+	Rendered(ctx context.Context, digest string) ([]byte, error)
+	// RenderedDigests returns the digests of the archives with a record,
+	// in no particular order.
+	RenderedDigests(ctx context.Context) ([]string, error)
+	// PruneRendered deletes the records of archives no stored record
+	// refers to any more (BlobReferenced is false) and returns how many
+	// went.
+	PruneRendered(ctx context.Context) (int, error)
+}

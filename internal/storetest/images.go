@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -94,4 +95,55 @@ func testImages(t *testing.T, open Open) {
 	got, err = s.ChartVersion(ctx, "apps", "web", "1.0.0")
 	must(t, err)
 	wantImages("after an overwrite", got.Images, nil)
+}
+
+// testRendered checks the renderings kept per archive (issue #33): none
+// at first, SetRendered keeps and replaces the bytes, RenderedDigests
+// lists them, and PruneRendered deletes only those of archives no version
+// holds any more (a deleted version's, one never stored).
+func testRendered(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "apps", "")
+	web := mustPut(t, s, chart("apps", "web", "1.0.0"))
+	api := mustPut(t, s, chart("apps", "api", "1.0.0"))
+	_, err := s.Rendered(ctx, web.Digest)
+	wantCode(t, err, chartctl.ENOTFOUND)
+	if got, err := s.RenderedDigests(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("RenderedDigests of a new store = %q, %v", got, err)
+	}
+	stray := Digest("never stored")
+	must(t, s.SetRendered(ctx, web.Digest, []byte("first")))
+	must(t, s.SetRendered(ctx, web.Digest, []byte{0, 1, 2, 0xff}))
+	must(t, s.SetRendered(ctx, api.Digest, []byte("api")))
+	must(t, s.SetRendered(ctx, stray, []byte("stray")))
+	if got, err := s.Rendered(ctx, web.Digest); err != nil || !reflect.DeepEqual(got, []byte{0, 1, 2, 0xff}) {
+		t.Fatalf("Rendered(web) = %q, %v; want the bytes kept last", got, err)
+	}
+	got, err := s.RenderedDigests(ctx)
+	must(t, err)
+	sort.Strings(got)
+	want := []string{web.Digest, api.Digest, stray}
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("RenderedDigests = %q, want %q", got, want)
+	}
+
+	if _, _, err := s.DeleteChartVersion(ctx, "apps", "api", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.PruneRendered(ctx)
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("PruneRendered = %d, want 2 (the deleted version's and the stray one)", n)
+	}
+	if got, err := s.Rendered(ctx, web.Digest); err != nil || len(got) != 4 {
+		t.Fatalf("a stored version's rendering after pruning: %q, %v", got, err)
+	}
+	for _, d := range []string{api.Digest, stray} {
+		_, err := s.Rendered(ctx, d)
+		wantCode(t, err, chartctl.ENOTFOUND)
+	}
+	if n, err := s.PruneRendered(ctx); err != nil || n != 0 {
+		t.Fatalf("PruneRendered again = %d, %v", n, err)
+	}
 }

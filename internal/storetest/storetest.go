@@ -78,6 +78,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("NeutralNameConflicts", func(t *testing.T) { testNeutralNameConflicts(t, open) })
 	t.Run("ContentDigest", func(t *testing.T) { testContentDigest(t, open) })
 	t.Run("Images", func(t *testing.T) { testImages(t, open) })
+	t.Run("Rendered", func(t *testing.T) { testRendered(t, open) })
 	t.Run("SemVerEqual", func(t *testing.T) { testSemVerEqual(t, open) })
 	t.Run("RepositoryBinding", func(t *testing.T) { testRepositoryBinding(t, open) })
 	t.Run("OCIBlobLinks", func(t *testing.T) { testOCIBlobLinks(t, open) })

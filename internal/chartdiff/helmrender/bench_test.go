@@ -78,7 +78,9 @@ func bigArchive(tb testing.TB, changed bool) []byte {
 // at once, and the rendered manifests' diff. Sub-benchmarks split the
 // cost: "files" (as BenchmarkDiff1MiB), "render" (one chart rendered in
 // this process: Helm's engine alone), "child" (the whole diff with the
-// real chartctl-lint child the server runs).
+// real chartctl-lint child the server runs), "kept" (the whole diff when
+// the images job has kept both versions' renderings: decoded instead of
+// rendered).
 func BenchmarkDiff1MiBRendered(b *testing.B) {
 	a1, a2 := bigArchive(b, false), bigArchive(b, true)
 	lim := chart.DefaultLimits()
@@ -132,6 +134,30 @@ func BenchmarkDiff1MiBRendered(b *testing.B) {
 		for b.Loop() {
 			if r := helmrender.Render(context.Background(), a2, lim); r.Unrenderable != "" || len(r.Manifests) != 60 {
 				b.Fatalf("%d manifests (%s)", len(r.Manifests), r.Unrenderable)
+			}
+		}
+	})
+	b.Run("kept", func(b *testing.B) {
+		// What the images job keeps for each archive, encoded once.
+		var kept [2][]byte
+		for i, a := range [][]byte{a1, a2} {
+			r := helmrender.Render(context.Background(), a, lim)
+			var err error
+			if kept[i], err = chartdiff.EncodeRendering(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fromKept := func(_ context.Context, a []byte) (*chartdiff.Rendering, error) {
+			i := 0
+			if bytes.Equal(a, a2) {
+				i = 1
+			}
+			return chartdiff.DecodeRendering(kept[i])
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if res := diff(b, fromKept); len(res.Files) != 62+61 {
+				b.Fatalf("%d entries", len(res.Files))
 			}
 		}
 	})
