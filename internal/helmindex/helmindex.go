@@ -448,18 +448,34 @@ func entry(cv *chartctl.ChartVersion) []byte {
 }
 
 // renderAll renders every version, in parallel: its YAML entry and, when
-// withJSON, its JSON entry too (jfrags is then nil).
+// withJSON, its JSON entry too (jfrags is otherwise all nil).
 func renderAll(cvs []*chartctl.ChartVersion, withJSON bool) (frags, jfrags [][]byte) {
 	frags = make([][]byte, len(cvs))
 	jfrags = make([][]byte, len(cvs))
+	// Workers take batches rather than single versions: a JSON batch is
+	// converted with one YAML parse (see entriesToJSON), and a shared
+	// counter bumped once a batch costs nothing next to it.
+	const batch = 256
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(cvs)) {
+	for range min(runtime.GOMAXPROCS(0), (len(cvs)+batch-1)/batch) {
 		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(cvs)); i = next.Add(1) - 1 {
-				frags[i] = entry(cvs[i])
+			for {
+				lo := int(next.Add(batch)) - batch
+				if lo >= len(cvs) {
+					return
+				}
+				hi := min(lo+batch, len(cvs))
+				for i := lo; i < hi; i++ {
+					frags[i] = entry(cvs[i])
+				}
 				if withJSON {
-					jfrags[i] = renderJSON(cvs[i])
+					entriesToJSON(frags[lo:hi], jfrags[lo:hi])
+					for i := lo; i < hi; i++ {
+						if jfrags[i] == nil {
+							jfrags[i] = recordJSON(cvs[i])
+						}
+					}
 				}
 			}
 		})
@@ -683,18 +699,158 @@ func renderVersion(cv *chartctl.ChartVersion) []byte {
 // every replica renders the same bytes whether the store handed it the
 // stored entry (all IndexEntry gives) or the full record.
 func renderJSON(cv *chartctl.ChartVersion) []byte {
+	out := make([][]byte, 1)
+	entriesToJSON([][]byte{entry(cv)}, out)
+	if out[0] == nil {
+		return recordJSON(cv)
+	}
+	return out[0]
+}
+
+// recordJSON renders cv's JSON entry from its record, for a stored entry
+// that does not parse (it never should: this package wrote it), so that
+// the version is still listed with what the record says.
+func recordJSON(cv *chartctl.ChartVersion) []byte {
+	b, err := json.Marshal(newEntry(cv))
+	if err != nil {
+		panic(fmt.Sprintf("helmindex: render %s %s as JSON: %v", cv.Name, cv.Version, err))
+	}
+	return b
+}
+
+// jsonEntry is an index entry as its JSON object is written: Helm's
+// repo.ChartVersion fields (indexEntry's, the metadata's inlined) with the
+// same names and omitempty rules, declared in the byte order of their
+// names. A stored YAML entry was written from a map, whose keys are
+// sorted, and yaml.YAMLToJSON (what the JSON index was first converted
+// with) writes them sorted again; decoding into this struct and
+// json.Marshal writes the same bytes without building maps.
+// TestJSONEntryFieldOrder keeps the order, TestFastJSONMatchesYAMLToJSON
+// the bytes.
+type jsonEntry struct {
+	Annotations  map[string]string `yaml:"annotations" json:"annotations,omitempty"`
+	APIVersion   string            `yaml:"apiVersion" json:"apiVersion,omitempty"`
+	AppVersion   string            `yaml:"appVersion" json:"appVersion,omitempty"`
+	Condition    string            `yaml:"condition" json:"condition,omitempty"`
+	Created      string            `yaml:"created" json:"created"`
+	Dependencies []jsonDependency  `yaml:"dependencies" json:"dependencies,omitempty"`
+	Deprecated   bool              `yaml:"deprecated" json:"deprecated,omitempty"`
+	Description  string            `yaml:"description" json:"description,omitempty"`
+	Digest       string            `yaml:"digest" json:"digest,omitempty"`
+	Home         string            `yaml:"home" json:"home,omitempty"`
+	Icon         string            `yaml:"icon" json:"icon,omitempty"`
+	Keywords     []string          `yaml:"keywords" json:"keywords,omitempty"`
+	KubeVersion  string            `yaml:"kubeVersion" json:"kubeVersion,omitempty"`
+	Maintainers  []jsonMaintainer  `yaml:"maintainers" json:"maintainers,omitempty"`
+	Name         string            `yaml:"name" json:"name,omitempty"`
+	Sources      []string          `yaml:"sources" json:"sources,omitempty"`
+	Tags         string            `yaml:"tags" json:"tags,omitempty"`
+	Type         string            `yaml:"type" json:"type,omitempty"`
+	URLs         []string          `yaml:"urls" json:"urls"`
+	Version      string            `yaml:"version" json:"version,omitempty"`
+}
+
+// jsonMaintainer is chart.Maintainer with its fields in name order.
+type jsonMaintainer struct {
+	Email string `yaml:"email" json:"email,omitempty"`
+	Name  string `yaml:"name" json:"name,omitempty"`
+	URL   string `yaml:"url" json:"url,omitempty"`
+}
+
+// jsonDependency is chart.Dependency with its fields in name order.
+// ImportValues holds strings and {child, parent} maps; an entry with a map
+// there takes the generic conversion (maps decode as map[any]any).
+type jsonDependency struct {
+	Alias        string   `yaml:"alias" json:"alias,omitempty"`
+	Condition    string   `yaml:"condition" json:"condition,omitempty"`
+	Enabled      bool     `yaml:"enabled" json:"enabled,omitempty"`
+	ImportValues []any    `yaml:"import-values" json:"import-values,omitempty"`
+	Name         string   `yaml:"name" json:"name"`
+	Repository   string   `yaml:"repository" json:"repository"`
+	Tags         []string `yaml:"tags" json:"tags,omitempty"`
+	Version      string   `yaml:"version" json:"version,omitempty"`
+}
+
+// typed reports whether e holds only what json.Marshal writes as the
+// generic conversion does (import-values of strings only).
+func (e *jsonEntry) typed() bool {
+	for _, d := range e.Dependencies {
+		for _, v := range d.ImportValues {
+			if _, ok := v.(string); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// entriesToJSON converts YAML entries (each a one-item list, indented as
+// renderVersion writes it) to JSON objects, out[i] for frags[i].
+//
+// The entries are decoded together, as one YAML list (a parser per entry
+// costs as much as the parse), into jsonEntry values and marshalled: a
+// few times cheaper than yaml.YAMLToJSON's maps, for the same bytes. A
+// batch that does not decode strictly (an unknown field, which an entry
+// written by an older renderer could hold) is decoded entry by entry, and
+// an entry that still does not, or holds what jsonEntry cannot say
+// exactly, takes yaml.YAMLToJSON.
+func entriesToJSON(frags, out [][]byte) {
+	if len(frags) > 1 {
+		size := 0
+		for _, f := range frags {
+			size += len(f)
+		}
+		doc := make([]byte, 0, size)
+		ok := true
+		for _, f := range frags {
+			// Each entry must be exactly one list item ending its lines,
+			// or the list would not split back into the entries.
+			if !bytes.HasPrefix(f, []byte("  - ")) || !bytes.HasSuffix(f, []byte("\n")) {
+				ok = false
+				break
+			}
+			doc = append(doc, f...)
+		}
+		var es []jsonEntry
+		if ok && yamlv2.UnmarshalStrict(doc, &es) == nil && len(es) == len(frags) {
+			for i := range es {
+				out[i] = marshalEntry(&es[i], frags[i])
+			}
+			return
+		}
+	}
+	for i, f := range frags {
+		var es []jsonEntry
+		if yamlv2.UnmarshalStrict(f, &es) == nil && len(es) == 1 {
+			out[i] = marshalEntry(&es[0], f)
+			continue
+		}
+		out[i] = genericJSON(f)
+	}
+}
+
+// marshalEntry writes e, decoded from frag, as JSON.
+func marshalEntry(e *jsonEntry, frag []byte) []byte {
+	if !e.typed() {
+		return genericJSON(frag)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		// Strings, bools and lists of them always marshal.
+		return genericJSON(frag)
+	}
+	return b
+}
+
+// genericJSON converts one YAML entry with yaml.YAMLToJSON, or returns
+// nil when it is not a one-item YAML list.
+func genericJSON(frag []byte) []byte {
 	// The fragment is a one-item YAML list, indented; YAML allows that.
-	j, err := yaml.YAMLToJSON(entry(cv))
+	j, err := yaml.YAMLToJSON(frag)
 	if err == nil && len(j) > 2 && j[0] == '[' && j[len(j)-1] == ']' {
 		return j[1 : len(j)-1]
 	}
-	// A stored entry that does not parse (it never should: this package
-	// wrote it) still lists the version, with what the record says.
-	b, merr := json.Marshal(newEntry(cv))
-	if merr != nil {
-		panic(fmt.Sprintf("helmindex: render %s %s as JSON: %v", cv.Name, cv.Version, merr))
-	}
-	return b
+	return nil
 }
 
 // newEntry is cv's entry of the index.

@@ -841,28 +841,29 @@ func TestIndexHeaderValues(t *testing.T) {
 // BenchmarkFirstGetStored is the first index request after a restart as
 // a server makes it: every version's YAML entry stored at upload, the
 // index asked for as YAML or as JSON (whose entries are converted from
-// the stored YAML on every load).
+// the stored YAML on every load), at 10,000 and 100,000 versions.
 func BenchmarkFirstGetStored(b *testing.B) {
-	const n = 10000
-	cvs := make([]*chartctl.ChartVersion, 0, n)
-	for i := range n {
-		cv := mkCV(b, nil, fmt.Sprintf("chart%d", i%10), fmt.Sprintf("1.%d.%d", i/100, i%100), t0)
-		cv.IndexEntry = RenderEntry(cv)
-		cvs = append(cvs, cv)
-	}
-	for _, f := range []struct {
-		name string
-		f    Format
-	}{{"yaml", YAML}, {"json", JSON}} {
-		b.Run(f.name, func(b *testing.B) {
-			c, _ := setup(b, cvs...)
-			b.ReportAllocs()
-			for b.Loop() {
-				c.Drop("r")
-				if _, err := c.View(context.Background(), "r", Query{Format: f.f}); err != nil {
-					b.Fatal(err)
+	for _, n := range []int{10000, 100000} {
+		cvs := make([]*chartctl.ChartVersion, 0, n)
+		for i := range n {
+			cv := mkCV(b, nil, fmt.Sprintf("chart%d", i%10), fmt.Sprintf("%d.%d.%d", i/10000, i/100%100, i%100), t0)
+			cv.IndexEntry = RenderEntry(cv)
+			cvs = append(cvs, cv)
+		}
+		for _, f := range []struct {
+			name string
+			f    Format
+		}{{"yaml", YAML}, {"json", JSON}} {
+			b.Run(fmt.Sprintf("%d/%s", n, f.name), func(b *testing.B) {
+				c, _ := setup(b, cvs...)
+				b.ReportAllocs()
+				for b.Loop() {
+					c.Drop("r")
+					if _, err := c.View(context.Background(), "r", Query{Format: f.f}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
