@@ -696,6 +696,11 @@ func (c *Cache) download(ctx context.Context, r *chartctl.Repository, uv *upstre
 	if _, _, err := c.app.PutProxied(actx, r, up, uv.created); err != nil {
 		return err
 	}
+	// Retention counts from the fill (the pull that asked for it is
+	// counted on its own, as every pull is).
+	if err := c.app.MarkProxyFilled(ctx, r, name, version); err != nil {
+		c.opts.Logger.Warn("proxy fill: record its time", "repository", r.Name, "chart", name, "version", version, "err", err)
+	}
 	c.opts.Logger.Info("proxy filled", "repository", r.Name, "chart", name, "version", version, "upstream", r.Proxy.URL)
 	return nil
 }
