@@ -651,7 +651,8 @@ func (c *Cache) fill(ctx context.Context, r *chartctl.Repository, st *repoState,
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %q version %q is not in proxy repository %q's upstream (%s).", name, version, r.Name, r.Proxy.URL)
 		}
 	}
-	lease := "proxy:" + r.ID + ":" + k
+	// Not k: PostgreSQL stores no NUL in a lease's name.
+	lease := "proxy:" + r.ID + ":" + name + "@" + version
 	for {
 		ok, err := c.app.Store.AcquireLease(ctx, lease, c.opts.Holder, c.opts.LeaseTTL)
 		if err != nil {
