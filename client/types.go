@@ -47,6 +47,9 @@ type RepositoryProxy struct {
 	// TTL is how long a fetched index or tag is served before it is
 	// revalidated ("10m").
 	TTL string `json:"ttl"`
+	// Retention is how long a cached version nobody pulls is kept before
+	// it is dropped (and fetched again on demand): "30d".
+	Retention string `json:"retention"`
 	// Include and Exclude are globs on chart names.
 	Include []string `json:"include"`
 	Exclude []string `json:"exclude"`
@@ -68,12 +71,15 @@ type RepositoryProxy struct {
 // /v1/repositories (URL required; TTL defaults to "10m"), the fields
 // that are set on PATCH. An empty Username or Password removes it.
 type ProxyRequest struct {
-	URL      *string   `json:"url,omitempty"`
-	Username *string   `json:"username,omitempty"`
-	Password *string   `json:"password,omitempty"`
-	TTL      *string   `json:"ttl,omitempty"`
-	Include  *[]string `json:"include,omitempty"`
-	Exclude  *[]string `json:"exclude,omitempty"`
+	URL      *string `json:"url,omitempty"`
+	Username *string `json:"username,omitempty"`
+	Password *string `json:"password,omitempty"`
+	TTL      *string `json:"ttl,omitempty"`
+	// Retention: how long a cached version nobody pulls is kept ("30d",
+	// "72h"; from 1h to 3650d; default 30d).
+	Retention *string   `json:"retention,omitempty"`
+	Include   *[]string `json:"include,omitempty"`
+	Exclude   *[]string `json:"exclude,omitempty"`
 }
 
 // PurgeCacheResult is the answer of DELETE /v1/repositories/:repo/cache.

@@ -39,7 +39,8 @@ func toRepository(r *chartctl.Repository) client.Repository {
 	}
 	if px := r.Proxy; px != nil {
 		out.Proxy = &client.RepositoryProxy{URL: px.URL, Username: px.Username, TTL: app.FormatDuration(px.TTL),
-			Include: emptyIfNil(px.Include), Exclude: emptyIfNil(px.Exclude), UpstreamStatus: client.ProxyUpstreamUnknown}
+			Retention: app.FormatDuration(px.EffectiveRetention()),
+			Include:   emptyIfNil(px.Include), Exclude: emptyIfNil(px.Exclude), UpstreamStatus: client.ProxyUpstreamUnknown}
 	}
 	return out
 }

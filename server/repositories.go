@@ -147,7 +147,7 @@ func (s *Server) handleUpdateRepository(c echo.Context) error {
 }
 
 func proxyInput(p *client.ProxyRequest) app.ProxyInput {
-	return app.ProxyInput{URL: p.URL, Username: p.Username, Password: p.Password, TTL: p.TTL, Include: p.Include, Exclude: p.Exclude}
+	return app.ProxyInput{URL: p.URL, Username: p.Username, Password: p.Password, TTL: p.TTL, Retention: p.Retention, Include: p.Include, Exclude: p.Exclude}
 }
 
 // handlePurgeCache deletes what a proxy repository cached (repo:write,

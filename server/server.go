@@ -338,7 +338,13 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(6)
+	s.wg.Add(7)
+	go func() {
+		defer s.wg.Done()
+		// Proxy caches drop what nobody used for their retention
+		// (decision 16), one replica per sweep.
+		s.app.RunProxyRetention(s.stop)
+	}()
 	go func() {
 		defer s.wg.Done()
 		// The images of pushed versions, and the backfill of those

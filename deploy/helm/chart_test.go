@@ -293,6 +293,38 @@ func lintAndRender(t *testing.T, h *testkit.Helm) {
 		}
 	})
 
+	t.Run("federation", func(t *testing.T) {
+		r := render(t, h, chart, "--set", "federation.allowPrivateUpstreams=10.20.0.0/16\\,fd00::/8",
+			"--set", "federation.plainHTTPUpstreams={charts.internal:8080,nexus.internal:8081}",
+			"--set", "federation.upstreamTimeout=20s", "--set", "federation.upstreamIndexMaxSize=128MiB",
+			"--set", "federation.httpsProxy=http://egress.internal:3128", "--set", "federation.noProxy=.cluster.local")
+		checkCommon(t, r)
+		cfg := r.configMap.Data["config.yaml"]
+		for _, want := range []string{`allow-private-upstreams: "10.20.0.0/16,fd00::/8"`, `plain-http-upstreams: "charts.internal:8080,nexus.internal:8081"`,
+			`upstream-timeout: "20s"`, `upstream-index-max-size: "128MiB"`} {
+			if !strings.Contains(cfg, want) {
+				t.Errorf("config.yaml lacks %q:\n%s", want, cfg)
+			}
+		}
+		c := r.deployment.Spec.Template.Spec.Containers[0]
+		if e := env(c, "HTTPS_PROXY"); e == nil || e.Value != "http://egress.internal:3128" {
+			t.Errorf("HTTPS_PROXY = %+v", e)
+		}
+		if e := env(c, "NO_PROXY"); e == nil || e.Value != ".cluster.local" {
+			t.Errorf("NO_PROXY = %+v", e)
+		}
+		// allowPrivateUpstreams=true is the boolean form.
+		r = render(t, h, chart, "--set", "federation.allowPrivateUpstreams=true")
+		if cfg := r.configMap.Data["config.yaml"]; !strings.Contains(cfg, `allow-private-upstreams: "true"`) {
+			t.Errorf("config.yaml with allowPrivateUpstreams=true:\n%s", cfg)
+		}
+		// Defaults write none of them.
+		r = render(t, h, chart)
+		if cfg := r.configMap.Data["config.yaml"]; strings.Contains(cfg, "upstream") {
+			t.Errorf("default config.yaml sets upstream flags:\n%s", cfg)
+		}
+	})
+
 	t.Run("ldap", func(t *testing.T) {
 		r := render(t, h, chart, "--set", "ldap.existingSecret=chartctl-ldap", "--set", "config.ldap-url=ldaps://ldap.example.com",
 			"--set", "config.ldap-user-base=ou=people\\,dc=example\\,dc=com", "--set", "config.ldap-bind-dn=cn=chartctl\\,dc=example\\,dc=com")

@@ -40,8 +40,11 @@ type ProxyInput struct {
 	Username *string
 	Password *string
 	TTL      *string
-	Include  *[]string
-	Exclude  *[]string
+	// Retention is how long a cached version nobody uses is kept
+	// (ParseProxyRetention; default chartctl.DefaultProxyRetention).
+	Retention *string
+	Include   *[]string
+	Exclude   *[]string
 }
 
 // ProxyStats is what a proxy repository's cache has done since this
@@ -87,7 +90,7 @@ func (a *App) NewProxy(in ProxyInput) (*chartctl.Proxy, error) {
 	if in.URL == nil {
 		return nil, chartctl.Invalid("proxy.url", "proxy.url is required: the URL of the upstream Helm repository (where its index.yaml is) or oci://HOST/PATH of a registry.")
 	}
-	return a.proxySettings(&chartctl.Proxy{TTL: chartctl.DefaultProxyTTL}, in)
+	return a.proxySettings(&chartctl.Proxy{TTL: chartctl.DefaultProxyTTL, Retention: chartctl.DefaultProxyRetention}, in)
 }
 
 // proxySettings applies in to a copy of cur and validates the result.
@@ -106,6 +109,13 @@ func (a *App) proxySettings(cur *chartctl.Proxy, in ProxyInput) (*chartctl.Proxy
 			return nil, err
 		}
 		out.TTL = d
+	}
+	if in.Retention != nil {
+		d, err := ParseProxyRetention(*in.Retention)
+		if err != nil {
+			return nil, err
+		}
+		out.Retention = d
 	}
 	if in.Username != nil {
 		u := *in.Username
@@ -180,6 +190,27 @@ func ParseProxyTTL(v string) (time.Duration, error) {
 	}
 	if d < chartctl.MinProxyTTL || d > maxProxyTTL {
 		return 0, chartctl.Invalid("proxy.ttl", "proxy.ttl must be at least 1s and at most 7d, not %s.", FormatDuration(d))
+	}
+	return d.Truncate(time.Second), nil
+}
+
+// Bounds of a proxy's retention: under an hour a version pulled now and
+// then would be fetched again at every pull; ten years is "keep it".
+const (
+	minProxyRetention = time.Hour
+	maxProxyRetention = 3650 * 24 * time.Hour
+)
+
+// ParseProxyRetention reads a proxy's retention: "30d", "12h" (whole
+// days or a Go duration), from an hour to 3650 days, kept to the second.
+// Returns EINVALID naming "proxy.retention".
+func ParseProxyRetention(v string) (time.Duration, error) {
+	d, err := ParseRetentionDuration("proxy.retention", strings.TrimSpace(v))
+	if err != nil {
+		return 0, chartctl.Invalid("proxy.retention", "proxy.retention must be a duration such as 30d or 72h, not %q.", truncate(v, 40))
+	}
+	if d < minProxyRetention || d > maxProxyRetention {
+		return 0, chartctl.Invalid("proxy.retention", "proxy.retention must be at least 1h and at most 3650d, not %s.", FormatDuration(d))
 	}
 	return d.Truncate(time.Second), nil
 }
@@ -319,7 +350,7 @@ func (a *App) PurgeProxyCache(ctx context.Context, p *chartctl.Principal, name, 
 
 // proxyData is a proxy as /v1 shows it, for event data.
 func proxyData(p *chartctl.Proxy) map[string]any {
-	d := map[string]any{"url": p.URL, "ttl": FormatDuration(p.TTL), "include": nonNil(p.Include), "exclude": nonNil(p.Exclude)}
+	d := map[string]any{"url": p.URL, "ttl": FormatDuration(p.TTL), "retention": FormatDuration(p.EffectiveRetention()), "include": nonNil(p.Include), "exclude": nonNil(p.Exclude)}
 	if p.Username != "" {
 		d["username"] = p.Username
 	}

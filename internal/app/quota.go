@@ -32,6 +32,12 @@ func (a *App) SetRepoQuota(ctx context.Context, p *chartctl.Principal, name stri
 		}
 		return chartctl.Errorf(chartctl.EFORBIDDEN, "Setting the quota of repository %q needs the owner role in organization %q.", r.Name, r.Organization)
 	}
+	if r.Proxy != nil && (q.MaxBytes != nil || q.MaxVersions != nil) {
+		// Decision 12: a proxy's cache counts against no quota, so a
+		// quota on it would bound nothing. Its size is bounded by its
+		// retention instead.
+		return chartctl.Invalid("repo", "Repository %q is a proxy: what it caches counts against no quota. Bound the cache with its retention instead (proxy.retention, chartctl repo create --proxy-retention).", r.Name)
+	}
 	// Bound to the repository p was authorized against (§18 decision 2).
 	q.RepositoryID = r.ID
 	return a.Store.SetQuota(a.Record(ctx, "quota.set", "repository/"+r.Name, r.Organization), chartctl.QuotaRepository, r.Name, q)

@@ -197,19 +197,20 @@ func (r *artifactHubRec) domain() *chartctl.ArtifactHubRepo {
 // proxyRec is a proxy repository's settings; the password stays sealed
 // with the server's secrets key, as a mirror's.
 type proxyRec struct {
-	URL            string   `json:"url"`
-	Username       string   `json:"username,omitempty"`
-	SealedPassword []byte   `json:"sealed_password,omitempty"`
-	TTLSeconds     int64    `json:"ttl_seconds"`
-	Include        []string `json:"include,omitempty"`
-	Exclude        []string `json:"exclude,omitempty"`
+	URL              string   `json:"url"`
+	Username         string   `json:"username,omitempty"`
+	SealedPassword   []byte   `json:"sealed_password,omitempty"`
+	TTLSeconds       int64    `json:"ttl_seconds"`
+	RetentionSeconds int64    `json:"retention_seconds,omitempty"`
+	Include          []string `json:"include,omitempty"`
+	Exclude          []string `json:"exclude,omitempty"`
 }
 
 func newProxyRec(p *chartctl.Proxy) *proxyRec {
 	if p == nil {
 		return nil
 	}
-	return &proxyRec{URL: p.URL, Username: p.Username, SealedPassword: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+	return &proxyRec{URL: p.URL, Username: p.Username, SealedPassword: p.Password, TTLSeconds: int64(p.TTL / time.Second), RetentionSeconds: int64(p.Retention / time.Second),
 		Include: p.Include, Exclude: p.Exclude}
 }
 
@@ -217,7 +218,7 @@ func (p *proxyRec) domain() *chartctl.Proxy {
 	if p == nil {
 		return nil
 	}
-	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.SealedPassword, TTL: time.Duration(p.TTLSeconds) * time.Second,
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.SealedPassword, TTL: time.Duration(p.TTLSeconds) * time.Second, Retention: time.Duration(p.RetentionSeconds) * time.Second,
 		Include: p.Include, Exclude: p.Exclude}).Clone()
 }
 

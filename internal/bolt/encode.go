@@ -127,19 +127,20 @@ func (r *artifactHubRecord) domain() *chartctl.ArtifactHubRepo {
 // proxyRecord is a proxy repository's settings. Password is sealed by
 // the application (AES-GCM) before it reaches the store.
 type proxyRecord struct {
-	URL        string   `json:"url"`
-	Username   string   `json:"username,omitempty"`
-	Password   []byte   `json:"password,omitempty"`
-	TTLSeconds int64    `json:"ttl_seconds"`
-	Include    []string `json:"include,omitempty"`
-	Exclude    []string `json:"exclude,omitempty"`
+	URL              string   `json:"url"`
+	Username         string   `json:"username,omitempty"`
+	Password         []byte   `json:"password,omitempty"`
+	TTLSeconds       int64    `json:"ttl_seconds"`
+	RetentionSeconds int64    `json:"retention_seconds,omitempty"`
+	Include          []string `json:"include,omitempty"`
+	Exclude          []string `json:"exclude,omitempty"`
 }
 
 func newProxyRecord(p *chartctl.Proxy) *proxyRecord {
 	if p == nil {
 		return nil
 	}
-	return &proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+	return &proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second), RetentionSeconds: int64(p.Retention / time.Second),
 		Include: p.Include, Exclude: p.Exclude}
 }
 
@@ -147,7 +148,7 @@ func (p *proxyRecord) domain() *chartctl.Proxy {
 	if p == nil {
 		return nil
 	}
-	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second,
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second, Retention: time.Duration(p.RetentionSeconds) * time.Second,
 		Include: p.Include, Exclude: p.Exclude}).Clone()
 }
 

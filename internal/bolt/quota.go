@@ -42,6 +42,10 @@ func usage(tx *bbolt.Tx, scope, name string) (*usageRecord, error) {
 	u := &usageRecord{}
 	switch scope {
 	case chartctl.QuotaRepository:
+		if rr, err := getRepo(tx, name); err == nil && rr.Proxy != nil {
+			// A proxy's cache counts against no quota (decision 12).
+			break
+		}
 		if cb := bucket(tx, chartsBucket).Bucket([]byte(name)); cb != nil {
 			if err := cb.ForEach(func(_, v []byte) error {
 				r, err := decode[chartRecord](v)
@@ -93,7 +97,14 @@ func getQuota(tx *bbolt.Tx, scope, name string) (*quotaRecord, error) {
 
 // charge adds dBytes and dVersions to the usage of repo and of its
 // organization. Growth past a quota is EQUOTA and changes nothing.
+//
+// A proxy repository's cache is not charged (CONTRACT §18 decision 12):
+// its fills are never refused for a quota and its evictions free nothing
+// that was counted.
 func charge(tx *bbolt.Tx, repo *repoRecord, dBytes, dVersions int64) error {
+	if repo.Proxy != nil {
+		return nil
+	}
 	scopes := [][2]string{{chartctl.QuotaRepository, repo.Name}}
 	if repo.Organization != "" {
 		scopes = append(scopes, [2]string{chartctl.QuotaOrganization, repo.Organization})

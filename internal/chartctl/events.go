@@ -457,7 +457,10 @@ type QuotaStore interface {
 // DownloadCount is a batch of downloads of one chart version.
 type DownloadCount struct {
 	Repository, Name, Version string
-	// Count is how many downloads the batch adds; Last is the latest.
+	// Count is how many downloads the batch adds; Last is the latest
+	// (it moves the version's LastDownloadedAt forward, never back). A
+	// Count of 0 only records a use at Last: a proxy's fill, from which
+	// its retention counts.
 	Count int64
 	Last  time.Time
 }

@@ -14,6 +14,11 @@ const DefaultProxyTTL = 10 * time.Minute
 // MinProxyTTL is the shortest ttl a proxy repository may set.
 const MinProxyTTL = time.Second
 
+// DefaultProxyRetention is how long a proxy repository keeps a cached
+// version nobody pulls, when the repository sets no retention (CONTRACT
+// §18 decision 16).
+const DefaultProxyRetention = 30 * 24 * time.Hour
+
 // Proxy makes a repository a read-only pull-through cache of an upstream
 // Helm repository or OCI registry path (CONTRACT §18 "Federation"): a
 // chart version is fetched from the upstream the first time someone asks
@@ -30,11 +35,24 @@ type Proxy struct {
 	// TTL is how long a fetched index or tag is served before it is
 	// revalidated with the upstream; at least MinProxyTTL.
 	TTL time.Duration
+	// Retention is how long a cached version is kept after its last
+	// use (its fill or its last pull by any protocol); past it the
+	// version is evicted and fetched again on demand. Zero (records
+	// written before it existed) means DefaultProxyRetention.
+	Retention time.Duration
 	// Include and Exclude are path.Match globs on chart names: a chart is
 	// proxied when it matches an Include pattern (or Include is empty)
 	// and no Exclude pattern.
 	Include []string
 	Exclude []string
+}
+
+// EffectiveRetention is p's Retention, DefaultProxyRetention when unset.
+func (p *Proxy) EffectiveRetention() time.Duration {
+	if p.Retention <= 0 {
+		return DefaultProxyRetention
+	}
+	return p.Retention
 }
 
 // OCI reports whether the upstream is an OCI registry (oci://).

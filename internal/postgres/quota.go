@@ -20,10 +20,19 @@ type scope struct{ kind, name string }
 // counts in, organization first: the order in which charge locks their
 // usage rows, the same in every transaction, so concurrent writers queue
 // instead of deadlocking.
+//
+// A proxy repository has none: its cache counts against no quota
+// (CONTRACT §18 decision 12).
 func repoScopes(ctx context.Context, tx pgx.Tx, id string) ([]scope, error) {
-	var name, org string
-	if err := tx.QueryRow(ctx, `SELECT name, COALESCE(organization, '') FROM repositories WHERE id = $1`, id).Scan(&name, &org); err != nil {
+	var (
+		name, org string
+		proxy     bool
+	)
+	if err := tx.QueryRow(ctx, `SELECT name, COALESCE(organization, ''), proxy IS NOT NULL FROM repositories WHERE id = $1`, id).Scan(&name, &org, &proxy); err != nil {
 		return nil, err
+	}
+	if proxy {
+		return nil, nil
 	}
 	if org == "" {
 		return []scope{{chartctl.QuotaRepository, name}}, nil
@@ -109,12 +118,12 @@ func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersi
 func countUsage(ctx context.Context, tx pgx.Tx, sc scope) error {
 	q := `INSERT INTO usage (scope, name, bytes, versions)
 		SELECT 'repository', r.name, COALESCE(sum(c.size + c.prov_size), 0), count(c.name)
-		FROM repositories r LEFT JOIN chart_versions c ON c.repository_id = r.id WHERE r.name = $1 GROUP BY r.name
+		FROM repositories r LEFT JOIN chart_versions c ON c.repository_id = r.id AND r.proxy IS NULL WHERE r.name = $1 GROUP BY r.name
 		ON CONFLICT DO NOTHING`
 	if sc.kind == chartctl.QuotaOrganization {
 		q = `INSERT INTO usage (scope, name, bytes, versions)
 			SELECT 'organization', $1, COALESCE(sum(c.size + c.prov_size), 0), count(c.name)
-			FROM repositories r JOIN chart_versions c ON c.repository_id = r.id WHERE r.organization = $1
+			FROM repositories r JOIN chart_versions c ON c.repository_id = r.id WHERE r.organization = $1 AND r.proxy IS NULL
 			ON CONFLICT DO NOTHING`
 	}
 	_, err := tx.Exec(ctx, q, sc.name)
@@ -251,7 +260,7 @@ func (db *DB) AddDownloads(ctx context.Context, counts []chartctl.DownloadCount)
 	repos, names, versions := make([]string, 0, len(counts)), make([]string, 0, len(counts)), make([]string, 0, len(counts))
 	ns, lasts := make([]int64, 0, len(counts)), make([]time.Time, 0, len(counts))
 	for _, c := range counts {
-		if c.Count <= 0 || !storable(c.Repository, c.Name, c.Version) {
+		if c.Count < 0 || !storable(c.Repository, c.Name, c.Version) {
 			continue
 		}
 		repos, names, versions = append(repos, c.Repository), append(names, c.Name), append(versions, c.Version)

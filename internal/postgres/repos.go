@@ -381,16 +381,17 @@ func (db *DB) UpdateRepository(ctx context.Context, name string, u chartctl.Repo
 // them (the same document as bolt's). Password is sealed by the
 // application before it gets here.
 type proxyRecord struct {
-	URL        string   `json:"url"`
-	Username   string   `json:"username,omitempty"`
-	Password   []byte   `json:"password,omitempty"`
-	TTLSeconds int64    `json:"ttl_seconds"`
-	Include    []string `json:"include,omitempty"`
-	Exclude    []string `json:"exclude,omitempty"`
+	URL              string   `json:"url"`
+	Username         string   `json:"username,omitempty"`
+	Password         []byte   `json:"password,omitempty"`
+	TTLSeconds       int64    `json:"ttl_seconds"`
+	RetentionSeconds int64    `json:"retention_seconds,omitempty"`
+	Include          []string `json:"include,omitempty"`
+	Exclude          []string `json:"exclude,omitempty"`
 }
 
 func (p *proxyRecord) domain() *chartctl.Proxy {
-	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second,
+	return (&chartctl.Proxy{URL: p.URL, Username: p.Username, Password: p.Password, TTL: time.Duration(p.TTLSeconds) * time.Second, Retention: time.Duration(p.RetentionSeconds) * time.Second,
 		Include: p.Include, Exclude: p.Exclude}).Clone()
 }
 
@@ -399,6 +400,6 @@ func proxyJSON(p *chartctl.Proxy) ([]byte, error) {
 	if p == nil {
 		return nil, nil
 	}
-	return json.Marshal(proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second),
+	return json.Marshal(proxyRecord{URL: p.URL, Username: p.Username, Password: p.Password, TTLSeconds: int64(p.TTL / time.Second), RetentionSeconds: int64(p.Retention / time.Second),
 		Include: p.Include, Exclude: p.Exclude})
 }

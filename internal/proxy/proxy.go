@@ -25,6 +25,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -37,6 +38,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,7 +113,10 @@ type Cache struct {
 	flight  singleflight.Group
 	results *prometheus.CounterVec
 
-	mu    sync.Mutex
+	// hit, miss, stale and failed are results' counters, looked up once.
+	hit, miss, stale, failed prometheus.Counter
+
+	mu    sync.RWMutex
 	repos map[string]*repoState
 
 	// oci is what is kept of OCI upstreams (oci.go).
@@ -123,6 +128,10 @@ type repoState struct {
 	// key identifies the settings it was fetched with: a repository
 	// re-created under its name, or pointed elsewhere, starts over.
 	key string
+	// settings are the repository's ID and proxy settings key was made
+	// of, compared on every request without building key again.
+	id       string
+	settings *chartctl.Proxy
 
 	hits, misses atomic.Int64
 
@@ -197,6 +206,8 @@ func New(a *app.App, secrets Opener, opts Options) *Cache {
 			Help: "Requests to proxy repositories by result: hit (served from the cache), miss (fetched from the upstream), stale (served from the cache because the upstream failed), error (the upstream failed and nothing was cached).",
 		}, []string{"result"}),
 	}
+	c.hit, c.miss = c.results.WithLabelValues("hit"), c.results.WithLabelValues("miss")
+	c.stale, c.failed = c.results.WithLabelValues("stale"), c.results.WithLabelValues("error")
 	c.index = helmindex.New(c.load, helmindex.Options{})
 	return c
 }
@@ -217,18 +228,34 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (c *Cache) Collector() prometheus.Collector { return c.results }
 
 // state returns r's state, starting over when r's settings changed.
+// A cache hit takes this path on every pull: it compares r's settings
+// with the state's field by field (no key built, no allocation) under a
+// read lock.
 func (c *Cache) state(r *chartctl.Repository) *repoState {
+	c.mu.RLock()
+	st := c.repos[r.Name]
+	c.mu.RUnlock()
+	if st != nil && st.id == r.ID && sameSettings(st.settings, r.Proxy) {
+		return st
+	}
 	p := r.Proxy
 	key := strings.Join([]string{r.ID, p.URL, p.Username, string(p.Password), strings.Join(p.Include, ","), strings.Join(p.Exclude, ",")}, "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.repos[r.Name]
+	st = c.repos[r.Name]
 	if st == nil || st.key != key {
-		st = &repoState{key: key, negative: map[string]negEntry{}}
+		st = &repoState{key: key, id: r.ID, settings: p.Clone(), negative: map[string]negEntry{}}
 		c.repos[r.Name] = st
 		c.index.Drop(r.Name)
 	}
 	return st
+}
+
+// sameSettings reports whether a and b fetch the same things (the TTL
+// and retention change no fetched content).
+func sameSettings(a, b *chartctl.Proxy) bool {
+	return a.URL == b.URL && a.Username == b.Username && bytes.Equal(a.Password, b.Password) &&
+		slices.Equal(a.Include, b.Include) && slices.Equal(a.Exclude, b.Exclude)
 }
 
 // Stats returns r's counters and upstream health (app.ProxyCache).
@@ -271,13 +298,13 @@ func (c *Cache) Index(ctx context.Context, r *chartctl.Repository, q helmindex.Q
 		// what is cached, served stale if there are any.
 		stored, serr := c.app.Store.IndexEntries(ctx, r.Name)
 		if serr != nil || len(stored) == 0 {
-			c.results.WithLabelValues("error").Inc()
+			c.failed.Inc()
 			return nil, false, err
 		}
 		stale = true
 	}
 	if stale {
-		c.results.WithLabelValues("stale").Inc()
+		c.stale.Inc()
 		st.hits.Add(1)
 	}
 	idx, err = c.index.View(ctx, r.Name, q)
@@ -579,13 +606,13 @@ func (c *Cache) Fetch(ctx context.Context, r *chartctl.Repository, name, version
 	cv, err := c.app.ChartVersion(ctx, r, name, version)
 	if err == nil {
 		st.hits.Add(1)
-		c.results.WithLabelValues("hit").Inc()
+		c.hit.Inc()
 		return cv, nil
 	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return nil, err
 	}
 	st.misses.Add(1)
-	c.results.WithLabelValues("miss").Inc()
+	c.miss.Inc()
 	k := vkey(name, version)
 	now := c.opts.Now()
 	st.mu.Lock()
@@ -601,7 +628,7 @@ func (c *Cache) Fetch(ctx context.Context, r *chartctl.Repository, name, version
 	})
 	if err != nil {
 		if chartctl.ErrorCode(err) == chartctl.EUPSTREAM {
-			c.results.WithLabelValues("error").Inc()
+			c.failed.Inc()
 		}
 		st.mu.Lock()
 		if len(st.negative) > 10000 {
@@ -633,7 +660,8 @@ func (c *Cache) fill(ctx context.Context, r *chartctl.Repository, st *repoState,
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %q version %q is not in proxy repository %q's upstream (%s).", name, version, r.Name, r.Proxy.URL)
 		}
 	}
-	lease := "proxy:" + r.ID + ":" + k
+	// Not k: PostgreSQL stores no NUL in a lease's name.
+	lease := "proxy:" + r.ID + ":" + name + "@" + version
 	for {
 		ok, err := c.app.Store.AcquireLease(ctx, lease, c.opts.Holder, c.opts.LeaseTTL)
 		if err != nil {
@@ -707,6 +735,11 @@ func (c *Cache) download(ctx context.Context, r *chartctl.Repository, uv *upstre
 	actx := chartctl.WithActor(ctx, &chartctl.Actor{CredentialKind: chartctl.CredentialProxy})
 	if _, _, err := c.app.PutProxied(actx, r, up, uv.created); err != nil {
 		return err
+	}
+	// Retention counts from the fill (the pull that asked for it is
+	// counted on its own, as every pull is).
+	if err := c.app.MarkProxyFilled(ctx, r, name, version); err != nil {
+		c.opts.Logger.Warn("proxy fill: record its time", "repository", r.Name, "chart", name, "version", version, "err", err)
 	}
 	c.opts.Logger.Info("proxy filled", "repository", r.Name, "chart", name, "version", version, "upstream", r.Proxy.URL)
 	return nil

@@ -11,7 +11,9 @@ import (
 // testProxies checks proxy repositories: their settings are stored with
 // the repository and read back by every read of it (the sealed password
 // as opaque bytes), UpdateRepository replaces them on a proxy only, and
-// an export carries them.
+// an export carries them. A proxy's cached versions count toward no
+// quota usage (decision 12), and a download count of zero records a use
+// (a fill) without counting a download.
 func testProxies(t *testing.T, open Open) {
 	s := open(t)
 	ada := mustUser(t, s, "ada@example.com")
@@ -21,7 +23,7 @@ func testProxies(t *testing.T, open Open) {
 	}
 	sealed := []byte{0, 1, 2, 0xff, 'x'}
 	want := &chartctl.Proxy{URL: "https://charts.example.com/stable", Username: "reader", Password: sealed, TTL: 90 * time.Second,
-		Include: []string{"ingress-*", "cert-manager"}, Exclude: []string{"*-test"}}
+		Retention: 45 * 24 * time.Hour, Include: []string{"ingress-*", "cert-manager"}, Exclude: []string{"*-test"}}
 	must(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "cached", OwnerID: ada.ID, Proxy: want.Clone()}))
 	check := func(what string, want *chartctl.Proxy) {
 		t.Helper()
@@ -39,6 +41,37 @@ func testProxies(t *testing.T, open Open) {
 		}
 	}
 	check("created", want)
+
+	// The cache counts toward no usage, the organization's included.
+	acme := mustOrg(t, s, "acme", ada.ID)
+	must(t, s.CreateRepository(ctx, &chartctl.Repository{Name: "acme-cache", OwnerID: ada.ID, Organization: acme.Name, Proxy: want.Clone()}))
+	one := int64(1)
+	must(t, s.SetQuota(ctx, chartctl.QuotaOrganization, acme.Name, chartctl.Quota{MaxVersions: &one}))
+	mustPut(t, s, chart("acme-cache", "web", "1.0.0"))
+	mustPut(t, s, chart("acme-cache", "web", "2.0.0"))
+	for _, sc := range [][2]string{{chartctl.QuotaRepository, "acme-cache"}, {chartctl.QuotaOrganization, acme.Name}} {
+		_, u, err := s.Quota(ctx, sc[0], sc[1])
+		must(t, err)
+		if u.Bytes != 0 || u.Versions != 0 {
+			t.Fatalf("%s %s usage counts a proxy's cache: %+v", sc[0], sc[1], u)
+		}
+	}
+	filled := base.Add(3 * time.Hour)
+	must(t, s.AddDownloads(ctx, []chartctl.DownloadCount{{Repository: "acme-cache", Name: "web", Version: "1.0.0", Last: filled}}))
+	cv, err := s.ChartVersion(ctx, "acme-cache", "web", "1.0.0")
+	must(t, err)
+	if cv.Downloads != 0 || cv.LastDownloadedAt == nil || !sameTime(*cv.LastDownloadedAt, filled) {
+		t.Fatalf("a use without a download: %d %v", cv.Downloads, cv.LastDownloadedAt)
+	}
+	_, _, err = s.DeleteChartVersion(ctx, "acme-cache", "web", "2.0.0")
+	must(t, err)
+	_, err = s.DeleteRepository(ctx, "acme-cache")
+	must(t, err)
+	_, u, err := s.Quota(ctx, chartctl.QuotaOrganization, acme.Name)
+	must(t, err)
+	if u.Bytes != 0 || u.Versions != 0 {
+		t.Fatalf("organization usage after the proxy went: %+v", u)
+	}
 
 	next := &chartctl.Proxy{URL: "oci://ghcr.io/acme/charts", TTL: time.Hour}
 	r, err := s.UpdateRepository(ctx, "cached", chartctl.RepositoryUpdate{Proxy: next.Clone()})

@@ -327,3 +327,28 @@ func TestUpstreamIndexMaxSize(t *testing.T) {
 		t.Fatalf("from the file: %v", err)
 	}
 }
+
+// TestServeFederationFlagsFromFileAndEnv: the federation flags are read
+// from the config file in the form the Helm chart writes them (quoted
+// strings, comma lists) and from CHARTCTL_* variables.
+func TestServeFederationFlagsFromFileAndEnv(t *testing.T) {
+	path := writeConfig(t, "allow-private-upstreams: \"10.20.0.0/16,fd00::/8\"\nplain-http-upstreams: \"charts.internal:8080,nexus.internal:8081\"\nupstream-timeout: \"20s\"\nupstream-index-max-size: \"128MiB\"\n")
+	o, _, err := runServeCmd(t, []string{"--config", path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.Config
+	if c.AllowPrivateUpstreams.All || len(c.AllowPrivateUpstreams.Ranges) != 2 || c.UpstreamTimeout != 20*time.Second ||
+		int64(c.UpstreamIndexMaxSize) != 128<<20 || strings.Join(c.PlainHTTPUpstreams, ",") != "charts.internal:8080,nexus.internal:8081" {
+		t.Errorf("from the file: %+v %v %v %v %v", c.AllowPrivateUpstreams, c.PlainHTTPUpstreams, c.UpstreamTimeout, c.UpstreamIndexMaxSize, c.AllowPrivateUpstreams.Ranges)
+	}
+	o, _, err = runServeCmd(t, nil, map[string]string{"CHARTCTL_ALLOW_PRIVATE_UPSTREAMS": "true", "CHARTCTL_PLAIN_HTTP_UPSTREAMS": "a.internal:80",
+		"CHARTCTL_UPSTREAM_TIMEOUT": "3s", "CHARTCTL_UPSTREAM_INDEX_MAX_SIZE": "1MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = o.Config
+	if !c.AllowPrivateUpstreams.All || c.UpstreamTimeout != 3*time.Second || int64(c.UpstreamIndexMaxSize) != 1<<20 || strings.Join(c.PlainHTTPUpstreams, ",") != "a.internal:80" {
+		t.Errorf("from the environment: %+v %v %v %v", c.AllowPrivateUpstreams, c.PlainHTTPUpstreams, c.UpstreamTimeout, c.UpstreamIndexMaxSize)
+	}
+}

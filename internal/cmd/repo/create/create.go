@@ -48,8 +48,10 @@ type CreateOptions struct {
 	// of this upstream Helm repository (https://…).
 	Proxy    string
 	ProxyTTL string
-	Include  []string
-	Exclude  []string
+	// ProxyRetention is how long a cached version nobody pulls is kept.
+	ProxyRetention string
+	Include        []string
+	Exclude        []string
 	// Username and PasswordStdin are the proxy upstream's credential.
 	Username      string
 	PasswordStdin bool
@@ -85,9 +87,10 @@ upstream: an https Helm repository (http only for hosts the server's
 --plain-http-upstreams lists), or an OCI registry's oci://HOST/PATH whose
 charts are at HOST/PATH/<chart>. A chart version is
 fetched from the upstream the first time someone pulls it, then served
-from this server forever; the upstream's index (for an OCI upstream, a
-pulled tag, with one HEAD request) is revalidated after
---proxy-ttl (default 10m). --include and --exclude (repeatable globs on
+from this server; the upstream's index (for an OCI upstream, a pulled tag,
+with one HEAD request) is revalidated after --proxy-ttl (default 10m). A
+cached version nobody pulls for --proxy-retention (default 30d) is dropped,
+and fetched again when next asked for. --include and --exclude (repeatable globs on
 chart names) choose what is proxied. Give the upstream's credential with
 --username and --password-stdin. See hits, misses and the upstream's
 health with ` + "`chartctl repo view`" + `; drop what is cached with
@@ -101,6 +104,7 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
   chartctl repo create ingress --proxy https://kubernetes.github.io/ingress-nginx --public
   chartctl repo create jetstack --proxy https://charts.jetstack.io --proxy-ttl 1h --include 'cert-manager*'
   chartctl repo create ghcr-cache --proxy oci://ghcr.io/acme/charts --public
+  chartctl repo create ingress-airgap --proxy https://kubernetes.github.io/ingress-nginx --proxy-retention 365d
   echo "$PASS" | chartctl repo create vendor-cache --proxy https://charts.vendor.example --username robot --password-stdin`,
 		Args: cmdutil.ExactArgs(1, "a repository name is required"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -124,8 +128,8 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
 			if opts.Proxy != "" && opts.Mirror != "" {
 				return cmdutil.FlagErrorf("--proxy and --mirror go one at a time: a repository is a proxy or a mirror")
 			}
-			if opts.Proxy == "" && (cmd.Flags().Changed("proxy-ttl") || len(opts.Include) > 0 || len(opts.Exclude) > 0 || opts.Username != "" || opts.PasswordStdin) {
-				return cmdutil.FlagErrorf("--proxy-ttl, --include, --exclude, --username and --password-stdin go with --proxy URL")
+			if opts.Proxy == "" && (cmd.Flags().Changed("proxy-ttl") || cmd.Flags().Changed("proxy-retention") || len(opts.Include) > 0 || len(opts.Exclude) > 0 || opts.Username != "" || opts.PasswordStdin) {
+				return cmdutil.FlagErrorf("--proxy-ttl, --proxy-retention, --include, --exclude, --username and --password-stdin go with --proxy URL")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -147,6 +151,7 @@ health with ` + "`chartctl repo view`" + `; drop what is cached with
 	cmd.Flags().BoolVar(&opts.MirrorPasswordStdin, "mirror-password-stdin", false, "read the upstream's password from standard input")
 	cmd.Flags().StringVar(&opts.Proxy, "proxy", "", "make the repository a read-only pull-through cache of this upstream Helm repository (https://…) or OCI registry (oci://HOST/PATH)")
 	cmd.Flags().StringVar(&opts.ProxyTTL, "proxy-ttl", "10m", "how long the proxy serves a fetched index before revalidating it with the upstream (at least 1s)")
+	cmd.Flags().StringVar(&opts.ProxyRetention, "proxy-retention", "30d", "how long the proxy keeps a cached version nobody pulls before dropping it, e.g. 30d or 72h (1h to 3650d)")
 	cmd.Flags().StringArrayVar(&opts.Include, "include", nil, "proxy only charts whose name matches this glob (repeatable)")
 	cmd.Flags().StringArrayVar(&opts.Exclude, "exclude", nil, "never proxy charts whose name matches this glob (repeatable)")
 	cmd.Flags().StringVar(&opts.Username, "username", "", "user name for the proxy's upstream")
@@ -181,7 +186,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		req.Mirror = m
 	}
 	if opts.Proxy != "" {
-		p := &client.ProxyRequest{URL: &opts.Proxy, TTL: &opts.ProxyTTL}
+		p := &client.ProxyRequest{URL: &opts.Proxy, TTL: &opts.ProxyTTL, Retention: &opts.ProxyRetention}
 		if len(opts.Include) > 0 {
 			p.Include = &opts.Include
 		}

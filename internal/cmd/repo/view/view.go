@@ -101,6 +101,9 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	}
 	if p := repo.Proxy; p != nil {
 		fmt.Fprintf(w, "proxy of:     %s (ttl %s%s)\n", termtext.Line(p.URL), termtext.Line(p.TTL), userPart(p.Username))
+		if p.Retention != "" {
+			fmt.Fprintf(w, "retention:    cached versions not pulled for %s are dropped\n", termtext.Line(p.Retention))
+		}
 		if len(p.Include) > 0 || len(p.Exclude) > 0 {
 			fmt.Fprintf(w, "charts:       include %s; exclude %s\n", globs(p.Include, "all"), globs(p.Exclude, "none"))
 		}
