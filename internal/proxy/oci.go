@@ -148,7 +148,7 @@ func (c *Cache) EnsureManifest(ctx context.Context, r *chartctl.Repository, name
 	if byDigest {
 		// A digest names fixed content: stored is final.
 		if _, err := oci.Manifest(ctx, oname, ref); err == nil {
-			c.hit(st)
+			c.countHit(st)
 			return false, false, nil
 		} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			return false, false, err
@@ -174,17 +174,17 @@ func (c *Cache) EnsureManifest(ctx context.Context, r *chartctl.Repository, name
 		}
 	}
 	st.misses.Add(1)
-	c.results.WithLabelValues("miss").Inc()
+	c.miss.Inc()
 	if err := c.ociFillOnce(ctx, r, st, name, ref); err != nil {
 		return false, false, err
 	}
 	return false, true, nil
 }
 
-// hit counts a request served from what is cached.
-func (c *Cache) hit(st *repoState) {
+// countHit counts a request served from what is cached.
+func (c *Cache) countHit(st *repoState) {
 	st.hits.Add(1)
-	c.results.WithLabelValues("hit").Inc()
+	c.hit.Inc()
 }
 
 // checkedKey names one cached tag of one upstream.
@@ -205,13 +205,13 @@ func (c *Cache) revalidate(ctx context.Context, r *chartctl.Repository, st *repo
 	failedUntil := c.oci.failed[key]
 	c.oci.mu.Unlock()
 	if ok && now.Before(checked.Add(r.Proxy.TTL)) {
-		c.hit(st)
+		c.countHit(st)
 		return false, false, nil
 	}
 	if now.Before(failedUntil) {
 		// The upstream failed moments ago: stale without asking again.
 		st.hits.Add(1)
-		c.results.WithLabelValues("stale").Inc()
+		c.stale.Inc()
 		return true, false, nil
 	}
 	type result struct{ stale, refetch bool }
@@ -267,9 +267,9 @@ func (c *Cache) revalidate(ctx context.Context, r *chartctl.Repository, st *repo
 	switch {
 	case res.stale:
 		st.hits.Add(1)
-		c.results.WithLabelValues("stale").Inc()
+		c.stale.Inc()
 	case !res.refetch:
-		c.hit(st)
+		c.countHit(st)
 	}
 	return res.stale, res.refetch, nil
 }
@@ -304,7 +304,7 @@ func (c *Cache) ociFillOnce(ctx context.Context, r *chartctl.Repository, st *rep
 	})
 	if err != nil {
 		if chartctl.ErrorCode(err) == chartctl.EUPSTREAM {
-			c.results.WithLabelValues("error").Inc()
+			c.failed.Inc()
 		}
 		st.mu.Lock()
 		if len(st.negative) > 10000 {
