@@ -2,7 +2,7 @@
 // pulls Helm's template engine and Kubernetes client libraries, so only
 // the separate chartctl-lint binary (and tests) import it: chartctl's own
 // binary stays free of them, and runs chartctl-lint as a bounded child
-// process (admission.Subprocess, decision 9).
+// process (admission.Pooled, decision 9).
 package helmlint
 
 import (
@@ -20,19 +20,23 @@ import (
 
 	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/sandbox"
 )
 
 // LintArchive lints a chart archive with Helm's lint rules in this
-// process: it unpacks the chart into a temporary directory (chart.Walk
-// refuses paths escaping it) and runs lint.RunAll on it. It is unbounded:
-// call it in a child process (Subprocess, RunLintChild).
-func LintArchive(archive []byte, lim chart.Limits) ([]admission.LintMessage, error) {
-	dir, err := os.MkdirTemp("", "chartctl-lint-")
+// process: it unpacks the chart into a scratch directory (chart.Walk
+// refuses paths escaping it) and runs lint.RunAll on it. Helm's lint
+// rules read the chart from a directory (each rule loads it anew), so the
+// archive cannot be linted from memory; the scratch directory is on a
+// memory file system where there is one (ScratchDir). It is unbounded:
+// call it in a child process (admission.Pooled, RunLintChild).
+func LintArchive(archive []byte, lim chart.Limits, opt admission.LintOptions) ([]admission.LintMessage, error) {
+	dir, err := mkScratch()
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	ch, err := chart.Walk(bytes.NewReader(archive), lim, func(p string, _ int64, content io.Reader) error {
+	_, err = chart.Walk(bytes.NewReader(archive), lim, func(p string, _ int64, content io.Reader) error {
 		dst := filepath.Join(dir, "chart", filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return err
@@ -50,8 +54,7 @@ func LintArchive(archive []byte, lim chart.Limits) ([]admission.LintMessage, err
 	if err != nil {
 		return nil, fmt.Errorf("unpack the chart: %w", err)
 	}
-	_ = ch
-	res := lint.RunAll(filepath.Join(dir, "chart"), nil, "default")
+	res := lint.RunAll(filepath.Join(dir, "chart"), nil, "default", lint.WithSkipSchemaValidation(opt.SkipSchema))
 	var out []admission.LintMessage
 	for _, m := range res.Messages {
 		sev := ""
@@ -77,9 +80,41 @@ func LintArchive(archive []byte, lim chart.Limits) ([]admission.LintMessage, err
 	return out, nil
 }
 
-// RunLintChild is the child side of Subprocess: it limits its own address
-// space as LintChildEnv says, lints the archive read from in and writes
-// the answer to out.
+// ScratchEnv, set in the linter's environment, names the directory charts
+// are unpacked into for linting.
+const ScratchEnv = "CHARTCTL_LINT_TMPDIR"
+
+// ScratchDir is where charts are unpacked for linting: ScratchEnv, else
+// /dev/shm (a memory file system on Linux, present in containers and
+// under systemd's PrivateDevices), else the system's temporary directory.
+// Unpacking onto a disk file system (directories made and removed per
+// chart) measured three times the cost of the lint itself.
+func ScratchDir() string {
+	if d := os.Getenv(ScratchEnv); d != "" {
+		return d
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
+func mkScratch() (string, error) {
+	dir, err := os.MkdirTemp(ScratchDir(), "chartctl-lint-")
+	if err != nil {
+		// A memory file system that is full or refuses us: the disk
+		// still works, only slower.
+		if dir, err = os.MkdirTemp("", "chartctl-lint-"); err != nil {
+			return "", fmt.Errorf("make a scratch directory: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// RunLintChild is the one-shot child (chartctl-lint with no argument): it
+// limits its own address space as admission.LintChildEnv says, lints the
+// archive read from in with all of Helm's rules and writes the answer to
+// out.
 func RunLintChild(in io.Reader, out io.Writer, lim chart.Limits) error {
 	if v := os.Getenv(admission.LintChildEnv); v != "" {
 		var n uint64
@@ -93,23 +128,35 @@ func RunLintChild(in io.Reader, out io.Writer, lim chart.Limits) error {
 	if err != nil {
 		return err
 	}
-	msgs, lerr := LintArchive(archive, lim)
-	ans := struct {
-		Messages []admission.LintMessage `json:"messages"`
-		Error    string                  `json:"error,omitempty"`
-	}{Messages: msgs}
-	if lerr != nil {
-		ans.Error = lerr.Error()
+	b, err := json.Marshal(Lint(archive, lim, admission.LintOptions{}))
+	if err != nil {
+		return err
 	}
-	b, _ := json.Marshal(ans)
 	_, err = out.Write(b)
 	return err
 }
 
-// InProcess returns a Linter that lints in this process with only a time
-// bound: for tests and tools, never for a server taking untrusted charts.
+// Lint lints archive and returns the answer a lint child gives.
+func Lint(archive []byte, lim chart.Limits, opt admission.LintOptions) admission.LintAnswer {
+	msgs, err := LintArchive(archive, lim, opt)
+	ans := admission.LintAnswer{Messages: msgs}
+	if err != nil {
+		ans.Error = err.Error()
+	}
+	return ans
+}
+
+// Handle is the lint mode of a sandbox worker (chartctl-lint serve).
+func Handle(lim chart.Limits) sandbox.Handler {
+	return func(req sandbox.Request, archive []byte) ([]byte, error) {
+		return json.Marshal(Lint(archive, lim, admission.LintOptions{SkipSchema: req.Has(admission.SkipSchemaFlag)}))
+	}
+}
+
+// InProcess returns a Linter that lints in this process with no bounds:
+// for tests and tools, never for a server taking untrusted charts.
 func InProcess(lim chart.Limits) admission.Linter {
-	return func(ctx context.Context, archive []byte) ([]admission.LintMessage, error) {
-		return LintArchive(archive, lim)
+	return func(ctx context.Context, archive []byte, opt admission.LintOptions) ([]admission.LintMessage, error) {
+		return LintArchive(archive, lim, opt)
 	}
 }
