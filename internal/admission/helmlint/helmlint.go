@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
@@ -74,8 +75,19 @@ func LintArchive(archive []byte, lim chart.Limits, opt admission.LintOptions) ([
 		}
 		// Messages name the temporary directory; the chart's root is what
 		// a person knows.
-		msg = string(bytes.ReplaceAll([]byte(msg), []byte(filepath.Join(dir, "chart")+string(filepath.Separator)), nil))
-		out = append(out, admission.LintMessage{Severity: sev, Path: m.Path, Message: msg})
+		root := filepath.Join(dir, "chart")
+		msg = strings.ReplaceAll(strings.ReplaceAll(msg, root+string(filepath.Separator), ""), root, ".")
+		// Some rules (dependencies) give the chart's directory as the
+		// path: it names no file of the chart, and the scratch directory
+		// is the server's business.
+		p := m.Path
+		if rel, err := filepath.Rel(root, p); err == nil && filepath.IsAbs(p) {
+			p = filepath.ToSlash(rel)
+			if p == "." {
+				p = ""
+			}
+		}
+		out = append(out, admission.LintMessage{Severity: sev, Path: p, Message: msg})
 	}
 	return out, nil
 }
