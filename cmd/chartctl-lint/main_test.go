@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chartctl/chartctl/internal/admission"
+	"github.com/chartctl/chartctl/internal/admission/helmlint"
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/sandbox"
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -154,6 +156,12 @@ func TestPooledLintBounds(t *testing.T) {
 	if err != nil || len(msgs) == 0 {
 		t.Fatalf("after the timeout: %+v %v", msgs, err)
 	}
+	// The killed worker's unpacked chart is gone: the fresh worker
+	// removed the scratch directory of the one that no longer runs.
+	killed := filepath.Join(helmlint.ScratchDir(), fmt.Sprintf("chartctl-lint-w%d", first[0]))
+	if _, err := os.Stat(killed); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed worker's scratch directory %s: %v", killed, err)
+	}
 	second := pool.PIDs()
 	if err := syscall.Kill(second[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -174,5 +182,12 @@ func TestPooledLintBounds(t *testing.T) {
 	b, err := pool.Do(context.Background(), sandbox.Request{Mode: "lint"}, good)
 	if err != nil || json.Unmarshal(b, &ans) != nil || len(ans.Messages) == 0 {
 		t.Fatalf("after the rendering timeout: %s %v", b, err)
+	}
+	// A worker that ends cleanly removes its own scratch directory.
+	last := pool.PIDs()[0]
+	pool.Close()
+	own := filepath.Join(helmlint.ScratchDir(), fmt.Sprintf("chartctl-lint-w%d", last))
+	if _, err := os.Stat(own); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a closed worker's scratch directory %s: %v", own, err)
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -32,7 +34,12 @@ import (
 // memory file system where there is one (ScratchDir). It is unbounded:
 // call it in a child process (admission.Pooled, RunLintChild).
 func LintArchive(archive []byte, lim chart.Limits, opt admission.LintOptions) ([]admission.LintMessage, error) {
-	dir, err := mkScratch()
+	return lintIn(ScratchDir(), archive, lim, opt)
+}
+
+// lintIn lints archive unpacked into a new directory under root.
+func lintIn(root string, archive []byte, lim chart.Limits, opt admission.LintOptions) ([]admission.LintMessage, error) {
+	dir, err := mkScratch(root)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +118,8 @@ func ScratchDir() string {
 	return os.TempDir()
 }
 
-func mkScratch() (string, error) {
-	dir, err := os.MkdirTemp(ScratchDir(), "chartctl-lint-")
+func mkScratch(root string) (string, error) {
+	dir, err := os.MkdirTemp(root, "chartctl-lint-")
 	if err != nil {
 		// A memory file system that is full or refuses us: the disk
 		// still works, only slower.
@@ -158,11 +165,53 @@ func Lint(archive []byte, lim chart.Limits, opt admission.LintOptions) admission
 	return ans
 }
 
-// Handle is the lint mode of a sandbox worker (chartctl-lint serve).
-func Handle(lim chart.Limits) sandbox.Handler {
-	return func(req sandbox.Request, archive []byte) ([]byte, error) {
-		return json.Marshal(Lint(archive, lim, admission.LintOptions{SkipSchema: req.Has(admission.SkipSchemaFlag)}))
+// workerPrefix names a worker's own scratch directory, followed by its
+// process id.
+const workerPrefix = "chartctl-lint-w"
+
+// workerScratch makes this worker's scratch directory under ScratchDir and
+// removes those of workers that no longer run: a worker killed in the
+// middle of a lint (its deadline, its memory bound) leaves its unpacked
+// chart behind, on a memory file system at that.
+func workerScratch() string {
+	base := ScratchDir()
+	if entries, err := os.ReadDir(base); err == nil {
+		for _, e := range entries {
+			pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), workerPrefix))
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), workerPrefix) || err != nil || pid == os.Getpid() {
+				continue
+			}
+			if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+				_ = os.RemoveAll(filepath.Join(base, e.Name()))
+			}
+		}
 	}
+	dir := filepath.Join(base, workerPrefix+strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		// Lint then falls back to the system's temporary directory.
+		return base
+	}
+	return dir
+}
+
+// Handle is the lint mode of a sandbox worker (chartctl-lint serve): it
+// unpacks charts under a scratch directory of the worker's own, which
+// cleanup removes when the worker ends.
+func Handle(lim chart.Limits) (h sandbox.Handler, cleanup func()) {
+	root := workerScratch()
+	cleanup = func() {
+		if root != ScratchDir() {
+			_ = os.RemoveAll(root)
+		}
+	}
+	return func(req sandbox.Request, archive []byte) ([]byte, error) {
+		msgs, err := lintIn(root, archive, lim, admission.LintOptions{SkipSchema: req.Has(admission.SkipSchemaFlag)})
+		ans := admission.LintAnswer{Messages: msgs}
+		if err != nil {
+			ans.Error = err.Error()
+		}
+		return json.Marshal(ans)
+	}, cleanup
 }
 
 // InProcess returns a Linter that lints in this process with no bounds:
