@@ -99,9 +99,11 @@ func (r Request) Has(flag string) bool {
 // Pool is a set of warm workers. Its methods are safe for concurrent use.
 type Pool struct {
 	cfg Config
-	// slots holds one token per worker the pool may have: a *worker
-	// that is idle, or nil for a place no worker fills yet.
-	slots  chan *worker
+	// idle holds the warm workers waiting for a request, free a token
+	// per place no worker fills: together, one entry per worker the
+	// pool may have. A request takes a warm worker when there is one.
+	idle   chan *worker
+	free   chan struct{}
 	mu     sync.Mutex
 	closed bool
 	all    map[*worker]struct{}
@@ -119,9 +121,9 @@ func New(cfg Config) *Pool {
 	if cfg.MaxAnswer <= 0 {
 		cfg.MaxAnswer = 64 << 20
 	}
-	p := &Pool{cfg: cfg, slots: make(chan *worker, cfg.Workers), all: map[*worker]struct{}{}}
+	p := &Pool{cfg: cfg, idle: make(chan *worker, cfg.Workers), free: make(chan struct{}, cfg.Workers), all: map[*worker]struct{}{}}
 	for i := 0; i < cfg.Workers; i++ {
-		p.slots <- nil
+		p.free <- struct{}{}
 	}
 	return p
 }
@@ -146,9 +148,14 @@ func (p *Pool) Do(ctx context.Context, req Request, payload []byte) ([]byte, err
 	}
 	var w *worker
 	select {
-	case w = <-p.slots:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case w = <-p.idle:
+	default:
+		select {
+		case w = <-p.idle:
+		case <-p.free:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if w != nil && w.exited() {
 		// Killed or crashed while idle: its place takes a fresh worker.
@@ -158,7 +165,7 @@ func (p *Pool) Do(ctx context.Context, req Request, payload []byte) ([]byte, err
 	if w == nil {
 		var err error
 		if w, err = p.start(); err != nil {
-			p.slots <- nil
+			p.free <- struct{}{}
 			return nil, err
 		}
 	}
@@ -170,14 +177,14 @@ func (p *Pool) Do(ctx context.Context, req Request, payload []byte) ([]byte, err
 		// fresh worker. A payload that kills workers kills two.
 		w.kill()
 		if w, err = p.start(); err != nil {
-			p.slots <- nil
+			p.free <- struct{}{}
 			return nil, err
 		}
 		answer, err = p.do(ctx, w, req, payload)
 	}
 	if err != nil {
 		w.kill()
-		p.slots <- nil
+		p.free <- struct{}{}
 		return nil, err
 	}
 	p.mu.Lock()
@@ -185,10 +192,10 @@ func (p *Pool) Do(ctx context.Context, req Request, payload []byte) ([]byte, err
 	p.mu.Unlock()
 	if closed {
 		w.kill()
-		p.slots <- nil
+		p.free <- struct{}{}
 		return answer, nil
 	}
-	p.slots <- w
+	p.idle <- w
 	return answer, nil
 }
 
