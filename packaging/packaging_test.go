@@ -337,8 +337,13 @@ func TestPackages(t *testing.T) {
 		t.Fatalf("reinstalling replaced the edited config.yaml:\n%s", b)
 	}
 
-	// What systemd does for StateDirectory=, then ExecStart as the user,
+	// What systemd does for PrivateTmp= (a /tmp of the service's own,
+	// where chartctl-lint unpacks charts when there is no /dev/shm) and
+	// StateDirectory=, then ExecStart as the user,
 	// with the unit's environment, chrooted into the scratch root.
+	if err := os.Chmod(filepath.Join(root, "tmp"), os.ModePerm|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
 	stateDir := filepath.Join(root, "var/lib", u.stateDir)
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -397,9 +402,19 @@ func TestPackages(t *testing.T) {
 	if resp.StatusCode != 200 || resp.ProtoMajor != 2 {
 		t.Fatalf("readyz over TLS: %d %s %s", resp.StatusCode, resp.Proto, body)
 	}
-	if _, err := os.Stat(filepath.Join(stateDir, "initial-admin.json")); err != nil {
+	adminFile, err := os.ReadFile(filepath.Join(stateDir, "initial-admin.json"))
+	if err != nil {
 		t.Errorf("no initial-admin.json in the state directory: %v", err)
 	}
+	var admin struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal(adminFile, &admin); err != nil || admin.APIKey == "" {
+		t.Fatalf("initial-admin.json: %v", err)
+	}
+	// The installed server finds the installed chartctl-lint: uploads
+	// under a lint policy are linted by Helm's rules.
+	testkit.CheckLintPolicy(t, client, fmt.Sprintf("https://localhost:%d", port), admin.APIKey, "linted")
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("ExecStart did not exit cleanly on SIGTERM: %v\n%s", err, logs.String())

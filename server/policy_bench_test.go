@@ -5,33 +5,75 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/admission/helmlint"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/sandbox"
 )
 
 // BenchmarkUploadPolicy uploads a ~4 KiB chart into a repository without
-// an admission policy and into one with lint (error) and values_schema,
-// linting in process (serve lints in a child process; docs/performance.md
-// gives that cost apart).
+// an admission policy and into ones with lint (error) and values_schema,
+// linted three ways: in this process (inprocess), by a chartctl-lint
+// child per upload as serve did before the warm pool (oneshot), and by
+// serve's warm pool of chartctl-lint workers (pool). The oneshot and pool
+// cases need chartctl-lint: CHARTCTL_BENCH_LINT names the binary (else
+// it is built); CHARTCTL_BENCH_LINT_ONESHOT can name an older build for
+// the oneshot case. docs/performance.md has the numbers.
 func BenchmarkUploadPolicy(b *testing.B) {
+	policy := &chartctl.Policy{RequireSignature: chartctl.SignatureNone, Lint: chartctl.LintError, ValuesSchema: true, AllowPrerelease: true}
+	var bin string
+	linter := func(b *testing.B) string {
+		if bin == "" {
+			bin = os.Getenv("CHARTCTL_BENCH_LINT")
+		}
+		if bin == "" {
+			bin = filepath.Join(os.TempDir(), fmt.Sprintf("chartctl-lint-bench-%d", os.Getpid()))
+			build := exec.Command("go", "build", "-o", bin, "github.com/chartctl/chartctl/cmd/chartctl-lint")
+			build.Stderr = os.Stderr
+			if err := build.Run(); err != nil {
+				b.Fatalf("build chartctl-lint: %v", err)
+			}
+		}
+		return bin
+	}
 	for _, c := range []struct {
 		name   string
 		policy *chartctl.Policy
+		lint   func(b *testing.B) admission.Linter
 	}{
-		{"none", nil},
-		{"lint+schema", &chartctl.Policy{RequireSignature: chartctl.SignatureNone, Lint: chartctl.LintError, ValuesSchema: true, AllowPrerelease: true}},
+		{"none", nil, nil},
+		{"lint+schema/inprocess", policy, func(*testing.B) admission.Linter { return helmlint.InProcess(chart.DefaultLimits()) }},
+		{"lint+schema/oneshot", policy, func(b *testing.B) admission.Linter {
+			one := os.Getenv("CHARTCTL_BENCH_LINT_ONESHOT")
+			if one == "" {
+				one = linter(b)
+			}
+			return oneShotLinter(one)
+		}},
+		{"lint+schema/pool", policy, func(b *testing.B) admission.Linter {
+			pool := sandbox.New(sandbox.Config{Args: []string{linter(b), "serve"}, Workers: 2, Timeout: admission.DefaultLintTimeout,
+				Memory: admission.DefaultLintMemory, Env: []string{"GOMAXPROCS=1"}})
+			b.Cleanup(func() { pool.Close() })
+			return admission.Pooled(pool)
+		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s, key := benchServer(b)
-			s.app.Lint = helmlint.InProcess(chart.DefaultLimits())
+			if c.lint != nil {
+				s.app.Lint = c.lint(b)
+			}
 			ctx := context.Background()
 			u, _ := s.Store.UserByEmail(ctx, "bench@example.com")
 			repo := &chartctl.Repository{Name: "r", OwnerID: u.ID}
@@ -43,20 +85,45 @@ func BenchmarkUploadPolicy(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			bodies := make([][]byte, b.N)
-			ctypes := make([]string, b.N)
+			bodies := make([][]byte, b.N+1)
+			ctypes := make([]string, b.N+1)
 			for i := range bodies {
 				bodies[i], ctypes[i] = policyBenchChart(b, fmt.Sprintf("1.0.%d", i))
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			upload := func(i int) {
 				req := httptest.NewRequest(http.MethodPost, "/v1/repositories/r/charts", bytes.NewReader(bodies[i]))
 				req.Header.Set("Authorization", "Bearer "+key)
 				req.Header.Set("Content-Type", ctypes[i])
 				serve(b, s, req, http.StatusOK)
 			}
+			// One upload before the clock starts: a pool's worker starts
+			// on first use and then stays warm, as in a running server.
+			upload(b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				upload(i)
+			}
 		})
+	}
+}
+
+// oneShotLinter runs bin once per chart, the archive on its standard
+// input: what serve did before the warm pool.
+func oneShotLinter(bin string) admission.Linter {
+	return func(ctx context.Context, archive []byte, _ admission.LintOptions) ([]admission.LintMessage, error) {
+		cmd := exec.CommandContext(ctx, bin)
+		cmd.Stdin = bytes.NewReader(archive)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", admission.LintChildEnv, int64(admission.DefaultLintMemory)), "GOMAXPROCS=1")
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, err
+		}
+		var ans admission.LintAnswer
+		if err := json.Unmarshal(out, &ans); err != nil {
+			return nil, err
+		}
+		return ans.Messages, nil
 	}
 }
 

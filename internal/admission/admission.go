@@ -5,7 +5,7 @@
 //
 // Linting untrusted charts runs Helm's template engine; it goes through an
 // injected Linter so the caller can bound it in time and memory
-// (decision 9, see Subprocess).
+// (decision 9, see Pooled).
 package admission
 
 import (
@@ -41,7 +41,7 @@ type LintMessage struct {
 // Linter lints a chart archive with Helm's rules. An error means the chart
 // could not be linted (too slow, too large): the chart is refused with
 // its message.
-type Linter func(ctx context.Context, archive []byte) ([]LintMessage, error)
+type Linter func(ctx context.Context, archive []byte, opt LintOptions) ([]LintMessage, error)
 
 // Input is what Evaluate checks.
 type Input struct {
@@ -140,7 +140,10 @@ func Evaluate(ctx context.Context, p chartctl.Policy, in Input) (*Result, error)
 		if in.Lint == nil {
 			err = fmt.Errorf("this server has no linter: install chartctl-lint next to the chartctl binary")
 		} else {
-			msgs, err = in.Lint(ctx, in.Archive)
+			// With values_schema the schema was checked above, once; Helm's
+			// lint would validate it twice more (its values and templates
+			// rules) and report the same failure again.
+			msgs, err = in.Lint(ctx, in.Archive, LintOptions{SkipSchema: p.ValuesSchema})
 		}
 		if err != nil {
 			// A chart that cannot be linted within the bounds is refused

@@ -1,14 +1,13 @@
 package admission
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"time"
+
+	"github.com/chartctl/chartctl/internal/sandbox"
 )
 
 // Bounds of a lint run in a child process (decision 9).
@@ -21,39 +20,57 @@ const (
 	DefaultLintMemory = 2 << 30
 )
 
-// LintChildEnv, set in a child's environment, carries its address-space
-// limit in bytes.
+// LintChildEnv, set in a one-shot child's environment, carries its
+// address-space limit in bytes.
 const LintChildEnv = "CHARTCTL_LINT_MEMORY"
 
-// Subprocess returns a Linter that runs args (the chartctl binary and its
-// hidden lint command, say) as a child process per chart, the archive on
-// its standard input, killed past timeout and limited to memory bytes of
-// address space (decision 9).
-func Subprocess(args []string, timeout time.Duration, memory int64) Linter {
-	return func(ctx context.Context, archive []byte) ([]LintMessage, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Stdin = bytes.NewReader(archive)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", LintChildEnv, memory), "GOMAXPROCS=1")
-		err := cmd.Run()
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, fmt.Errorf("linting took longer than %s", timeout)
+// LintMode is the request mode of a lint in a sandbox worker
+// (chartctl-lint serve), and SkipSchemaFlag its flag for LintOptions'
+// SkipSchema.
+const (
+	LintMode       = "lint"
+	SkipSchemaFlag = "skip-schema"
+)
+
+// LintOptions tune one lint.
+type LintOptions struct {
+	// SkipSchema leaves out Helm's validation of the values against
+	// values.schema.json: the policy's values_schema rule has done it
+	// (once, in the server) and would report it again.
+	SkipSchema bool
+}
+
+// LintAnswer is what a lint child writes: the messages, or why the chart
+// could not be linted.
+type LintAnswer struct {
+	Messages []LintMessage `json:"messages"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// Pooled returns a Linter that lints in pool's warm chartctl-lint workers
+// (chartctl-lint serve), the archive sent over the worker's standard
+// input: a lint past the pool's timeout or memory bound kills its worker
+// and refuses the chart with the bound named (decision 9).
+func Pooled(pool *sandbox.Pool) Linter {
+	return func(ctx context.Context, archive []byte, opt LintOptions) ([]LintMessage, error) {
+		req := sandbox.Request{Mode: LintMode}
+		if opt.SkipSchema {
+			req.Flags = append(req.Flags, SkipSchemaFlag)
 		}
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return nil, fmt.Errorf("linting stopped: it passed the memory bound of %d MiB or failed (exit status %d)", memory>>20, ee.ExitCode())
-			}
+		b, err := pool.Do(ctx, req, archive)
+		var ee *sandbox.ExitError
+		switch {
+		case errors.Is(err, sandbox.ErrTimeout):
+			return nil, fmt.Errorf("linting took longer than %s", pool.Timeout())
+		case errors.As(err, &ee):
+			return nil, fmt.Errorf("linting stopped: it passed the memory bound of %d MiB or failed (exit status %d)", pool.Memory()>>20, ee.Code)
+		case errors.Is(err, sandbox.ErrAnswerTooLarge):
+			return nil, errors.New("the linter's answer is too large")
+		case err != nil:
 			return nil, fmt.Errorf("run the linter: %w", err)
 		}
-		var out struct {
-			Messages []LintMessage `json:"messages"`
-			Error    string        `json:"error"`
-		}
-		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		var out LintAnswer
+		if err := json.Unmarshal(b, &out); err != nil {
 			return nil, fmt.Errorf("read the linter's answer: %w", err)
 		}
 		if out.Error != "" {

@@ -1,16 +1,15 @@
 package chartdiff
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/chartctl/chartctl/internal/sandbox"
 )
 
 // Bounds of a rendering in a child process (CONTRACT §18 decision 9), the
@@ -61,41 +60,29 @@ type Rendering struct {
 // all, and the same chart may render later.
 type Renderer func(ctx context.Context, archive []byte) (*Rendering, error)
 
-// Subprocess returns a Renderer that runs args (chartctl-lint and its
-// render argument) as a child process per chart, the archive on its
-// standard input, killed past timeout and limited to memory bytes of
-// address space (decision 9). A chart past a bound is unrenderable with
-// the bound named.
-func Subprocess(args []string, timeout time.Duration, memory int64) Renderer {
+// Subprocess returns a Renderer that renders in pool's warm chartctl-lint
+// workers (chartctl-lint serve, render mode), the archive on the worker's
+// standard input; a rendering past the pool's timeout or memory bound
+// kills its worker (decision 9). A chart past a bound is unrenderable
+// with the bound named.
+func Subprocess(pool *sandbox.Pool) Renderer {
 	return func(ctx context.Context, archive []byte) (*Rendering, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Stdin = bytes.NewReader(archive)
-		stdout := &cappedBuffer{max: MaxRenderedBytes + 1<<20}
-		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = stdout, &stderr
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", RenderChildEnv, memory), "GOMAXPROCS=1")
-		err := cmd.Run()
+		b, err := pool.Do(ctx, sandbox.Request{Mode: "render"}, archive)
+		var ee *sandbox.ExitError
 		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return &Rendering{Unrenderable: fmt.Sprintf("rendering took longer than %s", timeout)}, nil
-		case stdout.over:
+		case errors.Is(err, sandbox.ErrTimeout):
+			return &Rendering{Unrenderable: fmt.Sprintf("rendering took longer than %s", pool.Timeout())}, nil
+		case errors.Is(err, sandbox.ErrAnswerTooLarge):
 			return &Rendering{Unrenderable: fmt.Sprintf("the chart renders more than %d MiB of manifests", MaxRenderedBytes>>20)}, nil
-		case ctx.Err() != nil:
-			// The caller gave up (a request ended): nothing is known
-			// about the chart.
-			return nil, ctx.Err()
-		}
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return &Rendering{Unrenderable: fmt.Sprintf("rendering stopped: it passed the memory bound of %d MiB or failed (exit status %d)", memory>>20, ee.ExitCode())}, nil
-			}
-			return nil, fmt.Errorf("run the renderer: %w", err)
+		case errors.As(err, &ee):
+			return &Rendering{Unrenderable: fmt.Sprintf("rendering stopped: it passed the memory bound of %d MiB or failed (exit status %d)", pool.Memory()>>20, ee.Code)}, nil
+		case err != nil:
+			// The caller gave up (a request ended) or no worker could
+			// start: nothing is known about the chart.
+			return nil, err
 		}
 		var out Rendering
-		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		if err := json.Unmarshal(b, &out); err != nil {
 			return nil, fmt.Errorf("read the renderer's answer: %w", err)
 		}
 		return out.bounded(), nil
@@ -113,23 +100,6 @@ func (r *Rendering) bounded() *Rendering {
 		return &Rendering{Unrenderable: fmt.Sprintf("the chart renders more than %d MiB of manifests", MaxRenderedBytes>>20)}
 	}
 	return r
-}
-
-// cappedBuffer keeps at most max bytes and fails writes past them, so a
-// child writing without end is cut (its pipe breaks) instead of filling
-// the server's memory.
-type cappedBuffer struct {
-	bytes.Buffer
-	max  int
-	over bool
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if c.Buffer.Len()+len(p) > c.max {
-		c.over = true
-		return 0, errors.New("answer too large")
-	}
-	return c.Buffer.Write(p)
 }
 
 // CompareRendered diffs the manifests two versions render, as entries

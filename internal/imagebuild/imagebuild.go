@@ -287,6 +287,10 @@ func baseLayer(ca []byte) (v1.Layer, error) {
 		dirEntry("etc/ssl/", 0, 0, 0o755),
 		dirEntry("etc/ssl/certs/", 0, 0, 0o755),
 		fileEntry(strings.TrimPrefix(CABundle, "/"), 0, 0, 0o644, ca),
+		// A /tmp for everyone, sticky, as on any Linux system:
+		// chartctl-lint unpacks charts there to lint them where the
+		// runtime provides no /dev/shm.
+		dirEntry("tmp/", 0, 0, 0o1777),
 		dirEntry("var/", 0, 0, 0o755),
 		dirEntry("var/lib/", 0, 0, 0o755),
 		dirEntry(strings.TrimPrefix(DataDir, "/")+"/", UID, GID, 0o700),

@@ -338,6 +338,9 @@ func TestImageRunsAsNonRoot(t *testing.T) {
 	do("POST", "/v1/repositories/img/charts", ctype, body)
 	do("GET", "/helm/img/index.yaml", "", nil)
 	do("GET", "/helm/img/charts/inimage-0.1.0.tgz", "", nil)
+	// The image's chartctl-lint is found and used: uploads under a lint
+	// policy are linted by Helm's rules.
+	testkit.CheckLintPolicy(t, http.DefaultClient, url, admin.APIKey, "linted")
 
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()

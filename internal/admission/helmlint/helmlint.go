@@ -2,17 +2,20 @@
 // pulls Helm's template engine and Kubernetes client libraries, so only
 // the separate chartctl-lint binary (and tests) import it: chartctl's own
 // binary stays free of them, and runs chartctl-lint as a bounded child
-// process (admission.Subprocess, decision 9).
+// process (admission.Pooled, decision 9).
 package helmlint
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
@@ -20,19 +23,28 @@ import (
 
 	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/sandbox"
 )
 
 // LintArchive lints a chart archive with Helm's lint rules in this
-// process: it unpacks the chart into a temporary directory (chart.Walk
-// refuses paths escaping it) and runs lint.RunAll on it. It is unbounded:
-// call it in a child process (Subprocess, RunLintChild).
-func LintArchive(archive []byte, lim chart.Limits) ([]admission.LintMessage, error) {
-	dir, err := os.MkdirTemp("", "chartctl-lint-")
+// process: it unpacks the chart into a scratch directory (chart.Walk
+// refuses paths escaping it) and runs lint.RunAll on it. Helm's lint
+// rules read the chart from a directory (each rule loads it anew), so the
+// archive cannot be linted from memory; the scratch directory is on a
+// memory file system where there is one (ScratchDir). It is unbounded:
+// call it in a child process (admission.Pooled, RunLintChild).
+func LintArchive(archive []byte, lim chart.Limits, opt admission.LintOptions) ([]admission.LintMessage, error) {
+	return lintIn(ScratchDir(), archive, lim, opt)
+}
+
+// lintIn lints archive unpacked into a new directory under root.
+func lintIn(root string, archive []byte, lim chart.Limits, opt admission.LintOptions) ([]admission.LintMessage, error) {
+	dir, err := mkScratch(root)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	ch, err := chart.Walk(bytes.NewReader(archive), lim, func(p string, _ int64, content io.Reader) error {
+	_, err = chart.Walk(bytes.NewReader(archive), lim, func(p string, _ int64, content io.Reader) error {
 		dst := filepath.Join(dir, "chart", filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return err
@@ -50,8 +62,7 @@ func LintArchive(archive []byte, lim chart.Limits) ([]admission.LintMessage, err
 	if err != nil {
 		return nil, fmt.Errorf("unpack the chart: %w", err)
 	}
-	_ = ch
-	res := lint.RunAll(filepath.Join(dir, "chart"), nil, "default")
+	res := lint.RunAll(filepath.Join(dir, "chart"), nil, "default", lint.WithSkipSchemaValidation(opt.SkipSchema))
 	var out []admission.LintMessage
 	for _, m := range res.Messages {
 		sev := ""
@@ -71,15 +82,58 @@ func LintArchive(archive []byte, lim chart.Limits) ([]admission.LintMessage, err
 		}
 		// Messages name the temporary directory; the chart's root is what
 		// a person knows.
-		msg = string(bytes.ReplaceAll([]byte(msg), []byte(filepath.Join(dir, "chart")+string(filepath.Separator)), nil))
-		out = append(out, admission.LintMessage{Severity: sev, Path: m.Path, Message: msg})
+		root := filepath.Join(dir, "chart")
+		msg = strings.ReplaceAll(strings.ReplaceAll(msg, root+string(filepath.Separator), ""), root, ".")
+		// Some rules (dependencies) give the chart's directory as the
+		// path: it names no file of the chart, and the scratch directory
+		// is the server's business.
+		p := m.Path
+		if rel, err := filepath.Rel(root, p); err == nil && filepath.IsAbs(p) {
+			p = filepath.ToSlash(rel)
+			if p == "." {
+				p = ""
+			}
+		}
+		out = append(out, admission.LintMessage{Severity: sev, Path: p, Message: msg})
 	}
 	return out, nil
 }
 
-// RunLintChild is the child side of Subprocess: it limits its own address
-// space as LintChildEnv says, lints the archive read from in and writes
-// the answer to out.
+// ScratchEnv, set in the linter's environment, names the directory charts
+// are unpacked into for linting.
+const ScratchEnv = "CHARTCTL_LINT_TMPDIR"
+
+// ScratchDir is where charts are unpacked for linting: ScratchEnv, else
+// /dev/shm (a memory file system on Linux, present in containers and
+// under systemd's PrivateDevices), else the system's temporary directory.
+// Unpacking onto a disk file system (directories made and removed per
+// chart) measured three times the cost of the lint itself.
+func ScratchDir() string {
+	if d := os.Getenv(ScratchEnv); d != "" {
+		return d
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
+func mkScratch(root string) (string, error) {
+	dir, err := os.MkdirTemp(root, "chartctl-lint-")
+	if err != nil {
+		// A memory file system that is full or refuses us: the disk
+		// still works, only slower.
+		if dir, err = os.MkdirTemp("", "chartctl-lint-"); err != nil {
+			return "", fmt.Errorf("make a scratch directory: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// RunLintChild is the one-shot child (chartctl-lint with no argument): it
+// limits its own address space as admission.LintChildEnv says, lints the
+// archive read from in with all of Helm's rules and writes the answer to
+// out.
 func RunLintChild(in io.Reader, out io.Writer, lim chart.Limits) error {
 	if v := os.Getenv(admission.LintChildEnv); v != "" {
 		var n uint64
@@ -93,23 +147,77 @@ func RunLintChild(in io.Reader, out io.Writer, lim chart.Limits) error {
 	if err != nil {
 		return err
 	}
-	msgs, lerr := LintArchive(archive, lim)
-	ans := struct {
-		Messages []admission.LintMessage `json:"messages"`
-		Error    string                  `json:"error,omitempty"`
-	}{Messages: msgs}
-	if lerr != nil {
-		ans.Error = lerr.Error()
+	b, err := json.Marshal(Lint(archive, lim, admission.LintOptions{}))
+	if err != nil {
+		return err
 	}
-	b, _ := json.Marshal(ans)
 	_, err = out.Write(b)
 	return err
 }
 
-// InProcess returns a Linter that lints in this process with only a time
-// bound: for tests and tools, never for a server taking untrusted charts.
+// Lint lints archive and returns the answer a lint child gives.
+func Lint(archive []byte, lim chart.Limits, opt admission.LintOptions) admission.LintAnswer {
+	msgs, err := LintArchive(archive, lim, opt)
+	ans := admission.LintAnswer{Messages: msgs}
+	if err != nil {
+		ans.Error = err.Error()
+	}
+	return ans
+}
+
+// workerPrefix names a worker's own scratch directory, followed by its
+// process id.
+const workerPrefix = "chartctl-lint-w"
+
+// workerScratch makes this worker's scratch directory under ScratchDir and
+// removes those of workers that no longer run: a worker killed in the
+// middle of a lint (its deadline, its memory bound) leaves its unpacked
+// chart behind, on a memory file system at that.
+func workerScratch() string {
+	base := ScratchDir()
+	if entries, err := os.ReadDir(base); err == nil {
+		for _, e := range entries {
+			pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), workerPrefix))
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), workerPrefix) || err != nil || pid == os.Getpid() {
+				continue
+			}
+			if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+				_ = os.RemoveAll(filepath.Join(base, e.Name()))
+			}
+		}
+	}
+	dir := filepath.Join(base, workerPrefix+strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		// Lint then falls back to the system's temporary directory.
+		return base
+	}
+	return dir
+}
+
+// Handle is the lint mode of a sandbox worker (chartctl-lint serve): it
+// unpacks charts under a scratch directory of the worker's own, which
+// cleanup removes when the worker ends.
+func Handle(lim chart.Limits) (h sandbox.Handler, cleanup func()) {
+	root := workerScratch()
+	cleanup = func() {
+		if root != ScratchDir() {
+			_ = os.RemoveAll(root)
+		}
+	}
+	return func(req sandbox.Request, archive []byte) ([]byte, error) {
+		msgs, err := lintIn(root, archive, lim, admission.LintOptions{SkipSchema: req.Has(admission.SkipSchemaFlag)})
+		ans := admission.LintAnswer{Messages: msgs}
+		if err != nil {
+			ans.Error = err.Error()
+		}
+		return json.Marshal(ans)
+	}, cleanup
+}
+
+// InProcess returns a Linter that lints in this process with no bounds:
+// for tests and tools, never for a server taking untrusted charts.
 func InProcess(lim chart.Limits) admission.Linter {
-	return func(ctx context.Context, archive []byte) ([]admission.LintMessage, error) {
-		return LintArchive(archive, lim)
+	return func(ctx context.Context, archive []byte, opt admission.LintOptions) ([]admission.LintMessage, error) {
+		return LintArchive(archive, lim, opt)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/chartdiff/helmrender"
+	"github.com/chartctl/chartctl/internal/sandbox"
 )
 
 // bigArchive builds the chart of chartdiff's BenchmarkDiff1MiB: about
@@ -162,7 +163,12 @@ func BenchmarkDiff1MiBRendered(b *testing.B) {
 		}
 	})
 	b.Run("child", func(b *testing.B) {
-		child := chartdiff.Subprocess([]string{bin, "render"}, chartdiff.DefaultRenderTimeout, chartdiff.DefaultRenderMemory)
+		// Warm workers, as serve keeps them (two: a diff renders both
+		// versions at once).
+		pool := sandbox.New(sandbox.Config{Args: []string{bin, "serve"}, Workers: 2, Timeout: chartdiff.DefaultRenderTimeout,
+			Memory: chartdiff.DefaultRenderMemory, MaxAnswer: chartdiff.MaxRenderedBytes + 1<<20})
+		defer pool.Close()
+		child := chartdiff.Subprocess(pool)
 		b.ReportAllocs()
 		for b.Loop() {
 			// 62 files and 60 rendered manifests (59 changed, one

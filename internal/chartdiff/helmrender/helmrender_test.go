@@ -13,6 +13,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/chartdiff/helmrender"
+	"github.com/chartctl/chartctl/internal/sandbox"
 	"github.com/chartctl/chartctl/internal/testkit"
 )
 
@@ -105,7 +106,10 @@ func TestSubprocess(t *testing.T) {
 	if err := build.Run(); err != nil {
 		t.Fatalf("build chartctl-lint: %v", err)
 	}
-	run := chartdiff.Subprocess([]string{bin, "render"}, chartdiff.DefaultRenderTimeout, chartdiff.DefaultRenderMemory)
+	pool := sandbox.New(sandbox.Config{Args: []string{bin, "serve"}, Workers: 1, Timeout: chartdiff.DefaultRenderTimeout,
+		Memory: chartdiff.DefaultRenderMemory, MaxAnswer: chartdiff.MaxRenderedBytes + 1<<20})
+	defer pool.Close()
+	run := chartdiff.Subprocess(pool)
 	r, err := run(context.Background(), testkit.ArchiveDir(t, fixtures+"api-1.0.0/api"))
 	if err != nil {
 		t.Fatal(err)
@@ -121,9 +125,16 @@ func TestSubprocess(t *testing.T) {
 	// reason names the bound.
 	slow := testkit.MakeChart(t, testkit.Chart{Name: "slow", Version: "1.0.0", Files: map[string]string{
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\ndata:\n{{- range $i := until 100000 }}{{- range $j := until 100000 }}{{- end }}{{- end }}\n"}})
-	bounded := chartdiff.Subprocess([]string{bin, "render"}, time.Second, chartdiff.DefaultRenderMemory)
+	short := sandbox.New(sandbox.Config{Args: []string{bin, "serve"}, Workers: 1, Timeout: time.Second, Memory: chartdiff.DefaultRenderMemory})
+	defer short.Close()
+	bounded := chartdiff.Subprocess(short)
 	r, err = bounded(context.Background(), slow)
 	if err != nil || r.Unrenderable != "rendering took longer than 1s" {
 		t.Fatalf("slow chart: %+v, %v", r, err)
+	}
+	// The killed worker's place takes a fresh one.
+	r, err = bounded(context.Background(), testkit.ArchiveDir(t, fixtures+"api-1.0.0/api"))
+	if err != nil || r.Unrenderable != "" || len(r.Manifests) != 2 {
+		t.Fatalf("after the slow chart: %+v, %v", r, err)
 	}
 }

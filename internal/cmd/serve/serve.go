@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +36,7 @@ import (
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/proxy"
 	"github.com/chartctl/chartctl/internal/replication"
+	"github.com/chartctl/chartctl/internal/sandbox"
 	"github.com/chartctl/chartctl/internal/secrets"
 	"github.com/chartctl/chartctl/internal/serveconfig"
 	"github.com/chartctl/chartctl/internal/tlsconfig"
@@ -245,9 +247,21 @@ func Run(ctx context.Context, opts *Options) error {
 	// mode): the images of charts without the artifacthub.io/images
 	// annotation and the rendered manifests of diffs. Without it those
 	// versions stay pending.
+	// The children are warm workers (chartctl-lint serve) kept in two
+	// pools, started on first use: starting one costs more than linting
+	// a small chart. Renderings (images, diffs) have their own pool so a
+	// slow one never delays an upload's lint. Deferred here, the pools
+	// close after the requests and background jobs using them ended.
 	if lintBin := findLinter(); lintBin != "" {
-		srv.Lint = admission.Subprocess([]string{lintBin}, admission.DefaultLintTimeout, admission.DefaultLintMemory)
-		srv.Render = chartdiff.Subprocess([]string{lintBin, "render"}, chartdiff.DefaultRenderTimeout, chartdiff.DefaultRenderMemory)
+		lintPool := sandbox.New(sandbox.Config{Args: []string{lintBin, "serve"}, Workers: lintWorkers(),
+			Timeout: admission.DefaultLintTimeout, Memory: admission.DefaultLintMemory, Env: []string{"GOMAXPROCS=1"}})
+		defer lintPool.Close()
+		renderPool := sandbox.New(sandbox.Config{Args: []string{lintBin, "serve"}, Workers: 2,
+			Timeout: chartdiff.DefaultRenderTimeout, Memory: chartdiff.DefaultRenderMemory,
+			MaxAnswer: chartdiff.MaxRenderedBytes + 1<<20, Env: []string{"GOMAXPROCS=1"}})
+		defer renderPool.Close()
+		srv.Lint = admission.Pooled(lintPool)
+		srv.Render = chartdiff.Subprocess(renderPool)
 	} else {
 		logger.Warn("chartctl-lint is not installed next to chartctl or on PATH: lint policies refuse charts, the images of charts without the artifacthub.io/images annotation stay pending and diffs show no rendered manifests")
 	}
@@ -491,6 +505,12 @@ func pruneAudit(ctx context.Context, store chartctl.Store, retention time.Durati
 		case <-t.C:
 		}
 	}
+}
+
+// lintWorkers is how many lint workers serve keeps warm: one per CPU,
+// between 2 and 4 (uploads are linted one per worker at a time).
+func lintWorkers() int {
+	return min(max(runtime.NumCPU(), 2), 4)
 }
 
 // findLinter returns chartctl-lint next to this binary, else on PATH, ""
