@@ -77,7 +77,11 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	fmt.Fprintf(w, "created:      %s\n", repo.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintf(w, "helm url:     %s\n", termtext.Line(helmURL))
 	fmt.Fprintf(w, "oci url:      oci://%s/%s\n", termtext.Line(c.BaseURL.Host+strings.TrimRight(c.BaseURL.Path, "/")), termtext.Line(repo.Name))
-	if q, _, err := c.Repositories.Quota(ctx, repo.Name); err == nil {
+	if repo.Proxy != nil {
+		// Usage is counted for quotas, and a proxy's cache has none: the
+		// stored records say 0 whatever is cached (retention bounds it).
+		fmt.Fprintf(w, "usage:        not counted (a proxy's cache is bounded by its retention, not a quota)\n")
+	} else if q, _, err := c.Repositories.Quota(ctx, repo.Name); err == nil {
 		fmt.Fprintf(w, "usage:        %s\n", quotaLine(q))
 	}
 	if m := repo.Mirror; m != nil {
