@@ -128,7 +128,9 @@ func printValues(w io.Writer, cs *iostreams.ColorScheme, d *client.ChartDiff) {
 // value spells a default as YAML would show it: strings bare, the rest as
 // JSON.
 func value(v any) string {
-	if s, ok := v.(string); ok {
+	// A string reads as typed, but an empty one as "" (a bare blank
+	// between ": " and "→" reads as a missing value).
+	if s, ok := v.(string); ok && s != "" {
 		return s
 	}
 	b, _ := json.Marshal(v)
