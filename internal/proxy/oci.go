@@ -331,32 +331,15 @@ func (c *Cache) ociLeased(ctx context.Context, r *chartctl.Repository, st *repoS
 		_, err := c.app.Store.ChartVersion(ctx, r.Name, name, chartctl.TagVersion(ref))
 		return err == nil
 	}
-	lease := "proxy:" + r.ID + ":oci:" + name + ":" + ref
-	for {
-		ok, err := c.app.Store.AcquireLease(ctx, lease, c.opts.Holder, c.opts.LeaseTTL)
-		if err != nil {
-			return err
-		}
-		if ok {
-			break
-		}
-		// Another replica is fetching it: wait for it to be stored (or
-		// for the lease to be free, if that replica failed).
-		select {
-		case <-ctx.Done():
-			return c.upstreamError(r, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-		if present() {
-			return nil
-		}
-	}
-	defer func() { _ = c.app.Store.ReleaseLease(context.WithoutCancel(ctx), lease, c.opts.Holder) }()
-	if present() {
-		return nil
-	}
-	err = c.ociFill(ctx, r, st, oci, name, ref)
-	c.ociHealth(r, st, err)
+	return c.leased(ctx, r, "proxy:"+r.ID+":oci:"+name+":"+ref, present, func() error {
+		err := c.ociFill(ctx, r, st, oci, name, ref)
+		c.ociHealth(r, st, err)
+		return c.ociFillError(r, name, ref, err)
+	})
+}
+
+// ociFillError words a failed fill of chart name ref of r for a person.
+func (c *Cache) ociFillError(r *chartctl.Repository, name, ref string, err error) error {
 	if chartctl.ErrorCode(err) == chartctl.EUPSTREAM || chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		// Already worded for a person.
 		return err

@@ -660,8 +660,23 @@ func (c *Cache) fill(ctx context.Context, r *chartctl.Repository, st *repoState,
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %q version %q is not in proxy repository %q's upstream (%s).", name, version, r.Name, r.Proxy.URL)
 		}
 	}
+	present := func() bool {
+		_, err := c.app.Store.ChartVersion(ctx, r.Name, name, version)
+		return err == nil
+	}
 	// Not k: PostgreSQL stores no NUL in a lease's name.
-	lease := "proxy:" + r.ID + ":" + name + "@" + version
+	return c.leased(ctx, r, "proxy:"+r.ID+":"+name+"@"+version, present, func() error {
+		err := c.download(ctx, r, uv, name, version)
+		c.health(r, st, err)
+		return err
+	})
+}
+
+// leased runs fill under the lease named lease, so one replica fetches an
+// object while the others wait for it: fill is skipped when present
+// reports the object stored, before the lease or by another replica while
+// this one waited.
+func (c *Cache) leased(ctx context.Context, r *chartctl.Repository, lease string, present func() bool, fill func() error) error {
 	for {
 		ok, err := c.app.Store.AcquireLease(ctx, lease, c.opts.Holder, c.opts.LeaseTTL)
 		if err != nil {
@@ -677,18 +692,15 @@ func (c *Cache) fill(ctx context.Context, r *chartctl.Repository, st *repoState,
 			return c.upstreamError(r, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
-		if _, err := c.app.Store.ChartVersion(ctx, r.Name, name, version); err == nil {
+		if present() {
 			return nil
 		}
 	}
 	defer func() { _ = c.app.Store.ReleaseLease(context.WithoutCancel(ctx), lease, c.opts.Holder) }()
-	// Stored by another replica while this one waited for the lease.
-	if _, err := c.app.Store.ChartVersion(ctx, r.Name, name, version); err == nil {
+	if present() {
 		return nil
 	}
-	err := c.download(ctx, r, uv, name, version)
-	c.health(r, st, err)
-	return err
+	return fill()
 }
 
 // download fetches uv's archive and stores it as name version of r.
