@@ -39,28 +39,8 @@ func (db *DB) SetImages(ctx context.Context, repo, name, version, digest string,
 	if err := validateChartKey(name, version); err != nil {
 		return err
 	}
-	k := key(name, version)
 	return wrap("set images", db.update(ctx, func(tx *bbolt.Tx) error {
-		cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
-		var val []byte
-		if cb != nil {
-			val = cb.Get(k)
-		}
-		if val == nil {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
-		}
-		rec, err := decode[chartRecord](val)
-		if err != nil {
-			return err
-		}
-		if rec.Digest != digest {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s was replaced while its images were being found.", name, version)
-		}
-		rec.Images = newImagesRecord(img)
-		nv, err := encode(rec)
-		if err != nil {
-			return err
-		}
-		return cb.Put(k, nv)
+		_, err := editChartRecord(tx, repo, name, version, digest, "its images were being found", func(rec *chartRecord) { rec.Images = newImagesRecord(img) })
+		return err
 	}))
 }

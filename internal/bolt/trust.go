@@ -162,34 +162,45 @@ func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest s
 	if err := validateChartKey(name, version); err != nil {
 		return err
 	}
-	k := key(name, version)
 	return wrap("set verification", db.update(ctx, func(tx *bbolt.Tx) error {
-		cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
-		var val []byte
-		if cb != nil {
-			val = cb.Get(k)
-		}
-		if val == nil {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
-		}
-		rec, err := decode[chartRecord](val)
+		rec, err := editChartRecord(tx, repo, name, version, digest, "it was being verified", func(rec *chartRecord) {
+			rec.Verification = newVerificationRecord(v)
+		})
 		if err != nil {
-			return err
-		}
-		if rec.Digest != digest {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s was replaced while it was being verified.", name, version)
-		}
-		rec.Verification = newVerificationRecord(v)
-		nv, err := encode(rec)
-		if err != nil {
-			return err
-		}
-		if err := cb.Put(k, nv); err != nil {
 			return err
 		}
 		if len(indexEntry) == 0 {
 			return nil
 		}
-		return putIndexEntry(tx, repo, k, rec.CreatedAt, indexEntry)
+		return putIndexEntry(tx, repo, key(name, version), rec.CreatedAt, indexEntry)
 	}))
+}
+
+// editChartRecord changes the stored record of repo's chart name version
+// in tx with edit, if it still holds the archive digest (while says what
+// was being done, for the error when it was replaced meanwhile), and
+// returns the record as stored.
+func editChartRecord(tx *bbolt.Tx, repo, name, version, digest, while string, edit func(*chartRecord)) (*chartRecord, error) {
+	k := key(name, version)
+	cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
+	var val []byte
+	if cb != nil {
+		val = cb.Get(k)
+	}
+	if val == nil {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
+	}
+	rec, err := decode[chartRecord](val)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Digest != digest {
+		return nil, chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s was replaced while %s.", name, version, while)
+	}
+	edit(rec)
+	nv, err := encode(rec)
+	if err != nil {
+		return nil, err
+	}
+	return rec, cb.Put(k, nv)
 }

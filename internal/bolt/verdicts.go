@@ -50,29 +50,9 @@ func (db *DB) SetVersionPolicy(ctx context.Context, repo, name, version, digest 
 	if err := validateChartKey(name, version); err != nil {
 		return err
 	}
-	k := key(name, version)
 	return wrap("set version policy", db.update(ctx, func(tx *bbolt.Tx) error {
-		cb := bucket(tx, chartsBucket).Bucket([]byte(repo))
-		var val []byte
-		if cb != nil {
-			val = cb.Get(k)
-		}
-		if val == nil {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q.", name, version, repo)
-		}
-		rec, err := decode[chartRecord](val)
-		if err != nil {
-			return err
-		}
-		if rec.Digest != digest {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s was replaced while it was being checked.", name, version)
-		}
-		rec.Policy = newVersionPolicyRecord(p)
-		nv, err := encode(rec)
-		if err != nil {
-			return err
-		}
-		return cb.Put(k, nv)
+		_, err := editChartRecord(tx, repo, name, version, digest, "it was being checked", func(rec *chartRecord) { rec.Policy = newVersionPolicyRecord(p) })
+		return err
 	}))
 }
 
