@@ -60,15 +60,5 @@ func (db *DB) SetVersionPolicy(ctx context.Context, repo, name, version, digest 
 	if err != nil {
 		return err
 	}
-	err = db.changing(ctx, func(q querier) error {
-		tag, err := q.Exec(ctx, `UPDATE chart_versions c SET policy = $5
-			FROM repositories r
-			WHERE r.id = c.repository_id AND r.name = $1 AND c.name = $2 AND c.version = $3 AND c.digest = $4`,
-			repo, name, version, digest, val)
-		if err == nil && tag.RowsAffected() == 0 {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q, or replaced while it was being checked.", name, version, repo)
-		}
-		return err
-	})
-	return db.wrap("set version policy", err)
+	return db.setVersionColumn(ctx, "set version policy", "policy", "it was being checked", repo, name, version, digest, val)
 }
