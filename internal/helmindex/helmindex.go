@@ -751,6 +751,28 @@ func renderJSON(cv *chartctl.ChartVersion) []byte {
 // JSON index later parses no YAML. It never returns cv.IndexEntryJSON.
 func RenderEntryJSON(cv *chartctl.ChartVersion) []byte { return convertJSON(cv) }
 
+// EntriesJSON converts the stored YAML entries of cvs to their JSON
+// objects in one parse, as RenderEntryJSON does one: out[i] for cvs[i], nil
+// for a version without a stored entry or whose entry does not convert
+// (its index keeps converting it at load). For the backfill of versions
+// stored before JSON entries were kept.
+func EntriesJSON(cvs []*chartctl.ChartVersion) [][]byte {
+	frags, out := make([][]byte, len(cvs)), make([][]byte, len(cvs))
+	var idx []int
+	for i, cv := range cvs {
+		if len(cv.IndexEntry) > 0 {
+			frags[len(idx)] = cv.IndexEntry
+			idx = append(idx, i)
+		}
+	}
+	conv := make([][]byte, len(idx))
+	entriesToJSON(frags[:len(idx)], conv)
+	for k, i := range idx {
+		out[i] = conv[k]
+	}
+	return out
+}
+
 // convertJSON converts cv's YAML entry (stored, or rendered from its
 // record) to its JSON object.
 func convertJSON(cv *chartctl.ChartVersion) []byte {
