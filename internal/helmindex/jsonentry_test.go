@@ -177,9 +177,9 @@ func storedJSONVersions(t *testing.T, withJSON bool) []*chartctl.ChartVersion {
 	var cvs []*chartctl.ChartVersion
 	for i := range 700 {
 		md := &chart.Metadata{APIVersion: "v2", Description: "The chart", AppVersion: "1.0", Keywords: []string{"k"},
-			Maintainers: []*chart.Maintainer{{Name: "ops", Email: "ops@example.com"}},
+			Maintainers:  []*chart.Maintainer{{Name: "ops", Email: "ops@example.com"}},
 			Dependencies: []*chart.Dependency{{Name: "db", Version: "1.x", Repository: "https://example.com"}},
-			Annotations: map[string]string{"category": "web"}}
+			Annotations:  map[string]string{"category": "web"}}
 		cv := mkCV(t, md, fmt.Sprintf("chart%d", i%7), fmt.Sprintf("1.%d.0", i), t0.Add(time.Duration(i)*time.Second))
 		cv.IndexEntry = RenderEntry(cv)
 		if withJSON {

@@ -263,8 +263,8 @@ func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{}
 	var (
 		metadata, verification, images, policy, entry, entryJSON []byte
-		count                                         *int64
-		last                                          *time.Time
+		count                                                    *int64
+		last                                                     *time.Time
 	)
 	if err := row.Scan(&cv.Repository, &cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
 		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification,
