@@ -34,7 +34,7 @@ func TestSearchSignedFacet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Store.SetVerification(ctx, "apps", name, "1.0.0", cv.Digest, v, nil); err != nil {
+		if err := s.Store.SetVerification(ctx, "apps", name, "1.0.0", cv.Digest, v, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

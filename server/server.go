@@ -338,7 +338,14 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(7)
+	s.wg.Add(8)
+	go func() {
+		defer s.wg.Done()
+		// The JSON index entries of versions stored before they were
+		// kept (issue #32), one replica at a time; until then their
+		// index converts the YAML entries at load, as before.
+		s.app.RunIndexJSONBackfill(s.stop)
+	}()
 	go func() {
 		defer s.wg.Done()
 		// Proxy caches drop what nobody used for their retention

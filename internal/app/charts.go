@@ -171,6 +171,9 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		}
 		if !cv.Held() {
 			cv.IndexEntry = helmindex.RenderEntry(cv)
+			// Stored with it, so a JSON index loads without parsing
+			// YAML (issue #32).
+			cv.IndexEntryJSON = helmindex.RenderEntryJSON(cv)
 		}
 		var events []*chartctl.Event
 		if event != "" {

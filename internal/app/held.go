@@ -6,7 +6,6 @@ import (
 
 	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/chartctl"
-	"github.com/chartctl/chartctl/internal/helmindex"
 )
 
 // This file holds held versions (issue #30, CONTRACT §18 decision 3): a
@@ -99,13 +98,13 @@ func (a *App) releaseIfSigned(ctx context.Context, r *chartctl.Repository, cv *c
 	}
 	next := *cv
 	next.HeldUntil, next.Verification = nil, v
-	entry := helmindex.RenderEntry(withoutEntry(&next))
+	entry, entryJSON := renderEntries(&next)
 	path := repoPath(r.Name) + "/charts/" + cv.Name + "/" + cv.Version
 	data := ChartData(&next)
 	rctx := a.Record(ctx, "chart.release", ChartTarget(r.Name, cv.Name, cv.Version), r.Organization,
 		a.NewEvent(ctx, chartctl.EventChartReleased, r.Name, r.Organization, path, cv.Name+"/"+cv.Version, data),
 		a.NewEvent(ctx, chartctl.EventChartPushed, r.Name, r.Organization, path, cv.Name+"/"+cv.Version, data))
-	err = a.Store.ReleaseChartVersion(rctx, r.Name, cv.Name, cv.Version, cv.Digest, entry)
+	err = a.Store.ReleaseChartVersion(rctx, r.Name, cv.Name, cv.Version, cv.Digest, entry, entryJSON)
 	if c := chartctl.ErrorCode(err); c == chartctl.ECONFLICT || c == chartctl.ENOTFOUND {
 		return nil // released, replaced or deleted meanwhile
 	} else if err != nil {

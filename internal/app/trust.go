@@ -330,7 +330,7 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 		if cv.Verification != nil || v.Status != chartctl.VerificationUnsigned {
 			next := *cv
 			next.Verification = v
-			entry := helmindex.RenderEntry(withoutEntry(&next))
+			entry, entryJSON := renderEntries(&next)
 			var events []*chartctl.Event
 			if v.Status == chartctl.VerificationVerified && cv.Verification.SignedBy() != v.SignedBy() {
 				data := ChartData(cv)
@@ -342,7 +342,7 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 			if len(events) > 0 {
 				wctx = a.Record(ctx, "chart.verify", ChartTarget(r.Name, cv.Name, cv.Version), r.Organization, events...)
 			}
-			if err := a.Store.SetVerification(wctx, r.Name, cv.Name, cv.Version, cv.Digest, v, entry); err != nil {
+			if err := a.Store.SetVerification(wctx, r.Name, cv.Name, cv.Version, cv.Digest, v, entry, entryJSON); err != nil {
 				return chartctl.Verification{}, err
 			}
 			if len(events) > 0 {
@@ -384,12 +384,13 @@ func (a *App) VerifyUpload(ctx context.Context, r *chartctl.Repository, chartNam
 	return out, nil
 }
 
-// withoutEntry returns cv without its stored index entry, for rendering a
-// fresh one.
-func withoutEntry(cv *chartctl.ChartVersion) *chartctl.ChartVersion {
+// renderEntries renders cv's index entry afresh (not its stored one),
+// and the JSON object to store with it.
+func renderEntries(cv *chartctl.ChartVersion) (entry, entryJSON []byte) {
 	c := *cv
-	c.IndexEntry = nil
-	return &c
+	c.IndexEntry, c.IndexEntryJSON = nil, nil
+	c.IndexEntry = helmindex.RenderEntry(&c)
+	return c.IndexEntry, helmindex.RenderEntryJSON(&c)
 }
 
 // sameVerdict reports whether a stored record says what v says, apart

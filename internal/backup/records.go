@@ -321,6 +321,10 @@ type chartVersionRec struct {
 	// Policy is the version's admission verdict (format 9); absent when
 	// no policy recorded one.
 	Policy *versionPolicyRec `json:"policy,omitempty"`
+	// IndexEntryJSON is the JSON index's object for IndexEntry (format
+	// 9); absent for a version stored before it was kept, which the
+	// restored server's backfill fills.
+	IndexEntryJSON []byte `json:"index_entry_json,omitempty"`
 }
 
 type imagesRec struct {
@@ -606,7 +610,7 @@ func encodeRecord(r chartctl.DumpRecord) ([]byte, error) {
 		c := r.ChartVersion
 		v = chartVersionRec{c.Repository, c.Name, c.Version, c.AppVersion, c.Description, c.Keywords, c.Digest, c.ContentDigest,
 			c.Size, c.ProvDigest, c.ProvSize, c.CreatedAt, c.Metadata, c.IndexEntry, c.Downloads, c.LastDownloadedAt, toVerificationRec(c.Verification), c.HeldUntil,
-			toImagesRec(c.Images), toVersionPolicyRec(c.Policy)}
+			toImagesRec(c.Images), toVersionPolicyRec(c.Policy), c.IndexEntryJSON}
 	case r.Quota != nil:
 		q := r.Quota
 		v = quotaRec{q.Scope, q.Name, q.Quota.MaxBytes, q.Quota.MaxVersions}
@@ -770,7 +774,7 @@ func decodeRecord(b []byte, version int) (chartctl.DumpRecord, error) {
 				Description: v.Description, Keywords: v.Keywords, Digest: v.Digest, ContentDigest: v.ContentDigest, Size: v.Size,
 				ProvDigest: v.ProvDigest, ProvSize: v.ProvSize, CreatedAt: v.CreatedAt, Metadata: v.Metadata, IndexEntry: v.IndexEntry,
 				Downloads: v.Downloads, LastDownloadedAt: v.LastDownload, Verification: v.Verification.domain(), HeldUntil: v.HeldUntil,
-				Images: v.Images.domain(), Policy: v.Policy.domain()}
+				Images: v.Images.domain(), Policy: v.Policy.domain(), IndexEntryJSON: v.IndexEntryJSON}
 		}
 	case chartctl.DumpQuota:
 		var v quotaRec

@@ -159,10 +159,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 				}
 			}
 		}
-		entry := cv.IndexEntry
+		entry, entryJSON := cv.IndexEntry, cv.IndexEntryJSON
 		if rec.HeldUntil != nil {
 			// Held: in no index until released (ReleaseChartVersion).
-			entry = nil
+			entry, entryJSON = nil, nil
 			if err := hold(tx, cv.Repository, k, *rec.HeldUntil); err != nil {
 				return err
 			}
@@ -177,7 +177,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 				return err
 			}
 		}
-		if err := putIndexEntry(tx, cv.Repository, k, rec.CreatedAt, entry); err != nil {
+		if err := putIndexEntry(tx, cv.Repository, k, rec.CreatedAt, entry, entryJSON); err != nil {
 			return err
 		}
 		// Count the new references before dropping the old ones, so a blob
@@ -204,7 +204,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			}
 		}
 		stored, created = rec.domain(), true
-		stored.IndexEntry = cv.IndexEntry
+		stored.IndexEntry, stored.IndexEntryJSON = cv.IndexEntry, cv.IndexEntryJSON
 		return db.writeChange(ctx, tx, true)
 	}
 	err = commit(func(tx *bbolt.Tx) error {
@@ -552,8 +552,17 @@ func (db *DB) semver(v []byte) *semver.Version {
 }
 
 // putIndexEntry stores (or, for an empty entry, removes) a version's
-// rendered index entry in chartIndexBucket.
-func putIndexEntry(tx *bbolt.Tx, repo string, k []byte, created time.Time, entry []byte) error {
+// rendered index entry in chartIndexBucket, with its JSON object when
+// jsonEntry is not empty (an entry written without one drops the old
+// one, which described the old entry).
+//
+// A value is the creation time (8 bytes, big-endian Unix nanoseconds)
+// then either the YAML entry (as every value written before the JSON
+// object was kept) or, with a JSON object, a zero byte, the YAML entry's
+// length as a uvarint, the YAML entry and the JSON object. A YAML entry
+// never starts with a zero byte (YAML allows no NUL), so both read apart
+// without a schema upgrade.
+func putIndexEntry(tx *bbolt.Tx, repo string, k []byte, created time.Time, entry, jsonEntry []byte) error {
 	ib, err := bucket(tx, chartIndexBucket).CreateBucketIfNotExists([]byte(repo))
 	if err != nil {
 		return err
@@ -561,10 +570,40 @@ func putIndexEntry(tx *bbolt.Tx, repo string, k []byte, created time.Time, entry
 	if len(entry) == 0 {
 		return ib.Delete(k)
 	}
-	v := make([]byte, 8+len(entry))
+	return ib.Put(k, indexValue(created, entry, jsonEntry))
+}
+
+// indexValue encodes a chartIndexBucket value (see putIndexEntry).
+func indexValue(created time.Time, entry, jsonEntry []byte) []byte {
+	if len(jsonEntry) == 0 {
+		v := make([]byte, 8, 8+len(entry))
+		binary.BigEndian.PutUint64(v, uint64(created.UnixNano()))
+		return append(v, entry...)
+	}
+	v := make([]byte, 9, 9+binary.MaxVarintLen64+len(entry)+len(jsonEntry))
 	binary.BigEndian.PutUint64(v, uint64(created.UnixNano()))
-	copy(v[8:], entry)
-	return ib.Put(k, v)
+	v = binary.AppendUvarint(v, uint64(len(entry)))
+	v = append(v, entry...)
+	return append(v, jsonEntry...)
+}
+
+// parseIndexValue decodes a chartIndexBucket value into its creation
+// time, YAML entry and JSON object (nil when not stored); ok is false for
+// a value too short or malformed to hold an entry.
+func parseIndexValue(e []byte) (created time.Time, entry, jsonEntry []byte, ok bool) {
+	if len(e) <= 8 {
+		return time.Time{}, nil, nil, false
+	}
+	created = time.Unix(0, int64(binary.BigEndian.Uint64(e))).UTC()
+	if e[8] != 0 {
+		return created, e[8:], nil, true
+	}
+	n, w := binary.Uvarint(e[9:])
+	if w <= 0 || n == 0 || n > uint64(len(e)-9-w) {
+		return time.Time{}, nil, nil, false
+	}
+	rest := e[9+w:]
+	return created, rest[:n], rest[n:], true
 }
 
 // IndexEntries returns every version of the repository for its Helm index:
@@ -629,17 +668,56 @@ func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*char
 	return out, nil
 }
 
+// SetIndexEntriesJSON implements chartctl.Store: one transaction for the
+// batch, rewriting only the chartIndexBucket values (no change record:
+// the JSON entry is derived from the stored YAML entry).
+func (db *DB) SetIndexEntriesJSON(ctx context.Context, repo string, cvs []*chartctl.ChartVersion) (int, error) {
+	var n int
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		n = 0
+		if _, err := getRepo(tx, repo); err != nil {
+			return err
+		}
+		ib := bucket(tx, chartIndexBucket).Bucket([]byte(repo))
+		if ib == nil {
+			return nil
+		}
+		for _, cv := range cvs {
+			if len(cv.IndexEntry) == 0 || len(cv.IndexEntryJSON) == 0 || validateChartKey(cv.Name, cv.Version) != nil {
+				continue
+			}
+			k := key(cv.Name, cv.Version)
+			created, entry, _, ok := parseIndexValue(ib.Get(k))
+			if !ok || !bytes.Equal(entry, cv.IndexEntry) {
+				continue
+			}
+			if err := ib.Put(k, indexValue(created, entry, cv.IndexEntryJSON)); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, wrap("store JSON index entries", err)
+	}
+	return n, nil
+}
+
 // indexVersion is the version stored under key k (record v) for the Helm
 // index: its raw entry from ib when there is one, else its decoded record.
 func indexVersion(repo string, ib *bbolt.Bucket, k, v []byte) (*chartctl.ChartVersion, error) {
 	if ib != nil {
-		if e := ib.Get(k); len(e) > 8 {
+		if created, entry, jsonEntry, ok := parseIndexValue(ib.Get(k)); ok {
 			name, version, _ := strings.Cut(string(k), sep)
-			return &chartctl.ChartVersion{
-				Repository: repo, Name: name, Version: version,
-				CreatedAt:  time.Unix(0, int64(binary.BigEndian.Uint64(e))).UTC(),
-				IndexEntry: append([]byte(nil), e[8:]...),
-			}, nil
+			cv := &chartctl.ChartVersion{
+				Repository: repo, Name: name, Version: version, CreatedAt: created,
+				IndexEntry: append([]byte(nil), entry...),
+			}
+			if len(jsonEntry) > 0 {
+				cv.IndexEntryJSON = append([]byte(nil), jsonEntry...)
+			}
+			return cv, nil
 		}
 	}
 	r, err := decode[chartRecord](v)

@@ -185,7 +185,7 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 						}
 						cv := withDownloads(tx, r.domain())
 						if iv, err := indexVersion(string(repo), ib, k, v); err == nil && len(iv.IndexEntry) > 0 {
-							cv.IndexEntry = iv.IndexEntry
+							cv.IndexEntry, cv.IndexEntryJSON = iv.IndexEntry, iv.IndexEntryJSON
 						}
 						return fn(chartctl.DumpRecord{ChartVersion: cv})
 					})

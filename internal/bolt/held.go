@@ -73,7 +73,7 @@ func withoutHeld(keys []versionKey, hb *bbolt.Bucket) []versionKey {
 }
 
 // ReleaseChartVersion implements chartctl.TrustStore.
-func (db *DB) ReleaseChartVersion(ctx context.Context, repo, name, version, digest string, indexEntry []byte) error {
+func (db *DB) ReleaseChartVersion(ctx context.Context, repo, name, version, digest string, indexEntry, indexJSON []byte) error {
 	if err := validateChartKey(name, version); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (db *DB) ReleaseChartVersion(ctx context.Context, repo, name, version, dige
 		if err := indexTag(tx, repo, name, version); err != nil {
 			return err
 		}
-		return putIndexEntry(tx, repo, k, rec.CreatedAt, indexEntry)
+		return putIndexEntry(tx, repo, k, rec.CreatedAt, indexEntry, indexJSON)
 	}))
 }
 

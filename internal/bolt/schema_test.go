@@ -666,7 +666,7 @@ func TestUpgradeFromSchema9KeepsChartsAndStoresVerification(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	v := &chartctl.Verification{Status: chartctl.VerificationVerified, CheckedAt: now,
 		Signatures: []chartctl.Signature{{Kind: chartctl.SignatureCosign, Identity: "release", Trust: "release", VerifiedAt: &now}}}
-	if err := db.SetVerification(ctx, "acme-charts", "web", "1.0.0", cv.Digest, v, nil); err != nil {
+	if err := db.SetVerification(ctx, "acme-charts", "web", "1.0.0", cv.Digest, v, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
@@ -774,7 +774,7 @@ func TestUpgradeFromSchema9HoldsNothingAndCanHold(t *testing.T) {
 	if err != nil || len(entries) != len(before) {
 		t.Fatalf("index entries with one held: %d, %v; want %d", len(entries), err, len(before))
 	}
-	if err := db.ReleaseChartVersion(ctx, "acme-charts", "held", "0.1.0", cv.Digest, []byte("name: held\n")); err != nil {
+	if err := db.ReleaseChartVersion(ctx, "acme-charts", "held", "0.1.0", cv.Digest, []byte("name: held\n"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if entries, err := db.IndexEntries(ctx, "acme-charts"); err != nil || len(entries) != len(before)+1 {

@@ -158,7 +158,7 @@ func deleteScopeTrust(tx *bbolt.Tx, scope, id string) error {
 }
 
 // SetVerification implements chartctl.TrustStore.
-func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest string, v *chartctl.Verification, indexEntry []byte) error {
+func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest string, v *chartctl.Verification, indexEntry, indexJSON []byte) error {
 	if err := validateChartKey(name, version); err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest s
 		if len(indexEntry) == 0 {
 			return nil
 		}
-		return putIndexEntry(tx, repo, key(name, version), rec.CreatedAt, indexEntry)
+		return putIndexEntry(tx, repo, key(name, version), rec.CreatedAt, indexEntry, indexJSON)
 	}))
 }
 

@@ -199,6 +199,12 @@ type ChartVersion struct {
 	// when it was uploaded so the index is never re-rendered from the
 	// store. Stores keep it as opaque bytes; empty means "render it".
 	IndexEntry []byte
+	// IndexEntryJSON is IndexEntry converted to the JSON index's object
+	// (helmindex.EntryJSON), stored beside it so a JSON index loads
+	// without parsing YAML (issue #32). Stores keep it with IndexEntry
+	// (a write of IndexEntry without it clears it); empty means "convert
+	// IndexEntry", as for versions stored before it existed.
+	IndexEntryJSON []byte
 	// Verification is the version's verification record (issue #30), nil
 	// until it was first verified. PutChartVersion stores it as given
 	// (a restore); a replaced archive drops it.
@@ -404,13 +410,22 @@ type Store interface {
 	DeleteChartVersion(ctx context.Context, repo, name, version string) (deleted *ChartVersion, orphans []string, err error)
 	// IndexEntries returns every version of the repository for its Helm
 	// index, in no particular order: Name, Version, CreatedAt and
-	// IndexEntry, or the full record (Metadata set, IndexEntry empty) for a
-	// version stored without an entry. Returns ENOTFOUND if the repository
+	// IndexEntry (with IndexEntryJSON when stored), or the full record
+	// (Metadata set, IndexEntry empty) for a version stored without an
+	// entry. Returns ENOTFOUND if the repository
 	// does not exist.
 	IndexEntries(ctx context.Context, repo string) ([]*ChartVersion, error)
 	// IndexEntry returns one version as IndexEntries returns each. Returns
 	// ENOTFOUND if the repository or the version does not exist.
 	IndexEntry(ctx context.Context, repo, name, version string) (*ChartVersion, error)
+	// SetIndexEntriesJSON stores each version's IndexEntryJSON (Name,
+	// Version, IndexEntry and IndexEntryJSON set) where the version still
+	// holds exactly that IndexEntry: the backfill of versions stored before
+	// JSON entries were kept. It changes no served byte (the JSON entry is
+	// the conversion of the stored one), so it records no change. Versions
+	// gone, held or re-rendered meanwhile are skipped; n counts those
+	// stored. Returns ENOTFOUND if the repository does not exist.
+	SetIndexEntriesJSON(ctx context.Context, repo string, cvs []*ChartVersion) (n int, err error)
 	// BlobReferenced reports whether any record refers to the blob digest.
 	BlobReferenced(ctx context.Context, digest string) (bool, error)
 

@@ -196,16 +196,18 @@ type TrustStore interface {
 	// SetVerification records v for the version of repo whose archive
 	// digest is digest, and replaces its Helm index entry with
 	// indexEntry when that is not empty (the entry names the verified
-	// signer). Returns ENOTFOUND if the version does not exist or holds
-	// another archive by now (it was replaced while being verified).
-	SetVerification(ctx context.Context, repo, name, version, digest string, v *Verification, indexEntry []byte) error
+	// signer), with indexJSON as its IndexEntryJSON. Returns ENOTFOUND if
+	// the version does not exist or holds another archive by now (it was
+	// replaced while being verified).
+	SetVerification(ctx context.Context, repo, name, version, digest string, v *Verification, indexEntry, indexJSON []byte) error
 	// ReleaseChartVersion ends the hold of the version of repo whose
 	// archive digest is digest: it clears HeldUntil and stores indexEntry
-	// as its Helm index entry, so it is listed, indexed and tagged from
+	// as its Helm index entry (indexJSON as its IndexEntryJSON), so it is
+	// listed, indexed and tagged from
 	// then on. Returns ENOTFOUND if the version does not exist or holds
 	// another archive, ECONFLICT if it is not held (another caller
 	// released it first).
-	ReleaseChartVersion(ctx context.Context, repo, name, version, digest string, indexEntry []byte) error
+	ReleaseChartVersion(ctx context.Context, repo, name, version, digest string, indexEntry, indexJSON []byte) error
 	// HeldChartVersions returns every held version of every repository
 	// whose HeldUntil is at or before before, oldest deadline first.
 	HeldChartVersions(ctx context.Context, before time.Time) ([]*ChartVersion, error)

@@ -470,18 +470,58 @@ func renderAll(cvs []*chartctl.ChartVersion, withJSON bool) (frags, jfrags [][]b
 					frags[i] = entry(cvs[i])
 				}
 				if withJSON {
-					entriesToJSON(frags[lo:hi], jfrags[lo:hi])
-					for i := lo; i < hi; i++ {
-						if jfrags[i] == nil {
-							jfrags[i] = recordJSON(cvs[i])
-						}
-					}
+					jsonBatch(cvs[lo:hi], frags[lo:hi], jfrags[lo:hi])
 				}
 			}
 		})
 	}
 	wg.Wait()
 	return frags, jfrags
+}
+
+// jsonBatch fills out[i], the JSON entry of cvs[i] whose YAML entry is
+// frags[i]: the stored one when the store kept it (IndexEntryJSON, written
+// at upload), else converted from the YAML entry, the versions without a
+// stored one together in one parse.
+func jsonBatch(cvs []*chartctl.ChartVersion, frags, out [][]byte) {
+	var idx []int
+	for i, cv := range cvs {
+		if j := storedJSON(cv); j != nil {
+			out[i] = j
+		} else {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	if len(idx) == len(cvs) {
+		entriesToJSON(frags, out)
+	} else {
+		sub, conv := make([][]byte, len(idx)), make([][]byte, len(idx))
+		for k, i := range idx {
+			sub[k] = frags[i]
+		}
+		entriesToJSON(sub, conv)
+		for k, i := range idx {
+			out[i] = conv[k]
+		}
+	}
+	for _, i := range idx {
+		if out[i] == nil {
+			out[i] = recordJSON(cvs[i])
+		}
+	}
+}
+
+// storedJSON is cv's stored JSON entry, nil when it has none or when it
+// has no stored YAML entry either (the JSON one is only ever the
+// conversion of the YAML one stored with it).
+func storedJSON(cv *chartctl.ChartVersion) []byte {
+	if len(cv.IndexEntry) == 0 || len(cv.IndexEntryJSON) == 0 {
+		return nil
+	}
+	return cv.IndexEntryJSON
 }
 
 // insert inserts or replaces cv, rendered as frag (and jfrag, nil unless
@@ -699,6 +739,43 @@ func renderVersion(cv *chartctl.ChartVersion) []byte {
 // every replica renders the same bytes whether the store handed it the
 // stored entry (all IndexEntry gives) or the full record.
 func renderJSON(cv *chartctl.ChartVersion) []byte {
+	if j := storedJSON(cv); j != nil {
+		return j
+	}
+	return convertJSON(cv)
+}
+
+// RenderEntryJSON renders the JSON index's object for cv, whose
+// IndexEntry is set (RenderEntry): exactly the bytes a JSON index
+// converts that entry to. Store it in cv.IndexEntryJSON so that loading a
+// JSON index later parses no YAML. It never returns cv.IndexEntryJSON.
+func RenderEntryJSON(cv *chartctl.ChartVersion) []byte { return convertJSON(cv) }
+
+// EntriesJSON converts the stored YAML entries of cvs to their JSON
+// objects in one parse, as RenderEntryJSON does one: out[i] for cvs[i], nil
+// for a version without a stored entry or whose entry does not convert
+// (its index keeps converting it at load). For the backfill of versions
+// stored before JSON entries were kept.
+func EntriesJSON(cvs []*chartctl.ChartVersion) [][]byte {
+	frags, out := make([][]byte, len(cvs)), make([][]byte, len(cvs))
+	var idx []int
+	for i, cv := range cvs {
+		if len(cv.IndexEntry) > 0 {
+			frags[len(idx)] = cv.IndexEntry
+			idx = append(idx, i)
+		}
+	}
+	conv := make([][]byte, len(idx))
+	entriesToJSON(frags[:len(idx)], conv)
+	for k, i := range idx {
+		out[i] = conv[k]
+	}
+	return out
+}
+
+// convertJSON converts cv's YAML entry (stored, or rendered from its
+// record) to its JSON object.
+func convertJSON(cv *chartctl.ChartVersion) []byte {
 	out := make([][]byte, 1)
 	entriesToJSON([][]byte{entry(cv)}, out)
 	if out[0] == nil {

@@ -840,22 +840,31 @@ func TestIndexHeaderValues(t *testing.T) {
 
 // BenchmarkFirstGetStored is the first index request after a restart as
 // a server makes it: every version's YAML entry stored at upload, the
-// index asked for as YAML or as JSON (whose entries are converted from
-// the stored YAML on every load), at 10,000 and 100,000 versions.
+// index asked for as YAML, as JSON converted from the stored YAML entries
+// (versions stored before JSON entries were kept) and as JSON from the
+// JSON entries stored at upload (json-stored), at 10,000 and 100,000
+// versions.
 func BenchmarkFirstGetStored(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		cvs := make([]*chartctl.ChartVersion, 0, n)
+		withJSON := make([]*chartctl.ChartVersion, 0, n)
 		for i := range n {
 			cv := mkCV(b, nil, fmt.Sprintf("chart%d", i%10), fmt.Sprintf("%d.%d.%d", i/10000, i/100%100, i%100), t0)
 			cv.IndexEntry = RenderEntry(cv)
 			cvs = append(cvs, cv)
+			// json-stored: versions stored with their JSON entry
+			// (issue #32); json: stored before, converted at load.
+			j := *cv
+			j.IndexEntryJSON = RenderEntryJSON(cv)
+			withJSON = append(withJSON, &j)
 		}
 		for _, f := range []struct {
 			name string
 			f    Format
-		}{{"yaml", YAML}, {"json", JSON}} {
+			cvs  []*chartctl.ChartVersion
+		}{{"yaml", YAML, cvs}, {"json", JSON, cvs}, {"json-stored", JSON, withJSON}} {
 			b.Run(fmt.Sprintf("%d/%s", n, f.name), func(b *testing.B) {
-				c, _ := setup(b, cvs...)
+				c, _ := setup(b, f.cvs...)
 				b.ReportAllocs()
 				for b.Loop() {
 					c.Drop("r")

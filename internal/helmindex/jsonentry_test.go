@@ -2,6 +2,7 @@ package helmindex
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"reflect"
 	"sort"
@@ -164,5 +165,91 @@ func TestJSONFromBrokenEntry(t *testing.T) {
 	_, jfrags := renderAll(cvs, true)
 	if !bytes.Equal(jfrags[0], want) || !bytes.Equal(jfrags[1], renderJSON(cvs[1])) {
 		t.Fatalf("batch: %s", bytes.Join(jfrags, []byte("\n")))
+	}
+}
+
+// storedJSONVersions returns versions as a store hands them out: with
+// their stored YAML entry and, when withJSON, the JSON entry stored at
+// upload (RenderEntryJSON).
+func storedJSONVersions(t *testing.T, withJSON bool) []*chartctl.ChartVersion {
+	t.Helper()
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var cvs []*chartctl.ChartVersion
+	for i := range 700 {
+		md := &chart.Metadata{APIVersion: "v2", Description: "The chart", AppVersion: "1.0", Keywords: []string{"k"},
+			Maintainers:  []*chart.Maintainer{{Name: "ops", Email: "ops@example.com"}},
+			Dependencies: []*chart.Dependency{{Name: "db", Version: "1.x", Repository: "https://example.com"}},
+			Annotations:  map[string]string{"category": "web"}}
+		cv := mkCV(t, md, fmt.Sprintf("chart%d", i%7), fmt.Sprintf("1.%d.0", i), t0.Add(time.Duration(i)*time.Second))
+		cv.IndexEntry = RenderEntry(cv)
+		if withJSON {
+			cv.IndexEntryJSON = RenderEntryJSON(cv)
+		}
+		cvs = append(cvs, cv)
+	}
+	return cvs
+}
+
+// A JSON index built from the JSON entries stored at upload is the very
+// index (bytes and ETag) converted from the YAML entries, in one load
+// and after a Refresh; and the stored entries are what it lists, not a
+// conversion (issue #32: the first JSON index after a restart parses no
+// YAML).
+func TestStoredJSONEntries(t *testing.T) {
+	q := Query{Format: JSON}
+	converted, _ := setup(t, storedJSONVersions(t, false)...)
+	stored, sl := setup(t, storedJSONVersions(t, true)...)
+	want, err := converted.View(context.Background(), "r", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := stored.View(context.Background(), "r", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Body, want.Body) || got.ETag != want.ETag {
+		t.Fatalf("JSON index from stored entries differs from the converted one (%d vs %d bytes)", len(got.Body), len(want.Body))
+	}
+	// EntriesJSON (the backfill) converts to the same bytes.
+	for i, j := range EntriesJSON(storedJSONVersions(t, false)) {
+		if want := sl.cvs[i].IndexEntryJSON; !bytes.Equal(j, want) {
+			t.Fatalf("EntriesJSON[%d] = %s, want %s", i, j, want)
+		}
+	}
+
+	// The stored JSON entry is used as it is: a marked one shows.
+	cvs := storedJSONVersions(t, true)
+	cvs[3].IndexEntryJSON = []byte(`{"name":"chart3","version":"1.3.0","marked":true,"urls":[]}`)
+	marked, ml := setup(t, cvs...)
+	ix, err := marked.View(context.Background(), "r", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(ix.Body, []byte(`"marked":true`)) {
+		t.Fatal("the stored JSON entry is not in the JSON index")
+	}
+	// A JSON entry without its YAML entry (a full record) is ignored.
+	bare := *cvs[4]
+	bare.IndexEntry, bare.IndexEntryJSON = nil, []byte(`{"bogus":true}`)
+	cvs[4] = &bare
+	ml.set(cvs...)
+	marked.Refresh(context.Background(), "r", bare.Name, bare.Version)
+	ix, err = marked.View(context.Background(), "r", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(ix.Body, []byte(`"bogus"`)) || !bytes.Contains(ix.Body, []byte(`"marked":true`)) {
+		t.Fatal("a JSON entry stored without its YAML entry was used, or a Refresh lost a stored one")
+	}
+
+	// After a Refresh of a version with a stored entry the index is
+	// still the converted one's bytes.
+	stored.Refresh(context.Background(), "r", "chart0", "1.0.0")
+	got, err = stored.View(context.Background(), "r", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Body, want.Body) {
+		t.Fatal("JSON index after a Refresh differs from the converted one")
 	}
 }

@@ -151,9 +151,13 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 	}
 	rec.Metadata, rec.Keywords = metadata, nilIfEmpty(texts(cv.Keywords))
 	rec.AppVersion, rec.Description = text(cv.AppVersion), text(cv.Description)
-	var entry []byte
+	var entry, entryJSON []byte
 	if len(cv.IndexEntry) > 0 {
 		entry = cv.IndexEntry
+		// The JSON object is only ever stored with the entry it converts.
+		if len(cv.IndexEntryJSON) > 0 {
+			entryJSON = cv.IndexEntryJSON
+		}
 	}
 	verification, err := encodeVerification(cv.Verification)
 	if err != nil {
@@ -210,10 +214,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO chart_versions
 				(repository_id, name, version, app_version, description, keywords, digest, content_digest, size, prov_digest,
-				 created_at, metadata, index_entry, canonical_version, prov_size, verification, held_until, images, policy)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+				 created_at, metadata, index_entry, canonical_version, prov_size, verification, held_until, images, policy, index_entry_json)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 				id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest,
-				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize, verification, rec.HeldUntil, images, policy)
+				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize, verification, rec.HeldUntil, images, policy, entryJSON)
 			if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
 				// A concurrent upload of this version, or of a SemVer-equal
 				// one, committed first: decide again, seeing its row.
@@ -272,10 +276,11 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		}
 		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET
 			app_version = $4, description = $5, keywords = $6, digest = $7, content_digest = $8, size = $9, prov_digest = $10,
-			created_at = $11, metadata = $12, index_entry = $13, prov_size = $14, verification = $15, held_until = $16, images = $17, policy = $18
+			created_at = $11, metadata = $12, index_entry = $13, prov_size = $14, verification = $15, held_until = $16, images = $17, policy = $18,
+			index_entry_json = $19
 			WHERE repository_id = $1 AND name = $2 AND version = $3`,
 			id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest, rec.Size,
-			rec.ProvDigest, rec.CreatedAt, metadata, entry, rec.ProvSize, verification, rec.HeldUntil, images, policy); err != nil {
+			rec.ProvDigest, rec.CreatedAt, metadata, entry, rec.ProvSize, verification, rec.HeldUntil, images, policy, entryJSON); err != nil {
 			return err
 		}
 		// The OCI manifest of the replaced archive no longer describes the
@@ -653,7 +658,7 @@ func (db *DB) BlobReferenced(ctx context.Context, digest string) (bool, error) {
 
 // indexCols are the columns of a version for the Helm index: its entry,
 // and the full record only where there is no entry.
-const indexCols = `name, version, created_at, index_entry,
+const indexCols = `name, version, created_at, index_entry, index_entry_json,
 	CASE WHEN index_entry IS NULL THEN app_version END,
 	CASE WHEN index_entry IS NULL THEN description END,
 	CASE WHEN index_entry IS NULL THEN keywords END,
@@ -669,15 +674,18 @@ func scanIndexVersion(repo string, row pgx.Row) (*chartctl.ChartVersion, error) 
 		size                                  *int64
 		metadata                              []byte
 	)
-	if err := row.Scan(&cv.Name, &cv.Version, &cv.CreatedAt, &cv.IndexEntry,
+	if err := row.Scan(&cv.Name, &cv.Version, &cv.CreatedAt, &cv.IndexEntry, &cv.IndexEntryJSON,
 		&appVersion, &description, &cv.Keywords, &digest, &size, &prov, &metadata); err != nil {
 		return nil, err
 	}
 	cv.CreatedAt = utc(cv.CreatedAt)
 	if len(cv.IndexEntry) > 0 {
+		if len(cv.IndexEntryJSON) == 0 {
+			cv.IndexEntryJSON = nil
+		}
 		return cv, nil
 	}
-	cv.IndexEntry = nil
+	cv.IndexEntry, cv.IndexEntryJSON = nil, nil
 	cv.Keywords = nilIfEmpty(cv.Keywords)
 	for _, f := range []struct {
 		dst *string
@@ -734,6 +742,39 @@ func (db *DB) IndexEntry(ctx context.Context, repo, name, version string) (*char
 		return nil, db.missing(ctx, repo, chartNotFound(repo, name, version))
 	}
 	return cv, db.wrap("get index entry", err)
+}
+
+// SetIndexEntriesJSON implements chartctl.Store: one UPDATE for the
+// batch, matching each row on its stored entry, and no generation bump
+// (the JSON entry is derived from the stored YAML entry: no served byte
+// changes).
+func (db *DB) SetIndexEntriesJSON(ctx context.Context, repo string, cvs []*chartctl.ChartVersion) (int, error) {
+	var names, versions []string
+	var entries, jsons [][]byte
+	for _, cv := range cvs {
+		if len(cv.IndexEntry) == 0 || len(cv.IndexEntryJSON) == 0 || !storable(repo, cv.Name, cv.Version) {
+			continue
+		}
+		names, versions = append(names, cv.Name), append(versions, cv.Version)
+		entries, jsons = append(entries, cv.IndexEntry), append(jsons, cv.IndexEntryJSON)
+	}
+	var n int
+	err := db.tx(ctx, "store JSON index entries", func(tx pgx.Tx) error {
+		id, err := repoID(ctx, tx, repo)
+		if err != nil || len(names) == 0 {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE chart_versions c SET index_entry_json = u.j
+			FROM unnest($2::text[], $3::text[], $4::bytea[], $5::bytea[]) AS u(n, v, e, j)
+			WHERE c.repository_id = $1 AND c.name = u.n AND c.version = u.v AND c.index_entry = u.e
+			AND c.held_until IS NULL`, id, names, versions, entries, jsons)
+		n = int(tag.RowsAffected())
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // qualified prefixes each of the comma-separated columns with

@@ -142,7 +142,7 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 			sql string
 			one func(pgx.Rows) error
 		}{
-			{`SELECT r.name, ` + qualified(chartCols) + `, chart_versions.index_entry` + downloadCols + `
+			{`SELECT r.name, ` + qualified(chartCols) + `, chart_versions.index_entry, chart_versions.index_entry_json` + downloadCols + `
 				FROM chart_versions JOIN repositories r ON r.id = chart_versions.repository_id` + downloadsJoin + `
 				ORDER BY r.name, chart_versions.name, chart_versions.version`, func(r pgx.Rows) error {
 				cv, err := scanExportChart(r)
@@ -256,18 +256,19 @@ func (db *DB) Export(ctx context.Context, snapshot func(), fn func(chartctl.Dump
 	})
 }
 
-// scanExportChart reads repository name, chartCols, index_entry and
+// scanExportChart reads repository name, chartCols, index_entry,
+// index_entry_json and
 // downloadCols.
 func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	cv := &chartctl.ChartVersion{}
 	var (
-		metadata, verification, images, policy, entry []byte
-		count                                         *int64
-		last                                          *time.Time
+		metadata, verification, images, policy, entry, entryJSON []byte
+		count                                                    *int64
+		last                                                     *time.Time
 	)
 	if err := row.Scan(&cv.Repository, &cv.Name, &cv.Version, &cv.AppVersion, &cv.Description, &cv.Keywords,
 		&cv.Digest, &cv.ContentDigest, &cv.Size, &cv.ProvDigest, &cv.ProvSize, &cv.CreatedAt, &metadata, &verification,
-		&cv.HeldUntil, &images, &policy, &entry, &count, &last); err != nil {
+		&cv.HeldUntil, &images, &policy, &entry, &entryJSON, &count, &last); err != nil {
 		return nil, err
 	}
 	cv.HeldUntil = utcPtr(cv.HeldUntil)
@@ -291,6 +292,9 @@ func scanExportChart(row pgx.Row) (*chartctl.ChartVersion, error) {
 	}
 	if len(entry) > 0 {
 		cv.IndexEntry = entry
+		if len(entryJSON) > 0 {
+			cv.IndexEntryJSON = entryJSON
+		}
 	}
 	return cv, nil
 }

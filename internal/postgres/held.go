@@ -40,14 +40,11 @@ func withoutHeld(ctx context.Context, tx pgx.Tx, id string, keys []versionKey) (
 }
 
 // ReleaseChartVersion implements chartctl.TrustStore.
-func (db *DB) ReleaseChartVersion(ctx context.Context, repo, name, version, digest string, indexEntry []byte) error {
+func (db *DB) ReleaseChartVersion(ctx context.Context, repo, name, version, digest string, indexEntry, indexJSON []byte) error {
 	if !storable(repo, name, version, digest) {
 		return chartNotFound(repo, name, version)
 	}
-	var entry []byte
-	if len(indexEntry) > 0 {
-		entry = indexEntry
-	}
+	entry, entryJSON := entryPair(indexEntry, indexJSON)
 	err := db.tx(ctx, "release chart version", func(tx pgx.Tx) error {
 		id, err := lockRepo(ctx, tx, repo, false)
 		if err != nil {
@@ -65,8 +62,9 @@ func (db *DB) ReleaseChartVersion(ctx context.Context, repo, name, version, dige
 		if held == nil {
 			return chartctl.Errorf(chartctl.ECONFLICT, "Chart %s version %s is not held.", name, version)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET held_until = NULL, index_entry = COALESCE($4, index_entry)
-			WHERE repository_id = $1 AND name = $2 AND version = $3`, id, name, version, entry); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE chart_versions SET held_until = NULL, index_entry = COALESCE($4, index_entry),
+			index_entry_json = CASE WHEN $4::bytea IS NULL THEN index_entry_json ELSE $5 END
+			WHERE repository_id = $1 AND name = $2 AND version = $3`, id, name, version, entry, entryJSON); err != nil {
 			return err
 		}
 		return db.changedWithChange(ctx, tx, id, repo, name, version)

@@ -143,7 +143,7 @@ func (db *DB) DeleteTrustEntry(ctx context.Context, scope, scopeID, name string)
 }
 
 // SetVerification implements chartctl.TrustStore.
-func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest string, v *chartctl.Verification, indexEntry []byte) error {
+func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest string, v *chartctl.Verification, indexEntry, indexJSON []byte) error {
 	if !storable(repo, name, version, digest) {
 		return chartNotFound(repo, name, version)
 	}
@@ -151,19 +151,17 @@ func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest s
 	if err != nil {
 		return err
 	}
-	var entry []byte
-	if len(indexEntry) > 0 {
-		entry = indexEntry
-	}
+	entry, entryJSON := entryPair(indexEntry, indexJSON)
 	// One transaction with the repository's generation bump, so other
 	// replicas refresh the version's index entry (it names the signer).
 	err = db.tx(ctx, "set verification", func(tx pgx.Tx) error {
 		var id string
-		err := tx.QueryRow(ctx, `UPDATE chart_versions c SET verification = $5, index_entry = COALESCE($6, c.index_entry)
+		err := tx.QueryRow(ctx, `UPDATE chart_versions c SET verification = $5, index_entry = COALESCE($6, c.index_entry),
+			index_entry_json = CASE WHEN $6::bytea IS NULL THEN c.index_entry_json ELSE $7 END
 			FROM repositories r
 			WHERE r.id = c.repository_id AND r.name = $1 AND c.name = $2 AND c.version = $3 AND c.digest = $4
 			RETURNING c.repository_id`,
-			repo, name, version, digest, val, entry).Scan(&id)
+			repo, name, version, digest, val, entry, entryJSON).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q, or replaced while it was being verified.", name, version, repo)
 		} else if err != nil {
@@ -172,4 +170,16 @@ func (db *DB) SetVerification(ctx context.Context, repo, name, version, digest s
 		return db.changedWithChange(ctx, tx, id, repo, name, version)
 	})
 	return db.wrap("set verification", err)
+}
+
+// entryPair is an index entry and its JSON object as columns: NULL for
+// empty, and no JSON object without the entry it converts.
+func entryPair(entry, entryJSON []byte) ([]byte, []byte) {
+	if len(entry) == 0 {
+		return nil, nil
+	}
+	if len(entryJSON) == 0 {
+		return entry, nil
+	}
+	return entry, entryJSON
 }

@@ -89,6 +89,11 @@ func Fill(tb testing.TB, s Store) map[string][]byte {
 		cv := &chartctl.ChartVersion{Repository: "apps", Name: "web", Version: v, AppVersion: "3.1", Description: "The web tier",
 			Keywords: []string{"web", "http"}, Digest: d, ContentDigest: Digest("web files " + v), Size: size, CreatedAt: at(20 + i),
 			Metadata: []byte(`{"apiVersion":"v2","name":"web","version":"` + v + `"}`), IndexEntry: []byte("  - name: web\n    version: " + v + "\n")}
+		if i < 2 {
+			// Stored with its JSON index entry (issue #32); the third
+			// version is one stored before those were kept.
+			cv.IndexEntryJSON = []byte(`{"name":"web","version":"` + v + `"}`)
+		}
 		if i == 0 {
 			cv.ProvDigest, cv.ProvSize = blob("web signature " + v)
 			cv.Verification = &chartctl.Verification{Status: chartctl.VerificationVerified, CheckedAt: at(21), Signatures: []chartctl.Signature{

@@ -70,10 +70,10 @@ func testHeldVersions(t *testing.T, open Open) {
 	}
 
 	// Release: only the stored archive, only once.
-	wantCode(t, s.ReleaseChartVersion(ctx, "apps", "web", "2.0.0", Digest("other"), []byte("name: web\n")), chartctl.ENOTFOUND)
-	wantCode(t, s.ReleaseChartVersion(ctx, "apps", "web", "1.0.0", chart("apps", "web", "1.0.0").Digest, nil), chartctl.ECONFLICT)
-	must(t, s.ReleaseChartVersion(ctx, "apps", "web", "2.0.0", held.Digest, []byte("name: web\nversion: 2.0.0\n")))
-	wantCode(t, s.ReleaseChartVersion(ctx, "apps", "web", "2.0.0", held.Digest, nil), chartctl.ECONFLICT)
+	wantCode(t, s.ReleaseChartVersion(ctx, "apps", "web", "2.0.0", Digest("other"), []byte("name: web\n"), nil), chartctl.ENOTFOUND)
+	wantCode(t, s.ReleaseChartVersion(ctx, "apps", "web", "1.0.0", chart("apps", "web", "1.0.0").Digest, nil, nil), chartctl.ECONFLICT)
+	must(t, s.ReleaseChartVersion(ctx, "apps", "web", "2.0.0", held.Digest, []byte("name: web\nversion: 2.0.0\n"), []byte(`{"name":"web","version":"2.0.0"}`)))
+	wantCode(t, s.ReleaseChartVersion(ctx, "apps", "web", "2.0.0", held.Digest, nil, nil), chartctl.ECONFLICT)
 	cv, err = s.ChartVersion(ctx, "apps", "web", "2.0.0")
 	must(t, err)
 	if cv.HeldUntil != nil {
@@ -82,8 +82,8 @@ func testHeldVersions(t *testing.T, open Open) {
 	wantStrings(t, "ChartVersions after release", list(chartctl.ChartFilter{}), []string{"web@2.0.0", "web@1.0.0"})
 	e, err := s.IndexEntry(ctx, "apps", "web", "2.0.0")
 	must(t, err)
-	if string(e.IndexEntry) != "name: web\nversion: 2.0.0\n" {
-		t.Fatalf("index entry after release = %q", e.IndexEntry)
+	if string(e.IndexEntry) != "name: web\nversion: 2.0.0\n" || string(e.IndexEntryJSON) != `{"name":"web","version":"2.0.0"}` {
+		t.Fatalf("index entry after release = %q, JSON %q", e.IndexEntry, e.IndexEntryJSON)
 	}
 	tags, _, err = s.ChartTags(ctx, "apps", "web", "", -1)
 	must(t, err)

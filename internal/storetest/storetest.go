@@ -57,6 +57,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Ordering", func(t *testing.T) { testOrdering(t, open) })
 	t.Run("Orphans", func(t *testing.T) { testOrphans(t, open) })
 	t.Run("IndexEntries", func(t *testing.T) { testIndexEntries(t, open) })
+	t.Run("IndexEntryJSON", func(t *testing.T) { testIndexEntryJSON(t, open) })
 	t.Run("Teams", func(t *testing.T) { testTeams(t, open) })
 	t.Run("Members", func(t *testing.T) { testMembers(t, open) })
 	t.Run("OrgRoles", func(t *testing.T) { testOrgRoles(t, open) })
@@ -834,6 +835,93 @@ func testOrphans(t *testing.T, open Open) {
 	orphans, err = s.DeleteRepository(ctx, func() string { mustRepo(t, s, "three", ""); return "three" }())
 	must(t, err)
 	wantStrings(t, "orphans of an empty repository", orphans, nil)
+}
+
+// testIndexEntryJSON: the JSON index entry is stored with the YAML one,
+// cleared with it, and filled by SetIndexEntriesJSON only where the YAML
+// entry is still the one it converts (issue #32).
+func testIndexEntryJSON(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "charts", "")
+	jsonOf := func(v string) []byte { return []byte(`{"name":"web","version":"` + v + `"}`) }
+	entryJSON := func(v string) (yamlEntry, jsonEntry string) {
+		t.Helper()
+		e, err := s.IndexEntry(ctx, "charts", "web", v)
+		must(t, err)
+		all, err := s.IndexEntries(ctx, "charts")
+		must(t, err)
+		for _, a := range all {
+			if a.Version == v && (string(a.IndexEntry) != string(e.IndexEntry) || string(a.IndexEntryJSON) != string(e.IndexEntryJSON)) {
+				t.Fatalf("IndexEntries and IndexEntry differ for %s: %q/%q vs %q/%q", v, a.IndexEntry, a.IndexEntryJSON, e.IndexEntry, e.IndexEntryJSON)
+			}
+		}
+		return string(e.IndexEntry), string(e.IndexEntryJSON)
+	}
+
+	// Stored with the entry at upload.
+	with := chart("charts", "web", "1.0.0")
+	with.IndexEntryJSON = jsonOf("1.0.0")
+	mustPut(t, s, with)
+	if y, j := entryJSON("1.0.0"); y != string(with.IndexEntry) || j != string(with.IndexEntryJSON) {
+		t.Fatalf("entry after upload = %q, JSON %q", y, j)
+	}
+	// An old-style version: entry without JSON.
+	old := chart("charts", "web", "2.0.0")
+	mustPut(t, s, old)
+	if _, j := entryJSON("2.0.0"); j != "" {
+		t.Fatalf("JSON of a version stored without one = %q", j)
+	}
+	// An overwrite without a JSON entry drops the old one (it converted
+	// the old entry).
+	over := chart("charts", "web", "1.0.0")
+	over.Digest = Digest("other bytes")
+	over.IndexEntry = []byte("name: web\nversion: 1.0.0\ndigest: other\n")
+	_, _, _, err := s.PutChartVersion(ctx, over, chartctl.PutVersionOptions{Overwrite: true})
+	must(t, err)
+	if y, j := entryJSON("1.0.0"); y != string(over.IndexEntry) || j != "" {
+		t.Fatalf("entry after overwrite without JSON = %q, JSON %q", y, j)
+	}
+
+	// The backfill: only where the stored entry is the one converted.
+	n, err := s.SetIndexEntriesJSON(ctx, "charts", []*chartctl.ChartVersion{
+		{Name: "web", Version: "2.0.0", IndexEntry: old.IndexEntry, IndexEntryJSON: jsonOf("2.0.0")},
+		{Name: "web", Version: "1.0.0", IndexEntry: with.IndexEntry, IndexEntryJSON: jsonOf("stale")},
+		{Name: "web", Version: "9.0.0", IndexEntry: old.IndexEntry, IndexEntryJSON: jsonOf("9.0.0")},
+		{Name: "../bad", Version: "1", IndexEntry: old.IndexEntry, IndexEntryJSON: jsonOf("1")},
+	})
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("SetIndexEntriesJSON stored %d, want 1", n)
+	}
+	if y, j := entryJSON("2.0.0"); y != string(old.IndexEntry) || j != string(jsonOf("2.0.0")) {
+		t.Fatalf("entry after backfill = %q, JSON %q", y, j)
+	}
+	if _, j := entryJSON("1.0.0"); j != "" {
+		t.Fatalf("backfill of a re-rendered entry stored %q", j)
+	}
+	got, err := s.ChartVersion(ctx, "charts", "web", "2.0.0")
+	must(t, err)
+	if got.Digest != old.Digest || !sameJSON(got.Metadata, old.Metadata) {
+		t.Fatalf("record after backfill = %+v", got)
+	}
+	_, err = s.SetIndexEntriesJSON(ctx, "missing", nil)
+	wantCode(t, err, chartctl.ENOTFOUND)
+
+	// A verification that re-renders the entry stores the new pair; one
+	// without an entry keeps both.
+	v := &chartctl.Verification{Status: chartctl.VerificationUnsigned, CheckedAt: base}
+	must(t, s.SetVerification(ctx, "charts", "web", "2.0.0", old.Digest, v, nil, nil))
+	if y, j := entryJSON("2.0.0"); y != string(old.IndexEntry) || j != string(jsonOf("2.0.0")) {
+		t.Fatalf("entry after a verification without one = %q, JSON %q", y, j)
+	}
+	must(t, s.SetVerification(ctx, "charts", "web", "2.0.0", old.Digest, v, []byte("name: web\nversion: 2.0.0\nsigned: yes\n"), jsonOf("2.0.0-signed")))
+	if y, j := entryJSON("2.0.0"); y != "name: web\nversion: 2.0.0\nsigned: yes\n" || j != string(jsonOf("2.0.0-signed")) {
+		t.Fatalf("entry after a verification = %q, JSON %q", y, j)
+	}
+	must(t, s.SetVerification(ctx, "charts", "web", "2.0.0", old.Digest, v, []byte("name: web\nversion: 2.0.0\n"), nil))
+	if y, j := entryJSON("2.0.0"); y != "name: web\nversion: 2.0.0\n" || j != "" {
+		t.Fatalf("entry after a verification without JSON = %q, JSON %q", y, j)
+	}
 }
 
 func testIndexEntries(t *testing.T, open Open) {
