@@ -4,10 +4,14 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chartctl/chartctl/internal/netguard"
 )
 
 // TestConnectError: a failure to reach an upstream reads "could not
@@ -42,15 +46,15 @@ func TestConnectError(t *testing.T) {
 		want string
 	}{
 		{"refused", func(t *testing.T) error {
-			return get(t, NewClient(true, 5*time.Second), "http://"+closed+"/index.yaml")
+			return get(t, NewClient(netguard.Allowance{All: true}, 5*time.Second), "http://"+closed+"/index.yaml")
 		},
 			"could not connect to " + closed + ": connection refused"},
 		{"private", func(t *testing.T) error {
 			_, port, _ := net.SplitHostPort(closed)
-			return get(t, NewClient(false, 5*time.Second), "http://localhost:"+port+"/index.yaml")
+			return get(t, NewClient(netguard.Allowance{}, 5*time.Second), "http://localhost:"+port+"/index.yaml")
 		}, "could not connect to localhost:" + strings.Split(closed, ":")[1] + ": it is at a private or loopback address, which this server does not reach (its operator can allow it with --allow-private-upstreams)"},
 		{"no answer", func(t *testing.T) error {
-			return get(t, NewClient(true, 200*time.Millisecond), "http://"+silent.Addr().String()+"/index.yaml")
+			return get(t, NewClient(netguard.Allowance{All: true}, 200*time.Millisecond), "http://"+silent.Addr().String()+"/index.yaml")
 		}, "could not connect to " + silent.Addr().String() + ": timed out"},
 		{"no such host", func(*testing.T) error {
 			// As Go words it on a host using systemd-resolved.
@@ -76,8 +80,28 @@ func TestConnectError(t *testing.T) {
 
 	// A real lookup of a name that cannot exist: whatever the resolver
 	// here answers, the message names the host and not the resolver.
-	err = connectError(get(t, NewClient(true, 5*time.Second), "http://chartctl-test.invalid/index.yaml"))
+	err = connectError(get(t, NewClient(netguard.Allowance{All: true}, 5*time.Second), "http://chartctl-test.invalid/index.yaml"))
 	if msg := err.Error(); !strings.HasPrefix(msg, "could not connect to chartctl-test.invalid: ") || strings.Contains(msg, "lookup") || strings.Contains(msg, ":53") {
 		t.Errorf("a name that cannot be found: %q", msg)
+	}
+}
+
+// --allow-private-upstreams as a CIDR list reaches the private addresses
+// it names and no others, for mirrors as for proxies.
+func TestClientAllowsListedRanges(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("entries: {}\n")) }))
+	t.Cleanup(srv.Close)
+	get := func(a netguard.Allowance) error {
+		resp, err := NewClient(a, 5*time.Second).Get(srv.URL + "/index.yaml")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(netguard.Allowance{Ranges: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}); err != nil {
+		t.Fatalf("127.0.0.0/8 listed: %v", err)
+	}
+	if err := get(netguard.Allowance{Ranges: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}); err == nil || !strings.Contains(err.Error(), "--allow-private-upstreams") {
+		t.Fatalf("only 10.0.0.0/8 listed: %v, want the private-address refusal", err)
 	}
 }

@@ -56,9 +56,9 @@ type Opener interface {
 
 // Options configure a Syncer.
 type Options struct {
-	// AllowPrivate lets syncs reach loopback, private and link-local
-	// upstreams (--allow-private-upstreams).
-	AllowPrivate bool
+	// Allow is the loopback, private and link-local upstreams syncs may
+	// reach (--allow-private-upstreams: all, or a CIDR list).
+	Allow netguard.Allowance
 	// Poll is how often Run looks for mirrors whose sync is due (default
 	// 30s; intervals are at least chartctl.MinMirrorInterval).
 	Poll time.Duration
@@ -126,7 +126,7 @@ func New(a *app.App, secrets Opener, opts Options) *Syncer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Syncer{app: a, secrets: secrets, opts: opts, client: NewClient(opts.AllowPrivate, opts.Timeout),
+	return &Syncer{app: a, secrets: secrets, opts: opts, client: NewClient(opts.Allow, opts.Timeout),
 		wake: make(chan struct{}, 1), pending: map[string]bool{}}
 }
 
@@ -136,8 +136,8 @@ func New(a *app.App, secrets Opener, opts Options) *Syncer {
 // often redirect to object storage), each through the same check, and
 // credentials are not sent to another host. No proxy is used: a proxy
 // would make every upstream look like the proxy's address.
-func NewClient(allowPrivate bool, timeout time.Duration) *http.Client {
-	tr := netguard.Transport(timeout, allowPrivate, app.FlagAllowPrivateUpstreams)
+func NewClient(allow netguard.Allowance, timeout time.Duration) *http.Client {
+	tr := netguard.TransportAllowing(timeout, allow, app.FlagAllowPrivateUpstreams)
 	tr.ForceAttemptHTTP2 = true
 	return &http.Client{Transport: tr}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/importer"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/ociclient"
 )
 
@@ -40,7 +41,7 @@ func (s *Syncer) ociVersions(ctx context.Context, upstream string, auth importer
 	rest, _ := strings.CutPrefix(upstream, "oci://")
 	host, path, _ := strings.Cut(rest, "/")
 	c, err := ociclient.New(ociclient.Options{Host: host, PlainHTTP: s.plainHTTP(host), Username: auth.Username, Password: auth.Password,
-		AllowPrivate: s.opts.AllowPrivate, PrivateFlag: app.FlagAllowPrivateUpstreams, Timeout: s.opts.Timeout, PageSize: s.opts.OCIPageSize})
+		Transport: netguard.UpstreamAllowing(s.opts.Timeout, s.opts.Allow, app.FlagAllowPrivateUpstreams), PrivateFlag: app.FlagAllowPrivateUpstreams, Timeout: s.opts.Timeout, PageSize: s.opts.OCIPageSize})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/mirror"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 )
@@ -36,7 +37,7 @@ func TestReplicasSyncOneAtATime(t *testing.T) {
 	}
 	replica := func(holder string) *mirror.Syncer {
 		a := app.New(db, blobs, app.Options{Config: app.Config{MaxChartSize: 10 << 20, ChartLimits: chart.DefaultLimits(), AllowPrivateUpstreams: true}})
-		return mirror.New(a, nil, mirror.Options{AllowPrivate: true, Holder: holder})
+		return mirror.New(a, nil, mirror.Options{Allow: netguard.Allowance{All: true}, Holder: holder})
 	}
 	one, two := replica("replica-1"), replica("replica-2")
 

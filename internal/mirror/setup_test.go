@@ -20,6 +20,7 @@ import (
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/mirror"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/ratelimit"
 	"github.com/chartctl/chartctl/internal/registry"
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -69,7 +70,7 @@ func setup(t *testing.T, o envOptions) *env {
 			reg.Register(e)
 		}
 	})
-	sy := mirror.New(ts.App(), ts.Secrets, mirror.Options{AllowPrivate: !o.denyPrivate, Now: o.now, MaxIndexSize: o.maxIndexSize, OCIPageSize: o.ociPageSize})
+	sy := mirror.New(ts.App(), ts.Secrets, mirror.Options{Allow: netguard.Allowance{All: !o.denyPrivate}, Now: o.now, MaxIndexSize: o.maxIndexSize, OCIPageSize: o.ociPageSize})
 	ts.App().WakeMirror = sy.Request
 	return &env{Server: ts, Syncer: sy}
 }

@@ -87,6 +87,12 @@ func Transport(timeout time.Duration, allowPrivate bool, flag string) *http.Tran
 	return transport(timeout, Allowance{All: allowPrivate}, flag)
 }
 
+// TransportAllowing is Transport for an Allowance: the private addresses
+// it allows are reached, others refused.
+func TransportAllowing(timeout time.Duration, a Allowance, flag string) *http.Transport {
+	return transport(timeout, a, flag)
+}
+
 func transport(timeout time.Duration, a Allowance, flag string) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/replication"
 	"github.com/chartctl/chartctl/internal/secrets"
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -85,7 +86,7 @@ func TestReplicationFailedEvent(t *testing.T) {
 	// A failed attempt is retried after a few milliseconds, and a task
 	// is given up at the first attempt that fails a millisecond or more
 	// after it was queued (GiveUpAfter is the task's age, not a count).
-	rep := replication.New(s.App(), box, nil, replication.Options{AllowPrivate: true, PlainHTTP: []string{targetHost},
+	rep := replication.New(s.App(), box, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{targetHost},
 		RetryBase: time.Millisecond, GiveUpAfter: time.Millisecond, Poll: 20 * time.Millisecond})
 	s.App().WakeReplication = rep.Wake
 	ctx, cancel := context.WithCancel(context.Background())

@@ -63,9 +63,9 @@ type Artifacts interface {
 
 // Options configure a Replicator.
 type Options struct {
-	// AllowPrivate lets targets be on loopback and private addresses
-	// (--allow-private-upstreams).
-	AllowPrivate bool
+	// Allow is the loopback, private and link-local targets replication
+	// may reach (--allow-private-upstreams: all, or a CIDR list).
+	Allow netguard.Allowance
 	// PlainHTTP lists the HOST:PORT of targets reached over plain http
 	// (--plain-http-upstreams).
 	PlainHTTP []string
@@ -124,7 +124,7 @@ func New(a *app.App, secrets Opener, artifacts Artifacts, opts Options) *Replica
 		opts.Now = time.Now
 	}
 	if opts.Transport == nil {
-		opts.Transport = netguard.Upstream(opts.Timeout, opts.AllowPrivate, app.FlagAllowPrivateUpstreams)
+		opts.Transport = netguard.UpstreamAllowing(opts.Timeout, opts.Allow, app.FlagAllowPrivateUpstreams)
 	}
 	return &Replicator{app: a, secrets: secrets, artifacts: artifacts, opts: opts,
 		http: &http.Client{Transport: opts.Transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {

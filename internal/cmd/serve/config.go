@@ -205,7 +205,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "loopback address for pprof (off when empty), e.g. 127.0.0.1:6060")
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", c.SecretsKeyFile, "file of at least 32 bytes keying the encryption of stored secrets such as webhook secrets (default: DATA/secrets.key, generated on first start)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", c.AllowPrivateWebhooks, "let webhooks reach loopback, private and link-local addresses")
-	fs.Var(&c.AllowPrivateUpstreams, "allow-private-upstreams", "let mirror and proxy repositories reach upstreams, and replications their targets, on loopback, private and link-local addresses: true, or (proxies) only those in a comma-separated CIDR list, --allow-private-upstreams=10.0.0.0/8,fd00::/8")
+	fs.Var(&c.AllowPrivateUpstreams, "allow-private-upstreams", "let mirror and proxy repositories reach upstreams, and replications their targets, on loopback, private and link-local addresses: true, or only those in a comma-separated CIDR list, --allow-private-upstreams=10.0.0.0/8,fd00::/8")
 	fs.Lookup("allow-private-upstreams").NoOptDefVal = "true"
 	fs.StringSliceVar(&c.PlainHTTPUpstreams, "plain-http-upstreams", c.PlainHTTPUpstreams, "comma-separated HOST:PORTs of proxy upstreams and replication targets reached over plain http (every other one is https)")
 	fs.Var((*Duration)(&c.UpstreamTimeout), "upstream-timeout", "time limit of one request of a proxy repository to its upstream; past it what is cached is served, marked stale")

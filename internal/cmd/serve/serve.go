@@ -317,7 +317,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// Mirror repositories follow their upstreams: each every interval, at
 	// once when asked; with PostgreSQL one replica at a time per mirror.
-	syncer := mirror.New(srv.App(), box, mirror.Options{AllowPrivate: cfg.AllowPrivateUpstreams.All, MaxIndexSize: int64(cfg.UpstreamIndexMaxSize), Logger: logger})
+	syncer := mirror.New(srv.App(), box, mirror.Options{Allow: netguard.Allowance(cfg.AllowPrivateUpstreams), MaxIndexSize: int64(cfg.UpstreamIndexMaxSize), Logger: logger})
 	srv.App().WakeMirror = syncer.Request
 	// Proxy repositories fetch from their upstreams on demand; with
 	// PostgreSQL one replica fetches each missing version.
@@ -328,7 +328,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// Replications push what their source repositories receive to their
 	// targets, from the events outbox; with PostgreSQL each task on one
 	// replica.
-	replicator = replication.New(srv.App(), box, reg, replication.Options{AllowPrivate: cfg.AllowPrivateUpstreams.All,
+	replicator = replication.New(srv.App(), box, reg, replication.Options{Allow: netguard.Allowance(cfg.AllowPrivateUpstreams),
 		PlainHTTP: cfg.PlainHTTPUpstreams, Logger: logger})
 	srv.App().WakeReplication = replicator.Wake
 	if pg, ok := db.(*postgres.DB); ok {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chartctl/chartctl/client"
 	"github.com/chartctl/chartctl/internal/iostreams"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/replication"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
@@ -26,7 +27,7 @@ func setupRun(t *testing.T, target func(self string) string) (*testkit.Server, f
 	to := target(self)
 	host := strings.Split(strings.TrimPrefix(to, "http://"), "/")[0]
 	s.App().Config.PlainHTTPUpstreams = []string{host}
-	rep := replication.New(s.App(), s.Secrets, nil, replication.Options{AllowPrivate: true, PlainHTTP: []string{host},
+	rep := replication.New(s.App(), s.Secrets, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{host},
 		Poll: 20 * time.Millisecond, RetryBase: time.Hour})
 	s.App().WakeReplication = rep.Wake
 	ctx, cancel := context.WithCancel(context.Background())
