@@ -73,7 +73,7 @@ func TestScripts(t *testing.T) {
 				s.Config.OIDCRootCAs = iss.Pool
 				s.Config.OIDCTrustInsecureIssuers = []string{iss.URL}
 			})
-			syncer := mirror.New(srv.App(), srv.Secrets, mirror.Options{AllowPrivate: true})
+			syncer := mirror.New(srv.App(), srv.Secrets, mirror.Options{Allow: netguard.Allowance{All: true}})
 			srv.App().WakeMirror = syncer.Request
 			// Proxy repositories fetch from upstreams the scripts serve,
 			// as `chartctl serve` wires them (the serve command below
@@ -84,7 +84,7 @@ func TestScripts(t *testing.T) {
 			// --plain-http-upstreams naming it.
 			self := strings.TrimPrefix(srv.URL, "http://")
 			srv.App().Config.PlainHTTPUpstreams = append(srv.App().Config.PlainHTTPUpstreams, self)
-			replicator := replication.New(srv.App(), srv.Secrets, nil, replication.Options{AllowPrivate: true, PlainHTTP: []string{self},
+			replicator := replication.New(srv.App(), srv.Secrets, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{self},
 				Poll: 50 * time.Millisecond})
 			srv.App().WakeReplication = replicator.Wake
 			ctx, stop := context.WithCancel(context.Background())

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/chartctl/chartctl/internal/mirror"
+	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/oauth/oauthtest"
 	"github.com/chartctl/chartctl/internal/testkit"
 	"github.com/chartctl/chartctl/server"
@@ -58,7 +59,7 @@ func setupMirrorCatalog(t *testing.T) *mirrorCatalog {
 	c.must(t, http.MethodPost, "/v1/teams/platform/members", map[string]string{"email": memberEmail, "role": "member"})
 	c.must(t, http.MethodPost, "/v1/repositories", map[string]any{"name": "upstream-mirror", "organization": "acme", "visibility": "public",
 		"mirror": map[string]string{"url": up.URL, "interval": "6h"}})
-	sy := mirror.New(c.App(), c.Secrets, mirror.Options{AllowPrivate: true})
+	sy := mirror.New(c.App(), c.Secrets, mirror.Options{Allow: netguard.Allowance{All: true}})
 	if _, err := sy.Sync(t.Context(), "upstream-mirror"); err != nil {
 		t.Fatal(err)
 	}
