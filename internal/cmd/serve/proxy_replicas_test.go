@@ -65,6 +65,9 @@ entries:
 			// assertion on time: the count below is what is checked).
 			time.Sleep(300 * time.Millisecond)
 			_, _ = w.Write(archive)
+		case "/charts/web-1.0.0.tgz.prov":
+			// Unsigned: the fill asks for a provenance file with the archive.
+			http.NotFound(w, r)
 		default:
 			http.Error(w, "broken", http.StatusInternalServerError)
 		}
