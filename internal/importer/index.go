@@ -330,7 +330,7 @@ func (y *yamlEntries) entries() ([]byte, error) {
 		if in < charts {
 			return line, nil
 		}
-		if in > charts || line[in] == '-' {
+		if in > charts || isItem(line, in) {
 			return nil, fmt.Errorf("%w: line %d: expected a chart's name under entries", errNotIndex, y.lines.n)
 		}
 		line, err = y.chart(line, charts)
@@ -375,7 +375,7 @@ func (y *yamlEntries) chart(keyLine []byte, charts int) ([]byte, error) {
 		return line, err
 	}
 	items := indent(line)
-	if items < charts || line[items] != '-' {
+	if items < charts || !isItem(line, items) {
 		// No list: a chart without versions, or not a list (refused by
 		// the caller, which finds it indented too far).
 		return line, nil
@@ -385,7 +385,7 @@ func (y *yamlEntries) chart(keyLine []byte, charts int) ([]byte, error) {
 			line, err = y.lines.next()
 			continue
 		}
-		if in := indent(line); in < items || in == items && line[in] != '-' {
+		if in := indent(line); in < items || in == items && !isItem(line, in) {
 			return line, nil
 		}
 		var doc []byte
@@ -496,4 +496,13 @@ func blank(line []byte) bool {
 // spaces only).
 func indent(line []byte) int {
 	return len(line) - len(bytes.TrimLeft(line, " "))
+}
+
+// isItem reports whether line holds a block sequence item at column in:
+// a "-" followed by a blank or the line's end ("-:" is a key named "-").
+func isItem(line []byte, in int) bool {
+	if in >= len(line) || line[in] != '-' {
+		return false
+	}
+	return in+1 == len(line) || line[in+1] == ' ' || line[in+1] == '\t' || line[in+1] == '\r' || line[in+1] == '\n'
 }
