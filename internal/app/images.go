@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sync"
 	"time"
@@ -145,18 +144,7 @@ func (a *App) runImages(ctx context.Context) (again bool, err error) {
 		return true, err
 	}
 	defer func() { _ = a.Store.ReleaseLease(context.WithoutCancel(ctx), imagesLease, a.Replica) }()
-	renewed := a.Now()
-	renew := func() error {
-		if a.Now().Sub(renewed) < imagesLeaseTTL/3 {
-			return nil
-		}
-		ok, err := a.Store.AcquireLease(ctx, imagesLease, a.Replica, imagesLeaseTTL)
-		if err == nil && !ok {
-			err = errors.New("the images lease was lost")
-		}
-		renewed = a.Now()
-		return err
-	}
+	renew := a.leaseRenewer(ctx, imagesLease, imagesLeaseTTL)
 	a.images.mu.Lock()
 	backfill := a.images.backfill
 	a.images.backfill = false

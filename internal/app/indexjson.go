@@ -2,7 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -74,18 +74,7 @@ func (a *App) BackfillIndexJSON(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	defer func() { _ = a.Store.ReleaseLease(context.WithoutCancel(ctx), indexJSONLease, a.Replica) }()
-	renewed := a.Now()
-	renew := func() error {
-		if a.Now().Sub(renewed) < indexJSONLeaseTTL/3 {
-			return nil
-		}
-		ok, err := a.Store.AcquireLease(ctx, indexJSONLease, a.Replica, indexJSONLeaseTTL)
-		if err == nil && !ok {
-			err = errors.New("the index-json lease was lost")
-		}
-		renewed = a.Now()
-		return err
-	}
+	renew := a.leaseRenewer(ctx, indexJSONLease, indexJSONLeaseTTL)
 	repos, err := a.Store.Repositories(ctx)
 	if err != nil {
 		return false, err
@@ -138,4 +127,23 @@ func (a *App) backfillRepoIndexJSON(ctx context.Context, repo string, renew func
 		}
 	}
 	return stored, nil
+}
+
+// leaseRenewer returns a func that a long run under the lease name, held
+// for ttl, calls between pieces of work: it renews the lease once a third
+// of ttl has passed since the last renewal, and fails when another
+// replica has taken it.
+func (a *App) leaseRenewer(ctx context.Context, name string, ttl time.Duration) func() error {
+	renewed := a.Now()
+	return func() error {
+		if a.Now().Sub(renewed) < ttl/3 {
+			return nil
+		}
+		ok, err := a.Store.AcquireLease(ctx, name, a.Replica, ttl)
+		if err == nil && !ok {
+			err = fmt.Errorf("the %s lease was lost", name)
+		}
+		renewed = a.Now()
+		return err
+	}
 }

@@ -289,31 +289,9 @@ func (c *Cache) ociHealth(r *chartctl.Repository, st *repoState, err error) {
 // callers in this process, and a lease across replicas; a failure is
 // remembered for NegativeTTL.
 func (c *Cache) ociFillOnce(ctx context.Context, r *chartctl.Repository, st *repoState, name, ref string) error {
-	k := "oci\x00" + vkey(name, ref)
-	now := c.opts.Now()
-	st.mu.Lock()
-	neg, ok := st.negative[k]
-	st.mu.Unlock()
-	if ok && now.Before(neg.until) {
-		return neg.err
-	}
-	_, err, _ := c.flight.Do("ocifill\x00"+st.key+"\x00"+k, func() (any, error) {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.FileTimeout)
-		defer cancel()
-		return nil, c.ociLeased(fctx, r, st, name, ref)
+	return c.once(ctx, st, "oci\x00"+vkey(name, ref), func(fctx context.Context) error {
+		return c.ociLeased(fctx, r, st, name, ref)
 	})
-	if err != nil {
-		if chartctl.ErrorCode(err) == chartctl.EUPSTREAM {
-			c.failed.Inc()
-		}
-		st.mu.Lock()
-		if len(st.negative) > 10000 {
-			st.negative = map[string]negEntry{}
-		}
-		st.negative[k] = negEntry{until: c.opts.Now().Add(c.opts.NegativeTTL), err: err}
-		st.mu.Unlock()
-	}
-	return err
 }
 
 // ociLeased fetches ref under a lease, so one replica fetches it.

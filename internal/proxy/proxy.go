@@ -613,29 +613,9 @@ func (c *Cache) Fetch(ctx context.Context, r *chartctl.Repository, name, version
 	}
 	st.misses.Add(1)
 	c.miss.Inc()
-	k := vkey(name, version)
-	now := c.opts.Now()
-	st.mu.Lock()
-	neg, ok := st.negative[k]
-	st.mu.Unlock()
-	if ok && now.Before(neg.until) {
-		return nil, neg.err
-	}
-	_, err, _ = c.flight.Do("fill\x00"+st.key+"\x00"+k, func() (any, error) {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.FileTimeout)
-		defer cancel()
-		return nil, c.fill(fctx, r, st, name, version)
-	})
-	if err != nil {
-		if chartctl.ErrorCode(err) == chartctl.EUPSTREAM {
-			c.failed.Inc()
-		}
-		st.mu.Lock()
-		if len(st.negative) > 10000 {
-			st.negative = map[string]negEntry{}
-		}
-		st.negative[k] = negEntry{until: c.opts.Now().Add(c.opts.NegativeTTL), err: err}
-		st.mu.Unlock()
+	if err := c.once(ctx, st, vkey(name, version), func(fctx context.Context) error {
+		return c.fill(fctx, r, st, name, version)
+	}); err != nil {
 		return nil, err
 	}
 	return c.app.ChartVersion(ctx, r, name, version)
@@ -670,6 +650,37 @@ func (c *Cache) fill(ctx context.Context, r *chartctl.Repository, st *repoState,
 		c.health(r, st, err)
 		return err
 	})
+}
+
+// once runs fill for the object k of st once for all callers at a time
+// (single flight), bounded by FileTimeout and not cut short by a caller
+// going away; a failure is remembered for NegativeTTL and answered again
+// without asking the upstream.
+func (c *Cache) once(ctx context.Context, st *repoState, k string, fill func(context.Context) error) error {
+	now := c.opts.Now()
+	st.mu.Lock()
+	neg, ok := st.negative[k]
+	st.mu.Unlock()
+	if ok && now.Before(neg.until) {
+		return neg.err
+	}
+	_, err, _ := c.flight.Do("fill\x00"+st.key+"\x00"+k, func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.FileTimeout)
+		defer cancel()
+		return nil, fill(fctx)
+	})
+	if err != nil {
+		if chartctl.ErrorCode(err) == chartctl.EUPSTREAM {
+			c.failed.Inc()
+		}
+		st.mu.Lock()
+		if len(st.negative) > 10000 {
+			st.negative = map[string]negEntry{}
+		}
+		st.negative[k] = negEntry{until: c.opts.Now().Add(c.opts.NegativeTTL), err: err}
+		st.mu.Unlock()
+	}
+	return err
 }
 
 // leased runs fill under the lease named lease, so one replica fetches an
