@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chartctl/chartctl/internal/testkit"
-	"github.com/chartctl/chartctl/internal/testkit/pgtest"
-	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
 
 // TestProxyReplicas runs two replicas of the real binary on one
@@ -80,25 +76,8 @@ entries:
 	}
 	host := strings.TrimPrefix(up.URL, "http://")
 
-	pg := pgtest.Start(t)
-	s3 := s3test.Start(t)
 	bin := mustBinary(t)
-	rs := &replicaSet{dbURL: pg.NewDatabase(t)}
-	blobURL := s3.NewBucket(t)
-	keyFile := filepath.Join(t.TempDir(), "secrets.key")
-	if err := os.WriteFile(keyFile, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	datas := []string{t.TempDir(), t.TempDir()}
-	for _, d := range datas {
-		rs.procs = append(rs.procs, startServe(t, bin, d, "--database", rs.dbURL, "--blob-store", blobURL, "--secrets-key-file", keyFile,
-			"--allow-private-upstreams=127.0.0.1/32", "--plain-http-upstreams", host))
-	}
-	for _, d := range datas {
-		if _, err := os.Stat(filepath.Join(d, "initial-admin.json")); err == nil {
-			rs.key = adminKey(t, d)
-		}
-	}
+	rs := startSharedReplicas(t, bin, "--allow-private-upstreams=127.0.0.1/32", "--plain-http-upstreams", host)
 	body := fmt.Sprintf(`{"name":"px","visibility":"public","proxy":{"url":%q}}`, up.URL)
 	if r, b, err := do(t, "POST", rs.url(0)+"/v1/repositories", rs.key, strings.NewReader(body), "application/json"); err != nil || r.StatusCode != 200 {
 		t.Fatalf("create proxy: %v %s", err, b)

@@ -37,6 +37,30 @@ type replicaSet struct {
 	dbURL string
 }
 
+// startSharedReplicas starts two replicas of bin on one new PostgreSQL
+// database and one new S3 bucket, sharing a secrets key, each with args
+// besides; the set's key is the admin key whichever of them wrote.
+func startSharedReplicas(t *testing.T, bin string, args ...string) *replicaSet {
+	t.Helper()
+	pg, s3 := pgtest.Start(t), s3test.Start(t)
+	rs := &replicaSet{dbURL: pg.NewDatabase(t)}
+	blobURL := s3.NewBucket(t)
+	keyFile := filepath.Join(t.TempDir(), "secrets.key")
+	if err := os.WriteFile(keyFile, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	datas := []string{t.TempDir(), t.TempDir()}
+	for _, d := range datas {
+		rs.procs = append(rs.procs, startServe(t, bin, d, append([]string{"--database", rs.dbURL, "--blob-store", blobURL, "--secrets-key-file", keyFile}, args...)...))
+	}
+	for _, d := range datas {
+		if _, err := os.Stat(filepath.Join(d, "initial-admin.json")); err == nil {
+			rs.key = adminKey(t, d)
+		}
+	}
+	return rs
+}
+
 // url returns replica i's URL (i taken modulo the replicas), as a load
 // balancer spreading requests would.
 func (rs *replicaSet) url(i int) string { return rs.procs[i%len(rs.procs)].url }

@@ -11,16 +11,12 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chartctl/chartctl/internal/testkit"
-	"github.com/chartctl/chartctl/internal/testkit/pgtest"
-	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
 
 // TestReplicationOnReplicas runs a replication (issue #31) on two replicas
@@ -86,24 +82,7 @@ func TestReplicationOnReplicas(t *testing.T) {
 	frontHost := strings.TrimPrefix(front.URL, "http://")
 
 	// Site A: two replicas on one database and one bucket.
-	pg := pgtest.Start(t)
-	s3 := s3test.Start(t)
-	rs := &replicaSet{dbURL: pg.NewDatabase(t)}
-	blobURL := s3.NewBucket(t)
-	keyFile := filepath.Join(t.TempDir(), "secrets.key")
-	if err := os.WriteFile(keyFile, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	datas := []string{t.TempDir(), t.TempDir()}
-	for _, d := range datas {
-		rs.procs = append(rs.procs, startServe(t, bin, d, "--database", rs.dbURL, "--blob-store", blobURL, "--secrets-key-file", keyFile,
-			"--allow-private-upstreams=true", "--plain-http-upstreams", frontHost))
-	}
-	for _, d := range datas {
-		if _, err := os.Stat(filepath.Join(d, "initial-admin.json")); err == nil {
-			rs.key = adminKey(t, d)
-		}
-	}
+	rs := startSharedReplicas(t, bin, "--allow-private-upstreams=true", "--plain-http-upstreams", frontHost)
 	if r, body, err := do(t, "POST", rs.url(0)+"/v1/repositories", rs.key, strings.NewReader(`{"name":"acme"}`), "application/json"); err != nil || r.StatusCode != 200 {
 		t.Fatalf("create acme on A1: %v %s", err, body)
 	}
