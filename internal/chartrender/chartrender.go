@@ -23,6 +23,8 @@
 package chartrender
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -467,19 +469,44 @@ func isBase64(s string) bool {
 	return true
 }
 
-// Encode returns p as JSON.
+// maxEncodedPage bounds what Decode inflates: a page holds a chart's
+// README, values and file list, each bounded by the chart limits.
+const maxEncodedPage = 256 << 20
+
+// Encode returns p as gzip-compressed JSON. A page is mostly highlighted
+// HTML, which compresses about twelvefold; stored uncompressed, a ~3 KiB
+// chart's page took ~50 KiB of the metadata store, more than every other
+// record of its version together (docs/performance.md, "100,000 versions").
 func (p *Page) Encode() ([]byte, error) {
-	b, err := json.Marshal(p)
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err != nil {
+		return nil, err
+	}
+	enc := json.NewEncoder(zw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
 		return nil, fmt.Errorf("encode chart page: %w", err)
 	}
-	return b, nil
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("encode chart page: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
-// Decode reads a page Encode wrote.
+// Decode reads a page Encode wrote, or the plain JSON earlier releases
+// wrote.
 func Decode(b []byte) (*Page, error) {
+	var r io.Reader = bytes.NewReader(b)
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("decode chart page: %w", err)
+		}
+		r = io.LimitReader(zr, maxEncodedPage)
+	}
 	p := new(Page)
-	if err := json.Unmarshal(b, p); err != nil {
+	if err := json.NewDecoder(r).Decode(p); err != nil {
 		return nil, fmt.Errorf("decode chart page: %w", err)
 	}
 	return p, nil

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -168,6 +169,41 @@ func TestRenderChart(t *testing.T) {
 	back, err := chartrender.Decode(enc)
 	if err != nil || back.ReadmeHTML != p.ReadmeHTML || len(back.Schema) != len(p.Schema) {
 		t.Fatalf("round trip: %v", err)
+	}
+}
+
+// TestEncodedPageIsCompressed: a page is kept compressed (a chart with a
+// few KiB of values rendered to ~50 KiB of JSON before), and a page kept
+// as plain JSON by an earlier release still decodes.
+func TestEncodedPageIsCompressed(t *testing.T) {
+	var values strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&values, "key%d:\n  image: registry.example.org/app%d\n  tag: \"1.%d.0\"\n", i, i, i)
+	}
+	p, err := chartrender.Render(bytes.NewReader(mustArchive(t, "big", map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: big\nversion: 0.1.0\n", "values.yaml": values.String()})), chart.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc)*5 > len(plain) {
+		t.Errorf("encoded page is %d bytes, its JSON %d: want it compressed", len(enc), len(plain))
+	}
+	for _, b := range [][]byte{enc, plain} {
+		back, err := chartrender.Decode(b)
+		if err != nil || back.ValuesHTML != p.ValuesHTML || back.Name != "big" {
+			t.Fatalf("decode %.10q…: %v", b, err)
+		}
+	}
+	if _, err := chartrender.Decode(enc[:len(enc)/2]); err == nil {
+		t.Error("a truncated page decoded")
 	}
 }
 
