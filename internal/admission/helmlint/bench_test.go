@@ -5,8 +5,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/rules"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 
 	"github.com/chartctl/chartctl/internal/admission"
 	"github.com/chartctl/chartctl/internal/chart"
@@ -49,4 +57,54 @@ func BenchmarkLintArchive(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkHelmRules is the floor under any lint through Helm's packages:
+// Helm's lint.RunAll alone on a chart already unpacked into memory-backed
+// storage (no unpacking, no process, no pipe), and its Templates rule
+// alone (rendering, the YAML parse and the deprecation check every
+// manifest goes through). docs/performance.md compares it with an upload.
+func BenchmarkHelmRules(b *testing.B) {
+	dir := b.TempDir()
+	if shm, err := os.MkdirTemp("/dev/shm", "helmrules-"); err == nil {
+		dir = shm
+		b.Cleanup(func() { os.RemoveAll(shm) })
+	}
+	if _, err := chart.Walk(bytes.NewReader(benchChart(b)), chart.DefaultLimits(), func(p string, _ int64, content io.Reader) error {
+		dst := filepath.Join(dir, "bench", filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		data, err := io.ReadAll(content)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o600)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	root := filepath.Join(dir, "bench")
+	b.Run("RunAll", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			res := lint.RunAll(root, nil, "default", lint.WithSkipSchemaValidation(true))
+			if len(res.Messages) > 2 {
+				b.Fatalf("lint found %v", res.Messages)
+			}
+		}
+	})
+	b.Run("Templates", func(b *testing.B) {
+		values, err := common.ReadValuesFile(filepath.Join(root, "values.yaml"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			l := support.Linter{ChartDir: root}
+			rules.Templates(&l, "default", values, rules.TemplateLinterSkipSchemaValidation(true))
+			if len(l.Messages) > 1 {
+				b.Fatalf("templates rule found %v", l.Messages)
+			}
+		}
+	})
 }
