@@ -33,7 +33,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 			return err
 		}
 	}
-	hits, err := chartsearch.Search(ctx, s.Store, p, q)
+	hits, err := chartsearch.Search(ctx, s.Store, s.app.SearchCandidates, p, q)
 	if err != nil {
 		return err
 	}

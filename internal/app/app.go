@@ -184,6 +184,7 @@ type App struct {
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
 	versions  recordCache[versionKey, chartctl.ChartVersion]
+	search    searchCache
 	diffs     diffCache
 	hold      blobHold
 	watchers  watchers

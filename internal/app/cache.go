@@ -96,6 +96,7 @@ func (a *App) repository(ctx context.Context, name string) (*chartctl.Repository
 // other than through App, so the change is seen at once.
 func (a *App) ForgetRepository(name string) {
 	a.repos.forget(name)
+	a.search.forget(name)
 	a.versions.forgetAll()
 	a.repoList.forget()
 }

@@ -326,6 +326,8 @@ func (a *App) findImages(ctx context.Context, repo, name, version string, kept m
 		return err
 	}
 	a.versions.forget(versionKey{repo, name, version})
+	// Search shows a chart's images.
+	a.search.forget(repo)
 	return nil
 }
 

@@ -35,6 +35,7 @@ func (a *App) WatchCharts(w ChartWatcher) {
 // one version's state in the store.
 func (a *App) versionChanged(ctx context.Context, repo, name, version string) {
 	a.Index.Refresh(ctx, repo, name, version)
+	a.search.forget(repo)
 	a.watchers.mu.RLock()
 	defer a.watchers.mu.RUnlock()
 	for _, w := range a.watchers.list {
@@ -46,6 +47,7 @@ func (a *App) versionChanged(ctx context.Context, repo, name, version string) {
 // repo.
 func (a *App) repositoryChanged(repo string) {
 	a.Index.Drop(repo)
+	a.search.forget(repo)
 	a.watchers.mu.RLock()
 	defer a.watchers.mu.RUnlock()
 	for _, w := range a.watchers.list {

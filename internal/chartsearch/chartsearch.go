@@ -117,13 +117,53 @@ func Count(hits []Hit) Facets {
 	return f
 }
 
+// Candidate is what a text search looks at for one chart of a
+// repository: the text is matched against its newest version, and the hit
+// shows its newest stable version (the newest when none is stable), with
+// that version's Meta.
+type Candidate struct {
+	Newest, Shown *chartctl.ChartVersion
+	Meta          Meta
+}
+
+// Candidates returns the candidates of a repository: TextCandidates, or
+// a cache of it (app.App keeps one, dropped on every change to the
+// repository). The versions are shared: callers must not change them.
+type Candidates func(ctx context.Context, repo string) ([]Candidate, error)
+
+// TextCandidates reads the candidates of repo from the store: one per
+// chart. A missing repository has none.
+func TextCandidates(ctx context.Context, store chartctl.Store, repo string) ([]Candidate, error) {
+	cvs, err := store.ChartVersions(ctx, repo, chartctl.ChartFilter{Latest: true})
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		// Deleted since it was listed: it has nothing to match.
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	out := make([]Candidate, 0, len(cvs))
+	for _, cv := range cvs {
+		shown, err := latestStable(ctx, store, repo, cv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Candidate{Newest: cv, Shown: shown, Meta: metaOf(shown)})
+	}
+	return out, nil
+}
+
 // Search finds the charts matching q in the repositories p can see (only
 // q.Repo when it is set), the latest version of each (every matching
 // version for an image search): the exact name first, then names
 // starting with q.Text, names containing it, and description or keyword
 // matches; by name, then repository, then version (newest first) within
 // a rank. q.Text must already be validated (at most 256 characters).
-func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q Query) ([]Hit, error) {
+// cands gives each repository's text candidates; nil reads them from
+// store (TextCandidates).
+func Search(ctx context.Context, store chartctl.Store, cands Candidates, p *chartctl.Principal, q Query) ([]Hit, error) {
+	if cands == nil {
+		cands = func(ctx context.Context, repo string) ([]Candidate, error) { return TextCandidates(ctx, store, repo) }
+	}
 	var repos []*chartctl.Repository
 	if q.Repo != nil {
 		repos = []*chartctl.Repository{q.Repo}
@@ -144,30 +184,35 @@ func Search(ctx context.Context, store chartctl.Store, p *chartctl.Principal, q 
 		if q.Organization != "" && !strings.EqualFold(r.Organization, q.Organization) {
 			continue
 		}
-		// An image search reads every version: an old version that
-		// still deploys a vulnerable image is what it is for.
-		cvs, err := store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{Latest: q.Image == nil})
-		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			// Deleted since it was listed: it has nothing to match.
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		for _, cv := range cvs {
-			rank, ok := textRank(cv, needle)
-			if !ok {
+		if q.Image != nil {
+			// An image search reads every version: an old version that
+			// still deploys a vulnerable image is what it is for.
+			cvs, err := store.ChartVersions(ctx, r.Name, chartctl.ChartFilter{})
+			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 				continue
+			} else if err != nil {
+				return nil, err
 			}
-			if q.Image == nil {
-				if cv, err = latestStable(ctx, store, r.Name, cv); err != nil {
-					return nil, err
+			for _, cv := range cvs {
+				rank, ok := textRank(cv, needle)
+				if !ok {
+					continue
+				}
+				if m := metaOf(cv); q.keep(cv, m) {
+					hits = append(hits, Hit{Repository: r.Name, Organization: r.Organization, Version: cv, Rank: rank, Meta: m})
 				}
 			}
-			m := metaOf(cv)
-			if !q.keep(cv, m) {
-				continue
+			continue
+		}
+		cs, err := cands(ctx, r.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			rank, ok := textRank(c.Newest, needle)
+			if ok && q.keep(c.Shown, c.Meta) {
+				hits = append(hits, Hit{Repository: r.Name, Organization: r.Organization, Version: c.Shown, Rank: rank, Meta: c.Meta})
 			}
-			hits = append(hits, Hit{Repository: r.Name, Organization: r.Organization, Version: cv, Rank: rank, Meta: m})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {

@@ -42,7 +42,7 @@ func TestHitIsLatestStable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hits, err := chartsearch.Search(ctx, db, &chartctl.Principal{User: u}, chartsearch.Query{Text: "web"})
+	hits, err := chartsearch.Search(ctx, db, nil, &chartctl.Principal{User: u}, chartsearch.Query{Text: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -253,7 +253,7 @@ func (d *Dashboard) handleSearch(c echo.Context) error {
 
 // runSearch runs query for p and fills sp's results, page and facets.
 func (d *Dashboard) runSearch(c echo.Context, p *chartctl.Principal, query chartsearch.Query, sp *SearchPage) error {
-	hits, err := chartsearch.Search(c.Request().Context(), d.opts.Store, p, query)
+	hits, err := chartsearch.Search(c.Request().Context(), d.opts.Store, d.opts.App.SearchCandidates, p, query)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,79 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chartctl/chartctl/internal/app"
+	"github.com/chartctl/chartctl/internal/testkit"
+)
+
+// TestSearchCandidatesFollowChanges: the kept search candidates change
+// at once with an upload, a delete and a repository's deletion made
+// through App, and on another replica when it hears of the change
+// (RefreshIndexVersion, InvalidateIndex), as the Helm index does. The
+// newest version is what the text matches; the newest stable is shown.
+func TestSearchCandidatesFollowChanges(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			ctx := context.Background()
+			replica := e.open(t)
+			db1, blobs1 := replica(t)
+			db2, blobs2 := replica(t)
+			opts := app.Options{Config: app.Config{MaxChartSize: 1 << 20}}
+			a, b := app.New(db1, blobs1, opts), app.New(db2, blobs2, opts)
+			r := mustRepo(t, a, "apps")
+			shown := func(x *app.App) map[string]string {
+				t.Helper()
+				cs, err := x.SearchCandidates(ctx, "apps")
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]string{}
+				for _, c := range cs {
+					out[c.Newest.Name] = c.Newest.Version + "/" + c.Shown.Version
+				}
+				return out
+			}
+			if _, err := push(t, a, r, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})); err != nil {
+				t.Fatal(err)
+			}
+			if got := shown(a)["web"]; got != "1.0.0/1.0.0" {
+				t.Fatalf("after the first upload: %q", got)
+			}
+			if got := shown(b)["web"]; got != "1.0.0/1.0.0" {
+				t.Fatalf("other replica: %q", got)
+			}
+			if _, err := push(t, a, r, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "2.0.0-rc.1"})); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := push(t, a, r, testkit.MakeChart(t, testkit.Chart{Name: "db", Version: "0.1.0"})); err != nil {
+				t.Fatal(err)
+			}
+			if got := shown(a); got["web"] != "2.0.0-rc.1/1.0.0" || got["db"] != "0.1.0/0.1.0" {
+				t.Fatalf("after two more uploads: %v", got)
+			}
+			// The other replica hears of it.
+			b.RefreshIndexVersion(ctx, "apps", "web", "2.0.0-rc.1")
+			if got := shown(b)["web"]; got != "2.0.0-rc.1/1.0.0" {
+				t.Fatalf("other replica after the refresh: %q", got)
+			}
+			if _, err := a.DeleteChart(ctx, r, "db", "0.1.0"); err != nil {
+				t.Fatal(err)
+			}
+			if got := shown(a); len(got) != 1 {
+				t.Fatalf("after the delete: %v", got)
+			}
+			if err := a.DeleteRepository(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			if got := shown(a); len(got) != 0 {
+				t.Fatalf("after the repository's deletion: %v", got)
+			}
+			b.InvalidateIndex("apps")
+			if got := shown(b); len(got) != 0 {
+				t.Fatalf("other replica after the repository's deletion: %v", got)
+			}
+		})
+	}
+}
