@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"sync"
@@ -213,7 +214,14 @@ func (a *App) backfillImages(ctx context.Context, renew func() error) error {
 			return err
 		}
 		for _, cv := range cvs {
-			if cv.Images == nil || (a.Render != nil && !kept[cv.Digest]) {
+			switch {
+			case a.Render != nil && (cv.Images == nil || !kept[cv.Digest]):
+				todo = append(todo, cv)
+			case a.Render == nil && cv.Images == nil && bytes.Contains(cv.Metadata, []byte(chartdiff.ImagesAnnotationKey)) &&
+				chartdiff.ImagesOf(cv.Metadata).Source == chartdiff.ImagesAnnotation:
+				// Without a renderer only the annotation can say; a
+				// version without one stays pending, and going through
+				// it again at every start read every record once more.
 				todo = append(todo, cv)
 			}
 		}

@@ -23,7 +23,11 @@ const (
 )
 
 // imagesKey is the Artifact Hub annotation listing a chart's images.
-const imagesKey = "artifacthub.io/images"
+// ImagesAnnotationKey is the Chart.yaml annotation that lists a chart's
+// images (Artifact Hub's).
+const ImagesAnnotationKey = "artifacthub.io/images"
+
+const imagesKey = ImagesAnnotationKey
 
 // Images is what a version's metadata says about the images it deploys.
 type Images struct {
