@@ -27,14 +27,14 @@ type searchCache struct {
 }
 
 type searchEntry struct {
-	cands   []chartsearch.Candidate
+	cands   []*chartsearch.Candidate
 	expires time.Time
 }
 
 // SearchCandidates returns repo's text search candidates
 // (chartsearch.Candidates), from memory while nothing changed. The
 // versions are shared: callers must not change them.
-func (a *App) SearchCandidates(ctx context.Context, repo string) ([]chartsearch.Candidate, error) {
+func (a *App) SearchCandidates(ctx context.Context, repo string) ([]*chartsearch.Candidate, error) {
 	c := &a.search
 	now := time.Now()
 	c.mu.Lock()

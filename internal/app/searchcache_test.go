@@ -31,7 +31,11 @@ func TestSearchCandidatesFollowChanges(t *testing.T) {
 				}
 				out := map[string]string{}
 				for _, c := range cs {
-					out[c.Newest.Name] = c.Newest.Version + "/" + c.Shown.Version
+					shown, _, err := c.Shown(ctx, x.Store)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[c.Newest.Name] = c.Newest.Version + "/" + shown.Version
 				}
 				return out
 			}

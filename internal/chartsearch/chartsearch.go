@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
@@ -118,22 +119,44 @@ func Count(hits []Hit) Facets {
 }
 
 // Candidate is what a text search looks at for one chart of a
-// repository: the text is matched against its newest version, and the hit
+// repository: the text is matched against its newest version, and a hit
 // shows its newest stable version (the newest when none is stable), with
-// that version's Meta.
+// that version's Meta (Shown).
 type Candidate struct {
-	Newest, Shown *chartctl.ChartVersion
-	Meta          Meta
+	Newest *chartctl.ChartVersion
+
+	mu    sync.Mutex
+	shown *chartctl.ChartVersion
+	meta  Meta
+}
+
+// Shown returns the version a hit on c shows and its Meta. When the
+// chart's newest version is a pre-release, the first call reads the
+// chart's versions from store to find its newest stable one (only charts
+// that match a search pay for that), and later calls reuse it.
+func (c *Candidate) Shown(ctx context.Context, store chartctl.Store) (*chartctl.ChartVersion, Meta, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shown != nil {
+		return c.shown, c.meta, nil
+	}
+	shown, err := latestStable(ctx, store, c.Newest.Repository, c.Newest)
+	if err != nil {
+		// Not kept: the next search tries again.
+		return nil, Meta{}, err
+	}
+	c.shown, c.meta = shown, metaOf(shown)
+	return c.shown, c.meta, nil
 }
 
 // Candidates returns the candidates of a repository: TextCandidates, or
 // a cache of it (app.App keeps one, dropped on every change to the
 // repository). The versions are shared: callers must not change them.
-type Candidates func(ctx context.Context, repo string) ([]Candidate, error)
+type Candidates func(ctx context.Context, repo string) ([]*Candidate, error)
 
 // TextCandidates reads the candidates of repo from the store: one per
-// chart. A missing repository has none.
-func TextCandidates(ctx context.Context, store chartctl.Store, repo string) ([]Candidate, error) {
+// chart, from the newest record of each. A missing repository has none.
+func TextCandidates(ctx context.Context, store chartctl.Store, repo string) ([]*Candidate, error) {
 	cvs, err := store.ChartVersions(ctx, repo, chartctl.ChartFilter{Latest: true})
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		// Deleted since it was listed: it has nothing to match.
@@ -141,13 +164,13 @@ func TextCandidates(ctx context.Context, store chartctl.Store, repo string) ([]C
 	} else if err != nil {
 		return nil, err
 	}
-	out := make([]Candidate, 0, len(cvs))
+	out := make([]*Candidate, 0, len(cvs))
 	for _, cv := range cvs {
-		shown, err := latestStable(ctx, store, repo, cv)
-		if err != nil {
-			return nil, err
+		c := &Candidate{Newest: cv}
+		if !client.Prerelease(cv.Version) {
+			c.shown, c.meta = cv, metaOf(cv)
 		}
-		out = append(out, Candidate{Newest: cv, Shown: shown, Meta: metaOf(shown)})
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -162,7 +185,7 @@ func TextCandidates(ctx context.Context, store chartctl.Store, repo string) ([]C
 // store (TextCandidates).
 func Search(ctx context.Context, store chartctl.Store, cands Candidates, p *chartctl.Principal, q Query) ([]Hit, error) {
 	if cands == nil {
-		cands = func(ctx context.Context, repo string) ([]Candidate, error) { return TextCandidates(ctx, store, repo) }
+		cands = func(ctx context.Context, repo string) ([]*Candidate, error) { return TextCandidates(ctx, store, repo) }
 	}
 	var repos []*chartctl.Repository
 	if q.Repo != nil {
@@ -210,8 +233,15 @@ func Search(ctx context.Context, store chartctl.Store, cands Candidates, p *char
 		}
 		for _, c := range cs {
 			rank, ok := textRank(c.Newest, needle)
-			if ok && q.keep(c.Shown, c.Meta) {
-				hits = append(hits, Hit{Repository: r.Name, Organization: r.Organization, Version: c.Shown, Rank: rank, Meta: c.Meta})
+			if !ok {
+				continue
+			}
+			shown, m, err := c.Shown(ctx, store)
+			if err != nil {
+				return nil, err
+			}
+			if q.keep(shown, m) {
+				hits = append(hits, Hit{Repository: r.Name, Organization: r.Organization, Version: shown, Rank: rank, Meta: m})
 			}
 		}
 	}
