@@ -25,6 +25,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/chartpage"
+	"github.com/chartctl/chartctl/internal/chartsearch"
 	"github.com/chartctl/chartctl/internal/helmindex"
 	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/publishing"
@@ -184,7 +185,7 @@ type App struct {
 	downloads downloadCounter
 	repos     recordCache[string, chartctl.Repository]
 	versions  recordCache[versionKey, chartctl.ChartVersion]
-	search    searchCache
+	search    recordCache[string, []*chartsearch.Candidate]
 	diffs     diffCache
 	hold      blobHold
 	watchers  watchers
@@ -214,6 +215,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	}
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload,
 		Replica: replicaName()}
+	a.search.ttl = searchTTL
 	if o, ok := store.(chartctl.OAuthStore); ok {
 		a.OAuth = o
 	}

@@ -27,6 +27,8 @@ type recordCache[K comparable, V any] struct {
 	mu      sync.RWMutex
 	gen     uint64
 	entries map[K]cachedRecord[V]
+	// ttl is how long a record is believed (recordTTL when zero).
+	ttl time.Duration
 }
 
 type cachedRecord[V any] struct {
@@ -55,7 +57,11 @@ func (rc *recordCache[K, V]) get(k K, load func() (*V, error)) (*V, error) {
 		if rc.entries == nil || len(rc.entries) >= recordCacheMax {
 			rc.entries = map[K]cachedRecord[V]{}
 		}
-		rc.entries[k] = cachedRecord[V]{v: *v, expires: now.Add(recordTTL)}
+		ttl := rc.ttl
+		if ttl == 0 {
+			ttl = recordTTL
+		}
+		rc.entries[k] = cachedRecord[V]{v: *v, expires: now.Add(ttl)}
 	}
 	rc.mu.Unlock()
 	return v, nil

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"sync"
@@ -217,8 +216,7 @@ func (a *App) backfillImages(ctx context.Context, renew func() error) error {
 			switch {
 			case a.Render != nil && (cv.Images == nil || !kept[cv.Digest]):
 				todo = append(todo, cv)
-			case a.Render == nil && cv.Images == nil && bytes.Contains(cv.Metadata, []byte(chartdiff.ImagesAnnotationKey)) &&
-				chartdiff.ImagesOf(cv.Metadata).Source == chartdiff.ImagesAnnotation:
+			case a.Render == nil && cv.Images == nil && chartdiff.ImagesOf(cv.Metadata).Source == chartdiff.ImagesAnnotation:
 				// Without a renderer only the annotation can say; a
 				// version without one stays pending, and going through
 				// it again at every start read every record once more.

@@ -21,11 +21,8 @@ func TestIndexJSONBackfill(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
-			replica := e.open(t)
-			db1, blobs1 := replica(t)
-			db2, blobs2 := replica(t)
-			a1, a2 := app.New(db1, blobs1, app.Options{}), app.New(db2, blobs2, app.Options{})
-			a1.Replica, a2.Replica = "r1", "r2"
+			a1, a2 := twoReplicas(t, e.open, app.Options{})
+			db1, db2 := a1.Store, a2.Store
 			for _, repo := range []string{"apps", "empty"} {
 				if err := db1.CreateRepository(ctx, &chartctl.Repository{Name: repo}); err != nil {
 					t.Fatal(err)

@@ -78,6 +78,18 @@ func (s *pausedStore) PutChartVersion(ctx context.Context, cv *chartctl.ChartVer
 	return s.Store.PutChartVersion(ctx, cv, opts)
 }
 
+// twoReplicas returns two Apps on one store of the engine opened by open
+// (two replicas of one site), named r1 and r2.
+func twoReplicas(t *testing.T, open func(t *testing.T) (replica func(t *testing.T) (chartctl.Store, chartctl.BlobStore)), opts app.Options) (*app.App, *app.App) {
+	t.Helper()
+	replica := open(t)
+	db1, blobs1 := replica(t)
+	db2, blobs2 := replica(t)
+	a1, a2 := app.New(db1, blobs1, opts), app.New(db2, blobs2, opts)
+	a1.Replica, a2.Replica = "r1", "r2"
+	return a1, a2
+}
+
 func mustRepo(t *testing.T, a *app.App, name string) *chartctl.Repository {
 	t.Helper()
 	r := &chartctl.Repository{Name: name, Visibility: chartctl.VisibilityPublic}

@@ -17,11 +17,7 @@ func TestSearchCandidatesFollowChanges(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
-			replica := e.open(t)
-			db1, blobs1 := replica(t)
-			db2, blobs2 := replica(t)
-			opts := app.Options{Config: app.Config{MaxChartSize: 1 << 20}}
-			a, b := app.New(db1, blobs1, opts), app.New(db2, blobs2, opts)
+			a, b := twoReplicas(t, e.open, app.Options{Config: app.Config{MaxChartSize: 1 << 20}})
 			r := mustRepo(t, a, "apps")
 			shown := func(x *app.App) map[string]string {
 				t.Helper()

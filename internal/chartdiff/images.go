@@ -1,6 +1,7 @@
 package chartdiff
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -23,11 +24,7 @@ const (
 )
 
 // imagesKey is the Artifact Hub annotation listing a chart's images.
-// ImagesAnnotationKey is the Chart.yaml annotation that lists a chart's
-// images (Artifact Hub's).
-const ImagesAnnotationKey = "artifacthub.io/images"
-
-const imagesKey = ImagesAnnotationKey
+const imagesKey = "artifacthub.io/images"
 
 // Images is what a version's metadata says about the images it deploys.
 type Images struct {
@@ -53,7 +50,10 @@ func ImagesOf(metadata []byte) Images {
 	var md struct {
 		Annotations map[string]string `json:"annotations"`
 	}
-	if len(metadata) == 0 || json.Unmarshal(metadata, &md) != nil {
+	// Most charts have no Artifact Hub annotation: they are answered
+	// without parsing their metadata (the images backfill asks this of
+	// every version without an image record).
+	if !bytes.Contains(metadata, []byte("artifacthub.io")) || json.Unmarshal(metadata, &md) != nil {
 		return Images{Source: ImagesPending}
 	}
 	raw, ok := md.Annotations[imagesKey]
