@@ -50,16 +50,16 @@ func setupPolicy(t *testing.T) *policyFixture {
 			reg.SessionKey = []byte("policy test: upload session key")
 			reg.Register(e)
 		}
-	})
-	// The verifier's seam (App.SignatureStatus): this stand-in finds a
-	// signature verified by trust entry "release" on uploads with a
-	// provenance file, and none otherwise.
-	s.App().SignatureStatus = func(_ context.Context, _ *chartctl.Repository, _, _ string, _, prov []byte) (chartctl.PolicyVerification, error) {
-		if prov == nil {
-			return chartctl.PolicyVerification{Status: chartctl.VerificationUnsigned}, nil
+		// The verifier's seam (App.SignatureStatus): this stand-in finds
+		// a signature verified by trust entry "release" on uploads with
+		// a provenance file, and none otherwise.
+		s.App().SignatureStatus = func(_ context.Context, _ *chartctl.Repository, _, _ string, _, prov []byte) (chartctl.PolicyVerification, error) {
+			if prov == nil {
+				return chartctl.PolicyVerification{Status: chartctl.VerificationUnsigned}, nil
+			}
+			return chartctl.PolicyVerification{Status: chartctl.VerificationVerified, Signatures: []chartctl.PolicySignature{{Kind: "pgp", Trust: "release"}}}, nil
 		}
-		return chartctl.PolicyVerification{Status: chartctl.VerificationVerified, Signatures: []chartctl.PolicySignature{{Kind: "pgp", Trust: "release"}}}, nil
-	}
+	})
 	f := &policyFixture{s: s}
 	f.own = s.MustKey(t, s.MustUser(t, "own@example.com", false), chartctl.AllScopes...)
 	f.mem = s.MustKey(t, s.MustUser(t, "mem@example.com", false), chartctl.AllScopes...)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,6 +46,13 @@ func TestMain(m *testing.M) {
 type serverKey struct{}
 type tbKey struct{}
 type issuerKey struct{}
+type upstreamKey struct{}
+
+// upstreamListener is the listener of a script's `serve` upstream.
+type upstreamListener struct {
+	ln   net.Listener
+	used bool
+}
 
 // TestScripts runs testdata/script/*.txtar: each script gets its own real
 // server (bbolt in a temp dir) and runs the real chartctl against it, with
@@ -59,40 +67,50 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			tb := env.T().(testing.TB)
-			// Mirrors may follow upstreams the scripts serve on
-			// 127.0.0.1, synced as `chartctl serve` syncs them.
 			// A test OIDC issuer the server trusts, as the operator's
 			// --oidc-trust-insecure-issuers does (it listens on
 			// 127.0.0.1), for the trusted-publishing scripts.
 			iss := oidcissuer.New(tb)
-			srv := testkit.StartServer(tb, func(s *server.Server) {
+			// Replications may target a repository of this same server
+			// over plain http, as `chartctl serve` runs them with
+			// --plain-http-upstreams naming it.
+			ln := testkit.Listen(tb)
+			self := ln.Addr().String()
+			// The listener of the script's `serve` upstream, opened now:
+			// proxies may reach it over plain http, as an operator's
+			// --plain-http-upstreams would allow, and that list is fixed
+			// when the server starts.
+			upstream := testkit.Listen(tb)
+			env.Defer(func() { _ = upstream.Close() })
+			var syncer *mirror.Syncer
+			var replicator *replication.Replicator
+			srv := testkit.StartServerOn(tb, ln, func(s *server.Server) {
 				// Charts render in the test's process (the bounded
 				// child is tested in helmrender and internal/cmd/serve).
 				s.Render = helmrender.InProcess(chart.DefaultLimits())
 				s.Config.AllowPrivateUpstreams = true
 				s.Config.OIDCRootCAs = iss.Pool
 				s.Config.OIDCTrustInsecureIssuers = []string{iss.URL}
+				s.Config.PlainHTTPUpstreams = []string{self, upstream.Addr().String()}
+				// Wired before the start, as `chartctl serve` wires them:
+				// mirrors may follow upstreams the scripts serve on
+				// 127.0.0.1, and proxy repositories fetch from them (the
+				// serve command below lists each in --plain-http-upstreams).
+				a := s.App()
+				syncer = mirror.New(a, s.Secrets, mirror.Options{Allow: netguard.Allowance{All: true}})
+				a.WakeMirror = syncer.Request
+				a.Proxies = proxy.New(a, s.Secrets, proxy.Options{Allow: netguard.Allowance{All: true}})
+				replicator = replication.New(a, s.Secrets, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{self},
+					Poll: 50 * time.Millisecond})
+				a.WakeReplication = replicator.Wake
 			})
-			syncer := mirror.New(srv.App(), srv.Secrets, mirror.Options{Allow: netguard.Allowance{All: true}})
-			srv.App().WakeMirror = syncer.Request
-			// Proxy repositories fetch from upstreams the scripts serve,
-			// as `chartctl serve` wires them (the serve command below
-			// lists each in --plain-http-upstreams).
-			srv.App().Proxies = proxy.New(srv.App(), srv.Secrets, proxy.Options{Allow: netguard.Allowance{All: true}})
-			// Replications may target a repository of this same server
-			// over plain http, as `chartctl serve` runs them with
-			// --plain-http-upstreams naming it.
-			self := strings.TrimPrefix(srv.URL, "http://")
-			srv.App().Config.PlainHTTPUpstreams = append(srv.App().Config.PlainHTTPUpstreams, self)
-			replicator := replication.New(srv.App(), srv.Secrets, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{self},
-				Poll: 50 * time.Millisecond})
-			srv.App().WakeReplication = replicator.Wake
 			ctx, stop := context.WithCancel(context.Background())
 			done := make(chan struct{}, 2)
 			go func() { defer func() { done <- struct{}{} }(); syncer.Run(ctx) }()
 			go func() { defer func() { done <- struct{}{} }(); replicator.Run(ctx) }()
 			env.Defer(func() { stop(); <-done; <-done })
 			env.Values[serverKey{}] = srv
+			env.Values[upstreamKey{}] = &upstreamListener{ln: upstream}
 			env.Values[tbKey{}] = tb
 			env.Values[issuerKey{}] = iss
 			env.Setenv("OIDC_ISSUER", iss.URL)
@@ -144,18 +162,22 @@ func TestScripts(t *testing.T) {
 				ts.Check(writeIndex(ts.MkAbs(args[0])))
 			},
 			// serve DIR VAR: serve DIR over HTTP on 127.0.0.1 until the
-			// script ends, its URL in $VAR.
+			// script ends, its URL in $VAR; once per script, on the
+			// listener the server lists in --plain-http-upstreams.
 			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
 					ts.Fatalf("usage: serve DIR VAR")
 				}
-				hs := httptest.NewServer(http.FileServer(http.Dir(ts.MkAbs(args[0]))))
+				up := ts.Value(upstreamKey{}).(*upstreamListener)
+				if up.used {
+					ts.Fatalf("serve: once per script")
+				}
+				up.used = true
+				hs := httptest.NewUnstartedServer(http.FileServer(http.Dir(ts.MkAbs(args[0]))))
+				_ = hs.Listener.Close()
+				hs.Listener = up.ln
+				hs.Start()
 				ts.Defer(hs.Close)
-				// Proxies may reach it over plain http, as an operator's
-				// --plain-http-upstreams would allow (set before any
-				// command of the script asks the server).
-				srv := ts.Value(serverKey{}).(*testkit.Server)
-				srv.App().Config.PlainHTTPUpstreams = append(srv.App().Config.PlainHTTPUpstreams, strings.TrimPrefix(hs.URL, "http://"))
 				ts.Setenv(args[1], hs.URL)
 			},
 			// waitrecheck: wait for the server's background policy

@@ -56,8 +56,7 @@ func TestMirrorOCIUpstream(t *testing.T) {
 	t.Cleanup(noCatalog.Close)
 	noCatalogHost := strings.TrimPrefix(noCatalog.URL, "http://")
 
-	e := setup(t, envOptions{ociPageSize: 1})
-	e.App().Config.PlainHTTPUpstreams = []string{dist.Host, noCatalogHost}
+	e := setup(t, envOptions{ociPageSize: 1, plainHTTP: []string{dist.Host, noCatalogHost}})
 	cred := func(u string) map[string]string {
 		return map[string]string{"url": u, "username": "ci", "password": "dist-secret"}
 	}

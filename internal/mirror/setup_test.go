@@ -55,12 +55,16 @@ type envOptions struct {
 	maxIndexSize int64
 	// ociPageSize is the page size asked of oci:// upstreams.
 	ociPageSize int
+	// plainHTTP is --plain-http-upstreams.
+	plainHTTP []string
 }
 
 func setup(t *testing.T, o envOptions) *env {
 	t.Helper()
+	var sy *mirror.Syncer
 	ts := testkit.StartServer(t, func(s *server.Server) {
 		s.Config.AllowPrivateUpstreams = !o.denyPrivate
+		s.Config.PlainHTTPUpstreams = o.plainHTTP
 		// The tests poll; the limits have their own tests.
 		s.Config.GlobalLimit = ratelimit.Limit{N: 1 << 30, Window: time.Hour}
 		s.Extra = func(e *echo.Echo) {
@@ -69,9 +73,9 @@ func setup(t *testing.T, o envOptions) *env {
 			reg.Auth, reg.Limits = s, s
 			reg.Register(e)
 		}
+		sy = mirror.New(s.App(), s.Secrets, mirror.Options{Allow: netguard.Allowance{All: !o.denyPrivate}, Now: o.now, MaxIndexSize: o.maxIndexSize, OCIPageSize: o.ociPageSize})
+		s.App().WakeMirror = sy.Request
 	})
-	sy := mirror.New(ts.App(), ts.Secrets, mirror.Options{Allow: netguard.Allowance{All: !o.denyPrivate}, Now: o.now, MaxIndexSize: o.maxIndexSize, OCIPageSize: o.ociPageSize})
-	ts.App().WakeMirror = sy.Request
 	return &env{Server: ts, Syncer: sy}
 }
 

@@ -32,6 +32,8 @@ import (
 // serve` mounts it.
 func setupOCI(t testing.TB, allow netguard.Allowance, plainHTTP ...string) *env {
 	t.Helper()
+	clk := &clock{t: time.Now()}
+	var c *proxy.Cache
 	ts := testkit.StartServer(t, func(s *server.Server) {
 		s.Config.PrivateUpstreams = allow
 		s.Config.PlainHTTPUpstreams = plainHTTP
@@ -43,10 +45,9 @@ func setupOCI(t testing.TB, allow netguard.Allowance, plainHTTP ...string) *env 
 			reg.SessionKey = []byte("oci proxy test: upload session key")
 			reg.Register(e)
 		}
+		c = proxy.New(s.App(), s.Secrets, proxy.Options{Allow: allow, Timeout: 5 * time.Second, Now: clk.Now})
+		s.App().Proxies = c
 	})
-	clk := &clock{t: time.Now()}
-	c := proxy.New(ts.App(), ts.Secrets, proxy.Options{Allow: allow, Timeout: 5 * time.Second, Now: clk.Now})
-	ts.App().Proxies = c
 	return &env{Server: ts, Cache: c, Clock: clk}
 }
 

@@ -117,14 +117,15 @@ type env struct {
 
 func setup(t testing.TB, allow netguard.Allowance, plainHTTP ...string) *env {
 	t.Helper()
+	clk := &clock{t: time.Now()}
+	var c *proxy.Cache
 	ts := testkit.StartServer(t, func(s *server.Server) {
 		s.Config.PrivateUpstreams = allow
 		s.Config.PlainHTTPUpstreams = plainHTTP
 		s.Config.GlobalLimit = ratelimit.Limit{N: 1 << 30, Window: time.Hour}
+		c = proxy.New(s.App(), s.Secrets, proxy.Options{Allow: allow, Timeout: 5 * time.Second, Now: clk.Now})
+		s.App().Proxies = c
 	})
-	clk := &clock{t: time.Now()}
-	c := proxy.New(ts.App(), ts.Secrets, proxy.Options{Allow: allow, Timeout: 5 * time.Second, Now: clk.Now})
-	ts.App().Proxies = c
 	return &env{Server: ts, Cache: c, Clock: clk}
 }
 

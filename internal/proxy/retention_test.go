@@ -21,14 +21,15 @@ import (
 func setupClocked(t testing.TB, plainHTTP ...string) *env {
 	t.Helper()
 	clk := &clock{t: time.Now()}
+	var c *proxy.Cache
 	ts := testkit.StartServer(t, func(s *server.Server) {
 		s.Config.PrivateUpstreams = allowAll
 		s.Config.PlainHTTPUpstreams = plainHTTP
 		s.Config.GlobalLimit = ratelimit.Limit{N: 1 << 30, Window: time.Hour}
 		s.Now = clk.Now
+		c = proxy.New(s.App(), s.Secrets, proxy.Options{Allow: allowAll, Timeout: 5 * time.Second, Now: clk.Now})
+		s.App().Proxies = c
 	})
-	c := proxy.New(ts.App(), ts.Secrets, proxy.Options{Allow: allowAll, Timeout: 5 * time.Second, Now: clk.Now})
-	ts.App().Proxies = c
 	return &env{Server: ts, Cache: c, Clock: clk}
 }
 

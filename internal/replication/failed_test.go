@@ -76,19 +76,21 @@ func TestReplicationFailedEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var d *webhook.Dispatcher
+	var rep *replication.Replicator
 	s := testkit.StartServer(t, func(srv *server.Server) {
 		d = webhook.New(srv.Store, box, webhook.Options{RetryBase: 20 * time.Millisecond, Poll: 20 * time.Millisecond, AllowPrivate: true})
 		srv.Secrets, srv.OnEvents = box, d.Notify
 		srv.Config.AllowPrivateWebhooks = true
 		srv.Config.AllowPrivateUpstreams = true
 		srv.Config.PlainHTTPUpstreams = []string{targetHost}
+		// A failed attempt is retried after a few milliseconds, and a
+		// task is given up at the first attempt that fails a millisecond
+		// or more after it was queued (GiveUpAfter is the task's age,
+		// not a count).
+		rep = replication.New(srv.App(), box, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{targetHost},
+			RetryBase: time.Millisecond, GiveUpAfter: time.Millisecond, Poll: 20 * time.Millisecond})
+		srv.App().WakeReplication = rep.Wake
 	})
-	// A failed attempt is retried after a few milliseconds, and a task
-	// is given up at the first attempt that fails a millisecond or more
-	// after it was queued (GiveUpAfter is the task's age, not a count).
-	rep := replication.New(s.App(), box, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{targetHost},
-		RetryBase: time.Millisecond, GiveUpAfter: time.Millisecond, Poll: 20 * time.Millisecond})
-	s.App().WakeReplication = rep.Wake
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx) }()

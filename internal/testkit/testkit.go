@@ -43,14 +43,36 @@ type Server struct {
 	Admin    *chartctl.User
 }
 
-// Option changes the server before it starts.
+// Option changes the server before it starts. It is also where a test
+// wires the application's seams (App().Proxies, App().WakeMirror,
+// App().WakeReplication, App().Config): set after the start, they are
+// not promised to be seen by the requests and workers already running,
+// and the race detector says so. Calling s.App() fixes the server's
+// Config, Extra, Lint and Render: set those first.
 type Option func(*server.Server)
 
 // StartServer starts a server over a fresh data directory; it stops when
 // the test ends.
 func StartServer(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	ts := OpenServer(tb, tb.TempDir(), opts...)
+	return StartServerOn(tb, Listen(tb), opts...)
+}
+
+// Listen opens the 127.0.0.1 listener a server will use, for a test
+// whose options need the server's own address (StartServerOn).
+func Listen(tb testing.TB) net.Listener {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("listen: %v", err)
+	}
+	return ln
+}
+
+// StartServerOn is StartServer on ln (from Listen).
+func StartServerOn(tb testing.TB, ln net.Listener, opts ...Option) *Server {
+	tb.Helper()
+	ts := openServer(tb, tb.TempDir(), ln, opts...)
 	ts.Admin = ts.MustUser(tb, "admin@example.com", true)
 	ts.AdminKey = ts.MustKey(tb, ts.Admin, chartctl.AllScopes...)
 	return ts
@@ -59,6 +81,11 @@ func StartServer(tb testing.TB, opts ...Option) *Server {
 // OpenServer starts a server over the data directory dir as it is (a
 // restored backup, say), creating no user; it stops when the test ends.
 func OpenServer(tb testing.TB, dir string, opts ...Option) *Server {
+	tb.Helper()
+	return openServer(tb, dir, Listen(tb), opts...)
+}
+
+func openServer(tb testing.TB, dir string, ln net.Listener, opts ...Option) *Server {
 	tb.Helper()
 	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
 	if err != nil {
@@ -77,10 +104,6 @@ func OpenServer(tb testing.TB, dir string, opts ...Option) *Server {
 	srv.Secrets = box
 	for _, o := range opts {
 		o(srv)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("listen: %v", err)
 	}
 	if err := srv.Open(ln); err != nil {
 		tb.Fatalf("open server: %v", err)

@@ -22,14 +22,17 @@ import (
 // chartctl URL reached over plain http).
 func setupRun(t *testing.T, target func(self string) string) (*testkit.Server, func() (*client.Client, error)) {
 	t.Helper()
-	s := testkit.StartServer(t, func(srv *server.Server) { srv.Config.AllowPrivateUpstreams = true })
-	self := strings.TrimPrefix(s.URL, "http://")
-	to := target(self)
+	ln := testkit.Listen(t)
+	to := target(ln.Addr().String())
 	host := strings.Split(strings.TrimPrefix(to, "http://"), "/")[0]
-	s.App().Config.PlainHTTPUpstreams = []string{host}
-	rep := replication.New(s.App(), s.Secrets, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{host},
-		Poll: 20 * time.Millisecond, RetryBase: time.Hour})
-	s.App().WakeReplication = rep.Wake
+	var rep *replication.Replicator
+	s := testkit.StartServerOn(t, ln, func(srv *server.Server) {
+		srv.Config.AllowPrivateUpstreams = true
+		srv.Config.PlainHTTPUpstreams = []string{host}
+		rep = replication.New(srv.App(), srv.Secrets, nil, replication.Options{Allow: netguard.Allowance{All: true}, PlainHTTP: []string{host},
+			Poll: 20 * time.Millisecond, RetryBase: time.Hour})
+		srv.App().WakeReplication = rep.Wake
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); rep.Run(ctx) }()
