@@ -90,8 +90,13 @@ type Config struct {
 	DefaultIndexFormat chartctl.IndexFormat
 	// IndexCacheDir, if set, is a directory of this process's own where
 	// the gzip forms of large indexes are kept as files and sent with
-	// sendfile (serve: DATA/index-cache).
+	// sendfile (serve: DATA/index-cache), with the snapshots a restart
+	// serves them from.
 	IndexCacheDir string
+	// BackfillDelay is how long the start-up backfills wait after the
+	// start (app.Config.BackfillDelay); 0 (the default) starts them at
+	// once.
+	BackfillDelay time.Duration
 	// BlobCacheSize is the memory, in bytes, kept for the small blobs
 	// (chart archives, provenance files, OCI blobs up to 256 KiB) that
 	// downloads are served from (--blob-cache-size); 0 keeps none.
@@ -242,7 +247,7 @@ func (s *Server) init() {
 	s.app = app.New(s.Store, s.Blobs, app.Options{
 		Config: app.Config{MaxChartSize: s.Config.MaxChartSize, AllowOverwrite: s.Config.AllowOverwrite, ChartLimits: s.Config.ChartLimits, BlobGrace: s.Config.BlobGrace,
 			AllowPrivateWebhooks: s.Config.AllowPrivateWebhooks, DefaultRepositoryQuota: s.Config.DefaultRepositoryQuota,
-			DefaultIndexFormat: s.Config.DefaultIndexFormat, IndexCacheDir: s.Config.IndexCacheDir,
+			DefaultIndexFormat: s.Config.DefaultIndexFormat, IndexCacheDir: s.Config.IndexCacheDir, BackfillDelay: s.Config.BackfillDelay,
 			BlobCacheSize: blobCacheBudget(s.Config.BlobCacheSize), AllowPrivateUpstreams: s.Config.AllowPrivateUpstreams,
 			PrivateUpstreams: s.Config.PrivateUpstreams, PlainHTTPUpstreams: s.Config.PlainHTTPUpstreams,
 			MaxKeysPerUser: s.Config.MaxKeysPerUser, OIDCTrustInsecureIssuers: s.Config.OIDCTrustInsecureIssuers, OIDCRootCAs: s.Config.OIDCRootCAs},

@@ -38,8 +38,14 @@ type Config struct {
 	// MaxChartSize is the largest chart archive accepted, in bytes.
 	MaxChartSize int64
 	// IndexCacheDir, if set, is where the gzip forms of large indexes
-	// are kept as files, for sendfile (helmindex.Options.DiskDir).
+	// are kept as files, for sendfile, with the snapshots a restart
+	// serves them from (helmindex.Options.DiskDir).
 	IndexCacheDir string
+	// BackfillDelay is how long the start-up backfills (RunImages' pass
+	// over every stored version, RunIndexJSONBackfill) wait after the
+	// start, so that they do not compete with the first requests after a
+	// restart; 0 starts them at once.
+	BackfillDelay time.Duration
 	// AllowOverwrite lets a forced upload replace a stored chart version.
 	AllowOverwrite bool
 	// ChartLimits bound what an archive may decompress to.
@@ -233,7 +239,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", LoadVersion: store.IndexEntry, Observe: opts.ObserveRender,
-		DiskDir: opts.Config.IndexCacheDir})
+		DiskDir: opts.Config.IndexCacheDir, Generation: store.IndexGeneration})
 	a.SignatureStatus = a.VerifyUpload
 	return a
 }

@@ -82,9 +82,20 @@ func (a *App) ImagesProgress() (running bool, done, total int) {
 // after imagesRetry.
 func (a *App) RunImages(stop <-chan struct{}) {
 	a.images.init()
-	a.images.mu.Lock()
-	a.images.backfill = true
-	a.images.mu.Unlock()
+	startBackfill := func() {
+		a.images.mu.Lock()
+		a.images.backfill = true
+		a.images.mu.Unlock()
+		a.images.signal()
+	}
+	if d := a.Config.BackfillDelay; d > 0 {
+		// Versions pushed meanwhile are done at once; the pass over
+		// every stored version waits (Config.BackfillDelay).
+		t := time.AfterFunc(d, startBackfill)
+		defer t.Stop()
+	} else {
+		startBackfill()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

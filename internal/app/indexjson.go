@@ -41,6 +41,15 @@ func (a *App) RunIndexJSONBackfill(stop <-chan struct{}) {
 		<-stop
 		cancel()
 	}()
+	if d := a.Config.BackfillDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 	for {
 		done, err := a.BackfillIndexJSON(ctx)
 		if ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	bbolt "go.etcd.io/bbolt"
@@ -169,7 +170,7 @@ var allBuckets = []string{
 
 // createBuckets creates every top-level bucket that does not exist yet.
 func createBuckets(tx *bbolt.Tx) error {
-	for _, name := range append(append(append(append(append(allBuckets, ociBuckets...), accessBuckets...), trustBuckets...), replicationBuckets...), renderedBuckets...) {
+	for _, name := range slices.Concat(allBuckets, ociBuckets, accessBuckets, trustBuckets, replicationBuckets, renderedBuckets, indexGenBuckets) {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

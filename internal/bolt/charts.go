@@ -115,6 +115,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 					if err != nil {
 						return err
 					}
+					if err := touchIndex(tx, cv.Repository); err != nil {
+						return err
+					}
 					created = true
 					return db.writeChange(ctx, tx, true)
 				}
@@ -144,6 +147,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			return err
 		}
 		if err := cb.Put(k, val); err != nil {
+			return err
+		}
+		if err := touchIndex(tx, cv.Repository); err != nil {
 			return err
 		}
 		if old == nil {
@@ -224,7 +230,8 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 
 // replaceProv sets the provenance file of the stored record old (key k)
 // to prov, keeping everything else, and returns the new record and the
-// blobs no record refers to any more.
+// blobs no record refers to any more. The caller gives the repository a
+// new index generation.
 func replaceProv(cb, refs *bbolt.Bucket, k []byte, old *chartRecord, prov string, provSize int64) (*chartctl.ChartVersion, []string, error) {
 	rec := *old
 	rec.ProvDigest, rec.ProvSize = prov, provSize
@@ -435,6 +442,9 @@ func deleteVersion(tx *bbolt.Tx, rr *repoRecord, repo string, r *chartRecord) ([
 	if _, err := cb.NextSequence(); err != nil {
 		return nil, err
 	}
+	if err := touchIndex(tx, repo); err != nil {
+		return nil, err
+	}
 	if err := unindexSemver(tx, repo, name, version); err != nil {
 		return nil, err
 	}
@@ -568,9 +578,14 @@ func putIndexEntry(tx *bbolt.Tx, repo string, k []byte, created time.Time, entry
 		return err
 	}
 	if len(entry) == 0 {
-		return ib.Delete(k)
+		err = ib.Delete(k)
+	} else {
+		err = ib.Put(k, indexValue(created, entry, jsonEntry))
 	}
-	return ib.Put(k, indexValue(created, entry, jsonEntry))
+	if err != nil {
+		return err
+	}
+	return touchIndex(tx, repo)
 }
 
 // indexValue encodes a chartIndexBucket value (see putIndexEntry).

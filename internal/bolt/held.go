@@ -26,16 +26,22 @@ func hold(tx *bbolt.Tx, repo string, k []byte, until time.Time) error {
 	}
 	v := make([]byte, 8)
 	binary.BigEndian.PutUint64(v, uint64(until.UnixNano()))
-	return hb.Put(k, v)
+	if err := hb.Put(k, v); err != nil {
+		return err
+	}
+	return touchIndex(tx, repo)
 }
 
 // unhold forgets that the version under key k of repo is held.
 func unhold(tx *bbolt.Tx, repo string, k []byte) error {
 	hb := bucket(tx, chartHeldBucket).Bucket([]byte(repo))
-	if hb == nil {
+	if hb == nil || hb.Get(k) == nil {
 		return nil
 	}
-	return hb.Delete(k)
+	if err := hb.Delete(k); err != nil {
+		return err
+	}
+	return touchIndex(tx, repo)
 }
 
 // heldKeys returns the held-version index of repo, nil when it holds

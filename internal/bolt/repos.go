@@ -72,6 +72,10 @@ func (db *DB) CreateRepository(ctx context.Context, r *chartctl.Repository) erro
 		if err := dropHeld(tx, r.Name); err != nil {
 			return err
 		}
+		// A new repository of a name: a generation of its own.
+		if err := touchIndex(tx, r.Name); err != nil {
+			return err
+		}
 		return dropTags(tx, r.Name)
 	}))
 }
@@ -254,6 +258,9 @@ func (db *DB) DeleteRepository(ctx context.Context, name string) ([]string, erro
 			if err := dropHeld(tx, name); err != nil {
 				return err
 			}
+		}
+		if err := dropIndexGen(tx, name); err != nil {
+			return err
 		}
 		unlinked, err := deleteOCIRepo(tx, name)
 		if err != nil {

@@ -373,7 +373,7 @@ func migrate(bdb *bbolt.DB) (from uint64, err error) {
 			return err
 		}
 		if from == SchemaVersion {
-			return nil
+			return assignIndexGens(tx)
 		}
 		if from > 0 {
 			for v := from; v < SchemaVersion; v++ {
@@ -381,6 +381,9 @@ func migrate(bdb *bbolt.DB) (from uint64, err error) {
 					return fmt.Errorf("upgrade schema %d to %d: %w", v, v+1, err)
 				}
 			}
+		}
+		if err := assignIndexGens(tx); err != nil {
+			return err
 		}
 		return writeSchemaVersion(tx, SchemaVersion)
 	})

@@ -75,7 +75,14 @@ func dump(t *testing.T, path string) map[string]string {
 		})
 	}
 	err = bdb.View(func(tx *bbolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bbolt.Bucket) error { return walk(string(name)+"/", b) })
+		return tx.ForEach(func(name []byte, b *bbolt.Bucket) error {
+			if string(name) == "index_gen" {
+				// Derived and random: Open gives each repository one
+				// (TestOpenAssignsIndexGenerations).
+				return nil
+			}
+			return walk(string(name)+"/", b)
+		})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -863,5 +870,41 @@ func TestUpgradeFromSchema9KeepsRenderings(t *testing.T) {
 	}
 	if _, err := db.Rendered(ctx, gone); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		t.Fatalf("a pruned rendering: %v, want ENOTFOUND", err)
+	}
+}
+
+// TestOpenAssignsIndexGenerations: a data dir of a release before index
+// generations (schema9-trust) opens with one for every repository, kept
+// across opens and replaced by a change.
+func TestOpenAssignsIndexGenerations(t *testing.T) {
+	db := upgradedFromSchema9(t, "schema9-trust")
+	ctx := t.Context()
+	repos, err := db.Repositories(ctx)
+	if err != nil || len(repos) == 0 {
+		t.Fatalf("repositories: %d, %v", len(repos), err)
+	}
+	first := map[string]string{}
+	for _, r := range repos {
+		g, err := db.IndexGeneration(ctx, r.Name)
+		if err != nil || g == "" {
+			t.Fatalf("%s: index generation %q, %v", r.Name, g, err)
+		}
+		first[r.Name] = g
+	}
+	path := db.Path()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, path)
+	for name, want := range first {
+		if g, err := db.IndexGeneration(ctx, name); err != nil || g != want {
+			t.Fatalf("%s after another open: %q, %v; want %q", name, g, err, want)
+		}
+	}
+	if _, _, err := db.DeleteChartVersion(ctx, "acme-charts", "web", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := db.IndexGeneration(ctx, "acme-charts"); err != nil || g == first["acme-charts"] {
+		t.Fatalf("after a delete: %q, %v (was %q)", g, err, first["acme-charts"])
 	}
 }

@@ -418,6 +418,16 @@ type Store interface {
 	// IndexEntry returns one version as IndexEntries returns each. Returns
 	// ENOTFOUND if the repository or the version does not exist.
 	IndexEntry(ctx context.Context, repo, name, version string) (*ChartVersion, error)
+	// IndexGeneration returns an opaque token of what IndexEntries returns
+	// for the repository: a committed change to it (a version stored,
+	// overwritten, deleted, held, released or re-signed) gives a token
+	// never returned before, on every replica, and a repository deleted
+	// and created again has new tokens too. "" means the store cannot say
+	// (a repository not changed since it was restored or upgraded), which
+	// matches nothing. It lets a process keep a rendered index across a
+	// restart (helmindex's snapshots). Returns ENOTFOUND if the repository
+	// does not exist.
+	IndexGeneration(ctx context.Context, repo string) (string, error)
 	// SetIndexEntriesJSON stores each version's IndexEntryJSON (Name,
 	// Version, IndexEntry and IndexEntryJSON set) where the version still
 	// holds exactly that IndexEntry: the backfill of versions stored before

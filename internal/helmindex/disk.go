@@ -1,6 +1,7 @@
 package helmindex
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,19 +10,25 @@ import (
 )
 
 // diskFiles are the gzip forms of large indexes kept on disk
-// (Options.DiskDir), counted by the Indexes that name them.
+// (Options.DiskDir), counted by the Indexes that name them, and the
+// sidecars that describe some of them across restarts (snapshot.go),
+// which pin the files they name.
 type diskFiles struct {
 	dir string
 
-	mu   sync.Mutex
-	refs map[string]int // file name → live Indexes naming it
-	err  error          // why the directory cannot be used, if it cannot
+	mu       sync.Mutex
+	refs     map[string]int             // file name → live Indexes naming it
+	pins     map[string]int             // file name → sidecars naming it
+	sidecars map[string]snapshotMeta    // sidecar name → what it says
+	byRepo   map[string]map[string]bool // repository → its sidecars' names
+	err      error                      // why the directory cannot be used, if it cannot
 }
 
 // newDiskFiles prepares dir: made if missing, emptied of a previous
-// process's files (their Indexes are gone with that process).
+// process's files except the sidecars this build wrote and the files
+// they name.
 func newDiskFiles(dir string) *diskFiles {
-	d := &diskFiles{dir: dir, refs: map[string]int{}}
+	d := &diskFiles{dir: dir, refs: map[string]int{}, pins: map[string]int{}, sidecars: map[string]snapshotMeta{}, byRepo: map[string]map[string]bool{}}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		d.err = fmt.Errorf("index cache directory: %w", err)
 		return d
@@ -31,12 +38,43 @@ func newDiskFiles(dir string) *diskFiles {
 		d.err = fmt.Errorf("index cache directory: %w", err)
 		return d
 	}
+	present := map[string]bool{}
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".gz") || strings.HasPrefix(e.Name(), ".tmp-") {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
+		present[e.Name()] = true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, snapshotSuffix) {
+			continue
+		}
+		var m snapshotMeta
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || json.Unmarshal(data, &m) != nil || !kept(m.File, ".gz", present) || !kept(m.BodyFile, bodySuffix, present) ||
+			m.Build != buildID() {
+			_ = os.Remove(filepath.Join(dir, name))
+			continue
+		}
+		d.sidecars[name] = m
+		d.pins[m.File]++
+		d.pins[m.BodyFile]++
+		if d.byRepo[m.Repo] == nil {
+			d.byRepo[m.Repo] = map[string]bool{}
+		}
+		d.byRepo[m.Repo][name] = true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if ((strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, bodySuffix)) && d.pins[name] == 0) || strings.HasPrefix(name, ".tmp-") {
+			_ = os.Remove(filepath.Join(dir, name))
 		}
 	}
 	return d
+}
+
+// kept reports whether name is the name of a kept file with suffix in
+// the directory, whose files are present.
+func kept(name, suffix string, present map[string]bool) bool {
+	return present[name] && strings.HasSuffix(name, suffix) && filepath.Base(name) == name
 }
 
 // keep makes sure the file name holds data and counts one more Index
@@ -49,7 +87,7 @@ func (d *diskFiles) keep(name string, data []byte) (string, error) {
 		return "", d.err
 	}
 	path := filepath.Join(d.dir, name)
-	if d.refs[name] == 0 {
+	if d.refs[name] == 0 && d.pins[name] == 0 {
 		if err := writeAtomic(d.dir, path, data); err != nil {
 			return "", err
 		}
@@ -59,7 +97,7 @@ func (d *diskFiles) keep(name string, data []byte) (string, error) {
 }
 
 // release counts one Index fewer naming the file name, and removes the
-// file when none is left.
+// file when none is left and no sidecar names it.
 func (d *diskFiles) release(name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -68,7 +106,124 @@ func (d *diskFiles) release(name string) {
 		return
 	}
 	delete(d.refs, name)
+	d.removeUnused(name)
+}
+
+// removeUnused removes the file name if no Index and no sidecar names it.
+// d.mu is held.
+func (d *diskFiles) removeUnused(name string) {
+	if d.refs[name] > 0 || d.pins[name] > 0 {
+		return
+	}
+	delete(d.pins, name)
 	_ = os.Remove(filepath.Join(d.dir, name))
+}
+
+// describe writes the sidecar sname of repo, data (which says m), and
+// the body m names, in place of what the sidecar said before. The gzip
+// file m names is held by the caller.
+func (d *diskFiles) describe(repo, sname string, m snapshotMeta, body, data []byte) error {
+	if d.err != nil {
+		return d.err
+	}
+	// The body goes first, outside the lock: it may be large, and a
+	// sidecar must never name a file that is not complete. Two writers
+	// of one name write the same bytes.
+	if err := writeAtomic(d.dir, filepath.Join(d.dir, m.BodyFile), body); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := writeAtomic(d.dir, filepath.Join(d.dir, sname), data); err != nil {
+		d.removeUnused(m.BodyFile)
+		return err
+	}
+	d.pins[m.File]++
+	d.pins[m.BodyFile]++
+	if old, ok := d.sidecars[sname]; ok {
+		d.unpin(old)
+	}
+	d.sidecars[sname] = m
+	if d.byRepo[repo] == nil {
+		d.byRepo[repo] = map[string]bool{}
+	}
+	d.byRepo[repo][sname] = true
+	return nil
+}
+
+// unpin counts one sidecar fewer naming the files of m. d.mu is held.
+func (d *diskFiles) unpin(m snapshotMeta) {
+	d.pins[m.File]--
+	d.removeUnused(m.File)
+	d.pins[m.BodyFile]--
+	d.removeUnused(m.BodyFile)
+}
+
+// read returns the sidecar sname's content.
+func (d *diskFiles) read(sname string) ([]byte, error) {
+	d.mu.Lock()
+	_, ok := d.sidecars[sname]
+	d.mu.Unlock()
+	if !ok {
+		return nil, os.ErrNotExist
+	}
+	return os.ReadFile(filepath.Join(d.dir, sname))
+}
+
+// adopt counts one more Index naming the gzip file m names, and returns
+// its path and content and the body's, each of the size m says.
+func (d *diskFiles) adopt(m snapshotMeta) (path string, gz, body []byte, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pins[m.File] == 0 || d.pins[m.BodyFile] == 0 {
+		return "", nil, nil, os.ErrNotExist
+	}
+	read := func(name string, size int64) ([]byte, error) {
+		data, err := os.ReadFile(filepath.Join(d.dir, name))
+		if err == nil && int64(len(data)) != size {
+			err = fmt.Errorf("index cache file %s: %d bytes, described as %d", name, len(data), size)
+		}
+		return data, err
+	}
+	if gz, err = read(m.File, m.GzipSize); err != nil {
+		return "", nil, nil, err
+	}
+	if body, err = read(m.BodyFile, m.BodySize); err != nil {
+		return "", nil, nil, err
+	}
+	d.refs[m.File]++
+	return filepath.Join(d.dir, m.File), gz, body, nil
+}
+
+// forget removes the sidecar sname of repo, and the file it named if
+// nothing else names it.
+func (d *diskFiles) forget(repo, sname string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.forgetLocked(repo, sname)
+}
+
+func (d *diskFiles) forgetLocked(repo, sname string) {
+	m, ok := d.sidecars[sname]
+	if !ok {
+		return
+	}
+	_ = os.Remove(filepath.Join(d.dir, sname))
+	delete(d.sidecars, sname)
+	delete(d.byRepo[repo], sname)
+	if len(d.byRepo[repo]) == 0 {
+		delete(d.byRepo, repo)
+	}
+	d.unpin(m)
+}
+
+// forgetRepo removes every sidecar of repo.
+func (d *diskFiles) forgetRepo(repo string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for sname := range d.byRepo[repo] {
+		d.forgetLocked(repo, sname)
+	}
 }
 
 // writeAtomic writes data to path through a temp file in dir and a

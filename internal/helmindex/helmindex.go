@@ -62,8 +62,16 @@ type Options struct {
 	// file, named by the index's ETag, so a server sends it with sendfile
 	// (Index.GzipFile) rather than writing it from memory. The Cache owns
 	// the directory: New creates it and removes what a previous process
-	// left there, and a file goes once no Index refers to it.
+	// left there (but the snapshots below), and a file goes once no Index
+	// refers to it.
 	DiskDir string
+	// Generation, if set with DiskDir, returns the store's index
+	// generation of a repository (chartctl.Store.IndexGeneration). The
+	// whole-repository views kept on disk are then described there with
+	// the generation they show, so that after a restart the first request
+	// for one is answered from disk when the repository has not changed
+	// (snapshot.go).
+	Generation func(ctx context.Context, repo string) (string, error)
 }
 
 // DiskMin is the smallest gzip body Options.DiskDir keeps on disk: below
@@ -106,7 +114,9 @@ type Cache struct {
 	// jsonContextPath is the context path as a JSON string.
 	jsonContextPath []byte
 
-	disk *diskFiles // nil without Options.DiskDir
+	disk        *diskFiles // nil without Options.DiskDir
+	generation  func(ctx context.Context, repo string) (string, error)
+	contextPath string
 
 	mu    sync.Mutex
 	repos map[string]*repoIndex
@@ -136,6 +146,11 @@ type Index struct {
 	gzipLength []string
 	disk       *diskFiles // where compress keeps a large gzip form
 	gzipPath   string     // that file, "" when not on disk
+	// label says which repository view and generation ix shows, when
+	// that is known (a view rendered from a repository loaded at a known
+	// generation and not changed since): its gzip file is then described
+	// for the next process (snapshot.go).
+	label *snapshotLabel
 }
 
 // Gzip returns Body gzip-compressed, computed on first use and kept.
@@ -191,6 +206,7 @@ func (ix *Index) compress() {
 	// The file goes when the last Index naming it is garbage: a request
 	// that still holds ix (and may be about to open the file) keeps it.
 	runtime.AddCleanup(ix, ix.disk.release, name)
+	ix.describe(name)
 }
 
 // headerValue is a one-value header slice whose capacity is its length,
@@ -212,9 +228,11 @@ func New(load Loader, opts Options) *Cache {
 	if err != nil {
 		panic(fmt.Sprintf("helmindex: render contextPath: %v", err))
 	}
-	c := &Cache{load: load, loadVer: opts.LoadVersion, observe: opts.Observe, serverInfo: si, jsonContextPath: cp, repos: map[string]*repoIndex{}}
+	c := &Cache{load: load, loadVer: opts.LoadVersion, observe: opts.Observe, serverInfo: si, jsonContextPath: cp, repos: map[string]*repoIndex{},
+		contextPath: opts.ContextPath}
 	if opts.DiskDir != "" {
 		c.disk = newDiskFiles(opts.DiskDir)
+		c.generation = opts.Generation
 	}
 	return c
 }
@@ -232,8 +250,14 @@ type repoIndex struct {
 	names  []string // chart names in YAML key order
 	// views are the rendered views of the whole repository (full and
 	// newest-N); a change to any chart drops them. Per-chart views live
-	// with their chart and are dropped only when it changes.
+	// with their chart and are dropped only when it changes. A repository
+	// not loaded may hold views read from snapshots, which any change
+	// drops too.
 	views map[Query]*Index
+	// gen is the store's index generation the loaded versions show: read
+	// before the load, "" once a change has been applied since (or when
+	// the store could not say).
+	gen string
 }
 
 // chartEntries are one chart's versions, newest first.
@@ -291,7 +315,32 @@ func (c *Cache) View(ctx context.Context, repo string, q Query) (*Index, error) 
 		// again with them (once; the repository keeps them from now on).
 		r.json, r.loaded = true, false
 	}
+	if !r.loaded && q.Chart == "" {
+		// A view read from a snapshot since the start, or readable now.
+		if ix := r.views[q]; ix != nil {
+			return ix, nil
+		}
+		if ix := c.fromSnapshot(ctx, repo, q); ix != nil {
+			if r.views == nil {
+				r.views = map[Query]*Index{}
+			}
+			r.views[q] = ix
+			if c.observe != nil && q.Latest == 0 {
+				c.observe(time.Since(start))
+			}
+			return ix, nil
+		}
+	}
 	if !r.loaded {
+		// The generation is read before the versions: a change committed
+		// between the two makes the label older than the content, which
+		// only costs a load at the next start.
+		r.gen = ""
+		if c.generation != nil {
+			if g, err := c.generation(ctx, repo); err == nil {
+				r.gen = g
+			}
+		}
 		cvs, err := c.load(ctx, repo)
 		if err != nil {
 			return nil, fmt.Errorf("load index of repository %s: %w", repo, err)
@@ -320,6 +369,9 @@ func (c *Cache) View(ctx context.Context, repo string, q Query) (*Index, error) 
 	ix := r.views[q]
 	if ix == nil {
 		ix = c.render(r.selectAll(q.Latest), q.Format)
+		if r.gen != "" {
+			ix.label = &snapshotLabel{repo: repo, q: q, generation: r.gen, contextPath: c.contextPath}
+		}
 		if r.views == nil {
 			r.views = map[Query]*Index{}
 		}
@@ -361,7 +413,8 @@ func (r *repoIndex) changed(name string) {
 }
 
 // loadedRepo returns the repository's index, locked, if it is loaded;
-// otherwise nil. A repository being loaded is waited for.
+// otherwise nil, having dropped the views read from snapshots (the
+// caller applies a change). A repository being loaded is waited for.
 func (c *Cache) loadedRepo(repo string) *repoIndex {
 	c.mu.Lock()
 	r := c.repos[repo]
@@ -371,6 +424,7 @@ func (c *Cache) loadedRepo(repo string) *repoIndex {
 	}
 	r.mu.Lock()
 	if !r.loaded {
+		r.views = nil
 		r.mu.Unlock()
 		return nil
 	}
@@ -394,6 +448,8 @@ func (c *Cache) Refresh(ctx context.Context, repo, name, version string) {
 		return
 	}
 	defer r.mu.Unlock()
+	// The store's generation moved past the one loaded.
+	r.gen = ""
 	if c.loadVer == nil {
 		r.loaded, r.views = false, nil
 		return
@@ -429,6 +485,9 @@ func (c *Cache) Drop(repo string) {
 	c.mu.Lock()
 	delete(c.repos, repo)
 	c.mu.Unlock()
+	if c.disk != nil {
+		c.disk.forgetRepo(repo)
+	}
 }
 
 // SignedByAnnotation is the index annotation naming the verified signer of
@@ -639,13 +698,18 @@ func (c *Cache) render(sel []selection, f Format) *Index {
 		body = c.renderYAMLBody(sel, generated, size)
 	}
 	sum := sha256.Sum256(body)
-	etag := `"sha256-` + hex.EncodeToString(sum[:]) + `"`
+	ix := newIndex(body, `"sha256-`+hex.EncodeToString(sum[:])+`"`, generated, f)
+	ix.disk = c.disk
+	return ix
+}
+
+// newIndex is the Index of body, of format f, with its headers.
+func newIndex(body []byte, etag string, generated time.Time, f Format) *Index {
 	typ := hdrYAML
 	if f == JSON {
 		typ = hdrJSON
 	}
 	return &Index{
-		disk: c.disk,
 		Body: body, ETag: etag, Generated: generated,
 		ETagHeader: headerValue(etag), LengthHeader: headerValue(strconv.Itoa(len(body))),
 		LastModifiedHeader: headerValue(generated.Format(http.TimeFormat)), TypeHeader: typ,

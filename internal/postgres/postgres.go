@@ -165,6 +165,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	if err := assignIndexTokens(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return &DB{
 		pool:      pool,
 		Now:       time.Now,

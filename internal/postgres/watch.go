@@ -83,11 +83,13 @@ type IndexHandler interface {
 	InvalidateIndex(repo string)
 }
 
-// changed raises the generation of repository id (named repo) in tx and
-// queues the notification of the change of one chart version.
+// changed raises the generation of repository id (named repo) in tx,
+// with a new random index token (IndexGeneration), and queues the
+// notification of the change of one chart version.
 func (db *DB) changed(ctx context.Context, tx pgx.Tx, id, repo, name, version string) error {
 	var gen int64
-	if err := tx.QueryRow(ctx, `UPDATE repositories SET generation = generation + 1 WHERE id = $1 RETURNING generation`, id).Scan(&gen); err != nil {
+	if err := tx.QueryRow(ctx, `UPDATE repositories SET generation = generation + 1, index_token = `+newIndexToken+`
+		WHERE id = $1 RETURNING generation`, id).Scan(&gen); err != nil {
 		return err
 	}
 	return db.notify(ctx, tx, indexChange{Repo: repo, Name: name, Version: version, RepoID: id, Gen: gen})

@@ -58,6 +58,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Orphans", func(t *testing.T) { testOrphans(t, open) })
 	t.Run("IndexEntries", func(t *testing.T) { testIndexEntries(t, open) })
 	t.Run("IndexEntryJSON", func(t *testing.T) { testIndexEntryJSON(t, open) })
+	t.Run("IndexGeneration", func(t *testing.T) { testIndexGeneration(t, open) })
 	t.Run("Teams", func(t *testing.T) { testTeams(t, open) })
 	t.Run("Members", func(t *testing.T) { testMembers(t, open) })
 	t.Run("OrgRoles", func(t *testing.T) { testOrgRoles(t, open) })

@@ -275,6 +275,7 @@ func Run(ctx context.Context, opts *Options) error {
 	srv.Config.DefaultIndexFormat = chartctl.IndexFormat(cfg.IndexFormat)
 	// Each process has its own data directory, so replicas never share it.
 	srv.Config.IndexCacheDir = filepath.Join(cfg.Data, "index-cache")
+	srv.Config.BackfillDelay = startupBackfillDelay
 	srv.Config.BlobCacheSize = int64(cfg.BlobCacheSize)
 	srv.Logger = logger
 	srv.Config.BaseURL = cfg.BaseURL
@@ -506,6 +507,12 @@ func pruneAudit(ctx context.Context, store chartctl.Store, retention time.Durati
 		}
 	}
 }
+
+// startupBackfillDelay is how long serve's start-up backfills wait (the
+// images of versions stored before, the JSON entries of the index): a
+// restarted server first answers the requests that were waiting for it,
+// its first index.yaml among them, with both CPUs.
+const startupBackfillDelay = 10 * time.Second
 
 // lintWorkers is how many lint workers serve keeps warm: one per CPU,
 // between 2 and 4 (uploads are linted one per worker at a time).

@@ -1,0 +1,194 @@
+package helmindex
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Snapshots: a whole-repository view (the full index, or a newest-N one)
+// whose gzip form is kept on disk (Options.DiskDir) is also described
+// there by a small sidecar file naming the repository's index generation
+// (Options.Generation) its content reflects, and its body is kept beside
+// it. After a restart, the first request for that view reads the sidecar
+// and asks the store for the repository's generation: when they are
+// equal, the view is answered from the kept files (read once, checked
+// against the ETag and the gzip form's digest) instead of reading and
+// rendering every version. Anything else (another
+// generation, another build of chartctl, a missing, short or altered
+// file) loads the repository from the store as before.
+//
+// A view's generation is the one read before its repository was loaded;
+// a change applied since (Refresh) leaves the repository without one, so
+// the views rendered after it are not described until the next load. A
+// sidecar is therefore never newer than its content, and a repository
+// changed since its last load is loaded again at the next start.
+
+// snapshotMeta is a sidecar's content: which view, of which generation,
+// rendered by which build, and the kept file's facts.
+type snapshotMeta struct {
+	Repo        string `json:"repo"`
+	Format      Format `json:"format"`
+	Latest      int    `json:"latest,omitempty"`
+	ContextPath string `json:"context_path"`
+	Generation  string `json:"generation"`
+	Build       string `json:"build"`
+	ETag        string `json:"etag"`
+	Generated   string `json:"generated"` // RFC 3339, nanoseconds
+	File        string `json:"file"`      // the gzip form's name in DiskDir
+	GzipSize    int64  `json:"gzip_size"`
+	GzipSHA256  string `json:"gzip_sha256"`
+	BodyFile    string `json:"body_file"` // the body's name in DiskDir
+	BodySize    int64  `json:"body_size"`
+}
+
+// bodySuffix ends the name of a kept body.
+const bodySuffix = ".idx"
+
+// snapshotSuffix ends a sidecar's name.
+const snapshotSuffix = ".snap"
+
+// snapshotName is the sidecar name of repo's view q (q.Chart empty).
+func snapshotName(repo string, q Query) string {
+	sum := sha256.Sum256([]byte(repo + "\x00" + strconv.Itoa(int(q.Format)) + "\x00" + strconv.Itoa(q.Latest)))
+	return hex.EncodeToString(sum[:16]) + snapshotSuffix
+}
+
+// snapshotLabel is what an Index rendered from a loaded repository knows
+// of its own content, for its sidecar.
+type snapshotLabel struct {
+	repo        string
+	q           Query
+	generation  string
+	contextPath string
+}
+
+// describe writes the sidecar of ix, whose gzip form is the kept file
+// name, when ix carries a label. Failures are ignored: a snapshot only
+// spares a load.
+func (ix *Index) describe(name string) {
+	l := ix.label
+	if l == nil || ix.disk == nil {
+		return
+	}
+	b := buildID()
+	if b == "" {
+		return
+	}
+	gzSum := sha256.Sum256(ix.gzipped)
+	m := snapshotMeta{
+		Repo: l.repo, Format: l.q.Format, Latest: l.q.Latest, ContextPath: l.contextPath,
+		Generation: l.generation, Build: b, ETag: ix.ETag, Generated: ix.Generated.Format(time.RFC3339Nano),
+		File: name, GzipSize: int64(len(ix.gzipped)), GzipSHA256: hex.EncodeToString(gzSum[:]),
+		BodyFile: strings.TrimSuffix(name, ".gz") + bodySuffix, BodySize: int64(len(ix.Body)),
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	_ = ix.disk.describe(l.repo, snapshotName(l.repo, l.q), m, ix.Body, data)
+}
+
+// fromSnapshot returns repo's view q as its sidecar describes it, when the
+// store's generation of repo is the sidecar's; otherwise nil. A sidecar
+// found stale is removed.
+func (c *Cache) fromSnapshot(ctx context.Context, repo string, q Query) *Index {
+	if c.disk == nil || c.generation == nil || q.Chart != "" {
+		return nil
+	}
+	sname := snapshotName(repo, q)
+	data, err := c.disk.read(sname)
+	if err != nil {
+		return nil
+	}
+	var m snapshotMeta
+	if json.Unmarshal(data, &m) != nil || m.Repo != repo || m.Format != q.Format || m.Latest != q.Latest ||
+		m.ContextPath != c.contextPath || m.Build != buildID() || m.Generation == "" {
+		c.disk.forget(repo, sname)
+		return nil
+	}
+	gen, err := c.generation(ctx, repo)
+	if err != nil {
+		// The store could not say (or the repository is gone): load as
+		// before, which reports the error.
+		return nil
+	}
+	if gen != m.Generation {
+		c.disk.forget(repo, sname)
+		return nil
+	}
+	generated, err := time.Parse(time.RFC3339Nano, m.Generated)
+	if err != nil {
+		c.disk.forget(repo, sname)
+		return nil
+	}
+	path, gz, body, err := c.disk.adopt(m)
+	if err == nil {
+		if sum := sha256.Sum256(body); `"sha256-`+hex.EncodeToString(sum[:])+`"` != m.ETag {
+			err = fmt.Errorf("the kept index does not match its ETag")
+		} else if sum := sha256.Sum256(gz); hex.EncodeToString(sum[:]) != m.GzipSHA256 {
+			err = fmt.Errorf("the kept gzip form does not match its digest")
+		}
+		if err != nil {
+			c.disk.release(m.File)
+		}
+	}
+	if err != nil {
+		c.disk.forget(repo, sname)
+		return nil
+	}
+	ix := newIndex(body, m.ETag, generated, q.Format)
+	ix.disk = c.disk
+	ix.gzipOnce.Do(func() {
+		ix.gzipped, ix.gzipLength, ix.gzipPath = gz, headerValue(strconv.Itoa(len(gz))), path
+	})
+	runtime.AddCleanup(ix, c.disk.release, m.File)
+	return ix
+}
+
+// buildID names this build of chartctl: its module version and VCS
+// revision when it was built from a clean checkout, otherwise the
+// SHA-256 of its executable; "" when neither can be had (no snapshot is
+// then written or used). A snapshot is used only by the build that wrote
+// it, since another build may render the same versions differently.
+var buildID = sync.OnceValue(func() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" && modified == "false" {
+			return bi.Main.Path + "@" + bi.Main.Version + "+" + rev + " " + runtime.Version()
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(filepath.Clean(exe))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+})
