@@ -93,9 +93,9 @@ type Config struct {
 	// sendfile (serve: DATA/index-cache), with the snapshots a restart
 	// serves them from.
 	IndexCacheDir string
-	// BackfillDelay is how long the start-up backfills wait after the
-	// start (app.Config.BackfillDelay); 0 (the default) starts them at
-	// once.
+	// BackfillDelay is how long the start-up backfills and the orphan
+	// blob sweep wait after the start (app.Config.BackfillDelay); 0 (the
+	// default) starts them at once.
 	BackfillDelay time.Duration
 	// BlobCacheSize is the memory, in bytes, kept for the small blobs
 	// (chart archives, provenance files, OCI blobs up to 256 KiB) that
@@ -381,6 +381,16 @@ func (s *Server) Open(ln net.Listener) error {
 	}()
 	go func() {
 		defer s.wg.Done()
+		// A start-up job like the backfills: it waits as they do.
+		if d := s.Config.BackfillDelay; d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
 		s.app.SweepOrphanBlobs(context.Background(), s.stop)
 	}()
 	go func() {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,11 +24,12 @@ import (
 // (Options.Generation) its content reflects, and its body is kept beside
 // it. After a restart, the first request for that view reads the sidecar
 // and asks the store for the repository's generation: when they are
-// equal, the view is answered from the kept files (read once, checked
-// against the ETag and the gzip form's digest) instead of reading and
-// rendering every version. Anything else (another
-// generation, another build of chartctl, a missing, short or altered
-// file) loads the repository from the store as before.
+// equal, the view is answered from the kept files (read once, and
+// checked with CRC-32C against damage; the ETag is the one computed when
+// the view was rendered) instead of reading and rendering every version.
+// Anything else (another generation, another build of chartctl, a
+// missing, short or damaged file) loads the repository from the store as
+// before.
 //
 // A view's generation is the one read before its repository was loaded;
 // a change applied since (Refresh) leaves the repository without one, so
@@ -48,10 +50,16 @@ type snapshotMeta struct {
 	Generated   string `json:"generated"` // RFC 3339, nanoseconds
 	File        string `json:"file"`      // the gzip form's name in DiskDir
 	GzipSize    int64  `json:"gzip_size"`
-	GzipSHA256  string `json:"gzip_sha256"`
+	GzipCRC     uint32 `json:"gzip_crc32c"`
 	BodyFile    string `json:"body_file"` // the body's name in DiskDir
 	BodySize    int64  `json:"body_size"`
+	BodyCRC     uint32 `json:"body_crc32c"`
 }
+
+// castagnoli is the CRC-32C table: the kept files are checked with it
+// (a torn or damaged file), at several GB/s where the ETag's SHA-256
+// would take a third of a second for a 100,000-version index here.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // bodySuffix ends the name of a kept body.
 const bodySuffix = ".idx"
@@ -86,12 +94,11 @@ func (ix *Index) describe(name string) {
 	if b == "" {
 		return
 	}
-	gzSum := sha256.Sum256(ix.gzipped)
 	m := snapshotMeta{
 		Repo: l.repo, Format: l.q.Format, Latest: l.q.Latest, ContextPath: l.contextPath,
 		Generation: l.generation, Build: b, ETag: ix.ETag, Generated: ix.Generated.Format(time.RFC3339Nano),
-		File: name, GzipSize: int64(len(ix.gzipped)), GzipSHA256: hex.EncodeToString(gzSum[:]),
-		BodyFile: strings.TrimSuffix(name, ".gz") + bodySuffix, BodySize: int64(len(ix.Body)),
+		File: name, GzipSize: int64(len(ix.gzipped)), GzipCRC: crc32.Checksum(ix.gzipped, castagnoli),
+		BodyFile: strings.TrimSuffix(name, ".gz") + bodySuffix, BodySize: int64(len(ix.Body)), BodyCRC: crc32.Checksum(ix.Body, castagnoli),
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -135,10 +142,8 @@ func (c *Cache) fromSnapshot(ctx context.Context, repo string, q Query) *Index {
 	}
 	path, gz, body, err := c.disk.adopt(m)
 	if err == nil {
-		if sum := sha256.Sum256(body); `"sha256-`+hex.EncodeToString(sum[:])+`"` != m.ETag {
-			err = fmt.Errorf("the kept index does not match its ETag")
-		} else if sum := sha256.Sum256(gz); hex.EncodeToString(sum[:]) != m.GzipSHA256 {
-			err = fmt.Errorf("the kept gzip form does not match its digest")
+		if crc32.Checksum(body, castagnoli) != m.BodyCRC || crc32.Checksum(gz, castagnoli) != m.GzipCRC {
+			err = fmt.Errorf("a kept index file does not match its checksum")
 		}
 		if err != nil {
 			c.disk.release(m.File)

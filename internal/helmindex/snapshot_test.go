@@ -3,6 +3,7 @@ package helmindex
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,7 @@ func sidecars(t *testing.T, dir string) []string {
 // TestSnapshotAcrossRestart: a new Cache over the same directory (a
 // restart) answers a whole-repository view from its snapshot, without a
 // load, while the store's generation is the one the snapshot shows; a
-// change, another generation, an altered file or no generation at all
+// change, another generation, a damaged file or no generation at all
 // make it load.
 func TestSnapshotAcrossRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "index-cache")
@@ -155,22 +156,30 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 		t.Fatalf("another generation: %d loads, %v", l.calls.Load(), err)
 	}
 
-	// An altered file (same size) fails its ETag: loads.
-	gens.set("repo-1:e")
-	c, _ = open()
-	good, err := c.View(ctx, "r", Query{Format: JSON})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := good.GzipFile()
-	gz := bytes.Clone(good.Gzip())
-	gz[len(gz)/2] ^= 0xff
-	if err := os.WriteFile(path, gz, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, l = open()
-	if ix, err := c.View(ctx, "r", Query{Format: JSON}); err != nil || ix.ETag != good.ETag || l.calls.Load() != 1 {
-		t.Fatalf("an altered file: ETag %s (want %s), %d loads, %v", ix.ETag, good.ETag, l.calls.Load(), err)
+	// A damaged file (same size), the gzip form or the body, fails its
+	// checksum: loads, and serves the right bytes.
+	for i, suffix := range []string{".gz", bodySuffix} {
+		gens.set(fmt.Sprintf("repo-1:e%d", i))
+		c, _ = open()
+		good, err := c.View(ctx, "r", Query{Format: JSON})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = good.Gzip()
+		path := strings.TrimSuffix(good.GzipFile(), ".gz") + suffix
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)/2] ^= 0xff
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, l = open()
+		ix, err := c.View(ctx, "r", Query{Format: JSON})
+		if err != nil || ix.ETag != good.ETag || !bytes.Equal(ix.Body, good.Body) || !bytes.Equal(ix.Gzip(), good.Gzip()) || l.calls.Load() != 1 {
+			t.Fatalf("a damaged %s file: ETag %s (want %s), %d loads, %v", suffix, ix.ETag, good.ETag, l.calls.Load(), err)
+		}
 	}
 
 	// No generation: nothing is described, and a restart loads.

@@ -508,8 +508,9 @@ func pruneAudit(ctx context.Context, store chartctl.Store, retention time.Durati
 	}
 }
 
-// startupBackfillDelay is how long serve's start-up backfills wait (the
-// images of versions stored before, the JSON entries of the index): a
+// startupBackfillDelay is how long serve's start-up jobs wait (the
+// backfills of the images of versions stored before and of the JSON
+// entries of the index, the sweep of orphan blobs): a
 // restarted server first answers the requests that were waiting for it,
 // its first index.yaml among them, with both CPUs.
 const startupBackfillDelay = 10 * time.Second
