@@ -26,8 +26,8 @@ import (
 )
 
 // OCIConfig configures the OCI side-by-side bench of issue #32: chartctl's
-// registry beside CNCF Distribution, nginx serving the very bytes chartctl
-// served, and a bare net/http handler answering them from memory.
+// registry beside CNCF Distribution and zot, nginx serving the very bytes
+// chartctl served, and a bare net/http handler answering them from memory.
 type OCIConfig struct {
 	// N is the number of chart versions of the chart measured (300).
 	N int
@@ -36,10 +36,11 @@ type OCIConfig struct {
 	BigTags int
 	// Binary is the chartctl executable; Distribution the registry
 	// executable (go install github.com/distribution/distribution/v3/cmd/registry@v3.1.2;
-	// "" leaves Distribution out);
+	// "" leaves Distribution out); Zot zot's executable (v2.1.20, built
+	// from source; "" leaves zot and its columns out);
 	// Helm a helm executable for the helm push rows ("" skips them);
 	// NginxBinary nginx ("" for PATH).
-	Binary, Distribution, Helm, NginxBinary string
+	Binary, Distribution, Zot, Helm, NginxBinary string
 	// Rounds is how many interleaved rounds to run.
 	Rounds int
 	// Duration is the length of one read measurement; Pushes the number
@@ -78,8 +79,12 @@ func (c *OCIConfig) Validate() error {
 	return nil
 }
 
-// ociServers are the columns of the report, in order.
-var ociServers = []string{"chartctl", "distribution", "nginx", "bare"}
+// ociServers are the servers of the report, in the order they are
+// measured and their columns.
+var ociServers = []string{"chartctl", "distribution", "zot", "nginx", "bare"}
+
+// ociPeers are the peer registries, in order.
+var ociPeers = []*ociPeer{distributionPeer, zotPeer}
 
 // OCIRow is one measured operation: per server, one rate per round
 // (requests/s for reads, pushes/s for pushes); a server that does not
@@ -99,7 +104,9 @@ type OCIResults struct {
 	LoadBefore       string
 	LoadAfter        string
 	DistributionInfo string
-	Rows             []*OCIRow
+	// ZotInfo is zot's binary and version ("" when zot is left out).
+	ZotInfo string
+	Rows    []*OCIRow
 }
 
 // ociRead is a read route: the request on each server (empty: the server
@@ -109,7 +116,7 @@ type ociRead struct {
 	paths      map[string]string
 	header     []string
 	auth       bool // chartctl needs the admin's credential (the catalog)
-	helmOnly   bool // a Helm repository path: Distribution has none
+	helmOnly   bool // a Helm repository path: the peers have none
 }
 
 // RunOCISideBySide runs the bench.
@@ -147,15 +154,27 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	}
 	ours := "http://" + addr
 
-	// Distribution, filesystem storage, no auth.
-	var theirs, droot string
-	if cfg.Distribution != "" {
-		stop, base, root, info, err := startDistribution(ctx, cfg.Distribution, dir)
+	// The peers (Distribution, zot), filesystem storage, no auth.
+	var peers []*runningPeer
+	for _, peer := range ociPeers {
+		bin := peer.binary(&cfg)
+		if bin == "" {
+			continue
+		}
+		p, err := startPeer(ctx, peer, bin, dir)
 		if err != nil {
 			return nil, err
 		}
-		defer stop()
-		theirs, droot, res.DistributionInfo = base, root, info
+		defer p.stop()
+		peers = append(peers, p)
+		*peer.info(res) = p.info
+	}
+	// The registries, chartctl's first, and every server's URL.
+	registries := []string{"chartctl"}
+	bases := map[string]string{"chartctl": ours}
+	for _, p := range peers {
+		registries = append(registries, p.key)
+		bases[p.key] = p.base
 	}
 
 	client := NewClient(8, time.Minute)
@@ -170,18 +189,18 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		}
 	}
 
-	// The measured chart: N versions pushed over OCI to both registries,
+	// The measured chart: N versions pushed over OCI to every registry,
 	// and one version with a big (incompressible, ≥ 64 KiB) archive.
-	logf("pushing %d versions to chartctl and Distribution", cfg.N)
+	logf("pushing %d versions to %s", cfg.N, strings.Join(registries, ", "))
 	var mid *testkit.OCIChart
 	for i := range cfg.N {
 		c, err := testkit.NewOCIChart("web", fmt.Sprintf("1.0.%d", i), ChartArchive("web", fmt.Sprintf("1.0.%d", i), 0))
 		if err != nil {
 			return nil, err
 		}
-		for _, base := range nonEmpty(ours, theirs) {
-			if err := testkit.PushLikeHelm(client, base, "bench", "admin", admin.APIKey, c); err != nil {
-				return nil, fmt.Errorf("push %s to %s: %w", c.Tag, base, err)
+		for _, srv := range registries {
+			if err := testkit.PushLikeHelm(client, bases[srv], "bench", "admin", admin.APIKey, c); err != nil {
+				return nil, fmt.Errorf("push %s to %s: %w", c.Tag, srv, err)
 			}
 		}
 		if i == cfg.N/2 {
@@ -192,16 +211,16 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, base := range nonEmpty(ours, theirs) {
-		if err := testkit.PushLikeHelm(client, base, "bench", "admin", admin.APIKey, big); err != nil {
-			return nil, err
+	for _, srv := range registries {
+		if err := testkit.PushLikeHelm(client, bases[srv], "bench", "admin", admin.APIKey, big); err != nil {
+			return nil, fmt.Errorf("push %s to %s: %w", big.Tag, srv, err)
 		}
 	}
 
 	// BigTags versions of one chart: on chartctl uploaded through /v1
-	// (minimal charts, concurrently); on Distribution one pushed version
-	// and its tag written BigTags times into its storage layout (what
-	// Distribution's tags/list reads is that directory).
+	// (minimal charts, concurrently); on a peer one pushed version and
+	// its tag written BigTags times into its storage layout (what its
+	// tags/list reads: Distribution's tag directories, zot's index.json).
 	logf("filling chart big/big with %d versions (this takes a while)", cfg.BigTags)
 	if err := fillBig(ctx, bt, cfg.BigTags, logf); err != nil {
 		return nil, err
@@ -210,12 +229,12 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	if theirs != "" {
-		if err := testkit.PushLikeHelm(client, theirs, "big", "", "", bigOne); err != nil {
-			return nil, err
+	for _, p := range peers {
+		if err := testkit.PushLikeHelm(client, p.base, "big", "", "", bigOne); err != nil {
+			return nil, fmt.Errorf("push big to %s: %w", p.key, err)
 		}
-		if err := writeDistributionTags(droot, "big/big", bigOne.ManifestDigest, cfg.BigTags); err != nil {
-			return nil, err
+		if err := p.writeTags(p.root, "big/big", bigOne.ManifestDigest, cfg.BigTags); err != nil {
+			return nil, fmt.Errorf("%s tags: %w", p.key, err)
 		}
 	}
 	bigLast := bigTag(cfg.BigTags / 2)
@@ -236,7 +255,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		// passes 64 KiB.
 		{key: "index-gzip", label: fmt.Sprintf("index.yaml of %s versions, gzip", thousands(cfg.BigTags)), header: []string{"Accept-Encoding: gzip"}, helmOnly: true},
 	}
-	paths := [][2]string{ // chartctl/Distribution path, static file path
+	paths := [][2]string{ // chartctl/peer path, static file path
 		{manifest, manifest},
 		{small, small},
 		{bigBlob, bigBlob},
@@ -251,8 +270,10 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	for i := range reads {
 		r := &reads[i]
 		r.paths = map[string]string{"chartctl": paths[i][0]}
-		if theirs != "" && !r.helmOnly {
-			r.paths["distribution"] = paths[i][0]
+		if !r.helmOnly {
+			for _, p := range peers {
+				r.paths[p.key] = paths[i][0]
+			}
 		}
 		header := r.header
 		if r.auth {
@@ -265,16 +286,23 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		if resp.StatusCode != 200 {
 			return nil, fmt.Errorf("GET %s on chartctl: %d %s", paths[i][0], resp.StatusCode, body)
 		}
-		if theirs != "" && (r.key == "manifest" || strings.Contains(r.key, "blob") || r.key == "tags-300") {
-			// The bytes Distribution serves must be chartctl's for the
-			// comparison to hold (tags and catalog pages differ in order
-			// or in content, not in kind).
-			_, dbody, err := get(ctx, client, theirs+paths[i][0], r.header)
+		for _, p := range peers {
+			if _, ok := r.paths[p.key]; !ok {
+				continue
+			}
+			// A peer must answer every read, and with chartctl's bytes
+			// where they are the same object, for the comparison to hold
+			// (tags and catalog pages differ in order or in content, not
+			// in kind).
+			presp, pbody, err := get(ctx, client, p.base+paths[i][0], r.header)
 			if err != nil {
 				return nil, err
 			}
-			if r.key != "tags-300" && !bytes.Equal(dbody, body) {
-				return nil, fmt.Errorf("GET %s: Distribution serves other bytes than chartctl", paths[i][0])
+			if presp.StatusCode != 200 {
+				return nil, fmt.Errorf("GET %s on %s: %d %s", paths[i][0], p.title, presp.StatusCode, pbody)
+			}
+			if (r.key == "manifest" || strings.Contains(r.key, "blob")) && !bytes.Equal(pbody, body) {
+				return nil, fmt.Errorf("GET %s: %s serves other bytes than chartctl", paths[i][0], p.title)
 			}
 		}
 		file := filepath.Join(www, filepath.FromSlash(paths[i][1]))
@@ -303,7 +331,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		return nil, err
 	}
 	defer floor.stop()
-	bases := map[string]string{"chartctl": ours, "distribution": theirs, "nginx": "http://" + naddr, "bare": floorURL}
+	bases["nginx"], bases["bare"] = "http://"+naddr, floorURL
 
 	pushRows := []*OCIRow{
 		{Key: "raw-push", Label: fmt.Sprintf("raw push (Helm's requests, no Helm process), %d per round", cfg.Pushes), Rates: map[string][]float64{}},
@@ -338,10 +366,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 			}
 		}
 		for _, row := range pushRows {
-			for _, srv := range []string{"chartctl", "distribution"} {
-				if bases[srv] == "" {
-					continue
-				}
+			for _, srv := range registries {
 				charts := make([]*testkit.OCIChart, cfg.Pushes)
 				for j := range charts {
 					v := fmt.Sprintf("2.%d.%d", round, pushed+j)
@@ -408,26 +433,6 @@ func fillBig(ctx context.Context, t Target, n int, logf func(string, ...any)) er
 // bigTag is the i-th version of chart big.
 func bigTag(i int) string { return fmt.Sprintf("1.%d.%d", i/1000, i%1000) }
 
-// writeDistributionTags writes tags 0..n-1 (bigTag) of repository name
-// pointing to manifest d into Distribution's filesystem layout, as its
-// tag service writes them (current/link and index/<alg>/<hex>/link).
-func writeDistributionTags(root, name, d string, n int) error {
-	alg, hex, _ := strings.Cut(d, ":")
-	tags := filepath.Join(root, "docker", "registry", "v2", "repositories", filepath.FromSlash(name), "_manifests", "tags")
-	for i := range n {
-		dir := filepath.Join(tags, bigTag(i))
-		for _, sub := range []string{filepath.Join(dir, "current"), filepath.Join(dir, "index", alg, hex)} {
-			if err := os.MkdirAll(sub, 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(sub, "link"), []byte(d), 0o644); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // ChartArchive returns a chart archive of name and version laid out as
 // `helm package` does, with pad bytes of random (incompressible) base64
 // in a file when pad > 0, for a blob of a chosen size.
@@ -492,20 +497,6 @@ func helmEnv(dir string) []string {
 		"HELM_REGISTRY_CONFIG="+h+"/registry.json")
 }
 
-// waitHTTP waits until u answers (any status), for ten seconds.
-func waitHTTP(ctx context.Context, u string) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return errors.New("no answer within 10s")
-}
-
 // loadAvg is /proc/loadavg's first three fields.
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -521,103 +512,149 @@ func loadAvg() string {
 
 func digestOf(b []byte) string { return sha256Digest(b) }
 
-// Markdown renders the results: medians over the rounds per server, and
-// the ratios of chartctl to each other server.
+// Markdown renders the results: medians over the rounds per server, the
+// ratios of chartctl to each other server and, per round, to each peer;
+// with zot beside Distribution, also the issue's targets against the
+// peers. Without zot the table is the one of Distribution alone.
 func (r *OCIResults) Markdown() string {
 	var b strings.Builder
+	peerInfo := r.DistributionInfo
+	if r.ZotInfo != "" {
+		peerInfo += "; " + r.ZotInfo
+	}
 	fmt.Fprintf(&b, "Run %s on %s; %d rounds, interleaved (each operation on each server in turn); reads %v each on %d connections (Go load generator), pushes %d in a row, one client. Load average before %s, after %s (the machine is shared). %s; nginx from Debian (sendfile on).\n\n",
-		r.Date.Format("2006-01-02 15:04 UTC"), fmt.Sprintf("%d CPUs (%s)", r.Machine.CPUs, r.Machine.CPUModel), r.Config.Rounds, r.Config.Duration, r.Config.Conns, r.Config.Pushes, r.LoadBefore, r.LoadAfter, r.DistributionInfo)
+		r.Date.Format("2006-01-02 15:04 UTC"), fmt.Sprintf("%d CPUs (%s)", r.Machine.CPUs, r.Machine.CPUModel), r.Config.Rounds, r.Config.Duration, r.Config.Conns, r.Config.Pushes, r.LoadBefore, r.LoadAfter, peerInfo)
 	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Config.Command)
-	b.WriteString("| operation | bytes | chartctl /s | Distribution /s | nginx /s | bare net/http /s | ÷ Distribution | ÷ bare | ÷ nginx |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+
+	// Distribution's columns are there even without it (as "–"); zot's
+	// only when it ran.
+	peers := []string{"distribution"}
+	if r.Config.Zot != "" {
+		peers = append(peers, "zot")
+	}
+	servers := slices.Concat([]string{"chartctl"}, peers, []string{"nginx", "bare"})
+	others := slices.Concat(peers, []string{"bare", "nginx"})
+	b.WriteString("| operation | bytes |")
+	for _, s := range servers {
+		fmt.Fprintf(&b, " %s /s |", ociTitles[s][0])
+	}
+	for _, s := range others {
+		fmt.Fprintf(&b, " ÷ %s |", ociTitles[s][1])
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", 1+len(servers)+len(others)) + "\n")
 	for _, row := range r.Rows {
-		med := map[string]float64{}
-		for _, s := range ociServers {
-			if v := row.Rates[s]; len(v) > 0 {
-				med[s] = median(v)
-			}
-		}
-		cell := func(s string) string {
-			v, ok := med[s]
-			if !ok {
-				return "–"
-			}
-			if v < 100 {
-				return fmt.Sprintf("%.1f", v)
-			}
-			return fmt.Sprintf("%.0f", v)
-		}
-		ratioTo := func(s string) string {
-			if _, ok := med[s]; !ok || med["chartctl"] == 0 {
-				return "–"
-			}
-			return fmt.Sprintf("%.2f", stats.Ratio(med["chartctl"], med[s]))
-		}
+		med := row.medians()
 		bytesCell := "–"
 		if row.Bytes > 0 {
 			bytesCell = fmt.Sprint(row.Bytes)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Label, bytesCell, cell("chartctl"), cell("distribution"), cell("nginx"), cell("bare"),
-			ratioTo("distribution"), ratioTo("bare"), ratioTo("nginx"))
-	}
-	b.WriteString("\nPer round (chartctl ÷ Distribution):")
-	for _, row := range r.Rows {
-		var parts []string
-		for i := range row.Rates["chartctl"] {
-			if i < len(row.Rates["distribution"]) {
-				parts = append(parts, fmt.Sprintf("%.2f", stats.Ratio(row.Rates["chartctl"][i], row.Rates["distribution"][i])))
-			}
+		fmt.Fprintf(&b, "| %s | %s |", row.Label, bytesCell)
+		for _, s := range servers {
+			fmt.Fprintf(&b, " %s |", rateCell(med, s))
 		}
-		fmt.Fprintf(&b, " %s %s;", row.Key, strings.Join(parts, "/"))
+		for _, s := range others {
+			fmt.Fprintf(&b, " %s |", ratioCell(med, s))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
+	for _, peer := range peers {
+		fmt.Fprintf(&b, "\nPer round (chartctl ÷ %s):", ociTitles[peer][1])
+		for _, row := range r.Rows {
+			var parts []string
+			for i := range row.Rates["chartctl"] {
+				if i < len(row.Rates[peer]) {
+					parts = append(parts, fmt.Sprintf("%.2f", stats.Ratio(row.Rates["chartctl"][i], row.Rates[peer][i])))
+				}
+			}
+			fmt.Fprintf(&b, " %s %s;", row.Key, strings.Join(parts, "/"))
+		}
+		b.WriteString("\n")
+	}
+	if len(peers) > 1 {
+		r.writePeerTargets(&b)
+	}
 	return b.String()
+}
+
+// ociTitles are each server's titles in the table: of its rate column
+// and of its ratio column.
+var ociTitles = map[string][2]string{
+	"chartctl":     {"chartctl", ""},
+	"distribution": {"Distribution", "Distribution"},
+	"zot":          {"zot", "zot"},
+	"nginx":        {"nginx", "nginx"},
+	"bare":         {"bare net/http", "bare"},
+}
+
+// medians are the row's median rates of the servers that took part.
+func (row *OCIRow) medians() map[string]float64 {
+	med := map[string]float64{}
+	for s, v := range row.Rates {
+		if len(v) > 0 {
+			med[s] = median(v)
+		}
+	}
+	return med
+}
+
+// rateCell is server s's median rate, "–" when it did not take part.
+func rateCell(med map[string]float64, s string) string {
+	v, ok := med[s]
+	if !ok {
+		return "–"
+	}
+	if v < 100 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// ratioCell is chartctl's median rate divided by server s's, "–" when
+// either did not take part.
+func ratioCell(med map[string]float64, s string) string {
+	if _, ok := med[s]; !ok || med["chartctl"] == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", stats.Ratio(med["chartctl"], med[s]))
+}
+
+// ociPeerTargets are issue #32's targets against the peer registries: a
+// target against "the faster peer" (or "both peers") is checked against
+// the faster of Distribution and zot in the row, by median rate; the raw
+// push target names Distribution and stays against it.
+var ociPeerTargets = []struct {
+	key, label string
+	target     float64
+	faster     bool // against the faster peer, not Distribution
+}{
+	{"tags-300", "`tags/list` ≥ 1.5× the faster peer (whole list)", 1.5, true},
+	{"tags-300-page", "`tags/list` ≥ 1.5× the faster peer (a page)", 1.5, true},
+	{"tags-big-page", "`tags/list` ≥ 1.5× the faster peer (a page of the big chart)", 1.5, true},
+	{"helm-push", "`helm push` at least even with both peers", 1, true},
+	{"raw-push", "raw push ≥ 2× Distribution", 2, false},
+}
+
+// writePeerTargets writes the table of ociPeerTargets, for the rows that
+// were measured on chartctl and on the peer the target is against.
+func (r *OCIResults) writePeerTargets(b *strings.Builder) {
+	b.WriteString("\nTargets against the peers (\"the faster peer\": the faster of Distribution and zot in that row, by median rate):\n\n| target | against | its /s | chartctl ÷ it | verdict |\n|---|---|---:|---:|---|\n")
+	for _, t := range ociPeerTargets {
+		i := slices.IndexFunc(r.Rows, func(row *OCIRow) bool { return row.Key == t.key })
+		if i < 0 {
+			continue
+		}
+		med := r.Rows[i].medians()
+		against := "distribution"
+		if t.faster && med["zot"] > med["distribution"] {
+			against = "zot"
+		}
+		if med["chartctl"] == 0 || med[against] == 0 {
+			continue
+		}
+		ratio := stats.Ratio(med["chartctl"], med[against])
+		fmt.Fprintf(b, "| %s | %s | %s | %.2f | %s |\n", t.label, ociTitles[against][0], rateCell(med, against), ratio, verdictRatio(ratio, t.target))
+	}
 }
 
 // JSON is the raw figures, for whoever reruns and compares.
 func (r *OCIResults) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
-
-// nonEmpty returns the non-empty strings of ss.
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// startDistribution starts Distribution's registry bin on a loopback port
-// with filesystem storage under dir, and returns how to stop it, its base
-// URL, its storage root and its version.
-func startDistribution(ctx context.Context, bin, dir string) (stop func(), base, root, info string, err error) {
-	addr, err := FreeLoopbackAddr()
-	if err != nil {
-		return nil, "", "", "", err
-	}
-	root = filepath.Join(dir, "distribution")
-	conf := filepath.Join(dir, "distribution.yml")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", root, addr)), 0o644); err != nil {
-		return nil, "", "", "", err
-	}
-	logf, err := os.Create(filepath.Join(dir, "distribution.log"))
-	if err != nil {
-		return nil, "", "", "", err
-	}
-	cmd := exec.Command(bin, "serve", conf)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, "", "", "", fmt.Errorf("start distribution: %w", err)
-	}
-	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() }
-	base = "http://" + addr
-	if err := waitHTTP(ctx, base+"/v2/"); err != nil {
-		stop()
-		return nil, "", "", "", fmt.Errorf("distribution: %w", err)
-	}
-	if out, err := exec.Command(bin, "--version").CombinedOutput(); err == nil {
-		info = strings.TrimSpace(string(out))
-	}
-	return stop, base, root, info, nil
-}

@@ -1,17 +1,21 @@
 // Command ocibench runs chartctl's OCI registry side by side with CNCF
-// Distribution, nginx serving the very bytes chartctl served, and a bare
-// net/http handler answering them from memory (issue #32), in interleaved
-// rounds, and prints a Markdown table of the rates and their ratios:
+// Distribution, zot (when --zot names its binary), nginx serving the very
+// bytes chartctl served, and a bare net/http handler answering them from
+// memory (issue #32), in interleaved rounds, and prints a Markdown table
+// of the rates and their ratios:
 // manifest GET, small and big blob GETs, tags/list of the measured chart
 // (whole and a page) and a page of a chart of --big-tags tags,
 // _catalog, a raw push (Helm's requests without a Helm process) and
-// `helm push`. It only ever listens on loopback addresses.
+// `helm push`. With zot it adds zot's columns and a table of the issue's
+// targets against the faster peer. It only ever listens on loopback
+// addresses.
 //
 //	GOBIN=/tmp/dist-bin go install github.com/distribution/distribution/v3/cmd/registry@v3.1.2
+//	(cd zot-v2.1.20 && CGO_ENABLED=0 GOEXPERIMENT=jsonv2 go build -o /tmp/zot-bin/zot ./cmd/zot)
 //	apt-get install -y nginx
 //	go build -o bin/chartctl ./cmd/chartctl
 //	go run ./bench/cmd/ocibench --distribution /tmp/dist-bin/registry \
-//	    --helm "$CHARTCTL_HELM4" --markdown docs/performance.md
+//	    --zot /tmp/zot-bin/zot --helm "$CHARTCTL_HELM4" --markdown docs/performance.md
 //
 // --big-tags 1000 --rounds 1 --duration 1s makes a quick smoke run.
 package main
@@ -45,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.BigTags, "big-tags", 100_000, "tags of the chart whose tags/list page is measured at scale")
 	fs.StringVar(&cfg.Binary, "binary", "./bin/chartctl", "chartctl binary")
 	fs.StringVar(&cfg.Distribution, "distribution", os.Getenv("CHARTCTL_DISTRIBUTION"), "Distribution's registry binary (default $CHARTCTL_DISTRIBUTION)")
+	fs.StringVar(&cfg.Zot, "zot", os.Getenv("CHARTCTL_ZOT"), "zot's binary (v2.1.20), empty to leave zot out (default $CHARTCTL_ZOT)")
 	fs.StringVar(&cfg.Helm, "helm", os.Getenv("CHARTCTL_HELM4"), "helm binary for the helm push rows, empty to skip them (default $CHARTCTL_HELM4)")
 	fs.StringVar(&cfg.NginxBinary, "nginx", "", "nginx binary (default: nginx from PATH)")
 	fs.IntVar(&cfg.Rounds, "rounds", 3, "interleaved rounds")
