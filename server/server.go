@@ -430,6 +430,10 @@ func (s *Server) Close() error {
 		}
 	})
 	s.wg.Wait()
+	if s.app != nil {
+		// The index snapshots the next start is answered from.
+		s.app.Index.Flush()
+	}
 	return err
 }
 

@@ -27,9 +27,17 @@ func TestIndexSnapshotAcrossRestart(t *testing.T) {
 			ctx := context.Background()
 			replica := e.open(t)
 			cacheDir := filepath.Join(t.TempDir(), "index-cache")
+			var started []*app.App
 			start := func() *app.App {
+				// The replicas started before stop: their snapshot
+				// writes finish, as Server.Close waits for them.
+				for _, a := range started {
+					a.Index.Flush()
+				}
 				db, blobs := replica(t)
-				return app.New(db, blobs, app.Options{Config: app.Config{IndexCacheDir: cacheDir, MaxChartSize: 1 << 20}})
+				a := app.New(db, blobs, app.Options{Config: app.Config{IndexCacheDir: cacheDir, MaxChartSize: 1 << 20}})
+				started = append(started, a)
+				return a
 			}
 			a := start()
 			r := mustRepo(t, a, "big")
@@ -62,6 +70,7 @@ func TestIndexSnapshotAcrossRestart(t *testing.T) {
 				return ix
 			}
 			first := view(a)
+			a.Index.Flush()
 			snaps, _ := filepath.Glob(filepath.Join(cacheDir, "*.snap"))
 			if len(snaps) != 1 {
 				t.Fatalf("sidecars after the first load: %v", snaps)

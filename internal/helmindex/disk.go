@@ -22,6 +22,8 @@ type diskFiles struct {
 	sidecars map[string]snapshotMeta    // sidecar name → what it says
 	byRepo   map[string]map[string]bool // repository → its sidecars' names
 	err      error                      // why the directory cannot be used, if it cannot
+	// writing counts the snapshot writes under way (Cache.Flush).
+	writing sync.WaitGroup
 }
 
 // newDiskFiles prepares dir: made if missing, emptied of a previous

@@ -206,7 +206,16 @@ func (ix *Index) compress() {
 	// The file goes when the last Index naming it is garbage: a request
 	// that still holds ix (and may be about to open the file) keeps it.
 	runtime.AddCleanup(ix, ix.disk.release, name)
-	ix.describe(name)
+	if ix.label != nil {
+		// The sidecar and the body file are for the next process: not
+		// the work of the request that asked for the gzip form (Flush
+		// waits for them). The goroutine holds ix, and so the file.
+		ix.disk.writing.Add(1)
+		go func() {
+			defer ix.disk.writing.Done()
+			ix.describe(name)
+		}()
+	}
 }
 
 // headerValue is a one-value header slice whose capacity is its length,
@@ -476,6 +485,14 @@ func (c *Cache) Refresh(ctx context.Context, repo, name, version string) {
 	}
 	if changed {
 		r.changed(name)
+	}
+}
+
+// Flush waits for the snapshot files being written (see snapshot.go); a
+// server calls it when it stops, so that the next process finds them.
+func (c *Cache) Flush() {
+	if c.disk != nil {
+		c.disk.writing.Wait()
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
 // Snapshots: a whole-repository view (the full index, or a newest-N one)
@@ -127,8 +129,10 @@ func (c *Cache) fromSnapshot(ctx context.Context, repo string, q Query) *Index {
 	}
 	gen, err := c.generation(ctx, repo)
 	if err != nil {
-		// The store could not say (or the repository is gone): load as
-		// before, which reports the error.
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			c.disk.forget(repo, sname)
+		}
+		// Load as before, which reports the error.
 		return nil
 	}
 	if gen != m.Generation {

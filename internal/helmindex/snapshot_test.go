@@ -50,13 +50,18 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	cvs := bigRepo(t, 2000)
 	gens := &generations{g: "repo-1:a"}
+	var c *Cache
 	open := func() (*Cache, *staticLoader) {
+		if c != nil {
+			// The previous process stops: its snapshot writes finish.
+			c.Flush()
+		}
 		l := &staticLoader{cvs: cvs}
 		return New(l.load, Options{LoadVersion: l.loadVersion, DiskDir: dir, Generation: gens.get}), l
 	}
 	views := []Query{{Format: JSON}, {Format: YAML}, {Format: JSON, Latest: 60}}
 
-	c, _ := open()
+	c, _ = open()
 	first := map[Query]*Index{}
 	for _, q := range views {
 		ix, err := c.View(ctx, "r", q)
@@ -68,6 +73,7 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 		}
 		first[q] = ix
 	}
+	c.Flush()
 	if n := len(sidecars(t, dir)); n != len(views) {
 		t.Fatalf("%d sidecars, want one per view (%d)", n, len(views))
 	}
@@ -145,6 +151,7 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 	if ix, err := c.View(ctx, "r", Query{Format: YAML}); err != nil || ix.GzipFile() == "" {
 		t.Fatalf("YAML view after a refresh: %v", err)
 	}
+	c.Flush()
 	if !bytes.Equal(snap(), yamlSnap) || len(sidecars(t, dir)) != len(before) {
 		t.Fatalf("a view rendered after a change applied in memory was described")
 	}
@@ -166,6 +173,7 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = good.Gzip()
+		c.Flush()
 		path := strings.TrimSuffix(good.GzipFile(), ".gz") + suffix
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -193,6 +201,7 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 	if ix, err := c.View(ctx, "r", Query{Format: JSON}); err != nil || ix.GzipFile() == "" {
 		t.Fatalf("without a generation: %v", err)
 	}
+	c.Flush()
 	if s := sidecars(t, dir); len(s) != 0 {
 		t.Fatalf("sidecars written without a generation: %v", s)
 	}
@@ -212,6 +221,7 @@ func TestSnapshotStartAndDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := ix.GzipFile()
+	c.Flush()
 	other := filepath.Join(dir, "sha256-other.gz")
 	foreign := filepath.Join(dir, "0123456789abcdef0123456789abcdef"+snapshotSuffix)
 	for p, data := range map[string]string{other: "old", foreign: `{"repo":"r","build":"another build","file":"sha256-other.gz"}`} {
