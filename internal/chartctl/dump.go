@@ -222,6 +222,7 @@ var DumpCoverage = map[string]string{
 	"DeleteChartVersion":  "ChartVersion",
 	"IndexEntries":        "read",
 	"IndexEntry":          "read",
+	"IndexGeneration":     "read",
 	"SetIndexEntriesJSON": "ChartVersion",
 	"BlobReferenced":      "read",
 	"AddDownloads":        "ChartVersion",
