@@ -382,16 +382,9 @@ func (s *Server) Open(ln net.Listener) error {
 	go func() {
 		defer s.wg.Done()
 		// A start-up job like the backfills: it waits as they do.
-		if d := s.Config.BackfillDelay; d > 0 {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
+		if s.app.WaitStartDelay(s.stop) {
+			s.app.SweepOrphanBlobs(context.Background(), s.stop)
 		}
-		s.app.SweepOrphanBlobs(context.Background(), s.stop)
 	}()
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

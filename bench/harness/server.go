@@ -188,11 +188,21 @@ func (p *Process) PeakRSS() (int64, error) {
 }
 
 func peakRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	n, err := ProcStatus(pid, "VmHWM")
 	if err != nil {
 		return 0, fmt.Errorf("read peak RSS: %w", err)
 	}
-	return parseStatusKB(b, "VmHWM")
+	return n, nil
+}
+
+// ProcStatus reads one "key: N kB" field of /proc/PID/status (VmRSS,
+// VmHWM, RssFile, …), in bytes; Linux only.
+func ProcStatus(pid int, key string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatusKB(b, key)
 }
 
 // parseStatusKB finds "key:   N kB" in /proc/PID/status or /proc/meminfo

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chartctl/chartctl/bench/corpus"
+	"github.com/chartctl/chartctl/bench/harness"
 	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 	"github.com/chartctl/chartctl/internal/testkit/s3test"
 )
@@ -284,21 +285,11 @@ func rssMiB(b *testing.B, nd *node) float64 {
 // (VmRSS; RssFile, the part that is mapped files: bolt's file).
 func statusMiB(b *testing.B, nd *node, field string) float64 {
 	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", nd.cmd.Process.Pid))
+	n, err := harness.ProcStatus(nd.cmd.Process.Pid, field)
 	if err != nil {
-		b.Fatalf("read the server's memory: %v", err)
+		b.Fatalf("read the server's %s: %v", field, err)
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				b.Fatalf("%s %q: %v", field, rest, err)
-			}
-			return float64(kb) / 1024
-		}
-	}
-	b.Fatalf("no %s in /proc/PID/status", field)
-	return 0
+	return float64(n) / (1 << 20)
 }
 
 // pushedTerms are the search queries: the corpus' keywords and chart

@@ -30,6 +30,23 @@ const indexJSONRetry = 30 * time.Second
 // enough that the YAML parse of a batch is shared (helmindex.EntriesJSON).
 const indexJSONBatch = 512
 
+// WaitStartDelay waits Config.BackfillDelay, the delay of the start-up
+// jobs; it returns false if stop closes first.
+func (a *App) WaitStartDelay(stop <-chan struct{}) bool {
+	d := a.Config.BackfillDelay
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-stop:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // RunIndexJSONBackfill stores the JSON index entry of every version stored
 // without one, in the background, until it is done or stop is closed.
 // When another replica holds the lease it tries again after
@@ -41,14 +58,8 @@ func (a *App) RunIndexJSONBackfill(stop <-chan struct{}) {
 		<-stop
 		cancel()
 	}()
-	if d := a.Config.BackfillDelay; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
+	if !a.WaitStartDelay(stop) {
+		return
 	}
 	for {
 		done, err := a.BackfillIndexJSON(ctx)

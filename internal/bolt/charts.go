@@ -146,10 +146,9 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		if err := charge(tx, repo, dBytes, dVersions); err != nil {
 			return err
 		}
+		// putIndexEntry below gives the repository a new index
+		// generation.
 		if err := cb.Put(k, val); err != nil {
-			return err
-		}
-		if err := touchIndex(tx, cv.Repository); err != nil {
 			return err
 		}
 		if old == nil {

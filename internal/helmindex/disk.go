@@ -17,11 +17,10 @@ type diskFiles struct {
 	dir string
 
 	mu       sync.Mutex
-	refs     map[string]int             // file name → live Indexes naming it
-	pins     map[string]int             // file name → sidecars naming it
-	sidecars map[string]snapshotMeta    // sidecar name → what it says
-	byRepo   map[string]map[string]bool // repository → its sidecars' names
-	err      error                      // why the directory cannot be used, if it cannot
+	refs     map[string]int          // file name → live Indexes naming it
+	pins     map[string]int          // file name → sidecars naming it
+	sidecars map[string]snapshotMeta // sidecar name → what it says
+	err      error                   // why the directory cannot be used, if it cannot
 	// writing counts the snapshot writes under way (Cache.Flush).
 	writing sync.WaitGroup
 }
@@ -30,7 +29,7 @@ type diskFiles struct {
 // process's files except the sidecars this build wrote and the files
 // they name.
 func newDiskFiles(dir string) *diskFiles {
-	d := &diskFiles{dir: dir, refs: map[string]int{}, pins: map[string]int{}, sidecars: map[string]snapshotMeta{}, byRepo: map[string]map[string]bool{}}
+	d := &diskFiles{dir: dir, refs: map[string]int{}, pins: map[string]int{}, sidecars: map[string]snapshotMeta{}}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		d.err = fmt.Errorf("index cache directory: %w", err)
 		return d
@@ -52,17 +51,13 @@ func newDiskFiles(dir string) *diskFiles {
 		var m snapshotMeta
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || json.Unmarshal(data, &m) != nil || !kept(m.File, ".gz", present) || !kept(m.BodyFile, bodySuffix, present) ||
-			m.Build != buildID() {
+			m.Build != buildID() || m.Generation == "" {
 			_ = os.Remove(filepath.Join(dir, name))
 			continue
 		}
 		d.sidecars[name] = m
 		d.pins[m.File]++
 		d.pins[m.BodyFile]++
-		if d.byRepo[m.Repo] == nil {
-			d.byRepo[m.Repo] = map[string]bool{}
-		}
-		d.byRepo[m.Repo][name] = true
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -121,10 +116,10 @@ func (d *diskFiles) removeUnused(name string) {
 	_ = os.Remove(filepath.Join(d.dir, name))
 }
 
-// describe writes the sidecar sname of repo, data (which says m), and
-// the body m names, in place of what the sidecar said before. The gzip
-// file m names is held by the caller.
-func (d *diskFiles) describe(repo, sname string, m snapshotMeta, body, data []byte) error {
+// describe writes the sidecar sname, data (which says m), and the body m
+// names, in place of what the sidecar said before. The gzip file m names
+// is held by the caller.
+func (d *diskFiles) describe(sname string, m snapshotMeta, body, data []byte) error {
 	if d.err != nil {
 		return d.err
 	}
@@ -146,10 +141,6 @@ func (d *diskFiles) describe(repo, sname string, m snapshotMeta, body, data []by
 		d.unpin(old)
 	}
 	d.sidecars[sname] = m
-	if d.byRepo[repo] == nil {
-		d.byRepo[repo] = map[string]bool{}
-	}
-	d.byRepo[repo][sname] = true
 	return nil
 }
 
@@ -161,15 +152,13 @@ func (d *diskFiles) unpin(m snapshotMeta) {
 	d.removeUnused(m.BodyFile)
 }
 
-// read returns the sidecar sname's content.
-func (d *diskFiles) read(sname string) ([]byte, error) {
+// sidecar returns what the sidecar sname says, as read at start or
+// written since.
+func (d *diskFiles) sidecar(sname string) (snapshotMeta, bool) {
 	d.mu.Lock()
-	_, ok := d.sidecars[sname]
-	d.mu.Unlock()
-	if !ok {
-		return nil, os.ErrNotExist
-	}
-	return os.ReadFile(filepath.Join(d.dir, sname))
+	defer d.mu.Unlock()
+	m, ok := d.sidecars[sname]
+	return m, ok
 }
 
 // adopt counts one more Index naming the gzip file m names, and returns
@@ -197,25 +186,21 @@ func (d *diskFiles) adopt(m snapshotMeta) (path string, gz, body []byte, err err
 	return filepath.Join(d.dir, m.File), gz, body, nil
 }
 
-// forget removes the sidecar sname of repo, and the file it named if
-// nothing else names it.
-func (d *diskFiles) forget(repo, sname string) {
+// forget removes the sidecar sname, and the files it named if nothing
+// else names them.
+func (d *diskFiles) forget(sname string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.forgetLocked(repo, sname)
+	d.forgetLocked(sname)
 }
 
-func (d *diskFiles) forgetLocked(repo, sname string) {
+func (d *diskFiles) forgetLocked(sname string) {
 	m, ok := d.sidecars[sname]
 	if !ok {
 		return
 	}
 	_ = os.Remove(filepath.Join(d.dir, sname))
 	delete(d.sidecars, sname)
-	delete(d.byRepo[repo], sname)
-	if len(d.byRepo[repo]) == 0 {
-		delete(d.byRepo, repo)
-	}
 	d.unpin(m)
 }
 
@@ -223,8 +208,10 @@ func (d *diskFiles) forgetLocked(repo, sname string) {
 func (d *diskFiles) forgetRepo(repo string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for sname := range d.byRepo[repo] {
-		d.forgetLocked(repo, sname)
+	for sname, m := range d.sidecars {
+		if m.Repo == repo {
+			d.forgetLocked(sname)
+		}
 	}
 }
 

@@ -330,13 +330,7 @@ func (c *Cache) View(ctx context.Context, repo string, q Query) (*Index, error) 
 			return ix, nil
 		}
 		if ix := c.fromSnapshot(ctx, repo, q); ix != nil {
-			if r.views == nil {
-				r.views = map[Query]*Index{}
-			}
-			r.views[q] = ix
-			if c.observe != nil && q.Latest == 0 {
-				c.observe(time.Since(start))
-			}
+			c.keepView(r, q, ix, start)
 			return ix, nil
 		}
 	}
@@ -381,15 +375,21 @@ func (c *Cache) View(ctx context.Context, repo string, q Query) (*Index, error) 
 		if r.gen != "" {
 			ix.label = &snapshotLabel{repo: repo, q: q, generation: r.gen, contextPath: c.contextPath}
 		}
-		if r.views == nil {
-			r.views = map[Query]*Index{}
-		}
-		r.views[q] = ix
-		if c.observe != nil && q.Latest == 0 {
-			c.observe(time.Since(start))
-		}
+		c.keepView(r, q, ix, start)
 	}
 	return ix, nil
+}
+
+// keepView keeps ix as r's whole-repository view q, and reports the time
+// since start of a full index's assembly (Options.Observe). r.mu is held.
+func (c *Cache) keepView(r *repoIndex, q Query, ix *Index, start time.Time) {
+	if r.views == nil {
+		r.views = map[Query]*Index{}
+	}
+	r.views[q] = ix
+	if c.observe != nil && q.Latest == 0 {
+		c.observe(time.Since(start))
+	}
 }
 
 // selection is one chart's part of a view: its versions to list.

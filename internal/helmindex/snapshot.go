@@ -106,7 +106,7 @@ func (ix *Index) describe(name string) {
 	if err != nil {
 		return
 	}
-	_ = ix.disk.describe(l.repo, snapshotName(l.repo, l.q), m, ix.Body, data)
+	_ = ix.disk.describe(snapshotName(l.repo, l.q), m, ix.Body, data)
 }
 
 // fromSnapshot returns repo's view q as its sidecar describes it, when the
@@ -116,32 +116,28 @@ func (c *Cache) fromSnapshot(ctx context.Context, repo string, q Query) *Index {
 	if c.disk == nil || c.generation == nil || q.Chart != "" {
 		return nil
 	}
+	// The sidecar as read at start (which checked its build and files)
+	// or written since.
 	sname := snapshotName(repo, q)
-	data, err := c.disk.read(sname)
-	if err != nil {
+	m, ok := c.disk.sidecar(sname)
+	if !ok {
 		return nil
 	}
-	var m snapshotMeta
-	if json.Unmarshal(data, &m) != nil || m.Repo != repo || m.Format != q.Format || m.Latest != q.Latest ||
-		m.ContextPath != c.contextPath || m.Build != buildID() || m.Generation == "" {
-		c.disk.forget(repo, sname)
+	generated, err := time.Parse(time.RFC3339Nano, m.Generated)
+	if err != nil || m.Repo != repo || m.Format != q.Format || m.Latest != q.Latest || m.ContextPath != c.contextPath {
+		c.disk.forget(sname)
 		return nil
 	}
 	gen, err := c.generation(ctx, repo)
 	if err != nil {
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			c.disk.forget(repo, sname)
+			c.disk.forget(sname)
 		}
 		// Load as before, which reports the error.
 		return nil
 	}
 	if gen != m.Generation {
-		c.disk.forget(repo, sname)
-		return nil
-	}
-	generated, err := time.Parse(time.RFC3339Nano, m.Generated)
-	if err != nil {
-		c.disk.forget(repo, sname)
+		c.disk.forget(sname)
 		return nil
 	}
 	path, gz, body, err := c.disk.adopt(m)
@@ -154,7 +150,7 @@ func (c *Cache) fromSnapshot(ctx context.Context, repo string, q Query) *Index {
 		}
 	}
 	if err != nil {
-		c.disk.forget(repo, sname)
+		c.disk.forget(sname)
 		return nil
 	}
 	ix := newIndex(body, m.ETag, generated, q.Format)
