@@ -343,7 +343,13 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(8)
+	s.wg.Add(9)
+	go func() {
+		defer s.wg.Done()
+		// Large repositories' index snapshots, current once their
+		// changes pause and when the server stops.
+		s.app.RunIndexKeeper(s.stop)
+	}()
 	go func() {
 		defer s.wg.Done()
 		// The JSON index entries of versions stored before they were

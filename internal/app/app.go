@@ -46,6 +46,10 @@ type Config struct {
 	// start, so that they do not compete with the first requests after a
 	// restart; 0 starts them at once.
 	BackfillDelay time.Duration
+	// IndexKeepQuiet is how long a large repository's changes must pause
+	// before RunIndexKeeper writes its index snapshot; 0 means
+	// DefaultIndexKeepQuiet.
+	IndexKeepQuiet time.Duration
 	// AllowOverwrite lets a forced upload replace a stored chart version.
 	AllowOverwrite bool
 	// ChartLimits bound what an archive may decompress to.
@@ -198,6 +202,7 @@ type App struct {
 	reverify  reverify
 	images    imagesJob
 	recheck   recheck
+	keeper    indexKeeper
 }
 
 // Options configures New.
@@ -222,6 +227,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	a := &App{Store: store, Blobs: blobs, Config: opts.Config, Logger: opts.Logger, Now: opts.Now, ObserveUpload: opts.ObserveUpload,
 		Replica: replicaName()}
 	a.search.ttl = searchTTL
+	a.keeper.wake = make(chan struct{}, 1)
 	if o, ok := store.(chartctl.OAuthStore); ok {
 		a.OAuth = o
 	}

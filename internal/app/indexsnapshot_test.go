@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,23 +42,7 @@ func TestIndexSnapshotAcrossRestart(t *testing.T) {
 			}
 			a := start()
 			r := mustRepo(t, a, "big")
-			// Enough versions, with descriptions that do not compress,
-			// for a gzip form past helmindex.DiskMin.
-			rng := rand.New(rand.NewPCG(3, 4))
-			t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-			for i := range 400 {
-				var desc []byte
-				for range 32 {
-					desc = fmt.Appendf(desc, "%016x", rng.Uint64())
-				}
-				cv := &chartctl.ChartVersion{Repository: "big", Name: fmt.Sprintf("c%d", i%4), Version: fmt.Sprintf("1.%d.0", i),
-					Digest: fmt.Sprintf("sha256:%064x", i), Size: 10, CreatedAt: t0.Add(time.Duration(i) * time.Second),
-					Metadata: []byte(fmt.Sprintf(`{"apiVersion":"v2","name":"c%d","version":"1.%d.0","description":"%s"}`, i%4, i, desc))}
-				cv.IndexEntry = helmindex.RenderEntry(cv)
-				if _, _, _, err := a.Store.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			fillPastDiskMin(t, a, "big")
 			view := func(a *app.App) *helmindex.Index {
 				t.Helper()
 				ix, err := a.Index.View(ctx, "big", helmindex.Query{Format: helmindex.JSON})
@@ -110,4 +95,117 @@ func TestIndexSnapshotAcrossRestart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fillPastDiskMin stores enough versions in repo, with descriptions that
+// do not compress, for an index whose gzip form passes helmindex.DiskMin.
+// They go to the store directly: no App is told of them.
+func fillPastDiskMin(t *testing.T, a *app.App, repo string) {
+	t.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 400 {
+		var desc []byte
+		for range 32 {
+			desc = fmt.Appendf(desc, "%016x", rng.Uint64())
+		}
+		cv := &chartctl.ChartVersion{Repository: repo, Name: fmt.Sprintf("c%d", i%4), Version: fmt.Sprintf("1.%d.0", i),
+			Digest: fmt.Sprintf("sha256:%064x", i), Size: 10, CreatedAt: t0.Add(time.Duration(i) * time.Second),
+			Metadata: []byte(fmt.Sprintf(`{"apiVersion":"v2","name":"c%d","version":"1.%d.0","description":"%s"}`, i%4, i, desc))}
+		cv.IndexEntry = helmindex.RenderEntry(cv)
+		if _, _, _, err := a.Store.PutChartVersion(ctx, cv, chartctl.PutVersionOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// loadCounting counts the loads of whole repositories' index entries.
+type loadCounting struct {
+	chartctl.Store
+	loads atomic.Int32
+}
+
+func (s *loadCounting) IndexEntries(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
+	s.loads.Add(1)
+	return s.Store.IndexEntries(ctx, repo)
+}
+
+// TestIndexKeeper: the index keeper writes the snapshot of a repository
+// whose index nobody asked for, once its changes pause, and again when it
+// stops after a change; each time the next App answers the first request
+// from it, with the change, without loading the repository. On both
+// stores.
+func TestIndexKeeper(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			ctx := context.Background()
+			replica := e.open(t)
+			cacheDir := filepath.Join(t.TempDir(), "index-cache")
+			start := func(quiet time.Duration) (*app.App, *loadCounting, func()) {
+				db, blobs := replica(t)
+				counting := &loadCounting{Store: db}
+				a := app.New(counting, blobs, app.Options{Config: app.Config{IndexCacheDir: cacheDir, MaxChartSize: 1 << 20, IndexKeepQuiet: quiet}})
+				stop, done := make(chan struct{}), make(chan struct{})
+				go func() {
+					a.RunIndexKeeper(stop)
+					close(done)
+				}()
+				return a, counting, func() {
+					close(stop)
+					<-done
+					a.Index.Flush()
+				}
+			}
+			firstIndex := func(version string) {
+				t.Helper()
+				a, counting, stop := start(time.Hour)
+				defer stop()
+				ix, err := a.Index.View(ctx, "big", helmindex.Query{Format: helmindex.JSON})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := counting.loads.Load(); n != 0 {
+					t.Fatalf("the first index after a restart loaded the repository (%d loads) instead of the kept snapshot", n)
+				}
+				if !bytes.Contains(ix.Body, []byte(`"`+version+`"`)) {
+					t.Fatalf("the kept index does not list %s", version)
+				}
+			}
+
+			a, _, stop := start(10 * time.Millisecond)
+			r := mustRepo(t, a, "big")
+			fillPastDiskMin(t, a, "big")
+			if _, err := push(t, a, r, testkit.MakeChart(t, testkit.Chart{Name: "c1", Version: "9.0.0"})); err != nil {
+				t.Fatal(err)
+			}
+			// Kept once the changes pause, while the App runs.
+			for deadline := time.Now().Add(30 * time.Second); len(snapshotsIn(t, cacheDir)) == 0; {
+				if time.Now().After(deadline) {
+					t.Fatal("no index snapshot written 30 s after the last change")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			stop()
+			firstIndex("9.0.0")
+
+			// A change just before the App stops: kept as it stops.
+			a, _, stop = start(time.Hour)
+			if _, err := push(t, a, r, testkit.MakeChart(t, testkit.Chart{Name: "c2", Version: "9.1.0"})); err != nil {
+				t.Fatal(err)
+			}
+			stop()
+			firstIndex("9.1.0")
+		})
+	}
+}
+
+// snapshotsIn lists the sidecars in dir.
+func snapshotsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

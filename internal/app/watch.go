@@ -35,6 +35,7 @@ func (a *App) WatchCharts(w ChartWatcher) {
 // one version's state in the store.
 func (a *App) versionChanged(ctx context.Context, repo, name, version string) {
 	a.Index.Refresh(ctx, repo, name, version)
+	a.indexKeepChanged(repo)
 	a.search.forget(repo)
 	a.watchers.mu.RLock()
 	defer a.watchers.mu.RUnlock()
@@ -47,6 +48,7 @@ func (a *App) versionChanged(ctx context.Context, repo, name, version string) {
 // repo.
 func (a *App) repositoryChanged(repo string) {
 	a.Index.Drop(repo)
+	a.indexKeepChanged(repo)
 	a.search.forget(repo)
 	a.watchers.mu.RLock()
 	defer a.watchers.mu.RUnlock()

@@ -50,6 +50,8 @@ const (
 // use.
 type DB struct {
 	db *bbolt.DB
+	// trim keeps the file's pages from staying mapped (trim.go).
+	trim *trimmer
 
 	// Now returns the current time; it stamps CreatedAt and AddedAt. Tests
 	// replace it before first use.
@@ -152,6 +154,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 	}
 	return &DB{
 		db:           bdb,
+		trim:         startTrimmer(bdb),
 		upgradedFrom: int(from),
 		Now:          time.Now,
 		entropy:      ulid.Monotonic(rand.Reader, 0),
@@ -162,6 +165,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 
 // Close closes the database file. Pending transactions finish first.
 func (db *DB) Close() error {
+	db.trim.close()
 	if err := db.db.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}

@@ -36,8 +36,11 @@ import (
 // A view's generation is the one read before its repository was loaded;
 // a change applied since (Refresh) leaves the repository without one, so
 // the views rendered after it are not described until the next load. A
-// sidecar is therefore never newer than its content, and a repository
-// changed since its last load is loaded again at the next start.
+// sidecar is therefore never newer than its content. Keep writes a
+// repository's full index snapshot from a fresh read of the store, apart
+// from what the Cache holds: the index keeper (internal/app) calls it
+// once a repository's changes pause and when the server stops, so a
+// changed repository too is answered from a snapshot after a restart.
 
 // snapshotMeta is a sidecar's content: which view, of which generation,
 // rendered by which build, and the kept file's facts.
@@ -160,6 +163,62 @@ func (c *Cache) fromSnapshot(ctx context.Context, repo string, q Query) *Index {
 	})
 	runtime.AddCleanup(ix, c.disk.release, m.File)
 	return ix
+}
+
+// Keep makes the snapshot of repo's full index in format f current, so
+// that the next process answers its first request for it without a load
+// (the index keeper of internal/app calls it once the repository's
+// changes pause). It reads every version from the store, renders and
+// compresses the index and writes its files and sidecar, without
+// touching what this Cache holds in memory. It returns the size of the
+// index body it kept, or 0, having written nothing, when there is
+// nothing to do or nothing to keep: no
+// DiskDir, a sidecar already of the store's generation, an index whose
+// gzip form is under DiskMin, or a change committed during the read
+// (the keeper is told of it and calls again).
+//
+// The generation is read before and after the versions, and only equal
+// readings are written: generations never repeat, so the versions read
+// between them are exactly that generation's.
+func (c *Cache) Keep(ctx context.Context, repo string, f Format) (int, error) {
+	if c.disk == nil || c.generation == nil || buildID() == "" {
+		return 0, nil
+	}
+	q := Query{Format: f}
+	before, err := c.generation(ctx, repo)
+	if err != nil {
+		return 0, err
+	}
+	if m, ok := c.disk.sidecar(snapshotName(repo, q)); ok && m.Generation == before && m.ContextPath == c.contextPath {
+		return 0, nil
+	}
+	cvs, err := c.load(ctx, repo)
+	if err != nil {
+		return 0, fmt.Errorf("load index of repository %s: %w", repo, err)
+	}
+	after, err := c.generation(ctx, repo)
+	if err != nil || after != before {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	r := &repoIndex{json: f == JSON, charts: map[string]*chartEntries{}}
+	frags, jfrags := renderAll(cvs, r.json)
+	for i, cv := range cvs {
+		r.insert(cv, frags[i], jfrags[i])
+	}
+	ix := c.render(r.selectAll(0), f)
+	ix.label = &snapshotLabel{repo: repo, q: q, generation: before, contextPath: c.contextPath}
+	if ix.GzipFile() == "" {
+		return 0, nil
+	}
+	// compress describes ix in the background; the caller wants it done.
+	c.disk.writing.Wait()
+	if m, ok := c.disk.sidecar(snapshotName(repo, q)); !ok || m.Generation != before || m.ETag != ix.ETag {
+		return 0, nil
+	}
+	return len(ix.Body), nil
 }
 
 // buildID names this build of chartctl: its module version and VCS

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
 // generations stands in for the store's IndexGeneration.
@@ -247,5 +249,78 @@ func TestSnapshotStartAndDrop(t *testing.T) {
 	}
 	if _, err := os.Stat(kept); !os.IsNotExist(err) {
 		t.Fatalf("the file of a dropped snapshot, named by no Index, is still there: %v", err)
+	}
+}
+
+// TestKeep: Keep writes the snapshot of a repository never served, which
+// the next Cache answers from without a load; it writes nothing when the
+// sidecar is already of the store's generation, nor when the generation
+// moves during its read, and it leaves the Cache's memory alone.
+func TestKeep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index-cache")
+	ctx := context.Background()
+	cvs := bigRepo(t, 2000)
+	gens := &generations{g: "gen-1"}
+	l := &staticLoader{cvs: cvs}
+	c := New(l.load, Options{LoadVersion: l.loadVersion, DiskDir: dir, Generation: gens.get})
+
+	kept, err := c.Keep(ctx, "r", JSON)
+	if err != nil || kept == 0 {
+		t.Fatalf("Keep: %d %v, want a snapshot written", kept, err)
+	}
+	if n := len(sidecars(t, dir)); n != 1 {
+		t.Fatalf("%d sidecars after Keep, want 1", n)
+	}
+	c.mu.Lock()
+	held := len(c.repos)
+	c.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("Keep left %d repositories in memory", held)
+	}
+	// Already current: no second read.
+	before := l.calls.Load()
+	if kept, err := c.Keep(ctx, "r", JSON); err != nil || kept != 0 || l.calls.Load() != before {
+		t.Fatalf("a second Keep of the same generation: kept %d, err %v, loads %d", kept, err, l.calls.Load()-before)
+	}
+
+	// The next process answers from it, the bytes a load renders.
+	c.Flush()
+	l2 := &staticLoader{cvs: cvs}
+	c2 := New(l2.load, Options{LoadVersion: l2.loadVersion, DiskDir: dir, Generation: gens.get})
+	ix, err := c2.View(ctx, "r", Query{Format: JSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2.calls.Load() != 0 {
+		t.Fatal("the next process loaded the repository instead of using the kept snapshot")
+	}
+	l3 := &staticLoader{cvs: cvs}
+	want, err := New(l3.load, Options{}).View(ctx, "r", Query{Format: JSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ix.Body, want.Body) || ix.ETag != want.ETag {
+		t.Fatalf("the kept index differs from a load's: ETag %s, want %s", ix.ETag, want.ETag)
+	}
+
+	// A change committed while Keep reads: nothing is written.
+	moving := &staticLoader{cvs: cvs}
+	c3 := New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
+		gens.set("gen-3")
+		return moving.load(ctx, repo)
+	}, Options{DiskDir: dir, Generation: gens.get})
+	gens.set("gen-2")
+	if kept, err := c3.Keep(ctx, "r", JSON); err != nil || kept != 0 {
+		t.Fatalf("Keep across a change: kept %d, err %v; want nothing written", kept, err)
+	}
+	c3.Flush()
+	for _, s := range sidecars(t, dir) {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "gen-2") || strings.Contains(string(data), "gen-3") {
+			t.Fatalf("a sidecar names a generation Keep did not read whole: %s", data)
+		}
 	}
 }
