@@ -343,7 +343,13 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(9)
+	s.wg.Add(10)
+	go func() {
+		defer s.wg.Done()
+		// The web pages of uploaded versions, after their uploads are
+		// answered.
+		s.app.Pages.Run(s.stop)
+	}()
 	go func() {
 		defer s.wg.Done()
 		// Large repositories' index snapshots, current once their

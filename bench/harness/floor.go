@@ -1,8 +1,15 @@
 package harness
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -19,10 +26,79 @@ type floorFile struct {
 // sends, no router, middleware, logging, metrics or lookups. Measured
 // beside chartctl and nginx, it separates what chartctl's own code costs
 // from what Go's HTTP server costs on the machine.
+//
+// It runs in a process of its own, as chartctl and the peers do: served
+// from inside the load generator's process, its connections' two ends
+// share one Go scheduler, which spares it the wake-ups across processes
+// every other server pays (FloorInProcess measures that way).
 type floorServer struct {
 	files map[string]floorFile
 	srv   *http.Server
 	ln    net.Listener
+	cmd   *exec.Cmd
+	stdin io.Closer
+}
+
+// FloorInProcess, if set, serves the floor inside the calling process, as
+// the runs before 2026-11-29 did.
+var FloorInProcess bool
+
+// floorEnv names the spec file of a floor child process.
+const floorEnv = "CHARTCTL_BENCH_FLOOR_SPEC"
+
+// floorSpec is a floor child's files: each path's body file, gzip file
+// ("" for none) and ETag.
+type floorSpec map[string]struct {
+	Body, Gzip, ETag string
+}
+
+// ServeFloorIfChild makes the process a floor server when the harness
+// started it as one, and exits when that is done; a bench command's main
+// calls it first.
+func ServeFloorIfChild() {
+	spec := os.Getenv(floorEnv)
+	if spec == "" {
+		return
+	}
+	if err := serveFloorChild(spec); err != nil {
+		fmt.Fprintln(os.Stderr, "floor server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// serveFloorChild serves the files of the spec at specPath, prints its
+// address on stdout and returns when stdin closes.
+func serveFloorChild(specPath string) error {
+	data, err := os.ReadFile(specPath)
+	if err != nil {
+		return err
+	}
+	var spec floorSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return err
+	}
+	f := &floorServer{files: map[string]floorFile{}}
+	for path, e := range spec {
+		ff := floorFile{etag: e.ETag}
+		if ff.body, err = os.ReadFile(e.Body); err != nil {
+			return err
+		}
+		if e.Gzip != "" {
+			if ff.gz, err = os.ReadFile(e.Gzip); err != nil {
+				return err
+			}
+		}
+		f.files[path] = ff
+	}
+	url, err := f.listen()
+	if err != nil {
+		return err
+	}
+	fmt.Println(url)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	f.stop()
+	return nil
 }
 
 func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,8 +123,72 @@ func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// start serves on a free loopback port.
+// start serves on a free loopback port, in a process of its own unless
+// FloorInProcess.
 func (f *floorServer) start() (string, error) {
+	if FloorInProcess {
+		return f.listen()
+	}
+	dir, err := os.MkdirTemp("", "chartctl-floor-")
+	if err != nil {
+		return "", err
+	}
+	spec := floorSpec{}
+	i := 0
+	for path, ff := range f.files {
+		i++
+		e := spec[path]
+		e.ETag = ff.etag
+		e.Body = filepath.Join(dir, strconv.Itoa(i)+".body")
+		if err := os.WriteFile(e.Body, ff.body, 0o600); err != nil {
+			return "", err
+		}
+		if ff.gz != nil {
+			e.Gzip = filepath.Join(dir, strconv.Itoa(i)+".gz")
+			if err := os.WriteFile(e.Gzip, ff.gz, 0o600); err != nil {
+				return "", err
+			}
+		}
+		spec[path] = e
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	specPath := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(specPath, data, 0o600); err != nil {
+		return "", err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), floorEnv+"="+specPath)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	f.cmd, f.stdin = cmd, stdin
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		f.stop()
+		return "", fmt.Errorf("floor server did not start (does this command's main call harness.ServeFloorIfChild?): %w", err)
+	}
+	go func() { _ = os.RemoveAll(dir) }()
+	return strings.TrimSpace(line), nil
+}
+
+// listen serves f in this process on a free loopback port.
+func (f *floorServer) listen() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -60,6 +200,11 @@ func (f *floorServer) start() (string, error) {
 }
 
 func (f *floorServer) stop() {
+	if f.cmd != nil {
+		_ = f.stdin.Close()
+		_ = f.cmd.Wait()
+		f.cmd = nil
+	}
 	if f.srv != nil {
 		_ = f.srv.Close()
 	}

@@ -214,11 +214,10 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		// Its images are found in the background (decision 9): the
 		// version is pending until then.
 		a.ImagesLater(repo.Name, stored.Name, stored.Version)
-		// The web page is rendered once, now; a failure only means it is
-		// rendered when first viewed.
-		if err := a.Pages.Render(context.WithoutCancel(ctx), stored.Digest); err != nil {
-			a.Logger.Warn("render chart page", "repository", repo.Name, "chart", stored.Name, "version", stored.Version, "err", err)
-		}
+		// The web page is rendered once, in the background after this
+		// answer (Pages.Run); one not rendered by then is rendered when
+		// first viewed.
+		a.Pages.RenderLater(stored.Digest)
 	}
 	return stored, created, nil
 }

@@ -22,8 +22,14 @@ import (
 // It runs inside a read transaction, which keeps bbolt from replacing the
 // mapping meanwhile, and skips databases under trimMin.
 
-// trimEvery is how often the mapped pages are dropped.
-const trimEvery = 10 * time.Second
+// trimEvery is how often the mapped pages are dropped. A trim of the
+// 1.2 GB file of 100,000 versions takes 0.6 ms with nothing resident and
+// about 0.1 ms per resident MiB (101 ms for 884 MiB, measured here), and
+// the pages read again after it (the trees' roots and branches, the
+// working set) a minor fault each; what stays mapped between trims is
+// what the last interval read (a 100,000-version fill at 120 uploads/s:
+// about 280 MiB in 10 s).
+const trimEvery = 2 * time.Second
 
 // trimMin is the smallest database the trimmer trims.
 const trimMin = 32 << 20

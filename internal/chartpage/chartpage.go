@@ -2,8 +2,9 @@
 // (internal/chartrender's Page), so a page view reads stored JSON instead
 // of parsing the archive, its Markdown and its YAML.
 //
-// A page is rendered once, when the version is stored (Store.Render is the
-// hook the write path calls after a successful upload), and kept as JSON
+// A page is rendered once, when the version is stored (Store.RenderLater
+// is the hook the write path calls after a successful upload: Run renders
+// it in the background once the upload is answered), and kept as JSON
 // in a Backend keyed by the chart archive's digest (a bucket of the bolt
 // metadata file). Pages are not kept in the blob store: it holds exactly
 // the blobs chart records refer to, and its orphan sweep, metrics and
@@ -61,6 +62,8 @@ type Options struct {
 type Store struct {
 	opts  Options
 	group singleflight.Group
+	// later holds the digests RenderLater queued for Run.
+	later chan string
 
 	mu    sync.Mutex
 	lru   *list.List
@@ -80,7 +83,43 @@ func New(opts Options) *Store {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{opts: opts, lru: list.New(), items: map[string]*list.Element{}}
+	return &Store{opts: opts, lru: list.New(), items: map[string]*list.Element{}, later: make(chan string, laterQueue)}
+}
+
+// laterQueue is how many pages RenderLater holds for Run; more are
+// rendered on first view instead.
+const laterQueue = 1024
+
+// RenderLater queues the page of the stored archive with chartDigest for
+// Run, which renders and keeps it in the background: an upload is
+// answered without waiting for its page (a Markdown render and a store
+// commit). A page not rendered by then (no Run, a full queue, a stop
+// first) is rendered on first view, as Get does.
+func (s *Store) RenderLater(chartDigest string) {
+	select {
+	case s.later <- chartDigest:
+	default:
+	}
+}
+
+// Run renders the pages RenderLater queues until stop is closed. Failures
+// are logged: the page is then rendered on first view.
+func (s *Store) Run(stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		select {
+		case <-stop:
+			return
+		case d := <-s.later:
+			if p := s.cached(d); p != nil {
+				continue
+			}
+			if err := s.Render(ctx, d); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+				s.opts.Logger.Warn("render chart page", "digest", d, "err", err)
+			}
+		}
+	}
 }
 
 // Render renders the page of the stored archive with chartDigest and

@@ -7,6 +7,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/blob"
 	"github.com/chartctl/chartctl/internal/bolt"
@@ -172,6 +173,38 @@ func TestNoBackend(t *testing.T) {
 	for range 2 {
 		if p, err := ps.Get(ctx, digest); err != nil || p.Name != "demo" {
 			t.Fatalf("%+v %v", p, err)
+		}
+	}
+}
+
+// TestRenderLater: a page queued by RenderLater is rendered and kept by
+// Run, without a view; with no Run it is not, and a view renders it.
+func TestRenderLater(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	digest := mustBlob(t, e.blobs, mustArchive(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.0.0\n", "README.md": "# Later\n"}))
+	ps := e.pages()
+	ps.RenderLater(digest)
+	if _, err := e.db.ChartPage(ctx, digest); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("a page kept before Run: %v", err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		ps.Run(stop)
+		close(done)
+	}()
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, err := e.db.ChartPage(ctx, digest)
+		if err == nil && len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Run kept no page 30 s after RenderLater: %v", err)
 		}
 	}
 }

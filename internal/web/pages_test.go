@@ -235,16 +235,23 @@ func TestOwnerManagesTeamAndRepository(t *testing.T) {
 }
 
 // TestPageRenderedOnUploadForgottenOnDelete checks the write path's hook:
-// a version's page is rendered when it is stored (before any view) and
-// dropped with its archive's blob.
+// a version's page is rendered when it is stored (in the background after
+// the upload's answer, before any view) and dropped with its archive's
+// blob.
 func TestPageRenderedOnUploadForgottenOnDelete(t *testing.T) {
 	env := oauthtest.Start(t, oauthtest.Config{})
 	env.MustRepo(t, "charts", "public")
 	r := env.Upload(t, "charts", env.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "demo", Version: "1.0.0", Files: map[string]string{"README.md": "# Demo\n"}}), "")
 	var up struct{ Data struct{ Digest string } }
 	r.JSON(t, &up)
-	if _, err := env.Store.ChartPage(t.Context(), up.Data.Digest); err != nil {
-		t.Fatalf("no page rendered at upload: %v", err)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, err := env.Store.ChartPage(t.Context(), up.Data.Digest)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no page rendered 30 s after the upload: %v", err)
+		}
 	}
 	if r := env.Do(t, http.MethodDelete, "/v1/repositories/charts/charts/demo/1.0.0", env.AdminKey, nil); r.StatusCode != 200 {
 		t.Fatalf("delete: %d", r.StatusCode)

@@ -33,6 +33,8 @@ import (
 )
 
 func main() {
+	// The bare net/http floor runs as a child of this command.
+	harness.ServeFloorIfChild()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

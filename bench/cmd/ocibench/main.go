@@ -35,6 +35,8 @@ import (
 )
 
 func main() {
+	// The bare net/http floor runs as a child of this command.
+	harness.ServeFloorIfChild()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -56,6 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Duration, "duration", 3*time.Second, "length of each read measurement")
 	fs.IntVar(&cfg.Pushes, "pushes", 20, "pushes of each push measurement")
 	fs.IntVar(&cfg.Conns, "conns", 16, "connections of each read measurement")
+	fs.BoolVar(&harness.FloorInProcess, "floor-in-process", false, "serve the bare net/http floor inside this process, as runs before 2026-11-29 did")
 	fs.StringVar(&markdown, "markdown", "", `also write the table into this file's "oci-side-by-side" section`)
 	if err := fs.Parse(args); err != nil {
 		return 2
