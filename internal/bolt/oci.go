@@ -3,6 +3,8 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,7 +92,7 @@ type ociUploadRecord struct {
 func (r *ociManifestRecord) domain(content []byte) *chartctl.OCIManifest {
 	m := &chartctl.OCIManifest{
 		Name: r.Name, Digest: r.Digest, MediaType: r.MediaType, ArtifactType: r.ArtifactType,
-		Subject: r.Subject, Annotations: r.Annotations, Blobs: r.Blobs, Manifests: r.Manifests,
+		Subject: r.Subject, Annotations: maps.Clone(r.Annotations), Blobs: slices.Clone(r.Blobs), Manifests: slices.Clone(r.Manifests),
 		Content: bytes.Clone(content), Alternate: r.Alternate, CreatedAt: r.CreatedAt,
 	}
 	if r.Chart != nil {
@@ -366,7 +368,7 @@ func getManifest(tx *bbolt.Tx, name, digest string) (*chartctl.OCIManifest, erro
 	if v == nil {
 		return nil, manifestUnknown()
 	}
-	r, err := decode[ociManifestRecord](v)
+	r, err := manifests.decode(k, v)
 	if err != nil {
 		return nil, err
 	}

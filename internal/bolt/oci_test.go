@@ -175,3 +175,38 @@ func TestOCIUploadsPersist(t *testing.T) {
 		t.Fatalf("uploads = %v", ups)
 	}
 }
+
+// TestManifestMemo: a manifest record read again with the same bytes comes
+// from the memo, and another database's record under the same key (which
+// shares the memo) is decoded from its own bytes; what a caller changes in
+// a returned manifest never reaches the next reader.
+func TestManifestMemo(t *testing.T) {
+	ctx := context.Background()
+	put := func(db *bolt.DB, annotation string) {
+		t.Helper()
+		m := &chartctl.OCIManifest{Name: "memo/app", Digest: digest("memo"), MediaType: "m",
+			Annotations: map[string]string{"k": annotation}, Content: []byte("memo")}
+		if err := db.PutManifest(ctx, m, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one, _ := setup(t)
+	two, _ := setup(t)
+	put(one, "one")
+	put(two, "two")
+	for range 2 {
+		for _, c := range []struct {
+			db   *bolt.DB
+			want string
+		}{{one, "one"}, {two, "two"}} {
+			m, err := c.db.Manifest(ctx, "memo/app", digest("memo"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Annotations["k"]; got != c.want {
+				t.Fatalf("annotation %q, want %q", got, c.want)
+			}
+			m.Annotations["k"] = "changed by a caller"
+		}
+	}
+}
