@@ -37,7 +37,8 @@ const indexKeepSpacing = 10
 // returns the memory its read took to the system at once.
 const indexKeepFreeMemory = 16 << 20
 
-// indexKeepAtStop bounds the keeps a stopping server makes.
+// indexKeepAtStop bounds the keeps a stopping server makes, the one under
+// way when it is told to stop included (a keep stops at its next step).
 const indexKeepAtStop = 20 * time.Second
 
 // indexKeeper is the keeper's schedule.
@@ -133,6 +134,24 @@ func (a *App) RunIndexKeeper(stop <-chan struct{}) {
 	if quiet <= 0 {
 		quiet = DefaultIndexKeepQuiet
 	}
+	// A keep under way when stop closes, and the keeps of keepAll, have
+	// indexKeepAtStop from then on.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+		case <-ctx.Done():
+			return
+		}
+		t := time.NewTimer(indexKeepAtStop)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		repo, at := a.keeper.next(quiet)
 		var timer *time.Timer
@@ -143,12 +162,12 @@ func (a *App) RunIndexKeeper(stop <-chan struct{}) {
 		}
 		select {
 		case <-stop:
-			a.keepAll()
+			a.keepAll(ctx)
 			return
 		case <-a.keeper.wake:
 		case <-fired:
 			if a.keeper.take(repo, quiet, a.Now()) {
-				took := a.keepIndex(context.Background(), repo)
+				took := a.keepIndex(ctx, repo)
 				a.keeper.kept(repo, a.Now(), took)
 			}
 		}
@@ -159,8 +178,8 @@ func (a *App) RunIndexKeeper(stop <-chan struct{}) {
 }
 
 // keepAll keeps every repository changed since its last keep, as a
-// stopping server does.
-func (a *App) keepAll() {
+// stopping server does, until ctx ends.
+func (a *App) keepAll(ctx context.Context) {
 	a.keeper.mu.Lock()
 	repos := make([]string, 0, len(a.keeper.changed))
 	for name := range a.keeper.changed {
@@ -168,8 +187,6 @@ func (a *App) keepAll() {
 	}
 	a.keeper.changed = nil
 	a.keeper.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), indexKeepAtStop)
-	defer cancel()
 	for _, repo := range repos {
 		if ctx.Err() != nil {
 			return

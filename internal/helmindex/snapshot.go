@@ -209,6 +209,9 @@ func (c *Cache) Keep(ctx context.Context, repo string, f Format) (int, error) {
 		r.insert(cv, frags[i], jfrags[i])
 	}
 	ix := c.render(r.selectAll(0), f)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	ix.label = &snapshotLabel{repo: repo, q: q, generation: before, contextPath: c.contextPath}
 	if ix.GzipFile() == "" {
 		return 0, nil
