@@ -6,7 +6,7 @@ import (
 )
 
 // manifests is the memo of decoded OCI manifest records: a manifest GET
-// reads its record on every request, and decoding its JSON was 60 % of
+// reads its record on every request, and decoding its JSON was more than half of
 // the CPU such a request cost (a profile of `chartctl serve` under 16
 // connections of manifest GETs, issue #32). An entry keeps the bytes it
 // was decoded from and is used only when the stored record has exactly
