@@ -138,8 +138,7 @@ func (f *floorServer) start() (string, error) {
 	for path, ff := range f.files {
 		i++
 		e := spec[path]
-		e.ETag = ff.etag
-		e.Body = filepath.Join(dir, strconv.Itoa(i)+".body")
+		e.ETag, e.Body = ff.etag, filepath.Join(dir, strconv.Itoa(i)+".body")
 		if err := os.WriteFile(e.Body, ff.body, 0o600); err != nil {
 			return "", err
 		}

@@ -204,11 +204,7 @@ func (a *App) keepIndex(ctx context.Context, repo string) time.Duration {
 	if err != nil || r.Proxy != nil {
 		return 0
 	}
-	f := helmindex.YAML
-	if r.IndexFormat.OrYAML() == chartctl.IndexJSON {
-		f = helmindex.JSON
-	}
-	kept, err := a.Index.Keep(ctx, repo, f)
+	kept, err := a.Index.Keep(ctx, repo, helmindex.FormatOf(r.IndexFormat))
 	if err != nil {
 		if ctx.Err() == nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 			a.Logger.Error("keep index snapshot", "repository", repo, "err", err)

@@ -105,8 +105,7 @@ func (s *Store) RenderLater(chartDigest string) {
 // Run renders the pages RenderLater queues until stop is closed. Failures
 // are logged: the page is then rendered on first view.
 func (s *Store) Run(stop <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	for {
 		select {
 		case <-stop:

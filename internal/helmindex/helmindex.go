@@ -91,6 +91,15 @@ const (
 	JSON
 )
 
+// FormatOf is the Format of a repository's index format setting (a
+// repository without one is YAML, chartctl.IndexFormat.OrYAML).
+func FormatOf(f chartctl.IndexFormat) Format {
+	if f.OrYAML() == chartctl.IndexJSON {
+		return JSON
+	}
+	return YAML
+}
+
 // Query selects the view of a repository's index that Cache.View renders.
 // The zero Query is the full YAML index.
 type Query struct {
@@ -348,14 +357,7 @@ func (c *Cache) View(ctx context.Context, repo string, q Query) (*Index, error) 
 		if err != nil {
 			return nil, fmt.Errorf("load index of repository %s: %w", repo, err)
 		}
-		r.charts = map[string]*chartEntries{}
-		r.names = nil
-		// Rendering dominates a load (about 0.1 ms a version), so it runs
-		// on every CPU.
-		frags, jfrags := renderAll(cvs, r.json)
-		for i, cv := range cvs {
-			r.insert(cv, frags[i], jfrags[i])
-		}
+		r.fill(cvs)
 		r.loaded = true
 		r.views = nil
 	}
@@ -389,6 +391,19 @@ func (c *Cache) keepView(r *repoIndex, q Query, ix *Index, start time.Time) {
 	r.views[q] = ix
 	if c.observe != nil && q.Latest == 0 {
 		c.observe(time.Since(start))
+	}
+}
+
+// fill replaces r's versions with cvs, rendering their entries (and
+// their JSON entries when r.json is set).
+func (r *repoIndex) fill(cvs []*chartctl.ChartVersion) {
+	r.charts = map[string]*chartEntries{}
+	r.names = nil
+	// Rendering dominates a load (about 0.1 ms a version), so it runs on
+	// every CPU.
+	frags, jfrags := renderAll(cvs, r.json)
+	for i, cv := range cvs {
+		r.insert(cv, frags[i], jfrags[i])
 	}
 }
 

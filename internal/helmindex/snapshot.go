@@ -203,11 +203,8 @@ func (c *Cache) Keep(ctx context.Context, repo string, f Format) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	r := &repoIndex{json: f == JSON, charts: map[string]*chartEntries{}}
-	frags, jfrags := renderAll(cvs, r.json)
-	for i, cv := range cvs {
-		r.insert(cv, frags[i], jfrags[i])
-	}
+	r := &repoIndex{json: f == JSON}
+	r.fill(cvs)
 	ix := c.render(r.selectAll(0), f)
 	if err := ctx.Err(); err != nil {
 		return 0, err

@@ -168,10 +168,7 @@ var (
 // per-chart index under charts/:name, the newest-N one under latest/:n,
 // in the repository's index format.
 func indexQuery(c echo.Context, r *chartctl.Repository) (helmindex.Query, error) {
-	q := helmindex.Query{Chart: c.Param("name")}
-	if r.IndexFormat.OrYAML() == chartctl.IndexJSON {
-		q.Format = helmindex.JSON
-	}
+	q := helmindex.Query{Chart: c.Param("name"), Format: helmindex.FormatOf(r.IndexFormat)}
 	if s := c.Param("n"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > helmindex.MaxLatest {
