@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -26,10 +25,13 @@ type readyCheck struct {
 	// part names the dependency in the answer ("the blob store").
 	part  string
 	check func(ctx context.Context) error
-	// running is set while a check has not returned: a check that ignores
-	// its context's deadline is not started again until it does, so a
-	// hung dependency costs one goroutine, not one per probe.
-	running atomic.Bool
+
+	// mu guards inflight, which is closed when the check under way
+	// returns (nil while none is): a check that ignores its context's
+	// deadline is not started again until it returns, so a hung
+	// dependency costs one goroutine, not one per probe.
+	mu       sync.Mutex
+	inflight chan struct{}
 }
 
 // dependencyChecks returns the server's dependency checks (made by init).
@@ -64,18 +66,49 @@ func (s *Server) checkDependencies(ctx context.Context) []string {
 	return out
 }
 
-// runCheck runs one check and describes its failure ("" when it answered).
-func (s *Server) runCheck(ctx context.Context, c *readyCheck) string {
-	if !c.running.CompareAndSwap(false, true) {
-		return c.part + " has not answered an earlier check yet"
+// start begins c's check unless one is under way, and returns the channel
+// its result arrives on; while one is under way it returns nil and the
+// channel closed when that one returns.
+func (c *readyCheck) start(ctx context.Context) (result <-chan error, earlier <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inflight != nil {
+		return nil, c.inflight
 	}
-	ctx, cancel := context.WithTimeout(ctx, readyCheckTimeout)
-	defer cancel()
+	finished := make(chan struct{})
+	c.inflight = finished
 	done := make(chan error, 1)
 	go func() {
-		defer c.running.Store(false)
-		done <- c.check(ctx)
+		err := c.check(ctx)
+		c.mu.Lock()
+		c.inflight = nil
+		close(finished)
+		c.mu.Unlock()
+		done <- err
 	}()
+	return done, nil
+}
+
+// runCheck runs one check and describes its failure ("" when it answered).
+// A check still under way from an earlier probe is waited for within this
+// probe's bound: one that honours its deadline returns just after it, and
+// a new check starts; one that does not is reported as such.
+func (s *Server) runCheck(ctx context.Context, c *readyCheck) string {
+	ctx, cancel := context.WithTimeout(ctx, readyCheckTimeout)
+	defer cancel()
+	var done <-chan error
+	for done == nil {
+		var earlier <-chan struct{}
+		done, earlier = c.start(ctx)
+		if done != nil {
+			break
+		}
+		select {
+		case <-earlier:
+		case <-ctx.Done():
+			return c.part + " has not answered an earlier check yet"
+		}
+	}
 	var err error
 	select {
 	case err = <-done:

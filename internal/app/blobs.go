@@ -64,14 +64,26 @@ func (a *App) BlobGrace() time.Duration {
 // committed longer ago than Config.BlobGrace: what a crash between writing
 // a blob and committing its record leaves behind. Younger blobs are spared,
 // as another replica may be about to commit the record that refers to one.
-// It returns early when stop closes.
+// It returns early when stop closes, a listing or delete under way
+// included (a blob store that does not answer does not hold up a stop).
 func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var digests []string
 	if err := a.Blobs.Walk(ctx, func(d string) error {
 		digests = append(digests, d)
 		return nil
 	}); err != nil {
-		a.Logger.Error("sweep blobs", "err", err)
+		if ctx.Err() == nil {
+			a.Logger.Error("sweep blobs", "err", err)
+		}
 		return
 	}
 	removed, spared := 0, 0

@@ -79,3 +79,42 @@ func TestSweepSparesYoungOrphans(t *testing.T) {
 		t.Fatalf("a re-committed blob was swept: %v", err)
 	}
 }
+
+// hangingWalk is a blob store whose listing does not answer until its
+// context ends (an S3 endpoint that stopped answering).
+type hangingWalk struct {
+	chartctl.BlobStore
+	started chan struct{}
+}
+
+func (h hangingWalk) Walk(ctx context.Context, _ func(string) error) error {
+	close(h.started)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestSweepReturnsAtStop: a sweep whose listing hangs returns when stop
+// closes, so a blob store that does not answer does not hold up a stop.
+func TestSweepReturnsAtStop(t *testing.T) {
+	dir := t.TempDir()
+	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	blobs, err := blob.Open(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hangingWalk{BlobStore: blobs, started: make(chan struct{})}
+	a := app.New(db, h, app.Options{})
+	stop := make(chan struct{})
+	returned := make(chan struct{})
+	go func() {
+		a.SweepOrphanBlobs(context.Background(), stop)
+		close(returned)
+	}()
+	<-h.started
+	close(stop)
+	<-returned
+}
