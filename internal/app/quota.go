@@ -91,6 +91,13 @@ func (a *App) CheckBlobQuota(ctx context.Context, repo *chartctl.Repository, siz
 		scopes = append(scopes, [2]string{chartctl.QuotaOrganization, repo.Organization})
 	}
 	for _, sc := range scopes {
+		// The usage is counted only where there is a limit to hold it
+		// to: counting it reads every OCI record of the scope.
+		if q, err := a.Store.QuotaLimits(ctx, sc[0], sc[1]); err != nil {
+			return err
+		} else if q.MaxBytes == nil {
+			continue
+		}
 		q, u, err := a.Store.Quota(ctx, sc[0], sc[1])
 		if err != nil {
 			return err

@@ -168,17 +168,23 @@ func checkScope(tx *bbolt.Tx, scope, name string) error {
 	return chartctl.Invalid("scope", "Unknown quota scope %q.", scope)
 }
 
-// Quota returns a quota and its usage.
+// Quota returns a quota and its usage. It reads in a read-only
+// transaction once the scope's usage is stored, and only the first time,
+// when the usage is counted and stored, in a write one.
 func (db *DB) Quota(ctx context.Context, scope, name string) (chartctl.Quota, chartctl.Usage, error) {
 	var (
-		q chartctl.Quota
-		u chartctl.Usage
+		q      chartctl.Quota
+		u      chartctl.Usage
+		stored bool
 	)
-	// Update, not View: a usage computed for the first time is stored.
-	err := db.db.Update(func(tx *bbolt.Tx) error {
+	read := func(tx *bbolt.Tx) error {
 		if err := checkScope(tx, scope, name); err != nil {
 			return err
 		}
+		if !tx.Writable() && bucket(tx, usageBucket).Get(key(scope, name)) == nil {
+			return nil
+		}
+		stored = true
 		qr, err := getQuota(tx, scope, name)
 		if err != nil {
 			return err
@@ -194,8 +200,29 @@ func (db *DB) Quota(ctx context.Context, scope, name string) (chartctl.Quota, ch
 		q = chartctl.Quota{MaxBytes: qr.MaxBytes, MaxVersions: qr.MaxVersions}
 		u = chartctl.Usage{Bytes: ur.Bytes + oci, Versions: ur.Versions}
 		return nil
-	})
+	}
+	err := db.db.View(read)
+	if err == nil && !stored {
+		err = db.db.Update(read)
+	}
 	return q, u, wrap("get quota", err)
+}
+
+// QuotaLimits returns a quota without its usage: one read.
+func (db *DB) QuotaLimits(ctx context.Context, scope, name string) (chartctl.Quota, error) {
+	var q chartctl.Quota
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		if err := checkScope(tx, scope, name); err != nil {
+			return err
+		}
+		qr, err := getQuota(tx, scope, name)
+		if err != nil {
+			return err
+		}
+		q = chartctl.Quota{MaxBytes: qr.MaxBytes, MaxVersions: qr.MaxVersions}
+		return nil
+	})
+	return q, wrap("get quota", err)
 }
 
 // SetQuota replaces a quota.

@@ -450,6 +450,10 @@ type QuotaStore interface {
 	// (scope QuotaRepository or QuotaOrganization) named name. Returns
 	// ENOTFOUND.
 	Quota(ctx context.Context, scope, name string) (Quota, Usage, error)
+	// QuotaLimits returns the quota alone, without counting the usage
+	// (which for OCI content grows with the repository). Returns
+	// ENOTFOUND.
+	QuotaLimits(ctx context.Context, scope, name string) (Quota, error)
 	// SetQuota replaces the quota. Returns ENOTFOUND.
 	SetQuota(ctx context.Context, scope, name string, q Quota) error
 }

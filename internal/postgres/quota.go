@@ -191,6 +191,24 @@ func (db *DB) Quota(ctx context.Context, kind, name string) (chartctl.Quota, cha
 	return q, u, err
 }
 
+// QuotaLimits returns a quota without its usage.
+func (db *DB) QuotaLimits(ctx context.Context, kind, name string) (chartctl.Quota, error) {
+	var q chartctl.Quota
+	err := db.readTx(ctx, "get quota", func(tx pgx.Tx) error {
+		q = chartctl.Quota{}
+		if err := checkScope(ctx, tx, scope{kind, name}); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT max_bytes, max_versions FROM quotas WHERE scope = $1 AND name = $2`,
+			kind, name).Scan(&q.MaxBytes, &q.MaxVersions)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	return q, err
+}
+
 // SetQuota replaces a quota.
 func (db *DB) SetQuota(ctx context.Context, kind, name string, q chartctl.Quota) error {
 	return db.mutate(ctx, "set quota", func(tx pgx.Tx) error {

@@ -578,6 +578,15 @@ func testQuotas(t *testing.T, open Open) {
 	if q.MaxVersions == nil || *q.MaxVersions != 2 || q.MaxBytes != nil {
 		t.Fatalf("quota %+v", q)
 	}
+	// QuotaLimits: the same quota without the usage; none is zero.
+	if q, err := s.QuotaLimits(ctx, chartctl.QuotaRepository, "apps"); err != nil || q.MaxVersions == nil || *q.MaxVersions != 2 || q.MaxBytes != nil {
+		t.Fatalf("QuotaLimits(apps) = %+v, %v", q, err)
+	}
+	if q, err := s.QuotaLimits(ctx, chartctl.QuotaOrganization, "acme"); err != nil || q != (chartctl.Quota{}) {
+		t.Fatalf("QuotaLimits(acme) = %+v, %v", q, err)
+	}
+	_, err = s.QuotaLimits(ctx, chartctl.QuotaRepository, "missing")
+	wantCode(t, err, chartctl.ENOTFOUND)
 	mustPut(t, s, chart("apps", "web", "2.0.0"))
 	_, _, _, err = s.PutChartVersion(ctx, chart("apps", "web", "3.0.0"), chartctl.PutVersionOptions{})
 	wantCode(t, err, chartctl.EQUOTA)
