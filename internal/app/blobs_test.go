@@ -20,16 +20,7 @@ import (
 // referenced blob, however old.
 func TestSweepSparesYoungOrphans(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	blobs, err := blob.Open(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, blobs := openStores(t)
 	put := func(data string) string {
 		w, err := blobs.Create(ctx)
 		if err != nil {
@@ -96,16 +87,7 @@ func (h hangingWalk) Walk(ctx context.Context, _ func(string) error) error {
 // TestSweepReturnsAtStop: a sweep whose listing hangs returns when stop
 // closes, so a blob store that does not answer does not hold up a stop.
 func TestSweepReturnsAtStop(t *testing.T) {
-	dir := t.TempDir()
-	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	blobs, err := blob.Open(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, blobs := openStores(t)
 	h := hangingWalk{BlobStore: blobs, started: make(chan struct{})}
 	a := app.New(db, h, app.Options{})
 	stop := make(chan struct{})
@@ -117,4 +99,21 @@ func TestSweepReturnsAtStop(t *testing.T) {
 	<-h.started
 	close(stop)
 	<-returned
+}
+
+// openStores opens a bolt store and a blob directory in a temporary
+// directory, closed when the test ends.
+func openStores(t *testing.T) (*bolt.DB, *blob.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := bolt.Open(filepath.Join(dir, "chartctl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	blobs, err := blob.Open(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, blobs
 }
