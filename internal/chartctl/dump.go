@@ -269,6 +269,7 @@ var DumpCoverage = map[string]string{
 
 	// Quotas and retention.
 	"Quota":              "read",
+	"QuotaLimits":        "read",
 	"SetQuota":           "Quota",
 	"SetRetentionPolicy": "Retention",
 	"MarkRetentionRun":   "- when a schedule last ran: a restored server starts its schedules afresh",
