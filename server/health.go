@@ -96,18 +96,14 @@ func (c *readyCheck) start(ctx context.Context) (result <-chan error, earlier <-
 func (s *Server) runCheck(ctx context.Context, c *readyCheck) string {
 	ctx, cancel := context.WithTimeout(ctx, readyCheckTimeout)
 	defer cancel()
-	var done <-chan error
+	done, earlier := c.start(ctx)
 	for done == nil {
-		var earlier <-chan struct{}
-		done, earlier = c.start(ctx)
-		if done != nil {
-			break
-		}
 		select {
 		case <-earlier:
 		case <-ctx.Done():
 			return c.part + " has not answered an earlier check yet"
 		}
+		done, earlier = c.start(ctx)
 	}
 	var err error
 	select {

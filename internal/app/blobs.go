@@ -67,15 +67,8 @@ func (a *App) BlobGrace() time.Duration {
 // It returns early when stop closes, a listing or delete under way
 // included (a blob store that does not answer does not hold up a stop).
 func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := untilStop(ctx, stop)
 	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	var digests []string
 	if err := a.Blobs.Walk(ctx, func(d string) error {
 		digests = append(digests, d)
@@ -88,10 +81,8 @@ func (a *App) SweepOrphanBlobs(ctx context.Context, stop <-chan struct{}) {
 	}
 	removed, spared := 0, 0
 	for _, d := range digests {
-		select {
-		case <-stop:
+		if ctx.Err() != nil {
 			return
-		default:
 		}
 		switch a.deleteOrphan(ctx, d, a.Now().Add(-a.BlobGrace())) {
 		case orphanDeleted:

@@ -96,12 +96,8 @@ func (a *App) RunImages(stop <-chan struct{}) {
 	} else {
 		startBackfill()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := untilStop(context.Background(), stop)
 	defer cancel()
-	go func() {
-		<-stop
-		cancel()
-	}()
 	for {
 		again, err := a.runImages(ctx)
 		if err != nil && ctx.Err() == nil {

@@ -47,17 +47,27 @@ func (a *App) WaitStartDelay(stop <-chan struct{}) bool {
 	}
 }
 
+// untilStop returns a context of parent that also ends when stop closes,
+// for background work that runs until the server stops.
+func untilStop(parent context.Context, stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // RunIndexJSONBackfill stores the JSON index entry of every version stored
 // without one, in the background, until it is done or stop is closed.
 // When another replica holds the lease it tries again after
 // indexJSONRetry.
 func (a *App) RunIndexJSONBackfill(stop <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := untilStop(context.Background(), stop)
 	defer cancel()
-	go func() {
-		<-stop
-		cancel()
-	}()
 	if !a.WaitStartDelay(stop) {
 		return
 	}

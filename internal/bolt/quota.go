@@ -25,6 +25,11 @@ type quotaRecord struct {
 	MaxVersions *int64 `json:"max_versions,omitempty"`
 }
 
+// quota is the record as the store's callers see it.
+func (r *quotaRecord) quota() chartctl.Quota {
+	return chartctl.Quota{MaxBytes: r.MaxBytes, MaxVersions: r.MaxVersions}
+}
+
 type usageRecord struct {
 	Bytes    int64 `json:"bytes"`
 	Versions int64 `json:"versions"`
@@ -197,7 +202,7 @@ func (db *DB) Quota(ctx context.Context, scope, name string) (chartctl.Quota, ch
 		if err != nil {
 			return err
 		}
-		q = chartctl.Quota{MaxBytes: qr.MaxBytes, MaxVersions: qr.MaxVersions}
+		q = qr.quota()
 		u = chartctl.Usage{Bytes: ur.Bytes + oci, Versions: ur.Versions}
 		return nil
 	}
@@ -219,7 +224,7 @@ func (db *DB) QuotaLimits(ctx context.Context, scope, name string) (chartctl.Quo
 		if err != nil {
 			return err
 		}
-		q = chartctl.Quota{MaxBytes: qr.MaxBytes, MaxVersions: qr.MaxVersions}
+		q = qr.quota()
 		return nil
 	})
 	return q, wrap("get quota", err)

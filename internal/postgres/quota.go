@@ -169,9 +169,8 @@ func (db *DB) Quota(ctx context.Context, kind, name string) (chartctl.Quota, cha
 		if err := checkScope(ctx, tx, sc); err != nil {
 			return err
 		}
-		err := tx.QueryRow(ctx, `SELECT max_bytes, max_versions FROM quotas WHERE scope = $1 AND name = $2`,
-			kind, name).Scan(&q.MaxBytes, &q.MaxVersions)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		var err error
+		if q, err = limits(ctx, tx, kind, name); err != nil {
 			return err
 		}
 		err = tx.QueryRow(ctx, `SELECT bytes, versions FROM usage WHERE scope = $1 AND name = $2`, kind, name).Scan(&u.Bytes, &u.Versions)
@@ -195,17 +194,24 @@ func (db *DB) Quota(ctx context.Context, kind, name string) (chartctl.Quota, cha
 func (db *DB) QuotaLimits(ctx context.Context, kind, name string) (chartctl.Quota, error) {
 	var q chartctl.Quota
 	err := db.readTx(ctx, "get quota", func(tx pgx.Tx) error {
-		q = chartctl.Quota{}
 		if err := checkScope(ctx, tx, scope{kind, name}); err != nil {
 			return err
 		}
-		err := tx.QueryRow(ctx, `SELECT max_bytes, max_versions FROM quotas WHERE scope = $1 AND name = $2`,
-			kind, name).Scan(&q.MaxBytes, &q.MaxVersions)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
+		var err error
+		q, err = limits(ctx, tx, kind, name)
 		return err
 	})
+	return q, err
+}
+
+// limits reads a scope's quota; a scope without one has the zero Quota.
+func limits(ctx context.Context, tx pgx.Tx, kind, name string) (chartctl.Quota, error) {
+	var q chartctl.Quota
+	err := tx.QueryRow(ctx, `SELECT max_bytes, max_versions FROM quotas WHERE scope = $1 AND name = $2`,
+		kind, name).Scan(&q.MaxBytes, &q.MaxVersions)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return chartctl.Quota{}, nil
+	}
 	return q, err
 }
 
