@@ -74,14 +74,17 @@ func TestImagesFoundAfterPush(t *testing.T) {
 			t.Fatalf("upload %s: %d %s", dir, r.StatusCode, r.Body)
 		}
 	}
-	// The renderer is held: every upload answered without it.
+	// The renderer is held: every upload answered without it, and the
+	// metric counts the four versions, queued or in the batch under way.
 	if got := version(t, s, "a", "api", "1.0.0"); got.ImagesSource != "pending" || len(got.Images) != 0 || got.ImagesError != "" {
 		t.Fatalf("api before rendering: %+v", got)
 	}
+	wantMetric(t, s, "chartctl_images_pending 4")
 	gate.release()
 	if err := s.App().ProcessImages(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	wantMetric(t, s, "chartctl_images_pending 0")
 
 	web := version(t, s, "a", "web", "1.0.0")
 	if !reflect.DeepEqual(web.Images, []string{"docker.io/bitnami/nginx:1.25.3"}) || web.ImagesSource != "annotation" {
@@ -394,5 +397,14 @@ func TestKeptRenderingsBackfilled(t *testing.T) {
 	after := version(t, s, "a", "web", "1.0.0")
 	if !reflect.DeepEqual(after.Images, before.Images) || after.ImagesSource != "annotation" {
 		t.Fatalf("the backfill changed the image record: %+v", after)
+	}
+}
+
+// wantMetric wants /metrics to have line.
+func wantMetric(t *testing.T, s *testkit.Server, line string) {
+	t.Helper()
+	body := string(s.Do(t, "GET", "/metrics", "", nil).Body)
+	if !strings.Contains("\n"+body, "\n"+line+"\n") {
+		t.Fatalf("/metrics lacks %q", line)
 	}
 }

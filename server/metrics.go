@@ -63,7 +63,10 @@ func (s *Server) newMetrics() *metrics {
 		series:    map[seriesKey]series{},
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.uploads, m.limited, m.renders,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "chartctl_images_pending", Help: "Chart versions this replica's images job has still to go through (queued after a push, or left of a backfill).",
+		}, func() float64 { return float64(s.app.ImagesPending()) }))
 	if pp, ok := s.Store.(pathProvider); ok {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "chartctl_store_bytes", Help: "Size of the metadata store file.",

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,12 @@ const imagesLease = "images"
 // imagesLeaseTTL is the lease's time to live, renewed while a run lasts.
 const imagesLeaseTTL = time.Minute
 
+// imagesBatch is how many versions the job stores with one SaveImages:
+// a backlog (a large import, a burst of pushes, the backfill) then costs
+// a commit per batch rather than two per version, which after 100,000
+// pushes was most of what the server did for minutes.
+const imagesBatch = 64
+
 // imagesRetry is how long a replica waits to try again when another one
 // holds the lease (its queue keeps what it was asked for meanwhile).
 const imagesRetry = 30 * time.Second
@@ -33,8 +40,10 @@ type imagesJob struct {
 	// under way in the background instead of doing its work twice.
 	run sync.Mutex
 	mu  sync.Mutex
-	// queue holds versions stored by this replica and not done yet.
-	queue []versionKey
+	// queue holds versions stored by this replica and not done yet;
+	// inflight counts those taken from it by the batch under way.
+	queue    []versionKey
+	inflight int
 	// backfill asks the next run to go through every stored version.
 	backfill bool
 	wake     chan struct{}
@@ -74,6 +83,19 @@ func (a *App) ImagesProgress() (running bool, done, total int) {
 	a.images.mu.Lock()
 	defer a.images.mu.Unlock()
 	return a.images.running, a.images.done, a.images.total
+}
+
+// ImagesPending returns how many versions this replica's images job has
+// still to go through: those queued after a push, and the rest of a
+// backfill under way. It is the chartctl_images_pending metric.
+func (a *App) ImagesPending() int {
+	a.images.mu.Lock()
+	defer a.images.mu.Unlock()
+	n := len(a.images.queue) + a.images.inflight
+	if a.images.running {
+		n += a.images.total - a.images.done
+	}
+	return n
 }
 
 // RunImages finds images in the background until stop is closed: first
@@ -166,22 +188,31 @@ func (a *App) runImages(ctx context.Context) (again bool, err error) {
 	}
 	for {
 		a.images.mu.Lock()
-		if len(a.images.queue) == 0 {
+		n := min(len(a.images.queue), imagesBatch)
+		if n == 0 {
 			a.images.mu.Unlock()
 			return false, nil
 		}
-		k := a.images.queue[0]
-		a.images.queue = a.images.queue[1:]
+		keys := slices.Clone(a.images.queue[:n])
+		a.images.queue = a.images.queue[n:]
+		a.images.inflight = n
 		a.images.mu.Unlock()
-		if err := renew(); err != nil {
-			a.ImagesLater(k.repo, k.name, k.version)
+		leaseLost, err := a.findImages(ctx, keys, nil, renew)
+		a.images.mu.Lock()
+		a.images.inflight = 0
+		if leaseLost {
+			// Another replica has the lease: these wait for the next try.
+			a.images.queue = append(keys, a.images.queue...)
+		}
+		a.images.mu.Unlock()
+		if leaseLost {
 			return true, err
 		}
-		if err := a.FindImages(ctx, k.repo, k.name, k.version); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		if err != nil {
 			if ctx.Err() != nil {
 				return false, nil
 			}
-			a.Logger.Warn("find chart images", "repository", k.repo, "chart", k.name, "version", k.version, "err", err)
+			a.Logger.Warn("find chart images", "versions", len(keys), "err", err)
 		}
 	}
 }
@@ -243,48 +274,87 @@ func (a *App) backfillImages(ctx context.Context, renew func() error) error {
 		a.images.mu.Unlock()
 	}()
 	a.Logger.Info("finding the images of stored chart versions", "versions", len(todo))
-	for i, cv := range todo {
-		if err := renew(); err != nil {
-			return err
+	for start := 0; start < len(todo); start += imagesBatch {
+		var keys []versionKey
+		for _, cv := range todo[start:min(len(todo), start+imagesBatch)] {
+			keys = append(keys, versionKey{cv.Repository, cv.Name, cv.Version})
 		}
 		// The same archive in several repositories renders once.
-		if err := a.findImages(ctx, cv.Repository, cv.Name, cv.Version, kept); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			a.Logger.Warn("find chart images", "repository", cv.Repository, "chart", cv.Name, "version", cv.Version, "err", err)
+		if _, err := a.findImages(ctx, keys, kept, renew); err != nil {
+			return err
 		}
+		done := start + len(keys)
 		a.images.mu.Lock()
-		a.images.done = i + 1
+		a.images.done = done
 		a.images.mu.Unlock()
-		if (i+1)%500 == 0 {
-			a.Logger.Info("finding the images of stored chart versions", "done", i+1, "of", len(todo))
+		if done/500 > start/500 {
+			a.Logger.Info("finding the images of stored chart versions", "done", done, "of", len(todo))
 		}
 	}
 	a.Logger.Info("found the images of stored chart versions", "versions", len(todo))
 	return nil
 }
 
-// FindImages finds and stores the images of one stored version, unless
-// it has a record already: from its annotation, else by rendering it
-// (Render). Without a renderer a version without the annotation stays
-// pending. A chart that cannot be rendered is recorded unrenderable with
-// the reason; an error (the renderer could not run, the store failed)
-// leaves it pending. With a renderer it also keeps what the archive
-// renders (Store.SetRendered), annotation or not, so a diff reads it
-// instead of rendering (docs/performance.md "Diff"). Returns ENOTFOUND
-// if the version is gone.
-func (a *App) FindImages(ctx context.Context, repo, name, version string) error {
-	return a.findImages(ctx, repo, name, version, nil)
+// findImages finds the images of the versions keys names and stores
+// them with one SaveImages. A version that is gone is skipped; one whose
+// images cannot be found (the renderer could not run) is logged and stays
+// pending. kept, when not nil, holds the digests of the archives with a
+// kept rendering (the backfill's list), and gains those it renders. It
+// renews the job's lease before each version (renew); when that fails it
+// stores nothing and returns leaseLost with the error. Otherwise it
+// returns the error of the store, or of ctx.
+func (a *App) findImages(ctx context.Context, keys []versionKey, kept map[string]bool, renew func() error) (leaseLost bool, err error) {
+	var found []chartctl.FoundImages
+	for _, k := range keys {
+		if err := renew(); err != nil {
+			return true, err
+		}
+		f, err := a.examineImages(ctx, k, kept)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+			a.Logger.Warn("find chart images", "repository", k.repo, "chart", k.name, "version", k.version, "err", err)
+		}
+		if f != nil {
+			found = append(found, *f)
+		}
+	}
+	if len(found) == 0 {
+		return false, nil
+	}
+	if _, err := a.Store.SaveImages(ctx, found); err != nil {
+		return false, err
+	}
+	repos := map[string]bool{}
+	for _, f := range found {
+		if f.Images != nil {
+			a.versions.forget(versionKey{f.Repository, f.Name, f.Version})
+			repos[f.Repository] = true
+		}
+	}
+	// Search shows a chart's images.
+	for repo := range repos {
+		a.search.forget(repo)
+	}
+	return false, nil
 }
 
-// findImages is FindImages; kept, when not nil, holds the digests of the
-// archives with a kept rendering (the backfill's list), and gains those
-// it renders.
-func (a *App) findImages(ctx context.Context, repo, name, version string, kept map[string]bool) error {
-	cv, err := a.Store.ChartVersion(ctx, repo, name, version)
+// examineImages returns what findImages stores for one version, nil when
+// nothing (it has its record and rendering; no renderer can say): its
+// image record unless it has one, from its annotation, else by rendering
+// it (Render). Without a renderer a version without the annotation stays
+// pending. A chart that cannot be rendered is recorded unrenderable with
+// the reason; an error (the renderer could not run) leaves it pending.
+// With a renderer it also keeps what the archive renders, annotation or
+// not, so a diff reads it instead of rendering (docs/performance.md
+// "Diff"); the rendering and the record are stored together, so a version
+// with a record and no rendering is one the backfill renders again.
+// Returns ENOTFOUND if the version is gone.
+func (a *App) examineImages(ctx context.Context, k versionKey, kept map[string]bool) (*chartctl.FoundImages, error) {
+	cv, err := a.Store.ChartVersion(ctx, k.repo, k.name, k.version)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	needRendering := false
 	if a.Render != nil {
@@ -297,61 +367,44 @@ func (a *App) findImages(ctx context.Context, repo, name, version string, kept m
 		} else {
 			_, err := a.Store.Rendered(ctx, cv.Digest)
 			if err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-				return err
+				return nil, err
 			}
 			needRendering = err != nil
 		}
 	}
 	if cv.Images != nil && !needRendering {
-		return nil
+		return nil, nil
 	}
+	f := &chartctl.FoundImages{Repository: cv.Repository, Name: cv.Name, Version: cv.Version, Digest: cv.Digest}
 	ann := chartdiff.ImagesOf(cv.Metadata)
 	var r *chartdiff.Rendering
 	if needRendering || (cv.Images == nil && ann.Source != chartdiff.ImagesAnnotation && a.Render != nil) {
 		if r, err = a.renderVersion(ctx, cv); err != nil {
-			return err
+			return nil, err
 		}
-		// Kept before the image record, so a version with a record and
-		// no rendering is one the backfill renders again.
-		if err := a.keepRendering(ctx, cv.Digest, r); err != nil {
-			return err
+		if f.Rendered, err = chartdiff.EncodeRendering(r); err != nil {
+			return nil, err
 		}
 		if kept != nil {
 			kept[cv.Digest] = true
 		}
 	}
-	if cv.Images != nil {
-		return nil
+	if cv.Images == nil {
+		rec := &chartctl.Images{CheckedAt: a.Now().UTC()}
+		switch {
+		case ann.Source == chartdiff.ImagesAnnotation:
+			rec.Source, rec.Images = chartctl.ImagesAnnotation, ann.Images
+		case r == nil:
+			// No renderer: pending until one is installed.
+			return nil, nil
+		case r.Unrenderable != "":
+			rec.Source, rec.Error = chartctl.ImagesUnrenderable, r.Unrenderable
+		default:
+			rec.Source, rec.Images, rec.KubeVersion = chartctl.ImagesRendered, r.Images, r.KubeVersion
+		}
+		f.Images = rec
 	}
-	rec := &chartctl.Images{CheckedAt: a.Now().UTC()}
-	switch {
-	case ann.Source == chartdiff.ImagesAnnotation:
-		rec.Source, rec.Images = chartctl.ImagesAnnotation, ann.Images
-	case r == nil:
-		// No renderer: pending until one is installed.
-		return nil
-	case r.Unrenderable != "":
-		rec.Source, rec.Error = chartctl.ImagesUnrenderable, r.Unrenderable
-	default:
-		rec.Source, rec.Images, rec.KubeVersion = chartctl.ImagesRendered, r.Images, r.KubeVersion
-	}
-	if err := a.Store.SetImages(ctx, repo, name, version, cv.Digest, rec); err != nil {
-		return err
-	}
-	a.versions.forget(versionKey{repo, name, version})
-	// Search shows a chart's images.
-	a.search.forget(repo)
-	return nil
-}
-
-// keepRendering stores what the archive with digest renders, bounded
-// (chartdiff.EncodeRendering).
-func (a *App) keepRendering(ctx context.Context, digest string, r *chartdiff.Rendering) error {
-	b, err := chartdiff.EncodeRendering(r)
-	if err != nil {
-		return err
-	}
-	return a.Store.SetRendered(ctx, digest, b)
+	return f, nil
 }
 
 // keptRendering returns the rendering kept for a version's archive, or

@@ -34,13 +34,37 @@ func (r *imagesRecord) domain() *chartctl.Images {
 	return &chartctl.Images{Images: r.Images, Source: r.Source, Error: r.Error, KubeVersion: r.KubeVersion, CheckedAt: r.CheckedAt}
 }
 
-// SetImages implements chartctl.ImagesStore.
-func (db *DB) SetImages(ctx context.Context, repo, name, version, digest string, img *chartctl.Images) error {
-	if err := validateChartKey(name, version); err != nil {
-		return err
+// SaveImages implements chartctl.ImagesStore.
+func (db *DB) SaveImages(ctx context.Context, found []chartctl.FoundImages) (int, error) {
+	for _, f := range found {
+		if f.Digest == "" {
+			return 0, chartctl.Invalid("digest", "A digest is required.")
+		}
+		if err := validateChartKey(f.Name, f.Version); err != nil {
+			return 0, err
+		}
 	}
-	return wrap("set images", db.update(ctx, func(tx *bbolt.Tx) error {
-		_, err := editChartRecord(tx, repo, name, version, digest, "its images were being found", func(rec *chartRecord) { rec.Images = newImagesRecord(img) })
-		return err
-	}))
+	saved := 0
+	err := db.update(ctx, func(tx *bbolt.Tx) error {
+		saved = 0
+		for _, f := range found {
+			if f.Rendered != nil {
+				if err := bucket(tx, renderedBucket).Put([]byte(f.Digest), f.Rendered); err != nil {
+					return err
+				}
+			}
+			if f.Images == nil {
+				continue
+			}
+			_, err := editChartRecord(tx, f.Repository, f.Name, f.Version, f.Digest, "its images were being found", func(rec *chartRecord) { rec.Images = newImagesRecord(f.Images) })
+			if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return err
+			}
+			saved++
+		}
+		return nil
+	})
+	return saved, wrap("save images", err)
 }

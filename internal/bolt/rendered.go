@@ -15,16 +15,6 @@ const renderedBucket = "rendered"
 // renderedBuckets are created at open.
 var renderedBuckets = []string{renderedBucket}
 
-// SetRendered implements chartctl.RenderedStore.
-func (db *DB) SetRendered(ctx context.Context, digest string, data []byte) error {
-	if digest == "" {
-		return chartctl.Invalid("digest", "A digest is required.")
-	}
-	return wrap("keep rendering", db.update(ctx, func(tx *bbolt.Tx) error {
-		return bucket(tx, renderedBucket).Put([]byte(digest), data)
-	}))
-}
-
 // Rendered implements chartctl.RenderedStore.
 func (db *DB) Rendered(_ context.Context, digest string) ([]byte, error) {
 	var out []byte

@@ -858,7 +858,7 @@ func TestUpgradeFromSchema9KeepsRenderings(t *testing.T) {
 	}
 	gone := "sha256:" + strings.Repeat("cd", 32)
 	for _, d := range []string{cv.Digest, gone} {
-		if err := db.SetRendered(ctx, d, []byte("rendering of "+d)); err != nil {
+		if _, err := db.SaveImages(ctx, []chartctl.FoundImages{{Repository: "x", Name: "x", Version: "1.0.0", Digest: d, Rendered: []byte("rendering of " + d)}}); err != nil {
 			t.Fatal(err)
 		}
 	}

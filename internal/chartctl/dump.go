@@ -337,11 +337,10 @@ var DumpCoverage = map[string]string{
 	"HeldChartVersions":      "read",
 	"ExpireHeldChartVersion": "ChartVersion",
 
-	// Images (issue #33) travel in their chart version.
-	"SetImages": "ChartVersion",
-	// Renderings are derived from the archives: the images job renders
+	// Images (issue #33) travel in their chart version. Renderings, saved
+	// with them, are derived from the archives: the images job renders
 	// every version without one again after a restore.
-	"SetRendered":     "- renderings are derived from the archives: the images job renders them again after a restore",
+	"SaveImages":      "ChartVersion",
 	"Rendered":        "read",
 	"RenderedDigests": "read",
 	"PruneRendered":   "- renderings are derived from the archives: the images job renders them again after a restore",

@@ -40,25 +40,41 @@ type Images struct {
 	CheckedAt time.Time
 }
 
+// FoundImages is what the images job found for one stored version.
+type FoundImages struct {
+	// Repository, Name and Version name the version; Digest is the
+	// archive it held when the job read it.
+	Repository, Name, Version, Digest string
+	// Images is the version's image record; nil stores none (the version
+	// has one already, or stays pending).
+	Images *Images
+	// Rendered is what the archive renders with its default values
+	// (chartdiff.EncodeRendering's bytes), kept under Digest; nil keeps
+	// nothing.
+	Rendered []byte
+}
+
 // ImagesStore keeps chart versions' image records.
 type ImagesStore interface {
-	// SetImages records img for the version of repo whose archive digest
-	// is digest. Returns ENOTFOUND if the version does not exist or holds
-	// another archive by now (it was replaced while being rendered).
-	SetImages(ctx context.Context, repo, name, version, digest string, img *Images) error
+	// SaveImages stores what the images job found for several versions
+	// in one transaction, so a backlog costs a commit per batch rather
+	// than per version: each rendering under its archive's digest
+	// (replacing any record it had), and each image record on its version
+	// if the version still holds that archive. A version gone, or holding
+	// another archive by now (replaced while being rendered), gets no
+	// record and is no error. It returns how many image records it
+	// stored.
+	SaveImages(ctx context.Context, found []FoundImages) (int, error)
 }
 
 // RenderedStore keeps what each chart archive renders with its default
 // values (issue #33), so a diff reads it instead of rendering: the
-// background images job writes one record per archive, keyed by the
-// archive's digest (the rendering depends only on the archive). The
+// background images job writes one record per archive (SaveImages),
+// keyed by the archive's digest (the rendering depends only on the archive). The
 // records are derived data: they are not in backups, and the job renders
 // the versions without one again (after a restore, an upgrade, or a
 // record pruned).
 type RenderedStore interface {
-	// SetRendered keeps data (chartdiff.EncodeRendering's bytes) for the
-	// archive with digest, replacing any record it had.
-	SetRendered(ctx context.Context, digest string, data []byte) error
 	// Rendered returns the record kept for the archive with digest.
 	// Returns ENOTFOUND if none.
 	Rendered(ctx context.Context, digest string) ([]byte, error)

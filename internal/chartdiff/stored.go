@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // MaxStoredRendering bounds the compressed size of a rendering kept for a
@@ -40,15 +41,27 @@ func EncodeRendering(r *Rendering) ([]byte, error) {
 	return b, nil
 }
 
-func encodeStored(s storedRendering) ([]byte, error) {
-	var buf bytes.Buffer
+// gzipWriters holds BestSpeed writers for encodeStored: a writer's
+// compression state is about a megabyte, and the images job encodes one
+// rendering per pushed version, so a new writer each time made most of
+// what the job allocated (and the collector's work) after a large fill.
+var gzipWriters = sync.Pool{New: func() any {
 	// Speed over size: the worker encodes every version once, and the
 	// manifests are repetitive enough that the fastest level still
 	// compresses them several times.
-	gz, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
+	gz, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return gz
+}}
+
+func encodeStored(s storedRendering) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzipWriters.Get().(*gzip.Writer)
+	gz.Reset(&buf)
+	defer func() {
+		// Not holding on to buf while pooled.
+		gz.Reset(io.Discard)
+		gzipWriters.Put(gz)
+	}()
 	if err := json.NewEncoder(gz).Encode(s); err != nil {
 		return nil, err
 	}

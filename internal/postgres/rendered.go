@@ -9,19 +9,6 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
 
-// SetRendered implements chartctl.RenderedStore.
-func (db *DB) SetRendered(ctx context.Context, digest string, data []byte) error {
-	if digest == "" || !storable(digest) {
-		return chartctl.Invalid("digest", "A digest is required.")
-	}
-	err := db.changing(ctx, func(q querier) error {
-		_, err := q.Exec(ctx, `INSERT INTO rendered_manifests (digest, data) VALUES ($1, $2)
-			ON CONFLICT (digest) DO UPDATE SET data = EXCLUDED.data, created_at = now()`, digest, data)
-		return err
-	})
-	return db.wrap("keep rendering", err)
-}
-
 // Rendered implements chartctl.RenderedStore.
 func (db *DB) Rendered(ctx context.Context, digest string) ([]byte, error) {
 	notFound := chartctl.Errorf(chartctl.ENOTFOUND, "No rendering is kept for archive %s.", digest)

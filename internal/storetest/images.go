@@ -9,11 +9,11 @@ import (
 )
 
 // testImages checks the image records of chart versions (issue #33): a
-// version starts without one (pending), SetImages records it for the
+// version starts without one (pending), SaveImages records it for the
 // archive it names and every read returns it, a record for another
-// archive or an unknown version is ENOTFOUND, a restore (PutChartVersion
-// with Images) keeps it, an export carries it and a replaced archive
-// drops it.
+// archive or an unknown version is skipped (in the same call as one
+// stored), a restore (PutChartVersion with Images) keeps it, an export
+// carries it and a replaced archive drops it.
 func testImages(t *testing.T, open Open) {
 	s := open(t)
 	mustRepo(t, s, "apps", "")
@@ -25,7 +25,7 @@ func testImages(t *testing.T, open Open) {
 	}
 	rendered := &chartctl.Images{Images: []string{"docker.io/library/nginx:1.25.3", "ghcr.io/acme/side:v1"}, Source: chartctl.ImagesRendered,
 		KubeVersion: "v1.31.0", CheckedAt: base}
-	must(t, s.SetImages(ctx, "apps", "web", "1.0.0", cv.Digest, rendered))
+	saveImages(t, s, 1, chartctl.FoundImages{Repository: "apps", Name: "web", Version: "1.0.0", Digest: cv.Digest, Images: rendered})
 	wantImages := func(what string, got *chartctl.Images, want *chartctl.Images) {
 		t.Helper()
 		if want == nil || got == nil {
@@ -50,17 +50,24 @@ func testImages(t *testing.T, open Open) {
 	wantImages("ChartVersions", list[0].Images, rendered)
 
 	// The record names its archive: one computed for an archive replaced
-	// meanwhile is refused, and so is one for a version gone.
-	wantCode(t, s.SetImages(ctx, "apps", "web", "1.0.0", Digest("other"), rendered), chartctl.ENOTFOUND)
-	wantCode(t, s.SetImages(ctx, "apps", "web", "9.9.9", cv.Digest, rendered), chartctl.ENOTFOUND)
-	wantCode(t, s.SetImages(ctx, "nope", "web", "1.0.0", cv.Digest, rendered), chartctl.ENOTFOUND)
-
-	// An unrenderable chart keeps its reason.
+	// meanwhile is skipped, and so is one for a version gone, while the
+	// same call stores the others. An unrenderable chart keeps its reason.
 	failed := &chartctl.Images{Source: chartctl.ImagesUnrenderable, Error: "the chart looks up objects in a cluster (lookup)", CheckedAt: base}
-	must(t, s.SetImages(ctx, "apps", "web", "1.0.0", cv.Digest, failed))
+	saveImages(t, s, 1,
+		chartctl.FoundImages{Repository: "apps", Name: "web", Version: "1.0.0", Digest: Digest("other"), Images: rendered},
+		chartctl.FoundImages{Repository: "apps", Name: "web", Version: "9.9.9", Digest: cv.Digest, Images: rendered},
+		chartctl.FoundImages{Repository: "nope", Name: "web", Version: "1.0.0", Digest: cv.Digest, Images: rendered},
+		chartctl.FoundImages{Repository: "apps", Name: "web", Version: "1.0.0", Digest: cv.Digest, Images: failed},
+	)
 	got, err = s.ChartVersion(ctx, "apps", "web", "1.0.0")
 	must(t, err)
 	wantImages("unrenderable", got.Images, failed)
+	saveImages(t, s, 0, chartctl.FoundImages{Repository: "apps", Name: "web", Version: "1.0.0", Digest: Digest("other"), Images: rendered})
+	got, err = s.ChartVersion(ctx, "apps", "web", "1.0.0")
+	must(t, err)
+	wantImages("after a record for another archive", got.Images, failed)
+	_, err = s.SaveImages(ctx, []chartctl.FoundImages{{Repository: "apps", Name: "web", Version: "1.0.0", Images: rendered}})
+	wantCode(t, err, chartctl.EINVALID)
 
 	// A restore stores the record as given.
 	restored := chart("apps", "api", "2.0.0")
@@ -98,7 +105,8 @@ func testImages(t *testing.T, open Open) {
 }
 
 // testRendered checks the renderings kept per archive (issue #33): none
-// at first, SetRendered keeps and replaces the bytes, RenderedDigests
+// at first, SaveImages keeps and replaces the bytes (with or without an
+// image record, for a version stored or not), RenderedDigests
 // lists them, and PruneRendered deletes only those of archives no version
 // holds any more (a deleted version's, one never stored).
 func testRendered(t *testing.T, open Open) {
@@ -112,10 +120,16 @@ func testRendered(t *testing.T, open Open) {
 		t.Fatalf("RenderedDigests of a new store = %q, %v", got, err)
 	}
 	stray := Digest("never stored")
-	must(t, s.SetRendered(ctx, web.Digest, []byte("first")))
-	must(t, s.SetRendered(ctx, web.Digest, []byte{0, 1, 2, 0xff}))
-	must(t, s.SetRendered(ctx, api.Digest, []byte("api")))
-	must(t, s.SetRendered(ctx, stray, []byte("stray")))
+	webImages := &chartctl.Images{Images: []string{"docker.io/library/nginx:1.25.3"}, Source: chartctl.ImagesRendered, CheckedAt: base}
+	saveImages(t, s, 1, chartctl.FoundImages{Repository: "apps", Name: "web", Version: "1.0.0", Digest: web.Digest, Images: webImages, Rendered: []byte("first")})
+	saveImages(t, s, 0,
+		chartctl.FoundImages{Repository: "apps", Name: "web", Version: "1.0.0", Digest: web.Digest, Rendered: []byte{0, 1, 2, 0xff}},
+		chartctl.FoundImages{Repository: "apps", Name: "api", Version: "1.0.0", Digest: api.Digest, Rendered: []byte("api")},
+		chartctl.FoundImages{Repository: "apps", Name: "gone", Version: "1.0.0", Digest: stray, Images: webImages, Rendered: []byte("stray")},
+	)
+	if cv, err := s.ChartVersion(ctx, "apps", "web", "1.0.0"); err != nil || cv.Images == nil || cv.Images.Images[0] != webImages.Images[0] {
+		t.Fatalf("web's images after a rendering alone was saved: %+v, %v", cv, err)
+	}
 	if got, err := s.Rendered(ctx, web.Digest); err != nil || !reflect.DeepEqual(got, []byte{0, 1, 2, 0xff}) {
 		t.Fatalf("Rendered(web) = %q, %v; want the bytes kept last", got, err)
 	}
@@ -145,5 +159,16 @@ func testRendered(t *testing.T, open Open) {
 	}
 	if n, err := s.PruneRendered(ctx); err != nil || n != 0 {
 		t.Fatalf("PruneRendered again = %d, %v", n, err)
+	}
+}
+
+// saveImages calls SaveImages with found and wants it to store want image
+// records.
+func saveImages(t *testing.T, s Store, want int, found ...chartctl.FoundImages) {
+	t.Helper()
+	n, err := s.SaveImages(ctx, found)
+	must(t, err)
+	if n != want {
+		t.Fatalf("SaveImages stored %d image records, want %d", n, want)
 	}
 }
