@@ -48,26 +48,35 @@ type indexEntry struct {
 // is not an index. A read error of r is returned as it is (wrapped).
 func decodeIndex(r io.Reader, add func(chart string, e *indexEntry)) (apiVersion string, hasEntries bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	// JSON when the first character (after a byte order mark and white
-	// space) opens an object: Helm's JSON indexes, and the only flow
-	// style YAML indexes take in practice.
 	for {
-		b, err := br.Peek(3)
-		if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
-			_, _ = br.Discard(3)
-			continue
+		b, _ := br.Peek(3)
+		if !bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
+			break
 		}
-		if len(b) == 0 {
-			if err == io.EOF {
+		_, _ = br.Discard(3)
+	}
+	// JSON when the first character after white space (and a byte order
+	// mark) opens an object: Helm's JSON indexes, and the only flow style
+	// YAML indexes take in practice. The white space is looked past, not
+	// consumed: in YAML it is part of the first line, and an indented
+	// first line means something else than the same line unindented.
+	for n := 1; ; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			switch {
+			case err == io.EOF:
+				// Empty, or white space only.
 				return "", false, nil
+			case errors.Is(err, bufio.ErrBufferFull):
+				return decodeYAMLIndex(br, add)
 			}
 			return "", false, err
 		}
-		switch b[0] {
+		switch b[n-1] {
 		case ' ', '\t', '\r', '\n':
-			_, _ = br.Discard(1)
 			continue
 		case '{':
+			_, _ = br.Discard(n - 1)
 			return decodeJSONIndex(br, add)
 		}
 		return decodeYAMLIndex(br, add)
@@ -234,10 +243,20 @@ type yamlEntries struct {
 
 func (y *yamlEntries) read() error {
 	line, err := y.lines.next()
+	keys := false // a top-level key was read
 	for err == nil {
 		switch {
-		case blank(line) || indent(line) > 0:
-			// Comments, and lines of a top-level key that is skipped.
+		case blank(line):
+			// Comments.
+			line, err = y.lines.next()
+		case indent(line) > 0:
+			if !keys {
+				// The top-level mapping is indented: Helm writes none, and
+				// its keys would be told from their children by another
+				// column than 0.
+				return fmt.Errorf("%w: line %d: the top level is indented", errNotIndex, y.lines.n)
+			}
+			// Lines of a top-level key that is skipped.
 			line, err = y.lines.next()
 		case bytes.HasPrefix(line, []byte("---")) || bytes.HasPrefix(line, []byte("...")):
 			if y.lines.n > 1 && (y.apiVersion != "" || y.hasEntries) {
@@ -245,6 +264,7 @@ func (y *yamlEntries) read() error {
 			}
 			line, err = y.lines.next()
 		default:
+			keys = true
 			line, err = y.topLevel(line)
 		}
 	}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -150,6 +151,31 @@ func TestDecodeIndexEntryBound(t *testing.T) {
 	_, _, _, err := decoded(t, doc)
 	if err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestDecodeIndexIndentedTop: white space before the first line is kept
+// for YAML, so an index whose top level is indented (Helm writes none) is
+// refused rather than read by another structure than YAML gives it; blank
+// lines before the document and white space before a JSON index are fine.
+func TestDecodeIndexIndentedTop(t *testing.T) {
+	for _, doc := range []string{
+		" apiVersion: v1\nentries:\n  a:\n  - name: a\n    version: 1.0.0\n",
+		"# an index\n  x: 1\nentries:\n  a:\n  - name: a\n    version: 1.0.0\n",
+	} {
+		if _, _, _, err := decoded(t, doc); !errors.Is(err, errNotIndex) || !strings.Contains(err.Error(), "indented") {
+			t.Errorf("%q: err = %v, want the top level refused as indented", doc, err)
+		}
+	}
+	for _, doc := range []string{
+		"\n\n\xef\xbb\xbfapiVersion: v1\nentries:\n  a:\n  - name: a\n    version: 1.0.0\n",
+		"\xef\xbb\xbf\n\napiVersion: v1\nentries:\n  a:\n  - name: a\n    version: 1.0.0\n",
+		" \n\t\n {\"apiVersion\":\"v1\",\"entries\":{\"a\":[{\"name\":\"a\",\"version\":\"1.0.0\"}]}}",
+	} {
+		got, _, _, err := decoded(t, doc)
+		if err != nil || len(got) != 1 || got[0] != "a|a|1.0.0|||" {
+			t.Errorf("%q: %q, %v", doc, got, err)
+		}
 	}
 }
 
