@@ -40,10 +40,9 @@ type imagesJob struct {
 	// under way in the background instead of doing its work twice.
 	run sync.Mutex
 	mu  sync.Mutex
-	// queue holds versions stored by this replica and not done yet;
-	// inflight counts those taken from it by the batch under way.
-	queue    []versionKey
-	inflight int
+	// queue holds versions stored by this replica and not done yet; the
+	// batch under way stays at its head until it is stored.
+	queue []versionKey
 	// backfill asks the next run to go through every stored version.
 	backfill bool
 	wake     chan struct{}
@@ -91,7 +90,7 @@ func (a *App) ImagesProgress() (running bool, done, total int) {
 func (a *App) ImagesPending() int {
 	a.images.mu.Lock()
 	defer a.images.mu.Unlock()
-	n := len(a.images.queue) + a.images.inflight
+	n := len(a.images.queue)
 	if a.images.running {
 		n += a.images.total - a.images.done
 	}
@@ -187,27 +186,22 @@ func (a *App) runImages(ctx context.Context) (again bool, err error) {
 		}
 	}
 	for {
+		// The batch is taken off the queue once done (runImages is its
+		// only consumer; ImagesLater only appends), so a lost lease
+		// leaves it there for the next try.
 		a.images.mu.Lock()
-		n := min(len(a.images.queue), imagesBatch)
-		if n == 0 {
-			a.images.mu.Unlock()
+		keys := slices.Clone(a.images.queue[:min(len(a.images.queue), imagesBatch)])
+		a.images.mu.Unlock()
+		if len(keys) == 0 {
 			return false, nil
 		}
-		keys := slices.Clone(a.images.queue[:n])
-		a.images.queue = a.images.queue[n:]
-		a.images.inflight = n
-		a.images.mu.Unlock()
 		leaseLost, err := a.findImages(ctx, keys, nil, renew)
-		a.images.mu.Lock()
-		a.images.inflight = 0
-		if leaseLost {
-			// Another replica has the lease: these wait for the next try.
-			a.images.queue = append(keys, a.images.queue...)
-		}
-		a.images.mu.Unlock()
 		if leaseLost {
 			return true, err
 		}
+		a.images.mu.Lock()
+		a.images.queue = a.images.queue[len(keys):]
+		a.images.mu.Unlock()
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, nil

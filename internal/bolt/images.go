@@ -46,7 +46,6 @@ func (db *DB) SaveImages(ctx context.Context, found []chartctl.FoundImages) (int
 	}
 	saved := 0
 	err := db.update(ctx, func(tx *bbolt.Tx) error {
-		saved = 0
 		for _, f := range found {
 			if f.Rendered != nil {
 				if err := bucket(tx, renderedBucket).Put([]byte(f.Digest), f.Rendered); err != nil {

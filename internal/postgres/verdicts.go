@@ -62,3 +62,21 @@ func (db *DB) SetVersionPolicy(ctx context.Context, repo, name, version, digest 
 	}
 	return db.setVersionColumn(ctx, "set version policy", "policy", "it was being checked", repo, name, version, digest, val)
 }
+
+// setVersionColumn sets column (a constant of the caller's) of repo's
+// chart name version to val, if the version still holds the archive
+// digest; while says what was being done, for the error when it was
+// replaced meanwhile. op names the operation in a store error.
+func (db *DB) setVersionColumn(ctx context.Context, op, column, while, repo, name, version, digest string, val any) error {
+	err := db.changing(ctx, func(q querier) error {
+		tag, err := q.Exec(ctx, `UPDATE chart_versions c SET `+column+` = $5
+			FROM repositories r
+			WHERE r.id = c.repository_id AND r.name = $1 AND c.name = $2 AND c.version = $3 AND c.digest = $4`,
+			repo, name, version, digest, val)
+		if err == nil && tag.RowsAffected() == 0 {
+			return chartctl.Errorf(chartctl.ENOTFOUND, "Chart %s version %s not found in repository %q, or replaced while %s.", name, version, repo, while)
+		}
+		return err
+	})
+	return db.wrap(op, err)
+}
