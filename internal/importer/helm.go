@@ -137,6 +137,9 @@ func (s *HelmSource) Versions(ctx context.Context) ([]*Version, error) {
 		return nil, tooLarge()
 	case err != nil && lim.failed != nil:
 		return nil, fmt.Errorf("read the index of %s: %w", s, lim.failed)
+	case errors.Is(err, errNotIndex):
+		// The error says "not a Helm repository index" and why.
+		return nil, fmt.Errorf("%s: %w", idxURL.Redacted(), err)
 	case err != nil:
 		return nil, fmt.Errorf("%s is not a Helm repository index: %w", idxURL.Redacted(), err)
 	case apiVersion == "" && !hasEntries:
