@@ -337,7 +337,10 @@ func (p *Pool) start() (*worker, error) {
 		return nil, ErrClosed
 	}
 	cmd := exec.Command(p.cfg.Args[0], p.cfg.Args[1:]...)
-	cmd.Env = append(append(os.Environ(), p.cfg.Env...), MemoryEnv+"="+strconv.FormatInt(p.cfg.Memory, 10))
+	// One glibc malloc arena: a cgo-linked worker otherwise reserves 64 MiB
+	// of address space per thread that calls malloc, which eats into its
+	// limit as the runtime starts threads.
+	cmd.Env = append(append(append(os.Environ(), "MALLOC_ARENA_MAX=1"), p.cfg.Env...), MemoryEnv+"="+strconv.FormatInt(p.cfg.Memory, 10))
 	cmd.SysProcAttr = procAttr()
 	w := &worker{cmd: cmd, stderr: &headBuffer{max: 4 << 10}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -176,20 +177,37 @@ func TestPoolReplacesWorkerKilledFromOutside(t *testing.T) {
 }
 
 func TestPoolWorkerDyingMidRequest(t *testing.T) {
-	p := setupPool(t, sandbox.Config{Workers: 1, Memory: 1 << 30})
+	// A Go program holds over a gigabyte of address space from its start
+	// (more under -race): the limit leaves room above that.
+	p := setupPool(t, sandbox.Config{Workers: 1, Memory: 3 << 30})
 	_, err := p.Do(context.Background(), sandbox.Request{Mode: "crash"}, nil)
 	var ee *sandbox.ExitError
 	if !errors.As(err, &ee) || ee.Code != 3 {
 		t.Fatalf("a crash: %v, want exit status 3", err)
 	}
 	// Past the memory limit the Go runtime gives up ("fatal error: out of
-	// memory", or under -race its own words): the worker dies.
+	// memory", exit status 2), or under -race the race detector does (exit
+	// status 66): the worker dies.
 	_, err = p.Do(context.Background(), sandbox.Request{Mode: "alloc"}, nil)
-	if !errors.As(err, &ee) || ee.Code != 2 || !strings.Contains(ee.Stderr, "fatal error:") {
+	goDied := errors.As(err, &ee) && ee.Code == 2 && strings.Contains(ee.Stderr, "fatal error:")
+	raceDied := errors.As(err, &ee) && ee.Code == 66 && strings.Contains(ee.Stderr, "ThreadSanitizer failed to allocate")
+	if !goDied && !raceDied {
 		t.Fatalf("allocating past the limit: %v (%q)", err, ee.Stderr)
 	}
 	if got := mustDo(t, p, "echo", "ok"); got != "ok" {
 		t.Fatalf("after the crashes: %q", got)
+	}
+}
+
+func TestPoolRefusesALimitBelowTheStart(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the address-space limit applies on Linux")
+	}
+	p := setupPool(t, sandbox.Config{Workers: 1, Memory: 64 << 20})
+	_, err := p.Do(context.Background(), sandbox.Request{Mode: "echo"}, []byte("x"))
+	var ee *sandbox.ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 || !strings.Contains(ee.Stderr, "the limit of 64 MiB is below the") {
+		t.Fatalf("a 64 MiB limit: %v (%q)", err, ee.Stderr)
 	}
 }
 
