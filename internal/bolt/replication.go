@@ -300,47 +300,72 @@ func (db *DB) EnqueueReplicationTasks(ctx context.Context, name string, tasks []
 // ClaimReplicationTasks claims the due head task of each replication's
 // queue.
 func (db *DB) ClaimReplicationTasks(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*chartctl.ReplicationTask, error) {
+	// The replicator asks after every change, and a bbolt commit syncs
+	// twice even when it writes nothing: look first, commit only to claim.
+	var due bool
+	if err := db.db.View(func(tx *bbolt.Tx) error {
+		found, err := dueReplicationTasks(tx, now, limit)
+		due = len(found) > 0
+		return err
+	}); err != nil || !due {
+		return nil, wrap("claim replication tasks", err)
+	}
 	var out []*chartctl.ReplicationTask
 	err := db.db.Update(func(tx *bbolt.Tx) error {
-		var ids []string
-		if err := bucket(tx, replicationsBucket).ForEach(func(_, v []byte) error {
-			r, err := decode[replicationRecord](v)
-			if err == nil {
-				ids = append(ids, r.ID)
-			}
-			return err
-		}); err != nil {
+		found, err := dueReplicationTasks(tx, now, limit)
+		if err != nil {
 			return err
 		}
-		sort.Strings(ids)
-		b := bucket(tx, replicationTasksBucket)
-		for _, id := range ids {
-			if len(out) >= limit {
-				break
+		for _, t := range found {
+			t.NextAttemptAt = now.Add(lease).UTC()
+			if err := putReplicationTask(tx, t); err != nil {
+				return err
 			}
-			c := b.Cursor()
-			pfx := prefix(id)
-			for k, v := c.Seek(pfx); k != nil && bytes.HasPrefix(k, pfx); k, v = c.Next() {
-				t, err := decode[replicationTaskRecord](v)
-				if err != nil {
-					return err
-				}
-				if t.Failed {
-					continue
-				}
-				if !t.NextAttemptAt.After(now) {
-					t.NextAttemptAt = now.Add(lease).UTC()
-					if err := putReplicationTask(tx, t); err != nil {
-						return err
-					}
-					out = append(out, t.domain())
-				}
-				break
-			}
+			out = append(out, t.domain())
 		}
 		return nil
 	})
 	return out, wrap("claim replication tasks", err)
+}
+
+// dueReplicationTasks returns, for up to limit replications in ID order,
+// the first task of each whose next attempt is due by now (a replication's
+// tasks run in order, so only its first unfailed task counts).
+func dueReplicationTasks(tx *bbolt.Tx, now time.Time, limit int) ([]*replicationTaskRecord, error) {
+	var ids []string
+	if err := bucket(tx, replicationsBucket).ForEach(func(_, v []byte) error {
+		r, err := decode[replicationRecord](v)
+		if err == nil {
+			ids = append(ids, r.ID)
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	sort.Strings(ids)
+	b := bucket(tx, replicationTasksBucket)
+	var due []*replicationTaskRecord
+	for _, id := range ids {
+		if len(due) >= limit {
+			break
+		}
+		c := b.Cursor()
+		pfx := prefix(id)
+		for k, v := c.Seek(pfx); k != nil && bytes.HasPrefix(k, pfx); k, v = c.Next() {
+			t, err := decode[replicationTaskRecord](v)
+			if err != nil {
+				return nil, err
+			}
+			if t.Failed {
+				continue
+			}
+			if !t.NextAttemptAt.After(now) {
+				due = append(due, t)
+			}
+			break
+		}
+	}
+	return due, nil
 }
 
 // RecordReplicationResults records attempts at tasks.
