@@ -389,6 +389,22 @@ func (db *DB) Tag(ctx context.Context, name, tag string) (string, error) {
 	return d, wrap("get tag", err)
 }
 
+// TaggedManifest returns the manifest tag points to in name, from one
+// read transaction, or ENOTFOUND.
+func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
+	var m *chartctl.OCIManifest
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		d := bucket(tx, ociTagsBucket).Get(key(name, tag))
+		if d == nil {
+			return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
+		}
+		var err error
+		m, err = getManifest(tx, name, string(d))
+		return err
+	})
+	return m, wrap("get tagged manifest", err)
+}
+
 // Tags returns name's tags in lexical order after last, at most n (all
 // when n < 0), and whether more follow.
 func (db *DB) Tags(ctx context.Context, name, last string, n int) ([]string, bool, error) {

@@ -160,6 +160,9 @@ type OCIStore interface {
 	Manifest(ctx context.Context, name, digest string) (*OCIManifest, error)
 	// Tag returns the digest tag points to in name. Returns ENOTFOUND.
 	Tag(ctx context.Context, name, tag string) (string, error)
+	// TaggedManifest returns the manifest tag points to in name, read at
+	// once (a pull by tag's one store read). Returns ENOTFOUND.
+	TaggedManifest(ctx context.Context, name, tag string) (*OCIManifest, error)
 	// Tags returns name's tags in lexical order after last ("" from the
 	// start), at most n of them (all when n < 0), and whether more follow.
 	Tags(ctx context.Context, name, last string, n int) (tags []string, more bool, err error)

@@ -288,6 +288,20 @@ func (db *DB) Tag(ctx context.Context, name, tag string) (string, error) {
 	return d, db.wrap("get tag", err)
 }
 
+// TaggedManifest returns the manifest tag points to in name, in one
+// query, or ENOTFOUND.
+func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
+	if !storable(name, tag) {
+		return nil, tagNotFound(tag)
+	}
+	m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests
+		WHERE name = $1 AND digest = (SELECT digest FROM oci_tags WHERE name = $1 AND tag = $2)`, name, tag))
+	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		return nil, tagNotFound(tag)
+	}
+	return m, db.wrap("get tagged manifest", err)
+}
+
 func tagNotFound(tag string) error {
 	return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
 }

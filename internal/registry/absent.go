@@ -79,18 +79,19 @@ func (c *absentCache) forget() {
 // errAbsent is the ENOTFOUND of a remembered absence.
 var errAbsent = &chartctl.Error{Code: chartctl.ENOTFOUND, Message: "Not found."}
 
-// tag is r.OCI.Tag, remembering a tag that is not there.
-func (r *Registry) tag(ctx context.Context, name, tag string) (string, error) {
+// taggedManifest is r.OCI.TaggedManifest, remembering a tag that is not
+// there.
+func (r *Registry) taggedManifest(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
 	k := absentKey{kind: absentTag, a: name, b: tag}
 	gen, absent := r.absent.check(k)
 	if absent {
-		return "", errAbsent
+		return nil, errAbsent
 	}
-	d, err := r.OCI.Tag(ctx, name, tag)
+	m, err := r.OCI.TaggedManifest(ctx, name, tag)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		r.absent.put(k, gen)
 	}
-	return d, err
+	return m, err
 }
 
 // storedChartManifest is r.OCI.ChartManifest, remembering a chart version

@@ -150,15 +150,9 @@ func (r *Registry) resolveManifest(ctx context.Context, name, ref string) (*char
 	if !chartctl.ValidOCITag(ref) {
 		return nil, errManifestUnknown(ref)
 	}
-	d, err := r.tag(ctx, name, ref)
-	if err == nil {
-		man, err := r.OCI.Manifest(ctx, name, d)
-		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return nil, errManifestUnknown(ref)
-		}
+	man, err := r.taggedManifest(ctx, name, ref)
+	if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 		return man, err
-	} else if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
-		return nil, err
 	}
 	if ref == artifacthub.Tag {
 		// Not a version's tag (a version has no "artifacthub.io"): the

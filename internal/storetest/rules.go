@@ -543,12 +543,36 @@ func testOCIManifests(t *testing.T, open Open) {
 	}
 	_, err = s.Tag(ctx, "charts/web", "v9")
 	wantCode(t, err, chartctl.ENOTFOUND)
+	// TaggedManifest reads the tag and its manifest at once.
+	wantTagged := func(name, tag string, want *chartctl.OCIManifest) {
+		t.Helper()
+		got, err := s.TaggedManifest(ctx, name, tag)
+		if want == nil {
+			wantCode(t, err, chartctl.ENOTFOUND)
+			return
+		}
+		must(t, err)
+		if got.Name != want.Name || got.Digest != want.Digest || got.MediaType != want.MediaType || string(got.Content) != string(want.Content) {
+			t.Fatalf("TaggedManifest(%s, %s) = %+v, want %s", name, tag, got, want.Digest)
+		}
+		wantStrings(t, "TaggedManifest's blobs", got.Blobs, want.Blobs)
+	}
+	wantTagged("charts/web", "v1", m)
+	wantTagged("charts/web", "latest", m)
+	wantTagged("charts/web", "v9", nil)
+	wantTagged("charts/api", "v1", nil)
 
 	// Tags list in lexical order, paginated.
 	m2 := manifest("charts/web", cfg)
 	for _, tag := range []string{"a", "b", "c"} {
 		must(t, s.PutManifest(ctx, m2, tag))
 	}
+	wantTagged("charts/web", "c", m2)
+	// A moved tag reads its new manifest.
+	must(t, s.PutManifest(ctx, m, "c"))
+	wantTagged("charts/web", "c", m)
+	must(t, s.PutManifest(ctx, m2, "c"))
+	wantTagged("charts/web", "c", m2)
 	tags, more, err := s.Tags(ctx, "charts/web", "", -1)
 	must(t, err)
 	wantStrings(t, "Tags", tags, []string{"a", "b", "c", "latest", "v1"})
@@ -580,6 +604,7 @@ func testOCIManifests(t *testing.T, open Open) {
 	}
 	wantCode(t, s.DeleteTag(ctx, "charts/web", "nope"), chartctl.ENOTFOUND)
 	must(t, s.DeleteTag(ctx, "charts/web", "a"))
+	wantTagged("charts/web", "a", nil)
 	_, err = s.Manifest(ctx, "charts/web", m2.Digest)
 	must(t, err)
 
@@ -640,6 +665,7 @@ func testOCIManifests(t *testing.T, open Open) {
 	for _, tag := range []string{"v1", "latest"} {
 		_, err = s.Tag(ctx, "charts/web", tag)
 		wantCode(t, err, chartctl.ENOTFOUND)
+		wantTagged("charts/web", tag, nil)
 	}
 	d, err := s.Tag(ctx, "charts/web", "b")
 	must(t, err)
