@@ -32,3 +32,13 @@ func BenchmarkStore(b *testing.B) {
 		return db
 	})
 }
+
+// TestChartPages checks the kept chart pages (not part of the Store).
+func TestChartPages(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "chartctl.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	storetest.ChartPages(t, db)
+}

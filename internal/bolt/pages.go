@@ -27,11 +27,17 @@ func (db *DB) ChartPage(ctx context.Context, chartDigest string) ([]byte, error)
 	return page, wrap("load chart page", err)
 }
 
-// SetChartPage keeps page as the page of the archive with chartDigest,
-// replacing what was kept.
-func (db *DB) SetChartPage(ctx context.Context, chartDigest string, page []byte) error {
-	return wrap("store chart page", db.db.Update(func(tx *bbolt.Tx) error {
-		return bucket(tx, chartPagesBucket).Put([]byte(chartDigest), page)
+// SetChartPages keeps each page of pages as the page of the archive with
+// its chart digest, replacing what was kept, in one transaction.
+func (db *DB) SetChartPages(ctx context.Context, pages map[string][]byte) error {
+	return wrap("store chart pages", db.db.Update(func(tx *bbolt.Tx) error {
+		b := bucket(tx, chartPagesBucket)
+		for d, page := range pages {
+			if err := b.Put([]byte(d), page); err != nil {
+				return err
+			}
+		}
+		return nil
 	}))
 }
 

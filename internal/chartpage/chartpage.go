@@ -19,7 +19,9 @@ import (
 	"container/list"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -34,8 +36,9 @@ type Backend interface {
 	// ChartPage returns the page kept for chartDigest. Returns ENOTFOUND
 	// if none is kept.
 	ChartPage(ctx context.Context, chartDigest string) ([]byte, error)
-	// SetChartPage keeps page for chartDigest.
-	SetChartPage(ctx context.Context, chartDigest string, page []byte) error
+	// SetChartPages keeps each page of pages for its chart digest, in one
+	// write.
+	SetChartPages(ctx context.Context, pages map[string][]byte) error
 	// DeleteChartPage drops chartDigest's page; a missing one is no error.
 	DeleteChartPage(ctx context.Context, chartDigest string) error
 }
@@ -90,6 +93,16 @@ func New(opts Options) *Store {
 // rendered on first view instead.
 const laterQueue = 1024
 
+// Run keeps the pages it renders in batches: after the first queued
+// digest it takes what else arrives within laterWindow, up to laterBatch,
+// and keeps them in one write. A push renders its page in the background
+// anyway; the window turns a stream of pushes' page writes (each a store
+// commit that syncs the disk, competing with the pushes' own) into a few.
+const (
+	laterWindow = 50 * time.Millisecond
+	laterBatch  = 64
+)
+
 // RenderLater queues the page of the stored archive with chartDigest for
 // Run, which renders and keeps it in the background: an upload is
 // answered without waiting for its page (a Markdown render and a store
@@ -111,13 +124,57 @@ func (s *Store) Run(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case d := <-s.later:
-			if p := s.cached(d); p != nil {
-				continue
+			s.renderBatch(ctx, s.gather(d, stop))
+		}
+	}
+}
+
+// gather returns first and the digests queued within laterWindow after
+// it, up to laterBatch, without repeats.
+func (s *Store) gather(first string, stop <-chan struct{}) []string {
+	batch := []string{first}
+	window := time.NewTimer(laterWindow)
+	defer window.Stop()
+	for len(batch) < laterBatch {
+		select {
+		case d := <-s.later:
+			if !slices.Contains(batch, d) {
+				batch = append(batch, d)
 			}
-			if err := s.Render(ctx, d); err != nil && chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		case <-window.C:
+			return batch
+		case <-stop:
+			return batch
+		}
+	}
+	return batch
+}
+
+// renderBatch renders the pages of digests not already cached, and keeps
+// them in one write. Each page is in the memory cache as soon as it is
+// rendered, so a view meanwhile does not render it again.
+func (s *Store) renderBatch(ctx context.Context, digests []string) {
+	pages := map[string][]byte{}
+	for _, d := range digests {
+		if s.cached(d) != nil {
+			continue
+		}
+		b, err := s.renderOne(ctx, d)
+		if err != nil {
+			if chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
 				s.opts.Logger.Warn("render chart page", "digest", d, "err", err)
 			}
+			continue
 		}
+		pages[d] = b
+	}
+	if len(pages) == 0 {
+		return
+	}
+	if err := s.opts.Backend.SetChartPages(ctx, pages); err != nil {
+		// The pages stay cached; a view after they fall out of the cache
+		// renders and keeps them again.
+		s.opts.Logger.Warn("keep chart pages", "pages", len(pages), "err", err)
 	}
 }
 
@@ -139,7 +196,7 @@ func (s *Store) Put(ctx context.Context, chartDigest string, p *chartrender.Page
 	if err != nil {
 		return err
 	}
-	if err := s.opts.Backend.SetChartPage(ctx, chartDigest, b); err != nil {
+	if err := s.opts.Backend.SetChartPages(ctx, map[string][]byte{chartDigest: b}); err != nil {
 		return err
 	}
 	s.remember(chartDigest, p)
@@ -193,12 +250,7 @@ func (s *Store) load(ctx context.Context, chartDigest string) *chartrender.Page 
 // share one rendering.
 func (s *Store) render(ctx context.Context, chartDigest string) (*chartrender.Page, error) {
 	v, err, _ := s.group.Do(chartDigest, func() (any, error) {
-		blob, err := s.opts.Blobs.Open(ctx, chartDigest)
-		if err != nil {
-			return nil, err
-		}
-		defer blob.Close()
-		p, err := chartrender.Render(blob, s.opts.Limits)
+		p, err := s.renderArchive(ctx, chartDigest)
 		if err != nil {
 			return nil, err
 		}
@@ -214,6 +266,34 @@ func (s *Store) render(ctx context.Context, chartDigest string) (*chartrender.Pa
 		return nil, err
 	}
 	return v.(*chartrender.Page), nil
+}
+
+// renderOne renders the page of chartDigest for a batch: in the memory
+// cache at once, encoded for the batch's write. A view rendering the same
+// page meanwhile shares this rendering.
+func (s *Store) renderOne(ctx context.Context, chartDigest string) ([]byte, error) {
+	v, err, _ := s.group.Do(chartDigest, func() (any, error) {
+		p, err := s.renderArchive(ctx, chartDigest)
+		if err != nil {
+			return nil, err
+		}
+		s.remember(chartDigest, p)
+		return p, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*chartrender.Page).Encode()
+}
+
+// renderArchive renders the page of the stored archive with chartDigest.
+func (s *Store) renderArchive(ctx context.Context, chartDigest string) (*chartrender.Page, error) {
+	blob, err := s.opts.Blobs.Open(ctx, chartDigest)
+	if err != nil {
+		return nil, err
+	}
+	defer blob.Close()
+	return chartrender.Render(blob, s.opts.Limits)
 }
 
 func (s *Store) cached(digest string) *chartrender.Page {
@@ -256,7 +336,7 @@ func (NoBackend) ChartPage(context.Context, string) ([]byte, error) {
 }
 
 // SetChartPage implements Backend; it keeps nothing.
-func (NoBackend) SetChartPage(context.Context, string, []byte) error { return nil }
+func (NoBackend) SetChartPages(context.Context, map[string][]byte) error { return nil }
 
 // DeleteChartPage implements Backend.
 func (NoBackend) DeleteChartPage(context.Context, string) error { return nil }

@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,7 +129,7 @@ func TestGetRendersOnMiss(t *testing.T) {
 		t.Fatalf("the lazily rendered page was not kept: %v", err)
 	}
 	// A page of an older format is rendered again.
-	if err := e.db.SetChartPage(ctx, digest, []byte(`{"format":0,"name":"stale"}`)); err != nil {
+	if err := e.db.SetChartPages(ctx, map[string][]byte{digest: []byte(`{"format":0,"name":"stale"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := e.pages().Get(ctx, digest); err != nil || p.Name != "demo" {
@@ -206,5 +209,64 @@ func TestRenderLater(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("Run kept no page 30 s after RenderLater: %v", err)
 		}
+	}
+}
+
+// countingBackend counts the writes of pages to a real backend.
+type countingBackend struct {
+	chartpage.Backend
+	mu     sync.Mutex
+	writes []int
+}
+
+func (c *countingBackend) SetChartPages(ctx context.Context, pages map[string][]byte) error {
+	c.mu.Lock()
+	c.writes = append(c.writes, len(pages))
+	c.mu.Unlock()
+	return c.Backend.SetChartPages(ctx, pages)
+}
+
+// TestRenderLaterBatches: pages queued together are kept in one write, a
+// digest queued twice is rendered once, and each page is in memory before
+// the write.
+func TestRenderLaterBatches(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	var digests []string
+	for i := range 5 {
+		digests = append(digests, mustBlob(t, e.blobs, mustArchive(t, map[string]string{
+			"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: demo\nversion: 1.0.%d\n", i)})))
+	}
+	counting := &countingBackend{Backend: chartpage.BackendFor(e.db)}
+	ps := chartpage.New(chartpage.Options{Blobs: e.blobs, Backend: counting})
+	for _, d := range append(digests, digests[0]) {
+		ps.RenderLater(d)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		ps.Run(stop)
+		close(done)
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		kept := 0
+		for _, d := range digests {
+			if _, err := e.db.ChartPage(ctx, d); err == nil {
+				kept++
+			}
+		}
+		if kept == len(digests) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d pages kept 30 s after RenderLater", kept, len(digests))
+		}
+	}
+	close(stop)
+	<-done
+	counting.mu.Lock()
+	defer counting.mu.Unlock()
+	if !slices.Equal(counting.writes, []int{5}) {
+		t.Fatalf("writes of pages: %v, want one of 5", counting.writes)
 	}
 }

@@ -45,6 +45,9 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return mustOpen(t) })
 }
 
+// TestChartPages checks the kept chart pages (not part of the Store).
+func TestChartPages(t *testing.T) { storetest.ChartPages(t, mustOpen(t)) }
+
 // TestMigrateConcurrently starts ten stores on one empty database at once,
 // as ten replicas would: every one starts, and the schema is migrated once.
 func TestMigrateConcurrently(t *testing.T) {

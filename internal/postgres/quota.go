@@ -407,12 +407,16 @@ func (db *DB) ChartPage(ctx context.Context, chartDigest string) ([]byte, error)
 	return page, db.wrap("load chart page", err)
 }
 
-// SetChartPage keeps page as the page of the archive with chartDigest,
-// replacing what was kept.
-func (db *DB) SetChartPage(ctx context.Context, chartDigest string, page []byte) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO chart_pages (digest, page) VALUES ($1, $2)
-		ON CONFLICT (digest) DO UPDATE SET page = EXCLUDED.page`, text(chartDigest), nonNilBytes(page))
-	return db.wrap("store chart page", err)
+// SetChartPages keeps each page of pages as the page of the archive with
+// its chart digest, replacing what was kept, in one statement.
+func (db *DB) SetChartPages(ctx context.Context, pages map[string][]byte) error {
+	digests, bodies := make([]string, 0, len(pages)), make([][]byte, 0, len(pages))
+	for d, page := range pages {
+		digests, bodies = append(digests, text(d)), append(bodies, nonNilBytes(page))
+	}
+	_, err := db.pool.Exec(ctx, `INSERT INTO chart_pages (digest, page) SELECT * FROM unnest($1::text[], $2::bytea[])
+		ON CONFLICT (digest) DO UPDATE SET page = EXCLUDED.page`, digests, bodies)
+	return db.wrap("store chart pages", err)
 }
 
 // DeleteChartPage drops the page of the archive with chartDigest; a
