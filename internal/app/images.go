@@ -30,6 +30,12 @@ const imagesLeaseTTL = time.Minute
 // pushes was most of what the server did for minutes.
 const imagesBatch = 64
 
+// imagesWindow is how long the job waits, once woken by a push, for more
+// pushes to join the batch: a stream of pushes then shares a commit of
+// their image records instead of one each, competing less with the
+// pushes' own commits.
+const imagesWindow = 50 * time.Millisecond
+
 // imagesRetry is how long a replica waits to try again when another one
 // holds the lease (its queue keeps what it was asked for meanwhile).
 const imagesRetry = 30 * time.Second
@@ -133,6 +139,12 @@ func (a *App) RunImages(stop <-chan struct{}) {
 		select {
 		case <-stop:
 		case <-a.images.wake:
+			window := time.NewTimer(imagesWindow)
+			select {
+			case <-stop:
+			case <-window.C:
+			}
+			window.Stop()
 		case <-retry:
 		}
 		if t != nil {
