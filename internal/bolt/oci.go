@@ -44,11 +44,21 @@ const (
 	ociChartsBucket = "oci_charts"
 	// ociUploadsBucket: upload session ID → ociUploadRecord.
 	ociUploadsBucket = "oci_uploads"
+	// ociTagDigestsBucket: name sep manifest digest sep tag → nothing;
+	// mirrors ociTagsBucket so a manifest's tags are one prefix scan, not
+	// a walk of every tag of its name.
+	ociTagDigestsBucket = "oci_tag_digests"
+	// ociChartAlternatesBucket: repository sep chart name sep version sep
+	// manifest digest → OCI name; the alternate manifests of chart
+	// versions (decision 10), so finding a version's is one prefix scan,
+	// not a walk of every manifest of its chart.
+	ociChartAlternatesBucket = "oci_chart_alternates"
 )
 
 var ociBuckets = []string{
 	ociManifestsBucket, ociManifestContentBucket, ociTagsBucket, ociReferrersBucket,
 	ociBlobLinksBucket, ociBlobNamesBucket, ociBlobUsesBucket, ociChartsBucket, ociUploadsBucket,
+	ociTagDigestsBucket, ociChartAlternatesBucket,
 }
 
 type ociManifestRecord struct {
@@ -241,9 +251,36 @@ func (db *DB) storeManifest(tx *bbolt.Tx, m *chartctl.OCIManifest, tag string) e
 		}
 	}
 	if tag != "" {
-		return bucket(tx, ociTagsBucket).Put(key(m.Name, tag), []byte(m.Digest))
+		return putTag(tx, m.Name, tag, m.Digest)
 	}
 	return nil
+}
+
+// putTag points tag of name at digest, keeping the tag index.
+func putTag(tx *bbolt.Tx, name, tag, digest string) error {
+	tags, byDigest := bucket(tx, ociTagsBucket), bucket(tx, ociTagDigestsBucket)
+	if old := tags.Get(key(name, tag)); old != nil && string(old) != digest {
+		if err := byDigest.Delete(key(name, string(old), tag)); err != nil {
+			return err
+		}
+	}
+	if err := tags.Put(key(name, tag), []byte(digest)); err != nil {
+		return err
+	}
+	return byDigest.Put(key(name, digest, tag), nil)
+}
+
+// deleteTag removes tag of name, and its entry in the tag index.
+func deleteTag(tx *bbolt.Tx, name, tag string) error {
+	tags := bucket(tx, ociTagsBucket)
+	d := tags.Get(key(name, tag))
+	if d == nil {
+		return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
+	}
+	if err := bucket(tx, ociTagDigestsBucket).Delete(key(name, string(d), tag)); err != nil {
+		return err
+	}
+	return tags.Delete(key(name, tag))
 }
 
 // putManifest writes a new manifest record with its indexes.
@@ -257,6 +294,10 @@ func putManifest(tx *bbolt.Tx, m *chartctl.OCIManifest) error {
 		// Beside the version's first manifest, not in its place.
 		rec.Chart = &ociChartRecord{Repository: m.Chart.Repository, Name: m.Chart.Name, Version: m.Chart.Version}
 		rec.Alternate = true
+		ak := key(m.Chart.Repository, m.Chart.Name, m.Chart.Version, m.Digest)
+		if err := bucket(tx, ociChartAlternatesBucket).Put(ak, []byte(m.Name)); err != nil {
+			return err
+		}
 	} else if m.Chart != nil {
 		rec.Chart = &ociChartRecord{Repository: m.Chart.Repository, Name: m.Chart.Name, Version: m.Chart.Version}
 		charts := bucket(tx, ociChartsBucket)
@@ -324,7 +365,12 @@ func deleteManifest(tx *bbolt.Tx, name, digest string) error {
 			return err
 		}
 	}
-	if r.Chart != nil {
+	if r.Chart != nil && r.Alternate {
+		ak := key(r.Chart.Repository, r.Chart.Name, r.Chart.Version, digest)
+		if err := bucket(tx, ociChartAlternatesBucket).Delete(ak); err != nil {
+			return err
+		}
+	} else if r.Chart != nil {
 		charts := bucket(tx, ociChartsBucket)
 		ck := key(r.Chart.Repository, r.Chart.Name, r.Chart.Version)
 		if bytes.Equal(charts.Get(ck), k) {
@@ -333,18 +379,16 @@ func deleteManifest(tx *bbolt.Tx, name, digest string) error {
 			}
 		}
 	}
-	tags := bucket(tx, ociTagsBucket)
-	var gone [][]byte
-	if err := scanPrefix(tags, prefix(name), func(tk, tv []byte) error {
-		if string(tv) == digest {
-			gone = append(gone, bytes.Clone(tk))
-		}
+	var tags []string
+	pfx := key(name, digest, "")
+	if err := scanPrefix(bucket(tx, ociTagDigestsBucket), pfx, func(tk, _ []byte) error {
+		tags = append(tags, string(tk[len(pfx):]))
 		return nil
 	}); err != nil {
 		return err
 	}
-	for _, tk := range gone {
-		if err := tags.Delete(tk); err != nil {
+	for _, tag := range tags {
+		if err := deleteTag(tx, name, tag); err != nil {
 			return err
 		}
 	}
@@ -448,13 +492,7 @@ func (db *DB) DeleteManifest(ctx context.Context, name, digest string) (*chartct
 
 // DeleteTag deletes one tag, or returns ENOTFOUND.
 func (db *DB) DeleteTag(ctx context.Context, name, tag string) error {
-	err := db.update(ctx, func(tx *bbolt.Tx) error {
-		tags := bucket(tx, ociTagsBucket)
-		if tags.Get(key(name, tag)) == nil {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
-		}
-		return tags.Delete(key(name, tag))
-	})
+	err := db.update(ctx, func(tx *bbolt.Tx) error { return deleteTag(tx, name, tag) })
 	return wrap("delete tag", err)
 }
 
@@ -493,26 +531,26 @@ func (db *DB) ChartManifest(ctx context.Context, repo, name, version string) (*c
 }
 
 // ChartAlternates implements chartctl.OCIStore: the alternates of a
-// version live under its chart's OCI name, repo/name, marked alternate.
+// version, from the alternates index (ociChartAlternatesBucket).
 func (db *DB) ChartAlternates(ctx context.Context, repo, name, version string) ([]string, error) {
 	var out []string
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		return scanPrefix(bucket(tx, ociManifestsBucket), prefix(repo+"/"+name), func(_, v []byte) error {
-			if !bytes.Contains(v, []byte(`"alternate":true`)) {
-				return nil
-			}
-			r, err := decode[ociManifestRecord](v)
-			if err != nil {
-				return err
-			}
-			if r.Alternate && r.Chart != nil && r.Chart.Repository == repo && r.Chart.Name == name && r.Chart.Version == version {
-				out = append(out, r.Digest)
-			}
-			return nil
-		})
+		out = chartAlternates(tx, repo, name, version)
+		return nil
 	})
-	sort.Strings(out)
 	return out, wrap("list chart alternates", err)
+}
+
+// chartAlternates returns the digests of a version's alternate manifests,
+// sorted (the index's order).
+func chartAlternates(tx *bbolt.Tx, repo, name, version string) []string {
+	var out []string
+	pfx := key(repo, name, version, "")
+	_ = scanPrefix(bucket(tx, ociChartAlternatesBucket), pfx, func(k, _ []byte) error {
+		out = append(out, string(k[len(pfx):]))
+		return nil
+	})
+	return out
 }
 
 // Names returns every name holding a manifest or a blob, sorted.
@@ -637,23 +675,7 @@ func ociBlobLinked(tx *bbolt.Tx, digest string) bool {
 // any: the one in ociChartsBucket and its alternates, which live under the
 // chart's OCI name, repo/name.
 func deleteOCIChart(tx *bbolt.Tx, repo, name, version string) error {
-	var alternates []string
-	if err := scanPrefix(bucket(tx, ociManifestsBucket), prefix(repo+"/"+name), func(k, v []byte) error {
-		if !bytes.Contains(v, []byte(`"alternate":true`)) {
-			return nil
-		}
-		r, err := decode[ociManifestRecord](v)
-		if err != nil {
-			return err
-		}
-		if r.Alternate && r.Chart != nil && r.Chart.Repository == repo && r.Chart.Name == name && r.Chart.Version == version {
-			alternates = append(alternates, r.Digest)
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, d := range alternates {
+	for _, d := range chartAlternates(tx, repo, name, version) {
 		if err := deleteManifest(tx, repo+"/"+name, d); err != nil {
 			return err
 		}
@@ -674,7 +696,8 @@ func deleteOCIRepo(tx *bbolt.Tx, repo string) ([]string, error) {
 		return name == repo || strings.HasPrefix(name, repo+"/")
 	}
 	var unlinked []string
-	for _, b := range []string{ociManifestsBucket, ociManifestContentBucket, ociTagsBucket, ociReferrersBucket, ociBlobLinksBucket, ociBlobUsesBucket} {
+	for _, b := range []string{ociManifestsBucket, ociManifestContentBucket, ociTagsBucket, ociTagDigestsBucket, ociReferrersBucket,
+		ociBlobLinksBucket, ociBlobUsesBucket, ociChartAlternatesBucket} {
 		bk := bucket(tx, b)
 		var gone [][]byte
 		if err := scanPrefix(bk, []byte(repo), func(k, _ []byte) error {

@@ -102,7 +102,13 @@ import (
 //	   rewritten (the job renders the versions stored before), but a
 //	   binary of schema 17 would keep the renderings of archives it
 //	   deletes.
-const SchemaVersion = 18
+//	19: two OCI indexes (issue #32), in buckets of their own (created at
+//	   open): a name's tags by manifest digest, and chart versions'
+//	   alternate manifests, so deleting a manifest or finding a version's
+//	   alternates (at every push) no longer walks every tag or manifest
+//	   of the name. The upgrade builds both from the stored tags and
+//	   manifests; a binary of schema 18 would not keep them up to date.
+const SchemaVersion = 19
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -134,6 +140,31 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeVersionPolicies,
 	upgradeReplications,
 	upgradeRendered,
+	upgradeOCIIndexes,
+}
+
+// upgradeOCIIndexes (18→19) builds the tag index (ociTagDigestsBucket)
+// from the stored tags and the alternates index (ociChartAlternatesBucket)
+// from the manifest records marked alternate.
+func upgradeOCIIndexes(tx *bbolt.Tx) error {
+	byDigest := bucket(tx, ociTagDigestsBucket)
+	if err := bucket(tx, ociTagsBucket).ForEach(func(k, v []byte) error {
+		name, tag, _ := strings.Cut(string(k), sep)
+		return byDigest.Put(key(name, string(v), tag), nil)
+	}); err != nil {
+		return err
+	}
+	alternates := bucket(tx, ociChartAlternatesBucket)
+	return bucket(tx, ociManifestsBucket).ForEach(func(_, v []byte) error {
+		if !bytes.Contains(v, []byte(`"alternate":true`)) {
+			return nil
+		}
+		r, err := decode[ociManifestRecord](v)
+		if err != nil || !r.Alternate || r.Chart == nil {
+			return err
+		}
+		return alternates.Put(key(r.Chart.Repository, r.Chart.Name, r.Chart.Version, r.Digest), []byte(r.Name))
+	})
 }
 
 // upgradeRendered (17→18): the rendered bucket is created at open and

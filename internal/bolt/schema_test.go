@@ -908,3 +908,76 @@ func TestOpenAssignsIndexGenerations(t *testing.T) {
 		t.Fatalf("after a delete: %q, %v (was %q)", g, err, first["acme-charts"])
 	}
 }
+
+// TestUpgradeFromSchema18BuildsOCIIndexes opens a data dir written by the
+// release before the OCI tag and alternate indexes (schema18-oci): the
+// upgrade adds their keys and writes nothing else; the alternates of a
+// version pushed after its /v1 upload are found, and deleting a manifest
+// or a version takes its tags and alternates with it.
+func TestUpgradeFromSchema18BuildsOCIIndexes(t *testing.T) {
+	path, _ := copyDataDir(t, "schema18-oci")
+	before := dump(t, path)
+	db := mustOpen(t, path)
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 18 {
+		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, path)
+	var tagKeys, alternateKeys int
+	for k, v := range after {
+		switch {
+		case k == "meta/schema_version":
+		case strings.HasPrefix(k, "oci_tag_digests/"):
+			tagKeys++
+		case strings.HasPrefix(k, "oci_chart_alternates/"):
+			alternateKeys++
+		case before[k] != v:
+			t.Errorf("the upgrade from schema 18 wrote %q", k)
+		}
+	}
+	// web's three tags (a version's own tag is its chart tag, not stored
+	// here) and api 3.0.0's one alternate.
+	if tagKeys != 3 || alternateKeys != 1 || len(after)-tagKeys-alternateKeys != len(before) {
+		t.Fatalf("after the upgrade: %d tag index keys, %d alternate keys, %d other keys (%d before)",
+			tagKeys, alternateKeys, len(after)-tagKeys-alternateKeys, len(before))
+	}
+
+	db = mustOpen(t, path)
+	ctx := t.Context()
+	alts, err := db.ChartAlternates(ctx, "acme-charts", "api", "3.0.0")
+	if err != nil || len(alts) != 1 {
+		t.Fatalf("api 3.0.0's alternates after the upgrade: %q, %v", alts, err)
+	}
+	if m, err := db.Manifest(ctx, "acme-charts/api", alts[0]); err != nil || !m.Alternate {
+		t.Fatalf("the alternate %s: %+v, %v", alts[0], m, err)
+	}
+	if alts, err := db.ChartAlternates(ctx, "acme-charts", "web", "2.0.0"); err != nil || len(alts) != 0 {
+		t.Fatalf("web 2.0.0's alternates: %q, %v", alts, err)
+	}
+	// Deleting web 2.0.0's manifest by digest deletes its tag.
+	d, err := db.Tag(ctx, "acme-charts/web", "2.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteManifest(ctx, "acme-charts/web", d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Tag(ctx, "acme-charts/web", "2.0.0"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("web's tag 2.0.0 after its manifest's delete: %v", err)
+	}
+	if tags, _, err := db.Tags(ctx, "acme-charts/web", "", -1); err != nil || !slices.Equal(tags, []string{"1.0.0", "1.1.0_build.7"}) {
+		t.Fatalf("web's tags after the delete: %q, %v", tags, err)
+	}
+	// Deleting api 3.0.0 deletes both its manifests.
+	if _, _, err := db.DeleteChartVersion(ctx, "acme-charts", "api", "3.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Manifest(ctx, "acme-charts/api", alts[0]); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("the alternate after its version's delete: %v", err)
+	}
+	if alts, err := db.ChartAlternates(ctx, "acme-charts", "api", "3.0.0"); err != nil || len(alts) != 0 {
+		t.Fatalf("api 3.0.0's alternates after its delete: %q, %v", alts, err)
+	}
+}

@@ -667,6 +667,8 @@ func testOCIManifests(t *testing.T, open Open) {
 		wantCode(t, err, chartctl.ENOTFOUND)
 		wantTagged("charts/web", tag, nil)
 	}
+	// A tag moved away from the deleted manifest and back stays.
+	wantTagged("charts/web", "c", m2)
 	d, err := s.Tag(ctx, "charts/web", "b")
 	must(t, err)
 	if d != m2.Digest {
