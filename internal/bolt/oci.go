@@ -117,17 +117,31 @@ func (r *ociUploadRecord) domain() *chartctl.OCIUpload {
 
 // LinkBlob records that name holds the blob digest of size bytes.
 func (db *DB) LinkBlob(ctx context.Context, name, digest string, size int64) error {
-	err := db.db.Update(func(tx *bbolt.Tx) error {
-		v, err := encode(&ociBlobLinkRecord{Size: size, LinkedAt: db.now()})
-		if err != nil {
-			return err
+	return wrap("link blob", db.linkBlobs([]chartctl.OCIBlobLink{{Name: name, Digest: digest, Size: size}}))
+}
+
+// LinkBlobs links each of links, in one transaction.
+func (db *DB) LinkBlobs(ctx context.Context, links []chartctl.OCIBlobLink) error {
+	return wrap("link blobs", db.linkBlobs(links))
+}
+
+func (db *DB) linkBlobs(links []chartctl.OCIBlobLink) error {
+	now := db.now()
+	return db.db.Update(func(tx *bbolt.Tx) error {
+		for _, l := range links {
+			v, err := encode(&ociBlobLinkRecord{Size: l.Size, LinkedAt: now})
+			if err != nil {
+				return err
+			}
+			if err := bucket(tx, ociBlobLinksBucket).Put(key(l.Name, l.Digest), v); err != nil {
+				return err
+			}
+			if err := bucket(tx, ociBlobNamesBucket).Put(key(l.Digest, l.Name), nil); err != nil {
+				return err
+			}
 		}
-		if err := bucket(tx, ociBlobLinksBucket).Put(key(name, digest), v); err != nil {
-			return err
-		}
-		return bucket(tx, ociBlobNamesBucket).Put(key(digest, name), nil)
+		return nil
 	})
-	return wrap("link blob", err)
 }
 
 // BlobLink returns the link of digest in name, or ENOTFOUND.

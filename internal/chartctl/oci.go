@@ -139,6 +139,9 @@ type OCIStore interface {
 	// blob is being made durable, so a link left by a crash may name a blob
 	// the BlobStore does not have; readers check the BlobStore.
 	LinkBlob(ctx context.Context, name, digest string, size int64) error
+	// LinkBlobs links each of links (Name, Digest, Size) as LinkBlob does,
+	// in one write.
+	LinkBlobs(ctx context.Context, links []OCIBlobLink) error
 	// BlobLink returns the link of digest in name. Returns ENOTFOUND.
 	BlobLink(ctx context.Context, name, digest string) (*OCIBlobLink, error)
 	// BlobNames returns the names that hold digest, sorted.

@@ -31,6 +31,29 @@ func (db *DB) LinkBlob(ctx context.Context, name, digest string, size int64) err
 	return db.wrap("link blob", err)
 }
 
+// LinkBlobs links each of links, in one statement.
+func (db *DB) LinkBlobs(ctx context.Context, links []chartctl.OCIBlobLink) error {
+	names, digests, sizes := make([]string, 0, len(links)), make([]string, 0, len(links)), make([]int64, 0, len(links))
+	seen := map[[2]string]int{}
+	for _, l := range links {
+		if !storable(l.Name, l.Digest) {
+			return chartctl.Invalid("name", "Invalid repository name or digest.")
+		}
+		// One row per link: an INSERT may not update a row twice.
+		if i, ok := seen[[2]string{l.Name, l.Digest}]; ok {
+			sizes[i] = l.Size
+			continue
+		}
+		seen[[2]string{l.Name, l.Digest}] = len(names)
+		names, digests, sizes = append(names, l.Name), append(digests, l.Digest), append(sizes, l.Size)
+	}
+	_, err := db.pool.Exec(ctx, `INSERT INTO oci_blob_links (name, digest, size, linked_at)
+		SELECT name, digest, size, $4 FROM unnest($1::text[], $2::text[], $3::bigint[]) AS l (name, digest, size)
+		ON CONFLICT (name, digest) DO UPDATE SET size = EXCLUDED.size, linked_at = EXCLUDED.linked_at`,
+		names, digests, sizes, db.now())
+	return db.wrap("link blobs", err)
+}
+
 // BlobLink returns the link of digest in name, or ENOTFOUND.
 func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIBlobLink, error) {
 	if !storable(name, digest) {

@@ -115,6 +115,7 @@ type Registry struct {
 	digests  chartDigests
 	absent   absentCache
 	headers  headerCache
+	links    linker
 }
 
 // New returns a Registry over the application layer a, the OCI metadata

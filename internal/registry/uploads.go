@@ -374,6 +374,14 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) e
 // refused (storedBlobs), and garbage collection removes it as
 // unreferenced.
 func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request) error {
+	// Uploads finishing together share their links' commit (linker).
+	r.links.begin()
+	linking := false
+	defer func() {
+		if !linking {
+			r.links.abandon()
+		}
+	}()
 	bw, err := r.Blobs.CreateAlgorithm(ctx, string(d.Algorithm()))
 	if err != nil {
 		return err
@@ -413,7 +421,8 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	}
 	defer release()
 	linked := make(chan error, 1)
-	go func() { linked <- r.OCI.LinkBlob(ctx, name, d.String(), n) }()
+	linking = true
+	go func() { linked <- r.links.link(r.OCI, name, d.String(), n) }()
 	_, err = bw.Commit()
 	if err = errors.Join(err, <-linked); err != nil {
 		return err

@@ -457,6 +457,18 @@ func testOCIBlobLinks(t *testing.T, open Open) {
 	all, err := s.Names(ctx)
 	must(t, err)
 	wantStrings(t, "Names", all, []string{"charts/api", "charts/web"})
+	// LinkBlobs links several at once, the same link twice included.
+	d3 := Digest("layer3")
+	must(t, s.LinkBlobs(ctx, []chartctl.OCIBlobLink{
+		{Name: "charts/db", Digest: d3, Size: 30}, {Name: "charts/web", Digest: d3, Size: 30}, {Name: "charts/db", Digest: d3, Size: 30}}))
+	names, err = s.BlobNames(ctx, d3)
+	must(t, err)
+	wantStrings(t, "BlobNames after LinkBlobs", names, []string{"charts/db", "charts/web"})
+	if l, err := s.BlobLink(ctx, "charts/db", d3); err != nil || l.Size != 30 || l.LinkedAt.IsZero() {
+		t.Fatalf("BlobLink after LinkBlobs = %+v, %v", l, err)
+	}
+	must(t, s.UnlinkBlob(ctx, "charts/db", d3))
+	must(t, s.UnlinkBlob(ctx, "charts/web", d3))
 
 	// A manifest's blobs are not garbage; the others are, once old enough.
 	m := manifest("charts/web", d1)
