@@ -369,6 +369,7 @@ var DumpCoverage = map[string]string{
 
 	// OCI registry.
 	"LinkBlob":          "OCIBlobLink",
+	"LinkBlobs":         "OCIBlobLink",
 	"BlobLink":          "read",
 	"BlobNames":         "read",
 	"UnlinkBlob":        "OCIBlobLink",
@@ -376,6 +377,7 @@ var DumpCoverage = map[string]string{
 	"PutManifest":       "OCIManifest",
 	"Manifest":          "read",
 	"Tag":               "read",
+	"TaggedManifest":    "read",
 	"Tags":              "read",
 	"DeleteManifest":    "OCIManifest",
 	"DeleteTag":         "OCITag",
