@@ -335,14 +335,14 @@ func (NoBackend) ChartPage(context.Context, string) ([]byte, error) {
 	return nil, chartctl.Errorf(chartctl.ENOTFOUND, "No rendered page for this chart.")
 }
 
-// SetChartPage implements Backend; it keeps nothing.
+// SetChartPages implements Backend; it keeps nothing.
 func (NoBackend) SetChartPages(context.Context, map[string][]byte) error { return nil }
 
 // DeleteChartPage implements Backend.
 func (NoBackend) DeleteChartPage(context.Context, string) error { return nil }
 
 // BackendFor returns store as a Backend when it implements one (the bolt
-// store does), else NoBackend.
+// and PostgreSQL stores do), else NoBackend.
 func BackendFor(store any) Backend {
 	if b, ok := store.(Backend); ok {
 		return b
