@@ -289,7 +289,7 @@ func deleteTag(tx *bbolt.Tx, name, tag string) error {
 	tags := bucket(tx, ociTagsBucket)
 	d := tags.Get(key(name, tag))
 	if d == nil {
-		return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
+		return tagUnknown(tag)
 	}
 	if err := bucket(tx, ociTagDigestsBucket).Delete(key(name, string(d), tag)); err != nil {
 		return err
@@ -439,7 +439,7 @@ func (db *DB) Tag(ctx context.Context, name, tag string) (string, error) {
 	err := db.db.View(func(tx *bbolt.Tx) error {
 		v := bucket(tx, ociTagsBucket).Get(key(name, tag))
 		if v == nil {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
+			return tagUnknown(tag)
 		}
 		d = string(v)
 		return nil
@@ -454,7 +454,7 @@ func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.O
 	err := db.db.View(func(tx *bbolt.Tx) error {
 		d := bucket(tx, ociTagsBucket).Get(key(name, tag))
 		if d == nil {
-			return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
+			return tagUnknown(tag)
 		}
 		var err error
 		m, err = getManifest(tx, name, string(d))
@@ -783,3 +783,7 @@ func uniq(ds []string) []string {
 func blobUnknown() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Blob not found.") }
 
 func manifestUnknown() error { return chartctl.Errorf(chartctl.ENOTFOUND, "Manifest not found.") }
+
+func tagUnknown(tag string) error {
+	return chartctl.Errorf(chartctl.ENOTFOUND, "Tag %q not found.", tag)
+}

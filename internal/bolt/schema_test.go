@@ -536,36 +536,49 @@ func TestUpgradeFromSchema8KeepsUsersAndBindsIdentities(t *testing.T) {
 	}
 }
 
-// TestUpgradeFromSchema9BuildsTagIndex: a data dir of the release before
-// the OCI tag index (schema 9) upgrades to schema 10 in place: the index
-// is built from the stored versions (tags in byte order, '+' written
-// '_', each chart's own), and nothing but the version and the new
-// bucket is written.
-func TestUpgradeFromSchema9BuildsTagIndex(t *testing.T) {
-	path, _ := copyDataDir(t, "schema9")
+// upgradeAdds opens a copy of testdata/name (a data dir of schema from)
+// once and closes it, failing the test if the upgrade wrote or removed
+// anything but keys under the prefixes of the indexes it builds; it
+// returns the copy's database path and how many keys each prefix gained.
+func upgradeAdds(t *testing.T, name string, from int, indexes ...string) (string, map[string]int) {
+	t.Helper()
+	path, _ := copyDataDir(t, name)
 	before := dump(t, path)
 	db := mustOpen(t, path)
-	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 9 {
+	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != from {
 		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	after := dump(t, path)
-	added := 0
+	added := map[string]int{}
+	indexed := 0
 	for k, v := range after {
-		switch {
-		case k == "meta/schema_version":
-		case strings.HasPrefix(k, "chart_tags/"):
-			added++
-		case before[k] != v:
-			t.Errorf("the upgrade from schema 9 wrote %q", k)
+		if k == "meta/schema_version" {
+			continue
+		}
+		if i := slices.IndexFunc(indexes, func(p string) bool { return strings.HasPrefix(k, p) }); i >= 0 {
+			added[indexes[i]]++
+			indexed++
+		} else if before[k] != v {
+			t.Errorf("the upgrade from schema %d wrote %q", from, k)
 		}
 	}
-	if len(after)-added != len(before) {
-		t.Errorf("the upgrade from schema 9 removed records: %d keys before, %d after (%d of the tag index)", len(before), len(after), added)
+	if len(after)-indexed != len(before) {
+		t.Errorf("the upgrade from schema %d removed records: %d keys before, %d after (%d of its indexes)", from, len(before), len(after), indexed)
 	}
-	db = mustOpen(t, path)
+	return path, added
+}
+
+// TestUpgradeFromSchema9BuildsTagIndex: a data dir of the release before
+// the OCI tag index (schema 9) upgrades to schema 10 in place: the index
+// is built from the stored versions (tags in byte order, '+' written
+// '_', each chart's own), and nothing but the version and the new
+// bucket is written.
+func TestUpgradeFromSchema9BuildsTagIndex(t *testing.T) {
+	path, _ := upgradeAdds(t, "schema9", 9, "chart_tags/")
+	db := mustOpen(t, path)
 	ctx := t.Context()
 	tags, more, err := db.ChartTags(ctx, "acme-charts", "web", "", -1)
 	if want := []string{"1.0.0", "1.1.0_build.7", "1.1.1-rc.1", "2.0.0"}; err != nil || more || !slices.Equal(tags, want) {
@@ -915,36 +928,14 @@ func TestOpenAssignsIndexGenerations(t *testing.T) {
 // version pushed after its /v1 upload are found, and deleting a manifest
 // or a version takes its tags and alternates with it.
 func TestUpgradeFromSchema18BuildsOCIIndexes(t *testing.T) {
-	path, _ := copyDataDir(t, "schema18-oci")
-	before := dump(t, path)
-	db := mustOpen(t, path)
-	if v, err := db.SchemaVersionOf(); err != nil || v != bolt.SchemaVersion || db.UpgradedFrom() != 18 {
-		t.Fatalf("schema version after upgrade = %d, %v (from %d)", v, err, db.UpgradedFrom())
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	after := dump(t, path)
-	var tagKeys, alternateKeys int
-	for k, v := range after {
-		switch {
-		case k == "meta/schema_version":
-		case strings.HasPrefix(k, "oci_tag_digests/"):
-			tagKeys++
-		case strings.HasPrefix(k, "oci_chart_alternates/"):
-			alternateKeys++
-		case before[k] != v:
-			t.Errorf("the upgrade from schema 18 wrote %q", k)
-		}
-	}
+	path, added := upgradeAdds(t, "schema18-oci", 18, "oci_tag_digests/", "oci_chart_alternates/")
 	// web's three tags (a version's own tag is its chart tag, not stored
 	// here) and api 3.0.0's one alternate.
-	if tagKeys != 3 || alternateKeys != 1 || len(after)-tagKeys-alternateKeys != len(before) {
-		t.Fatalf("after the upgrade: %d tag index keys, %d alternate keys, %d other keys (%d before)",
-			tagKeys, alternateKeys, len(after)-tagKeys-alternateKeys, len(before))
+	if added["oci_tag_digests/"] != 3 || added["oci_chart_alternates/"] != 1 {
+		t.Fatalf("after the upgrade: %d tag index keys, %d alternate keys", added["oci_tag_digests/"], added["oci_chart_alternates/"])
 	}
 
-	db = mustOpen(t, path)
+	db := mustOpen(t, path)
 	ctx := t.Context()
 	alts, err := db.ChartAlternates(ctx, "acme-charts", "api", "3.0.0")
 	if err != nil || len(alts) != 1 {

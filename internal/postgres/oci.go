@@ -22,13 +22,7 @@ import (
 // LinkBlob records that name holds the blob digest of size bytes,
 // refreshing LinkedAt if it was linked.
 func (db *DB) LinkBlob(ctx context.Context, name, digest string, size int64) error {
-	if !storable(name, digest) {
-		return chartctl.Invalid("name", "Invalid repository name or digest.")
-	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO oci_blob_links (name, digest, size, linked_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (name, digest) DO UPDATE SET size = EXCLUDED.size, linked_at = EXCLUDED.linked_at`,
-		name, digest, size, db.now())
-	return db.wrap("link blob", err)
+	return db.LinkBlobs(ctx, []chartctl.OCIBlobLink{{Name: name, Digest: digest, Size: size}})
 }
 
 // LinkBlobs links each of links, in one statement.
