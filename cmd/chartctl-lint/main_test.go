@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/chartctl/chartctl/internal/admission"
-	"github.com/chartctl/chartctl/internal/admission/helmlint"
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/sandbox"
 	"github.com/chartctl/chartctl/internal/testkit"
@@ -152,15 +151,16 @@ func TestPooledLintBounds(t *testing.T) {
 	if !errors.Is(syscall.Kill(first[0], 0), syscall.ESRCH) {
 		t.Fatalf("the worker linting the looping chart (%d) is still there", first[0])
 	}
+	// The killed worker's unpacked chart is gone before the refusal is
+	// answered, with no fresh worker started: the pool removed it once
+	// it had reaped the worker (a server stopping starts none).
+	killed := filepath.Join(sandbox.ScratchDir(), fmt.Sprintf("chartctl-lint-w%d", first[0]))
+	if _, err := os.Stat(killed); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed worker's scratch directory %s: %v", killed, err)
+	}
 	msgs, err := lint(context.Background(), good, admission.LintOptions{})
 	if err != nil || len(msgs) == 0 {
 		t.Fatalf("after the timeout: %+v %v", msgs, err)
-	}
-	// The killed worker's unpacked chart is gone: the fresh worker
-	// removed the scratch directory of the one that no longer runs.
-	killed := filepath.Join(helmlint.ScratchDir(), fmt.Sprintf("chartctl-lint-w%d", first[0]))
-	if _, err := os.Stat(killed); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the killed worker's scratch directory %s: %v", killed, err)
 	}
 	second := pool.PIDs()
 	if err := syscall.Kill(second[0], syscall.SIGKILL); err != nil {
@@ -186,7 +186,7 @@ func TestPooledLintBounds(t *testing.T) {
 	// A worker that ends cleanly removes its own scratch directory.
 	last := pool.PIDs()[0]
 	pool.Close()
-	own := filepath.Join(helmlint.ScratchDir(), fmt.Sprintf("chartctl-lint-w%d", last))
+	own := filepath.Join(sandbox.ScratchDir(), fmt.Sprintf("chartctl-lint-w%d", last))
 	if _, err := os.Stat(own); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a closed worker's scratch directory %s: %v", own, err)
 	}

@@ -369,6 +369,9 @@ func (p *Pool) start() (*worker, error) {
 		} else if err != nil {
 			w.code = -1
 		}
+		// A worker killed (its timeout, the server stopping) could not
+		// remove its scratch directory; no later worker may start to.
+		removeScratch(cmd.Env, cmd.Process.Pid)
 		p.mu.Lock()
 		delete(p.all, w)
 		p.mu.Unlock()

@@ -9,12 +9,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -31,10 +29,10 @@ import (
 // refuses paths escaping it) and runs lint.RunAll on it. Helm's lint
 // rules read the chart from a directory (each rule loads it anew), so the
 // archive cannot be linted from memory; the scratch directory is on a
-// memory file system where there is one (ScratchDir). It is unbounded:
+// memory file system where there is one (sandbox.ScratchDir). It is unbounded:
 // call it in a child process (admission.Pooled, RunLintChild).
 func LintArchive(archive []byte, lim chart.Limits, opt admission.LintOptions) ([]admission.LintMessage, error) {
-	return lintIn(ScratchDir(), archive, lim, opt)
+	return lintIn(sandbox.ScratchDir(), archive, lim, opt)
 }
 
 // lintIn lints archive unpacked into a new directory under root.
@@ -99,25 +97,6 @@ func lintIn(root string, archive []byte, lim chart.Limits, opt admission.LintOpt
 	return out, nil
 }
 
-// ScratchEnv, set in the linter's environment, names the directory charts
-// are unpacked into for linting.
-const ScratchEnv = "CHARTCTL_LINT_TMPDIR"
-
-// ScratchDir is where charts are unpacked for linting: ScratchEnv, else
-// /dev/shm (a memory file system on Linux, present in containers and
-// under systemd's PrivateDevices), else the system's temporary directory.
-// Unpacking onto a disk file system (directories made and removed per
-// chart) measured three times the cost of the lint itself.
-func ScratchDir() string {
-	if d := os.Getenv(ScratchEnv); d != "" {
-		return d
-	}
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
-		return "/dev/shm"
-	}
-	return os.TempDir()
-}
-
 func mkScratch(root string) (string, error) {
 	dir, err := os.MkdirTemp(root, "chartctl-lint-")
 	if err != nil {
@@ -165,45 +144,11 @@ func Lint(archive []byte, lim chart.Limits, opt admission.LintOptions) admission
 	return ans
 }
 
-// workerPrefix names a worker's own scratch directory, followed by its
-// process id.
-const workerPrefix = "chartctl-lint-w"
-
-// workerScratch makes this worker's scratch directory under ScratchDir and
-// removes those of workers that no longer run: a worker killed in the
-// middle of a lint (its deadline, its memory bound) leaves its unpacked
-// chart behind, on a memory file system at that.
-func workerScratch() string {
-	base := ScratchDir()
-	if entries, err := os.ReadDir(base); err == nil {
-		for _, e := range entries {
-			pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), workerPrefix))
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), workerPrefix) || err != nil || pid == os.Getpid() {
-				continue
-			}
-			if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-				_ = os.RemoveAll(filepath.Join(base, e.Name()))
-			}
-		}
-	}
-	dir := filepath.Join(base, workerPrefix+strconv.Itoa(os.Getpid()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		// Lint then falls back to the system's temporary directory.
-		return base
-	}
-	return dir
-}
-
 // Handle is the lint mode of a sandbox worker (chartctl-lint serve): it
 // unpacks charts under a scratch directory of the worker's own, which
 // cleanup removes when the worker ends.
 func Handle(lim chart.Limits) (h sandbox.Handler, cleanup func()) {
-	root := workerScratch()
-	cleanup = func() {
-		if root != ScratchDir() {
-			_ = os.RemoveAll(root)
-		}
-	}
+	root, cleanup := sandbox.WorkerScratch()
 	return func(req sandbox.Request, archive []byte) ([]byte, error) {
 		msgs, err := lintIn(root, archive, lim, admission.LintOptions{SkipSchema: req.Has(admission.SkipSchemaFlag)})
 		ans := admission.LintAnswer{Messages: msgs}
