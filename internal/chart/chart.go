@@ -25,6 +25,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"sigs.k8s.io/yaml"
@@ -321,6 +322,10 @@ func Reason(err error) string {
 	return strings.TrimPrefix(chartctl.ErrorMessage(err), invalidPrefix)
 }
 
+// gzipReaders keeps read's gzip readers: a new one allocates its 32 KiB
+// window, and every upload and page render reads an archive.
+var gzipReaders sync.Pool
+
 func (rd *reader) read() (*Chart, error) {
 	// bufio.Reader is an io.ByteReader, so the gzip reader reads no
 	// further than each member's end and trailing bytes can be told apart
@@ -331,8 +336,12 @@ func (rd *reader) read() (*Chart, error) {
 	if magic, _ := rd.br.Peek(2); len(magic) > 0 && !bytes.HasPrefix([]byte{0x1f, 0x8b}, magic) {
 		return nil, invalid("not gzip-compressed.")
 	}
-	gz, err := gzip.NewReader(rd.br)
-	if err != nil {
+	gz, _ := gzipReaders.Get().(*gzip.Reader)
+	if gz == nil {
+		gz = new(gzip.Reader)
+	}
+	defer gzipReaders.Put(gz)
+	if err := gz.Reset(rd.br); err != nil {
 		switch {
 		case rd.src.err != nil:
 			return nil, fmt.Errorf("read chart archive: %w", rd.src.err)
@@ -344,7 +353,6 @@ func (rd *reader) read() (*Chart, error) {
 			return nil, invalid("not gzip-compressed.")
 		}
 	}
-	defer gz.Close()
 	gz.Multistream(false)
 
 	// Bound the whole decompressed stream, not just file contents: tar

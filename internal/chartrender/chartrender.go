@@ -31,6 +31,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/chartctl/chartctl/internal/chart"
 )
@@ -479,10 +480,16 @@ const maxEncodedPage = 256 << 20
 // record of its version together (docs/performance.md, "100,000 versions").
 func (p *Page) Encode() ([]byte, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
+	zw, _ := pageWriters.Get().(*gzip.Writer)
+	if zw == nil {
+		var err error
+		if zw, err = gzip.NewWriterLevel(&buf, gzip.BestSpeed); err != nil {
+			return nil, err
+		}
+	} else {
+		zw.Reset(&buf)
 	}
+	defer pageWriters.Put(zw)
 	enc := json.NewEncoder(zw)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(p); err != nil {
@@ -493,6 +500,10 @@ func (p *Page) Encode() ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// pageWriters keeps Encode's gzip writers: a new one allocates over a
+// megabyte of compressor state, which was most of what a push allocated.
+var pageWriters sync.Pool
 
 // Decode reads a page Encode wrote, or the plain JSON earlier releases
 // wrote.

@@ -476,3 +476,19 @@ func BenchmarkMarkdownHalfMiB(b *testing.B) {
 		chartrender.Markdown(src)
 	}
 }
+
+// BenchmarkEncode encodes the page of a `helm create`-sized chart, as the
+// page job does after every push.
+func BenchmarkEncode(b *testing.B) {
+	archive := mustArchive(b, "demo", map[string]string{"Chart.yaml": demoChartYAML, "README.md": "# Demo\n\nA chart.\n", "values.yaml": "replicaCount: 1\nimage:\n  repository: nginx\n  tag: \"\"\n"})
+	p, err := chartrender.Render(bytes.NewReader(archive), chart.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Encode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

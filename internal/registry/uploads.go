@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
@@ -392,7 +393,9 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	keep := &capBuffer{max: r.App.MaxKeptBlob()}
 	keep.over = req != nil && req.ContentLength > keep.max // known too large
 	body := &sourceReader{r: src}
-	n, err := io.Copy(io.MultiWriter(bw, keep), io.LimitReader(body, r.Config.MaxBlobSize+1))
+	buf := copyBuffers.Get().(*[]byte)
+	n, err := io.CopyBuffer(io.MultiWriter(bw, keep), io.LimitReader(body, r.Config.MaxBlobSize+1), *buf)
+	copyBuffers.Put(buf)
 	if err != nil {
 		if body.err == nil {
 			// The blob store, not the client: a full disk, say.
@@ -543,3 +546,7 @@ func (r *Registry) removeSessionData(ctx context.Context, id string) {
 		r.Logger.Warn("remove upload session data", "session", id, "err", err)
 	}
 }
+
+// copyBuffers keeps storeBlob's copy buffers: io.Copy would allocate one
+// per blob, the largest allocation of an upload.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
