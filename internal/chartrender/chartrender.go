@@ -480,16 +480,13 @@ const maxEncodedPage = 256 << 20
 // record of its version together (docs/performance.md, "100,000 versions").
 func (p *Page) Encode() ([]byte, error) {
 	var buf bytes.Buffer
-	zw, _ := pageWriters.Get().(*gzip.Writer)
-	if zw == nil {
-		var err error
-		if zw, err = gzip.NewWriterLevel(&buf, gzip.BestSpeed); err != nil {
-			return nil, err
-		}
-	} else {
-		zw.Reset(&buf)
-	}
-	defer pageWriters.Put(zw)
+	zw := pageWriters.Get().(*gzip.Writer)
+	zw.Reset(&buf)
+	defer func() {
+		// Not holding on to buf while pooled.
+		zw.Reset(io.Discard)
+		pageWriters.Put(zw)
+	}()
 	enc := json.NewEncoder(zw)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(p); err != nil {
@@ -501,9 +498,14 @@ func (p *Page) Encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// pageWriters keeps Encode's gzip writers: a new one allocates over a
-// megabyte of compressor state, which was most of what a push allocated.
-var pageWriters sync.Pool
+// pageWriters keeps Encode's gzip writers: a new one allocates about a
+// megabyte of compressor state, and the page job encodes a page per
+// pushed version, so a new writer each time made most of what a push
+// allocated.
+var pageWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
 
 // Decode reads a page Encode wrote, or the plain JSON earlier releases
 // wrote.
