@@ -11,6 +11,11 @@
 // from outside) is reaped and replaced on the next request. Close stops
 // every worker and waits for them, so no process outlives the pool.
 //
+// A worker keeps its scratch files in a directory of its own
+// (WorkerScratch); the pool removes it once the worker is reaped, so a
+// worker killed at its deadline or while the server stops leaves nothing
+// behind.
+//
 // Starting a chartctl-lint process costs about 100 ms of CPU (Helm's and
 // Kubernetes' libraries initialise); a warm worker pays it once.
 package sandbox
