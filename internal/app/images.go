@@ -30,11 +30,16 @@ const imagesLeaseTTL = time.Minute
 // pushes was most of what the server did for minutes.
 const imagesBatch = 64
 
-// imagesWindow is how long the job waits, once woken by a push, for more
-// pushes to join the batch: a stream of pushes then shares a commit of
-// their image records instead of one each, competing less with the
-// pushes' own commits.
-const imagesWindow = 50 * time.Millisecond
+// Once woken by a push, the job waits for the pushes to pause (imagesQuiet
+// without another), at most imagesMax: a burst of pushes then shares a
+// commit of their image records instead of one each, and the renders
+// (CPU in the render workers) come after the burst instead of slowing it
+// (docs/performance.md, "OCI side by side"); a steady stream still has
+// its images found within imagesMax.
+const (
+	imagesQuiet = 50 * time.Millisecond
+	imagesMax   = time.Second
+)
 
 // imagesRetry is how long a replica waits to try again when another one
 // holds the lease (its queue keeps what it was asked for meanwhile).
@@ -55,6 +60,8 @@ type imagesJob struct {
 	// running, done and total report a backfill's progress.
 	running     bool
 	done, total int
+	// quiet and max replace imagesQuiet and imagesMax when set (tests).
+	quiet, max time.Duration
 }
 
 func (j *imagesJob) init() {
@@ -70,6 +77,32 @@ func (j *imagesJob) signal() {
 	select {
 	case j.wake <- struct{}{}:
 	default:
+	}
+}
+
+// awaitPause returns once no push has woken the job for imagesQuiet, or
+// imagesMax after it was called, or when stop closes.
+func (j *imagesJob) awaitPause(stop <-chan struct{}) {
+	j.init()
+	quiet, max := imagesQuiet, imagesMax
+	if j.quiet > 0 {
+		quiet, max = j.quiet, j.max
+	}
+	pause := time.NewTimer(quiet)
+	defer pause.Stop()
+	limit := time.NewTimer(max)
+	defer limit.Stop()
+	for {
+		select {
+		case <-j.wake:
+			pause.Reset(quiet)
+		case <-pause.C:
+			return
+		case <-limit.C:
+			return
+		case <-stop:
+			return
+		}
 	}
 }
 
@@ -139,12 +172,7 @@ func (a *App) RunImages(stop <-chan struct{}) {
 		select {
 		case <-stop:
 		case <-a.images.wake:
-			window := time.NewTimer(imagesWindow)
-			select {
-			case <-stop:
-			case <-window.C:
-			}
-			window.Stop()
+			a.images.awaitPause(stop)
 		case <-retry:
 		}
 		if t != nil {

@@ -59,6 +59,23 @@ type Options struct {
 	CacheSize int
 	// Logger receives problems that do not fail a request.
 	Logger *slog.Logger
+	// LaterQuiet and LaterMax replace laterQuiet and laterMax, Run's wait
+	// for a pause in the pushes, when set (tests).
+	LaterQuiet, LaterMax time.Duration
+}
+
+func (o Options) laterQuiet() time.Duration {
+	if o.LaterQuiet > 0 {
+		return o.LaterQuiet
+	}
+	return laterQuiet
+}
+
+func (o Options) laterMax() time.Duration {
+	if o.LaterMax > 0 {
+		return o.LaterMax
+	}
+	return laterMax
 }
 
 // Store keeps rendered pages. It is safe for concurrent use.
@@ -94,13 +111,17 @@ func New(opts Options) *Store {
 const laterQueue = 1024
 
 // Run keeps the pages it renders in batches: after the first queued
-// digest it takes what else arrives within laterWindow, up to laterBatch,
-// and keeps them in one write. A push renders its page in the background
-// anyway; the window turns a stream of pushes' page writes (each a store
-// commit that syncs the disk, competing with the pushes' own) into a few.
+// digest it waits for the pushes to pause (laterQuiet with nothing new
+// queued), at most laterMax after the first and for at most laterBatch
+// pages, then renders them and keeps them in one write. A push renders
+// its page in the background anyway; waiting for the pause keeps the
+// renders (CPU) and their commit off a burst of pushes, which they slowed
+// by about a third (docs/performance.md, "OCI side by side"), while a
+// steady stream still sees its pages within laterMax.
 const (
-	laterWindow = 50 * time.Millisecond
-	laterBatch  = 64
+	laterQuiet = 50 * time.Millisecond
+	laterMax   = time.Second
+	laterBatch = 64
 )
 
 // RenderLater queues the page of the stored archive with chartDigest for
@@ -129,19 +150,25 @@ func (s *Store) Run(stop <-chan struct{}) {
 	}
 }
 
-// gather returns first and the digests queued within laterWindow after
-// it, up to laterBatch, without repeats.
+// gather returns first and the digests queued after it until the queue
+// has been quiet for quiet, or max has passed since first, or laterBatch
+// are gathered, without repeats.
 func (s *Store) gather(first string, stop <-chan struct{}) []string {
 	batch := []string{first}
-	window := time.NewTimer(laterWindow)
-	defer window.Stop()
+	pause := time.NewTimer(s.opts.laterQuiet())
+	defer pause.Stop()
+	limit := time.NewTimer(s.opts.laterMax())
+	defer limit.Stop()
 	for len(batch) < laterBatch {
 		select {
 		case d := <-s.later:
 			if !slices.Contains(batch, d) {
 				batch = append(batch, d)
 			}
-		case <-window.C:
+			pause.Reset(s.opts.laterQuiet())
+		case <-pause.C:
+			return batch
+		case <-limit.C:
 			return batch
 		case <-stop:
 			return batch

@@ -270,3 +270,65 @@ func TestRenderLaterBatches(t *testing.T) {
 		t.Fatalf("writes of pages: %v, want one of 5", counting.writes)
 	}
 }
+
+// TestRenderLaterWaitsForAPause: pages keep joining the batch while
+// pushes keep queueing them (here 80 ms apart, with a quiet time far
+// longer), and a batch is rendered at its bound even if the pushes never
+// pause.
+func TestRenderLaterWaitsForAPause(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	var digests []string
+	for i := range 4 {
+		digests = append(digests, mustBlob(t, e.blobs, mustArchive(t, map[string]string{
+			"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: demo\nversion: 2.0.%d\n", i)})))
+	}
+	kept := func(ds []string) bool {
+		for _, d := range ds {
+			if _, err := e.db.ChartPage(ctx, d); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	run := func(ps *chartpage.Store) func() {
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			ps.Run(stop)
+			close(done)
+		}()
+		return func() { close(stop); <-done }
+	}
+
+	// A stream that never pauses for LaterQuiet: one write of all.
+	counting := &countingBackend{Backend: chartpage.BackendFor(e.db)}
+	ps := chartpage.New(chartpage.Options{Blobs: e.blobs, Backend: counting, LaterQuiet: 2 * time.Second, LaterMax: time.Hour})
+	end := run(ps)
+	for _, d := range digests[:3] {
+		ps.RenderLater(d)
+		time.Sleep(80 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !kept(digests[:3]); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("pages not kept 30 s after the stream")
+		}
+	}
+	end()
+	counting.mu.Lock()
+	if !slices.Equal(counting.writes, []int{3}) {
+		t.Errorf("writes of pages during a stream: %v, want one of 3", counting.writes)
+	}
+	counting.mu.Unlock()
+
+	// No pause at all: the bound ends the wait.
+	counting = &countingBackend{Backend: chartpage.BackendFor(e.db)}
+	ps = chartpage.New(chartpage.Options{Blobs: e.blobs, Backend: counting, LaterQuiet: time.Hour, LaterMax: 100 * time.Millisecond})
+	end = run(ps)
+	defer end()
+	ps.RenderLater(digests[3])
+	for deadline := time.Now().Add(30 * time.Second); !kept(digests[3:]); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a page waited past its bound")
+		}
+	}
+}
