@@ -115,9 +115,10 @@ const laterQueue = 1024
 // queued), at most laterMax after the first and for at most laterBatch
 // pages, then renders them and keeps them in one write. A push renders
 // its page in the background anyway; waiting for the pause keeps the
-// renders (CPU) and their commit off a burst of pushes, which they slowed
-// by about a third (docs/performance.md, "OCI side by side"), while a
-// steady stream still sees its pages within laterMax.
+// renders (CPU) and their commit off a burst of pushes (a burst on a
+// freshly started server ran about a third slower beside them;
+// docs/performance.md, "OCI side by side"), while a steady stream still
+// sees its pages within laterMax.
 const (
 	laterQuiet = 50 * time.Millisecond
 	laterMax   = time.Second
@@ -151,8 +152,8 @@ func (s *Store) Run(stop <-chan struct{}) {
 }
 
 // gather returns first and the digests queued after it until the queue
-// has been quiet for quiet, or max has passed since first, or laterBatch
-// are gathered, without repeats.
+// has been quiet for laterQuiet, or laterMax has passed since first, or
+// laterBatch are gathered, without repeats.
 func (s *Store) gather(first string, stop <-chan struct{}) []string {
 	batch := []string{first}
 	pause := time.NewTimer(s.opts.laterQuiet())
