@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
+
+	"github.com/chartctl/chartctl/internal/gzpool"
 )
 
 // MaxStoredRendering bounds the compressed size of a rendering kept for a
@@ -41,34 +42,11 @@ func EncodeRendering(r *Rendering) ([]byte, error) {
 	return b, nil
 }
 
-// gzipWriters holds BestSpeed writers for encodeStored: a writer's
-// compression state is about a megabyte, and the images job encodes one
-// rendering per pushed version, so a new writer each time made most of
-// what the job allocated (and the collector's work) after a large fill.
-var gzipWriters = sync.Pool{New: func() any {
-	// Speed over size: the worker encodes every version once, and the
-	// manifests are repetitive enough that the fastest level still
-	// compresses them several times.
-	gz, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return gz
-}}
-
+// encodeStored is s as gzipped JSON. Speed over size: the images job
+// encodes every version once, and the manifests are repetitive enough
+// that the fastest level still compresses them several times.
 func encodeStored(s storedRendering) ([]byte, error) {
-	var buf bytes.Buffer
-	gz := gzipWriters.Get().(*gzip.Writer)
-	gz.Reset(&buf)
-	defer func() {
-		// Not holding on to buf while pooled.
-		gz.Reset(io.Discard)
-		gzipWriters.Put(gz)
-	}()
-	if err := json.NewEncoder(gz).Encode(s); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return gzpool.Bytes(func(w io.Writer) error { return json.NewEncoder(w).Encode(s) })
 }
 
 // DecodeRendering reads what EncodeRendering wrote: the manifests, or the

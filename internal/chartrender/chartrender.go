@@ -31,9 +31,9 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/chartctl/chartctl/internal/chart"
+	"github.com/chartctl/chartctl/internal/gzpool"
 )
 
 // FormatVersion is the version of the Page format and of the rendering
@@ -479,33 +479,16 @@ const maxEncodedPage = 256 << 20
 // chart's page took ~50 KiB of the metadata store, more than every other
 // record of its version together (docs/performance.md, "100,000 versions").
 func (p *Page) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	zw := pageWriters.Get().(*gzip.Writer)
-	zw.Reset(&buf)
-	defer func() {
-		// Not holding on to buf while pooled.
-		zw.Reset(io.Discard)
-		pageWriters.Put(zw)
-	}()
-	enc := json.NewEncoder(zw)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
+	b, err := gzpool.Bytes(func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(p)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("encode chart page: %w", err)
 	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("encode chart page: %w", err)
-	}
-	return buf.Bytes(), nil
+	return b, nil
 }
-
-// pageWriters keeps Encode's gzip writers: a new one allocates about a
-// megabyte of compressor state, and the page job encodes a page per
-// pushed version, so a new writer each time made most of what a push
-// allocated.
-var pageWriters = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return zw
-}}
 
 // Decode reads a page Encode wrote, or the plain JSON earlier releases
 // wrote.
