@@ -9,6 +9,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartdiff"
+	"github.com/chartctl/chartctl/internal/debounce"
 )
 
 // The images each chart version deploys (issue #33) are found after the
@@ -92,22 +93,7 @@ func (j *imagesJob) awaitPause(stop <-chan struct{}) {
 	if j.max > 0 {
 		max = j.max
 	}
-	pause := time.NewTimer(quiet)
-	defer pause.Stop()
-	limit := time.NewTimer(max)
-	defer limit.Stop()
-	for {
-		select {
-		case <-j.wake:
-			pause.Reset(quiet)
-		case <-pause.C:
-			return
-		case <-limit.C:
-			return
-		case <-stop:
-			return
-		}
-	}
+	debounce.Gather(j.wake, quiet, max, stop, func(struct{}) bool { return true })
 }
 
 // ImagesLater asks the background job to find the images of one stored

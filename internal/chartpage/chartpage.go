@@ -28,6 +28,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartrender"
+	"github.com/chartctl/chartctl/internal/debounce"
 )
 
 // Backend keeps encoded pages by chart archive digest. *bolt.DB
@@ -59,23 +60,9 @@ type Options struct {
 	CacheSize int
 	// Logger receives problems that do not fail a request.
 	Logger *slog.Logger
-	// LaterQuiet and LaterMax replace laterQuiet and laterMax, Run's wait
-	// for a pause in the pushes, when set (tests).
+	// LaterQuiet and LaterMax are Run's wait for a pause in the pushes
+	// (laterQuiet and laterMax if 0; tests set them).
 	LaterQuiet, LaterMax time.Duration
-}
-
-func (o Options) laterQuiet() time.Duration {
-	if o.LaterQuiet > 0 {
-		return o.LaterQuiet
-	}
-	return laterQuiet
-}
-
-func (o Options) laterMax() time.Duration {
-	if o.LaterMax > 0 {
-		return o.LaterMax
-	}
-	return laterMax
 }
 
 // Store keeps rendered pages. It is safe for concurrent use.
@@ -102,6 +89,12 @@ func New(opts Options) *Store {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.LaterQuiet <= 0 {
+		opts.LaterQuiet = laterQuiet
+	}
+	if opts.LaterMax <= 0 {
+		opts.LaterMax = laterMax
 	}
 	return &Store{opts: opts, lru: list.New(), items: map[string]*list.Element{}, later: make(chan string, laterQueue)}
 }
@@ -156,25 +149,12 @@ func (s *Store) Run(stop <-chan struct{}) {
 // laterBatch are gathered, without repeats.
 func (s *Store) gather(first string, stop <-chan struct{}) []string {
 	batch := []string{first}
-	pause := time.NewTimer(s.opts.laterQuiet())
-	defer pause.Stop()
-	limit := time.NewTimer(s.opts.laterMax())
-	defer limit.Stop()
-	for len(batch) < laterBatch {
-		select {
-		case d := <-s.later:
-			if !slices.Contains(batch, d) {
-				batch = append(batch, d)
-			}
-			pause.Reset(s.opts.laterQuiet())
-		case <-pause.C:
-			return batch
-		case <-limit.C:
-			return batch
-		case <-stop:
-			return batch
+	debounce.Gather(s.later, s.opts.LaterQuiet, s.opts.LaterMax, stop, func(d string) bool {
+		if !slices.Contains(batch, d) {
+			batch = append(batch, d)
 		}
-	}
+		return len(batch) < laterBatch
+	})
 	return batch
 }
 

@@ -1,0 +1,62 @@
+package debounce_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chartctl/chartctl/internal/debounce"
+)
+
+// TestGather: values keep coming (every 20 ms, with a quiet time far
+// longer) and are all gathered; a full batch ends the wait at once; a
+// stream that never pauses ends at max.
+func TestGather(t *testing.T) {
+	ch := make(chan int)
+	go func() {
+		for i := range 5 {
+			ch <- i
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	var got []int
+	debounce.Gather(ch, 2*time.Second, time.Hour, nil, func(v int) bool {
+		got = append(got, v)
+		return true
+	})
+	if len(got) != 5 {
+		t.Fatalf("gathered %v, want the 5 sent", got)
+	}
+
+	full := make(chan int, 3)
+	full <- 1
+	full <- 2
+	full <- 3
+	n := 0
+	debounce.Gather(full, time.Hour, time.Hour, nil, func(int) bool { n++; return n < 2 })
+	if n != 2 || len(full) != 1 {
+		t.Fatalf("took %d, left %d: a full batch did not end the wait", n, len(full))
+	}
+
+	stop := make(chan struct{})
+	defer close(stop)
+	never := make(chan int)
+	go func() {
+		for {
+			select {
+			case never <- 0:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		debounce.Gather(never, time.Hour, 100*time.Millisecond, nil, func(int) bool { return true })
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a stream that never pauses was not cut at max")
+	}
+}
