@@ -51,10 +51,8 @@ func main() {
 func serve(lim chart.Limits) error {
 	out := os.Stdout
 	os.Stdout = os.Stderr
-	lint, cleanup := helmlint.Handle(lim)
-	defer cleanup()
 	return sandbox.Serve(os.Stdin, out, map[string]sandbox.Handler{
-		admission.LintMode: lint,
+		admission.LintMode: helmlint.Handle(lim),
 		renderMode: func(_ sandbox.Request, archive []byte) ([]byte, error) {
 			return json.Marshal(helmrender.Render(context.Background(), archive, lim))
 		},

@@ -183,7 +183,7 @@ func TestPooledLintBounds(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &ans) != nil || len(ans.Messages) == 0 {
 		t.Fatalf("after the rendering timeout: %s %v", b, err)
 	}
-	// A worker that ends cleanly removes its own scratch directory.
+	// A worker that ends cleanly leaves no scratch directory either.
 	last := pool.PIDs()[0]
 	pool.Close()
 	own := filepath.Join(sandbox.ScratchDir(), fmt.Sprintf("chartctl-lint-w%d", last))

@@ -374,8 +374,9 @@ func (p *Pool) start() (*worker, error) {
 		} else if err != nil {
 			w.code = -1
 		}
-		// A worker killed (its timeout, the server stopping) could not
-		// remove its scratch directory; no later worker may start to.
+		// The worker's scratch directory goes with it: one killed (its
+		// timeout, the server stopping) could not remove it, and no
+		// later worker may start to sweep it.
 		removeScratch(cmd.Env, cmd.Process.Pid)
 		p.mu.Lock()
 		delete(p.all, w)

@@ -37,12 +37,11 @@ func scratchDir(env string) string {
 }
 
 // WorkerScratch makes this worker's own scratch directory under
-// ScratchDir and returns it with a cleanup that removes it when the
-// worker ends. The pool removes it too once it has reaped the worker,
-// since a killed worker cannot; and it removes those of workers that no
-// longer run, left by a server killed with its workers. When the
+// ScratchDir and returns it. The pool removes it once it has reaped the
+// worker, however the worker ended; this removes those of workers that
+// no longer run, left by a server killed with its workers. When the
 // directory cannot be made, ScratchDir itself is returned.
-func WorkerScratch() (dir string, cleanup func()) {
+func WorkerScratch() string {
 	base := ScratchDir()
 	if entries, err := os.ReadDir(base); err == nil {
 		for _, e := range entries {
@@ -55,11 +54,11 @@ func WorkerScratch() (dir string, cleanup func()) {
 			}
 		}
 	}
-	dir = workerScratch(base, os.Getpid())
+	dir := workerScratch(base, os.Getpid())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return base, func() {}
+		return base
 	}
-	return dir, func() { _ = os.RemoveAll(dir) }
+	return dir
 }
 
 func workerScratch(base string, pid int) string {

@@ -146,9 +146,9 @@ func Lint(archive []byte, lim chart.Limits, opt admission.LintOptions) admission
 
 // Handle is the lint mode of a sandbox worker (chartctl-lint serve): it
 // unpacks charts under a scratch directory of the worker's own, which
-// cleanup removes when the worker ends.
-func Handle(lim chart.Limits) (h sandbox.Handler, cleanup func()) {
-	root, cleanup := sandbox.WorkerScratch()
+// the pool removes when the worker has ended (sandbox.WorkerScratch).
+func Handle(lim chart.Limits) sandbox.Handler {
+	root := sandbox.WorkerScratch()
 	return func(req sandbox.Request, archive []byte) ([]byte, error) {
 		msgs, err := lintIn(root, archive, lim, admission.LintOptions{SkipSchema: req.Has(admission.SkipSchemaFlag)})
 		ans := admission.LintAnswer{Messages: msgs}
@@ -156,7 +156,7 @@ func Handle(lim chart.Limits) (h sandbox.Handler, cleanup func()) {
 			ans.Error = err.Error()
 		}
 		return json.Marshal(ans)
-	}, cleanup
+	}
 }
 
 // InProcess returns a Linter that lints in this process with no bounds:
