@@ -148,11 +148,12 @@ func (db *DB) linkBlobs(links []chartctl.OCIBlobLink) error {
 func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIBlobLink, error) {
 	var l *chartctl.OCIBlobLink
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		v := bucket(tx, ociBlobLinksBucket).Get(key(name, digest))
+		k := key(name, digest)
+		v := bucket(tx, ociBlobLinksBucket).Get(k)
 		if v == nil {
 			return blobUnknown()
 		}
-		r, err := decode[ociBlobLinkRecord](v)
+		r, err := blobLinks.decode(k, v)
 		if err != nil {
 			return err
 		}

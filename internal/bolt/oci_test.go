@@ -210,3 +210,47 @@ func TestManifestMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestBlobLinkMemo: a blob link read again comes out as stored, whichever
+// of two databases sharing the memo holds it under the same key, and a
+// link pushed again reads with its new time.
+func TestBlobLinkMemo(t *testing.T) {
+	ctx := context.Background()
+	one, _ := setup(t)
+	two, _ := setup(t)
+	if err := one.LinkBlob(ctx, "memo/app", digest("b"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := two.LinkBlob(ctx, "memo/app", digest("b"), 2); err != nil {
+		t.Fatal(err)
+	}
+	var first time.Time
+	for range 2 {
+		for _, c := range []struct {
+			db   *bolt.DB
+			size int64
+		}{{one, 1}, {two, 2}} {
+			l, err := c.db.BlobLink(ctx, "memo/app", digest("b"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Size != c.size {
+				t.Fatalf("size %d, want %d", l.Size, c.size)
+			}
+			if c.db == one {
+				first = l.LinkedAt
+			}
+		}
+	}
+	one.Now = func() time.Time { return testTime.Add(time.Hour) }
+	if err := one.LinkBlob(ctx, "memo/app", digest("b"), 1); err != nil {
+		t.Fatal(err)
+	}
+	l, err := one.BlobLink(ctx, "memo/app", digest("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.LinkedAt.Equal(first.Add(time.Hour)) {
+		t.Fatalf("linked at %v after linking again, want %v", l.LinkedAt, first.Add(time.Hour))
+	}
+}
