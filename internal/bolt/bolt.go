@@ -90,6 +90,9 @@ type DB struct {
 	// nameGrace is how long a deleted repository's name is refused to
 	// other owners; 0 turns the reservation off.
 	nameGrace time.Duration
+
+	// tagged keeps the answers of TaggedManifest (taggedmemo.go).
+	tagged taggedMemo
 }
 
 type options struct {

@@ -254,3 +254,59 @@ func TestBlobLinkMemo(t *testing.T) {
 		t.Fatalf("linked at %v after linking again, want %v", l.LinkedAt, first.Add(time.Hour))
 	}
 }
+
+// TestTaggedManifestMemo: a tag read again after it moved, after its
+// manifest went and after it was deleted answers what the file holds; two
+// databases whose transactions have the same IDs keep their own answers;
+// what a caller changes in a returned manifest never reaches the next
+// reader.
+func TestTaggedManifestMemo(t *testing.T) {
+	ctx := context.Background()
+	one, _ := setup(t)
+	two, _ := setup(t)
+	put := func(db *bolt.DB, content, tag string) string {
+		t.Helper()
+		m := &chartctl.OCIManifest{Name: "memo/tag", Digest: digest(content), MediaType: "m",
+			Annotations: map[string]string{"k": content}, Content: []byte(content)}
+		if err := db.PutManifest(ctx, m, tag); err != nil {
+			t.Fatal(err)
+		}
+		return m.Digest
+	}
+	read := func(db *bolt.DB, want string) {
+		t.Helper()
+		for range 2 {
+			m, err := db.TaggedManifest(ctx, "memo/tag", "v1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(m.Content) != want || m.Annotations["k"] != want {
+				t.Fatalf("content %q, annotation %q, want %q", m.Content, m.Annotations["k"], want)
+			}
+			m.Content[0] = 'X'
+			m.Annotations["k"] = "changed by a caller"
+		}
+	}
+	put(one, "first", "v1")
+	put(two, "other", "v1")
+	read(one, "first")
+	read(two, "other")
+	read(one, "first")
+
+	put(one, "second", "v1") // the tag moves
+	read(one, "second")
+	if err := one.DeleteTag(ctx, "memo/tag", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.TaggedManifest(ctx, "memo/tag", "v1"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("deleted tag: %v", err)
+	}
+	d := put(two, "third", "v1")
+	read(two, "third")
+	if _, err := two.DeleteManifest(ctx, "memo/tag", d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := two.TaggedManifest(ctx, "memo/tag", "v1"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("tag of a deleted manifest: %v", err)
+	}
+}
