@@ -690,7 +690,7 @@ func (r *OCIResults) Markdown() string {
 			var parts []string
 			for i := range row.Rates["chartctl"] {
 				if i < len(row.Rates[other]) {
-					parts = append(parts, fmt.Sprintf("%.2f", stats.Ratio(row.Rates["chartctl"][i], row.Rates[other][i])))
+					parts = append(parts, roundRatio(row.Rates["chartctl"][i], row.Rates[other][i]))
 				}
 			}
 			if len(parts) > 0 {
@@ -700,6 +700,9 @@ func (r *OCIResults) Markdown() string {
 		if line != "" {
 			fmt.Fprintf(&b, "\nPer round (chartctl ÷ %s):%s\n", ociTitles[other][1], line)
 		}
+	}
+	if none := r.noneDone(servers); len(none) > 0 {
+		fmt.Fprintf(&b, "\nNo request completed within the time a server had for it in a round (its ratios there are \"–\"): %s.\n", strings.Join(none, "; "))
 	}
 	r.writeTargets(&b, len(peers) > 1)
 	return b.String()
@@ -739,12 +742,41 @@ func rateCell(med map[string]float64, s string) string {
 }
 
 // ratioCell is chartctl's median rate divided by server s's, "–" when
-// either did not take part.
+// either did not take part or s completed no request (see noneDone).
 func ratioCell(med map[string]float64, s string) string {
-	if _, ok := med[s]; !ok || med["chartctl"] == 0 {
+	if _, ok := med[s]; !ok || med["chartctl"] == 0 || med[s] == 0 {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f", stats.Ratio(med["chartctl"], med[s]))
+}
+
+// roundRatio is a per-round ratio, "–" when the other server completed no
+// request in that round.
+func roundRatio(ours, other float64) string {
+	if other == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", stats.Ratio(ours, other))
+}
+
+// noneDone lists, per row, those of servers that completed no request in
+// some round (a request slower than the time they had), with those rounds.
+func (r *OCIResults) noneDone(servers []string) []string {
+	var out []string
+	for _, row := range r.Rows {
+		for _, s := range servers {
+			var rounds []string
+			for i, v := range row.Rates[s] {
+				if v == 0 {
+					rounds = append(rounds, fmt.Sprint(i+1))
+				}
+			}
+			if len(rounds) > 0 {
+				out = append(out, fmt.Sprintf("%s on %s in round %s", row.Key, ociTitles[s][0], strings.Join(rounds, ", ")))
+			}
+		}
+	}
+	return out
 }
 
 // ociTargets are issue #32's targets for the registry. Against "faster"
