@@ -16,6 +16,8 @@ import (
 type taggedMemo struct {
 	mu sync.RWMutex
 	m  map[string]taggedEntry
+	// size is the total of the entries' content.
+	size int
 }
 
 type taggedEntry struct {
@@ -24,8 +26,15 @@ type taggedEntry struct {
 	content []byte
 }
 
-// taggedMemoMax bounds the memo; past it the memo starts over.
-const taggedMemoMax = 4096
+// The memo's bounds: past taggedMemoMax entries or taggedMemoBytes of
+// content it starts over. A manifest may be megabytes (the registry takes
+// up to 4 MiB); one of more than taggedMemoMaxContent is not kept, and
+// its reads go to the file every time (chart manifests are under 1 KiB).
+const (
+	taggedMemoMax        = 4096
+	taggedMemoBytes      = 16 << 20
+	taggedMemoMaxContent = 64 << 10
+)
 
 // get returns the record and content kept for key k (name and tag) as
 // read in a transaction of ID txid. The record's maps and slices are
@@ -41,13 +50,20 @@ func (tm *taggedMemo) get(k []byte, txid int) (*ociManifestRecord, []byte, bool)
 }
 
 // put keeps rec and a copy of content, read for key k in a transaction of
-// ID txid.
+// ID txid, unless content is larger than taggedMemoMaxContent.
 func (tm *taggedMemo) put(k []byte, txid int, rec *ociManifestRecord, content []byte) {
+	if len(content) > taggedMemoMaxContent {
+		return
+	}
 	r := *rec
 	tm.mu.Lock()
-	if tm.m == nil || len(tm.m) >= taggedMemoMax {
-		tm.m = map[string]taggedEntry{}
+	if old, ok := tm.m[string(k)]; ok {
+		tm.size -= len(old.content)
+	}
+	if tm.m == nil || len(tm.m) >= taggedMemoMax || tm.size+len(content) > taggedMemoBytes {
+		tm.m, tm.size = map[string]taggedEntry{}, 0
 	}
 	tm.m[string(k)] = taggedEntry{txid: txid, rec: &r, content: bytes.Clone(content)}
+	tm.size += len(content)
 	tm.mu.Unlock()
 }
