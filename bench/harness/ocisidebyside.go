@@ -417,10 +417,9 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 }
 
 // measureRead measures read r on every server that takes part, in
-// cfg.Slices slices of cfg.Duration/cfg.Slices each: slice by slice, each
-// server in turn, the order rotated by one server each slice. A server's
-// rate is its successful requests over the time its slices took. auth is
-// the header chartctl needs for a read marked auth.
+// cfg.Slices slices of cfg.Duration/cfg.Slices each, taken in turn
+// (inTurns). A server's rate is its successful requests over the time its
+// slices took. auth is the header chartctl needs for a read marked auth.
 func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OCIConfig, auth string) (map[string]float64, error) {
 	var srvs []string
 	for _, srv := range ociServers {
@@ -431,56 +430,75 @@ func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OC
 	slice := cfg.Duration / time.Duration(cfg.Slices)
 	requests := map[string]int{}
 	elapsed := map[string]time.Duration{}
-	for k := range cfg.Slices {
-		for j := range srvs {
-			srv := srvs[(j+k)%len(srvs)]
-			header := r.header
-			if r.auth && srv == "chartctl" {
-				header = append(slices.Clone(header), auth)
-			}
-			lr, err := runLoad(ctx, Load{Conns: cfg.Conns, Duration: slice, NewRequest: getRequest(bases[srv]+r.paths[srv], header)})
-			if err != nil {
-				return nil, fmt.Errorf("%s on %s: %w", r.key, srv, err)
-			}
-			requests[srv] += lr.Requests
-			elapsed[srv] += lr.Elapsed
+	err := inTurns(srvs, cfg.Slices, func(_ int, srv string) error {
+		header := r.header
+		if r.auth && srv == "chartctl" {
+			header = append(slices.Clone(header), auth)
 		}
-	}
-	rates := map[string]float64{}
-	for _, srv := range srvs {
-		if elapsed[srv] > 0 {
-			rates[srv] = float64(requests[srv]) / elapsed[srv].Seconds()
+		lr, err := runLoad(ctx, Load{Conns: cfg.Conns, Duration: slice, NewRequest: getRequest(bases[srv]+r.paths[srv], header)})
+		if err != nil {
+			return fmt.Errorf("%s on %s: %w", r.key, srv, err)
 		}
+		requests[srv] += lr.Requests
+		elapsed[srv] += lr.Elapsed
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return rates, nil
+	return perSecond(srvs, requests, elapsed), nil
 }
 
 // measurePushes pushes every chart of charts to each of srvs with push,
-// in up to slices slices of about the same number of charts: slice by
-// slice, each server in turn, the order rotated by one server each slice,
-// as measureRead does. A server's rate is len(charts) over the time its
-// slices took.
+// in up to slices slices of about the same number of charts, taken in
+// turn (inTurns). A server's rate is len(charts) over the time its slices
+// took.
 func measurePushes(srvs []string, charts []*testkit.OCIChart, slices int, push func(srv string, c *testkit.OCIChart) error) (map[string]float64, error) {
 	slices = max(min(slices, len(charts)), 1)
+	pushed := map[string]int{}
 	elapsed := map[string]time.Duration{}
-	for k := range slices {
-		part := charts[len(charts)*k/slices : len(charts)*(k+1)/slices]
-		for j := range srvs {
-			srv := srvs[(j+k)%len(srvs)]
-			start := time.Now()
-			for _, c := range part {
-				if err := push(srv, c); err != nil {
-					return nil, fmt.Errorf("%s to %s: %w", c.Tag, srv, err)
-				}
+	err := inTurns(srvs, slices, func(k int, srv string) error {
+		start := time.Now()
+		for _, c := range charts[len(charts)*k/slices : len(charts)*(k+1)/slices] {
+			if err := push(srv, c); err != nil {
+				return fmt.Errorf("%s to %s: %w", c.Tag, srv, err)
 			}
-			elapsed[srv] += time.Since(start)
+			pushed[srv]++
+		}
+		elapsed[srv] += time.Since(start)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return perSecond(srvs, pushed, elapsed), nil
+}
+
+// inTurns calls fn for each of slices slices and each server of srvs:
+// slice by slice, each server in turn, the order rotated by one server
+// each slice, so that every server is measured across the same stretch
+// of time. It stops at fn's first error.
+func inTurns(srvs []string, slices int, fn func(slice int, srv string) error) error {
+	for k := range slices {
+		for j := range srvs {
+			if err := fn(k, srvs[(j+k)%len(srvs)]); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// perSecond is each server's count over its elapsed time (no rate for a
+// server with no time).
+func perSecond(srvs []string, counts map[string]int, elapsed map[string]time.Duration) map[string]float64 {
 	rates := map[string]float64{}
 	for _, srv := range srvs {
-		rates[srv] = float64(len(charts)) / elapsed[srv].Seconds()
+		if elapsed[srv] > 0 {
+			rates[srv] = float64(counts[srv]) / elapsed[srv].Seconds()
+		}
 	}
-	return rates, nil
+	return rates
 }
 
 // waitImagesSettled waits, up to 15 minutes, until chartctl at base
