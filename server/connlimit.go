@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"net"
 	"sync"
 )
@@ -55,6 +56,19 @@ type limitedConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+}
+
+// NetConn returns the connection the limit wraps (for httpx.Cork).
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }
+
+// ReadFrom hands a file to the wrapped connection's ReadFrom, which is
+// sendfile for a TCP connection: net/http sends a body that way only when
+// the connection has ReadFrom.
+func (c *limitedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(c.Conn, r)
 }
 
 func (c *limitedConn) Close() error {
