@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,6 +156,19 @@ func TestRoutingErrors(t *testing.T) {
 	r = s.Do(t, "GET", "/healthz", "", nil, "X-Request-Id", "bad id; DROP"+strings.Repeat("x", 200))
 	if got := r.Header.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
 		t.Fatalf("request id = %q", got)
+	}
+	// Made IDs are 24 hexadecimal digits, none given twice: the process's
+	// random prefix and a counter.
+	var ids []string
+	for range 3 {
+		id := s.Do(t, "GET", "/healthz", "", nil).Header.Get("X-Request-Id")
+		if len(id) != 24 || strings.Trim(id, "0123456789abcdef") != "" || slices.Contains(ids, id) {
+			t.Fatalf("request id %q after %q", id, ids)
+		}
+		if len(ids) > 0 && id[:12] != ids[0][:12] {
+			t.Fatalf("request ids %q and %q of one process differ in their prefix", ids[0], id)
+		}
+		ids = append(ids, id)
 	}
 	if r := s.Do(t, "GET", "/readyz", "", nil); r.StatusCode != 200 {
 		t.Fatalf("readyz: %d", r.StatusCode)

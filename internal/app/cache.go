@@ -32,26 +32,48 @@ type recordCache[K comparable, V any] struct {
 }
 
 type cachedRecord[V any] struct {
-	v       V
+	// v is the cache's own copy, never modified once stored (peek hands
+	// it out).
+	v       *V
 	expires time.Time
 }
 
 // get returns a copy of the record under k, reading it with load (and
 // keeping it) when the cache has none younger than recordTTL.
 func (rc *recordCache[K, V]) get(k K, load func() (*V, error)) (*V, error) {
+	v, err := rc.lookup(k, load, false)
+	if err != nil {
+		return nil, err
+	}
+	cp := *v
+	return &cp, nil
+}
+
+// peek is get without the copy, for readers on a hot path: the record
+// returned is the cache's own, shared with every other reader, and must
+// not be modified.
+func (rc *recordCache[K, V]) peek(k K, load func() (*V, error)) (*V, error) {
+	return rc.lookup(k, load, true)
+}
+
+// lookup returns the cached record under k, reading it with load when
+// the cache has none younger than recordTTL. Kept is the cache's own
+// copy; the record returned is it when shared, else what load returned.
+func (rc *recordCache[K, V]) lookup(k K, load func() (*V, error), shared bool) (*V, error) {
 	now := time.Now()
 	rc.mu.RLock()
 	e, ok := rc.entries[k]
 	gen := rc.gen
 	rc.mu.RUnlock()
 	if ok && now.Before(e.expires) {
-		v := e.v
-		return &v, nil
+		return e.v, nil
 	}
 	v, err := load()
 	if err != nil {
 		return nil, err
 	}
+	kept := new(V)
+	*kept = *v
 	rc.mu.Lock()
 	if rc.gen == gen {
 		if rc.entries == nil || len(rc.entries) >= recordCacheMax {
@@ -61,9 +83,12 @@ func (rc *recordCache[K, V]) get(k K, load func() (*V, error)) (*V, error) {
 		if ttl == 0 {
 			ttl = recordTTL
 		}
-		rc.entries[k] = cachedRecord[V]{v: *v, expires: now.Add(ttl)}
+		rc.entries[k] = cachedRecord[V]{v: kept, expires: now.Add(ttl)}
 	}
 	rc.mu.Unlock()
+	if shared {
+		return kept, nil
+	}
 	return v, nil
 }
 

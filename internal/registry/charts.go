@@ -433,7 +433,8 @@ func (r *Registry) chartManifestByDigest(ctx context.Context, name, d string) (*
 
 // digestVersion returns the chart version of name that has digest d as a
 // digest of kind (the chart digest index, chartdigests.go), nil when
-// none has.
+// none has. The version is the application layer's shared record (it is
+// looked up on every blob GET): read it, never modify it.
 func (r *Registry) digestVersion(ctx context.Context, name, d string, kinds ...digestKind) (*chartctl.ChartVersion, error) {
 	repo, chartName, ok := chartPath(name)
 	if !ok {
@@ -446,7 +447,7 @@ func (r *Registry) digestVersion(ctx context.Context, name, d string, kinds ...d
 	if !slices.Contains(kinds, vd.kind) {
 		return nil, nil
 	}
-	cv, err := r.chartVersion(ctx, repo, chartName, vd.version)
+	cv, err := r.App.SharedChartVersion(ctx, repo, chartName, vd.version)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil
 	}
