@@ -10,15 +10,34 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // floorFile is one file the floor server serves: its bytes, the gzip
-// form if any, and the ETag chartctl sent for it.
+// form if any, the ETag chartctl sent for it and, when set, the other
+// headers chartctl sent with it (floorHeader), so that the floor answers
+// with the very bytes chartctl answers with.
 type floorFile struct {
 	body, gz []byte
 	etag     string
+	header   http.Header
+}
+
+// floorHeader returns the headers of chartctl's response h that the
+// floor sends as they are: all but those it sets itself (ETag,
+// Content-Length, Content-Encoding) and Date, which net/http adds.
+func floorHeader(h http.Header) http.Header {
+	out := http.Header{}
+	for k, v := range h {
+		switch k {
+		case "Etag", "Content-Length", "Content-Encoding", "Date":
+			continue
+		}
+		out[k] = slices.Clone(v)
+	}
+	return out
 }
 
 // floorServer is the least a Go server can do for the static routes: a
@@ -47,9 +66,10 @@ var FloorInProcess bool
 const floorEnv = "CHARTCTL_BENCH_FLOOR_SPEC"
 
 // floorSpec is a floor child's files: each path's body file, gzip file
-// ("" for none) and ETag.
+// ("" for none), ETag and other headers.
 type floorSpec map[string]struct {
 	Body, Gzip, ETag string
+	Header           http.Header `json:",omitempty"`
 }
 
 // ServeFloorIfChild makes the process a floor server when the harness
@@ -80,7 +100,7 @@ func serveFloorChild(specPath string) error {
 	}
 	f := &floorServer{files: map[string]floorFile{}}
 	for path, e := range spec {
-		ff := floorFile{etag: e.ETag}
+		ff := floorFile{etag: e.ETag, header: e.Header}
 		if ff.body, err = os.ReadFile(e.Body); err != nil {
 			return err
 		}
@@ -108,6 +128,9 @@ func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
+	for k, v := range ff.header {
+		h[k] = v
+	}
 	h["Etag"] = []string{ff.etag}
 	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == ff.etag {
 		w.WriteHeader(http.StatusNotModified)
@@ -138,7 +161,7 @@ func (f *floorServer) start() (string, error) {
 	for path, ff := range f.files {
 		i++
 		e := spec[path]
-		e.ETag, e.Body = ff.etag, filepath.Join(dir, strconv.Itoa(i)+".body")
+		e.ETag, e.Header, e.Body = ff.etag, ff.header, filepath.Join(dir, strconv.Itoa(i)+".body")
 		if err := os.WriteFile(e.Body, ff.body, 0o600); err != nil {
 			return "", err
 		}

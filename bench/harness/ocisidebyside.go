@@ -27,7 +27,8 @@ import (
 
 // OCIConfig configures the OCI side-by-side bench of issue #32: chartctl's
 // registry beside CNCF Distribution and zot, nginx serving the very bytes
-// chartctl served, and a bare net/http handler answering them from memory.
+// chartctl served, and a bare net/http handler answering them from memory
+// with the headers chartctl sent (the very bytes of chartctl's answers).
 type OCIConfig struct {
 	// N is the number of chart versions of the chart measured (300).
 	N int
@@ -333,7 +334,9 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 			return nil, err
 		}
 		r.paths["nginx"], r.paths["bare"] = paths[i][1], paths[i][1]
-		floor.files[paths[i][1]] = floorFile{body: body, etag: resp.Header.Get("Etag")}
+		// The floor answers with chartctl's bytes, headers included: each
+		// header is work for the server and the client alike.
+		floor.files[paths[i][1]] = floorFile{body: body, etag: resp.Header.Get("Etag"), header: floorHeader(resp.Header)}
 		row := &OCIRow{Key: r.key, Label: r.label, Bytes: len(body), Rates: map[string][]float64{}}
 		res.Rows = append(res.Rows, row)
 	}
