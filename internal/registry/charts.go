@@ -305,9 +305,11 @@ func (r *Registry) deleteChart(ctx context.Context, repo *chartctl.Repository, r
 // chartVersion returns one chart version of repository repo through the
 // application layer, which keeps the records it read recently (and forgets
 // them when they change through it). Returns ENOTFOUND, also for an
-// invalid chart name or version.
+// invalid chart name or version. The version is the application layer's
+// shared record (it is looked up on every manifest and chart blob GET):
+// read it, never modify it.
 func (r *Registry) chartVersion(ctx context.Context, repo, chartName, version string) (*chartctl.ChartVersion, error) {
-	return r.App.ChartVersion(ctx, &chartctl.Repository{Name: repo}, chartName, version)
+	return r.App.SharedChartVersion(ctx, repo, chartName, version)
 }
 
 // chartVersions returns the versions of the chart an OCI name stands for
@@ -433,8 +435,8 @@ func (r *Registry) chartManifestByDigest(ctx context.Context, name, d string) (*
 
 // digestVersion returns the chart version of name that has digest d as a
 // digest of kind (the chart digest index, chartdigests.go), nil when
-// none has. The version is the application layer's shared record (it is
-// looked up on every blob GET): read it, never modify it.
+// none has. The version is the application layer's shared record
+// (chartVersion): read it, never modify it.
 func (r *Registry) digestVersion(ctx context.Context, name, d string, kinds ...digestKind) (*chartctl.ChartVersion, error) {
 	repo, chartName, ok := chartPath(name)
 	if !ok {
@@ -447,7 +449,7 @@ func (r *Registry) digestVersion(ctx context.Context, name, d string, kinds ...d
 	if !slices.Contains(kinds, vd.kind) {
 		return nil, nil
 	}
-	cv, err := r.App.SharedChartVersion(ctx, repo, chartName, vd.version)
+	cv, err := r.chartVersion(ctx, repo, chartName, vd.version)
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, nil
 	}
