@@ -58,7 +58,7 @@ type limitedConn struct {
 	release func()
 }
 
-// NetConn returns the connection the limit wraps (for httpx.Cork).
+// NetConn returns the connection the limit wraps, as tls.Conn's does.
 func (c *limitedConn) NetConn() net.Conn { return c.Conn }
 
 // ReadFrom hands a file to the wrapped connection's ReadFrom, which is

@@ -27,8 +27,8 @@ func (a *App) ChartVersion(ctx context.Context, r *chartctl.Repository, name, ve
 }
 
 // SharedChartVersion is ChartVersion for readers on a hot path (the
-// registry's blob GETs), without the copy: the version returned is shared
-// with every other reader and must not be modified.
+// registry's manifest and blob GETs), without the copy: the version
+// returned is shared with every other reader and must not be modified.
 func (a *App) SharedChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
 	return a.chartVersion(ctx, repo, name, version, true)
 }
