@@ -41,7 +41,7 @@ type cachedRecord[V any] struct {
 // get returns a copy of the record under k, reading it with load (and
 // keeping it) when the cache has none younger than recordTTL.
 func (rc *recordCache[K, V]) get(k K, load func() (*V, error)) (*V, error) {
-	v, err := rc.lookup(k, load, false)
+	v, err := rc.peek(k, load)
 	if err != nil {
 		return nil, err
 	}
@@ -50,16 +50,9 @@ func (rc *recordCache[K, V]) get(k K, load func() (*V, error)) (*V, error) {
 }
 
 // peek is get without the copy, for readers on a hot path: the record
-// returned is the cache's own, shared with every other reader, and must
-// not be modified.
+// returned is the cache's own copy (of what load returned, when it read
+// the record), shared with every other reader, and must not be modified.
 func (rc *recordCache[K, V]) peek(k K, load func() (*V, error)) (*V, error) {
-	return rc.lookup(k, load, true)
-}
-
-// lookup returns the cached record under k, reading it with load when
-// the cache has none younger than recordTTL. Kept is the cache's own
-// copy; the record returned is it when shared, else what load returned.
-func (rc *recordCache[K, V]) lookup(k K, load func() (*V, error), shared bool) (*V, error) {
 	now := time.Now()
 	rc.mu.RLock()
 	e, ok := rc.entries[k]
@@ -86,10 +79,7 @@ func (rc *recordCache[K, V]) lookup(k K, load func() (*V, error), shared bool) (
 		rc.entries[k] = cachedRecord[V]{v: kept, expires: now.Add(ttl)}
 	}
 	rc.mu.Unlock()
-	if shared {
-		return kept, nil
-	}
-	return v, nil
+	return kept, nil
 }
 
 // forget drops the record under k.

@@ -23,34 +23,25 @@ func ChartNotFound(repo, name, version string) error {
 // The record may be up to a second old (recordTTL) unless it changed
 // through App.
 func (a *App) ChartVersion(ctx context.Context, r *chartctl.Repository, name, version string) (*chartctl.ChartVersion, error) {
-	return a.chartVersion(ctx, r.Name, name, version, false)
+	cv, err := a.SharedChartVersion(ctx, r.Name, name, version)
+	if err != nil {
+		return nil, err
+	}
+	cp := *cv
+	return &cp, nil
 }
 
 // SharedChartVersion is ChartVersion for readers on a hot path (the
 // registry's manifest and blob GETs), without the copy: the version
 // returned is shared with every other reader and must not be modified.
 func (a *App) SharedChartVersion(ctx context.Context, repo, name, version string) (*chartctl.ChartVersion, error) {
-	return a.chartVersion(ctx, repo, name, version, true)
-}
-
-// chartVersion returns a chart version from the cache: the cache's own
-// when shared, else a copy.
-func (a *App) chartVersion(ctx context.Context, repo, name, version string, shared bool) (*chartctl.ChartVersion, error) {
-	load := func() (*chartctl.ChartVersion, error) {
+	cv, err := a.versions.peek(versionKey{repo, name, version}, func() (*chartctl.ChartVersion, error) {
 		// Only stored versions are cached, so a cached one is valid.
 		if chart.ValidateName(name) != nil || chart.ValidateVersion(version) != nil {
 			return nil, ChartNotFound(repo, name, version)
 		}
 		return a.Store.ChartVersion(ctx, repo, name, version)
-	}
-	k := versionKey{repo, name, version}
-	var cv *chartctl.ChartVersion
-	var err error
-	if shared {
-		cv, err = a.versions.peek(k, load)
-	} else {
-		cv, err = a.versions.get(k, load)
-	}
+	})
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, ChartNotFound(repo, name, version)
 	}
