@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -132,27 +133,27 @@ func setRequestID(c echo.Context) string {
 // nothing (a client may send its own), so it needs to be unique, not
 // unpredictable, and a counter costs a fraction of a random read on
 // every request.
-var requestIDs struct {
-	prefix [12]byte
+var requestIDs = struct {
+	prefix [6]byte
 	n      atomic.Uint64
-}
+}{prefix: randomPrefix()}
 
-func init() {
-	var b [6]byte
+// randomPrefix returns six random bytes.
+func randomPrefix() (b [6]byte) {
 	_, _ = rand.Read(b[:])
-	hex.Encode(requestIDs.prefix[:], b[:])
+	return b
 }
 
-// newRequestID returns the next request ID.
+// newRequestID returns the next request ID: the prefix and the low six
+// bytes of the counter, in hexadecimal.
 func newRequestID() string {
+	// raw[2:8] is the prefix, raw[8:14] the counter's low six bytes (its
+	// two high ones, at raw[6:8], are covered by the prefix).
+	var raw [14]byte
+	binary.BigEndian.PutUint64(raw[6:], requestIDs.n.Add(1))
+	copy(raw[2:8], requestIDs.prefix[:])
 	var b [24]byte
-	copy(b[:12], requestIDs.prefix[:])
-	n := requestIDs.n.Add(1)
-	const digits = "0123456789abcdef"
-	for i := 23; i >= 12; i-- {
-		b[i] = digits[n&0xf]
-		n >>= 4
-	}
+	hex.Encode(b[:], raw[2:])
 	return string(b[:])
 }
 
