@@ -58,9 +58,6 @@ type limitedConn struct {
 	release func()
 }
 
-// NetConn returns the connection the limit wraps, as tls.Conn's does.
-func (c *limitedConn) NetConn() net.Conn { return c.Conn }
-
 // ReadFrom hands a file to the wrapped connection's ReadFrom, which is
 // sendfile for a TCP connection: net/http sends a body that way only when
 // the connection has ReadFrom.
