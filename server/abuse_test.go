@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/ratelimit"
@@ -126,5 +129,42 @@ func TestConnectionsPerAddressAreCapped(t *testing.T) {
 			t.Fatalf("a freed slot was not given back: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// With TLS, the cap sits under it: net/http must see each connection as
+// TLS, or it answers an HTTP/2 client's preface as an HTTP/1 request and
+// builds http:// URLs for an https:// server.
+func TestTLSOverConnectionCap(t *testing.T) {
+	ca := testkit.NewCA(t)
+	certPEM, keyPEM, _ := ca.Issue(t, "127.0.0.1")
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testkit.StartServer(t, func(srv *server.Server) {
+		srv.Config.MaxConnsPerIP = 4
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+		// The scheme a handler derives URLs from (the registry's token
+		// realm, the OAuth issuer) comes from the request's TLS state.
+		srv.Extra = func(e *echo.Echo) {
+			e.GET("/scheme", func(c echo.Context) error { return c.String(http.StatusOK, c.Scheme()) })
+		}
+	})
+	if !strings.HasPrefix(s.URL, "https://") {
+		t.Fatalf("server URL %s, want https", s.URL)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}, ForceAttemptHTTP2: true}}
+	resp, err := client.Get(s.URL + "/scheme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Errorf("protocol %s, want HTTP/2 (offered by ALPN)", resp.Proto)
+	}
+	if string(body) != "https" {
+		t.Errorf("a handler sees scheme %q, want https", body)
 	}
 }

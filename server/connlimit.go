@@ -68,6 +68,10 @@ func (c *limitedConn) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(c.Conn, r)
 }
 
+// NetConn returns the connection c wraps, so that coalesce.ConnContext
+// finds the joining connection under the cap.
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }
+
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)

@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/chartdiff"
 	"github.com/chartctl/chartctl/internal/clientip"
+	"github.com/chartctl/chartctl/internal/coalesce"
 	"github.com/chartctl/chartctl/internal/httpx"
 	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/ratelimit"
@@ -154,6 +156,10 @@ type Server struct {
 	Blobs chartctl.BlobStore
 	// Config holds the tunables.
 	Config Config
+	// TLS, if set, makes Open serve HTTPS with it, over the connection
+	// cap, so that net/http sees each connection as TLS (HTTP/2 by ALPN,
+	// the request's TLS state, https URLs).
+	TLS *tls.Config
 	// Logger receives request and error logs.
 	Logger *slog.Logger
 	// AccessTokens verifies OAuth access tokens; nil accepts API keys only.
@@ -327,12 +333,22 @@ func (s *Server) API() *echo.Group { return s.api }
 // background work: flushing last-used times and sweeping orphan blobs.
 func (s *Server) Open(ln net.Listener) error {
 	s.init()
+	if s.TLS == nil {
+		// Large bodies from memory leave with their headers in one
+		// system call (internal/coalesce).
+		ln = coalesce.Listener(ln)
+	}
 	if s.Config.MaxConnsPerIP > 0 {
 		ln = newConnLimitListener(ln, s.Config.MaxConnsPerIP)
+	}
+	if s.TLS != nil {
+		// Outermost, so that net/http finds a *tls.Conn.
+		ln = tls.NewListener(ln, s.TLS)
 	}
 	s.ln = ln
 	s.http = &http.Server{
 		Handler:           s.echo,
+		ConnContext:       coalesce.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Uploads of the largest chart over a slow link must fit, so the
 		// connection's bound is the upload's; every other route gets a
@@ -406,10 +422,14 @@ func (s *Server) Open(ln net.Listener) error {
 	return nil
 }
 
-// URL returns the base URL of the listener, e.g. "http://127.0.0.1:1234".
+// URL returns the base URL of the listener, e.g. "http://127.0.0.1:1234"
+// ("https://…" with TLS).
 func (s *Server) URL() string {
 	if s.ln == nil {
 		return ""
+	}
+	if s.TLS != nil {
+		return "https://" + s.ln.Addr().String()
 	}
 	return "http://" + s.ln.Addr().String()
 }

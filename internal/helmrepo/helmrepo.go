@@ -23,6 +23,7 @@ import (
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/coalesce"
 	"github.com/chartctl/chartctl/internal/helmindex"
 	"github.com/chartctl/chartctl/internal/httpx"
 )
@@ -257,7 +258,7 @@ func (h *Handler) handleIndex(c echo.Context) error {
 	if req.Method == http.MethodHead {
 		return nil
 	}
-	_, err = resp.Write(body)
+	_, err = coalesce.Write(resp, req, body)
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/coalesce"
 	"github.com/chartctl/chartctl/internal/smallblobs"
 )
 
@@ -103,7 +104,8 @@ func headerValue(v string) []string {
 // http.ServeContent, a file's body going by sendfile. A blob held in
 // memory asked for whole and without conditions, which is what a chart
 // download is, takes the shorter path: the headers http.ServeContent
-// would send (Accept-Ranges, Content-Length), then its bytes in one write.
+// would send (Accept-Ranges, Content-Length), then its bytes in one write,
+// joined to the headers' (coalesce.Write).
 func ServeContent(c echo.Context, content io.ReadSeeker) {
 	req, resp := c.Request(), c.Response()
 	if rb, ok := resident(content); ok && wholeUnconditional(req.Header) {
@@ -112,7 +114,7 @@ func ServeContent(c echo.Context, content io.ReadSeeker) {
 		h["Content-Length"] = rb.LengthHeader()
 		resp.WriteHeader(http.StatusOK)
 		if req.Method != http.MethodHead {
-			_, _ = resp.Write(rb.Bytes())
+			_, _ = coalesce.Write(resp, req, rb.Bytes())
 		}
 		return
 	}

@@ -369,7 +369,8 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 		defer stopChallenges()
-		ln = tlsSetup.Listener(ln)
+		// The server puts TLS over its connection cap (server.Server.TLS).
+		srv.TLS = tlsSetup.Config
 		url = "https://" + ln.Addr().String()
 	}
 	if err := srv.Open(ln); err != nil {
