@@ -32,6 +32,11 @@ import (
 // joined to. A smaller body may leave in one write anyway.
 const MinBody = 8 << 10
 
+// maxHeld is the largest write held: net/http's buffer is 4 KiB. A
+// larger first write is a body whose head went before (a handler that
+// flushed), and goes at once: there is nothing to join it to.
+const maxHeld = 16 << 10
+
 // Listener returns ln whose TCP connections can join a response's two
 // writes. Other connections are returned as they are.
 func Listener(ln net.Listener) net.Listener { return listener{ln} }
@@ -72,6 +77,10 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return c.TCPConn.Write(p)
 	}
 	if c.held == nil {
+		if len(p) > maxHeld {
+			c.armed = false
+			return c.TCPConn.Write(p)
+		}
 		b := heldBufs.Get().(*[]byte)
 		*b = append((*b)[:0], p...)
 		c.held = b

@@ -64,6 +64,10 @@ func serve(t *testing.T, wrap func(net.Listener) net.Listener) (string, map[int]
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.WriteHeader(http.StatusOK)
+		if r.URL.Query().Has("flush") {
+			// The head leaves on its own; the body has nothing to join.
+			w.(http.Flusher).Flush()
+		}
 		if r.Method != http.MethodHead {
 			if _, err := Write(w, r, body); err != nil {
 				t.Errorf("Write %d: %v", n, err)
@@ -124,6 +128,12 @@ func TestWriteJoinsHeadAndBody(t *testing.T) {
 				}
 				if j := <-joins; j != 0 {
 					t.Errorf("HEAD %d: %d joined writes", n, j)
+				}
+				if got := get(t, client, http.MethodGet, url+"/"+strconv.Itoa(n)+"?flush=1"); !bytes.Equal(got, bodies[n]) {
+					t.Fatalf("GET %d bytes after a flush: got %d other bytes", n, len(got))
+				}
+				if j := <-joins; j != 0 {
+					t.Errorf("GET %d bytes after a flush: %d joined writes", n, j)
 				}
 			}
 		})
