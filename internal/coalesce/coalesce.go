@@ -152,8 +152,11 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 // smaller bodies, it is w.Write. The status and headers are set before,
 // Content-Length among them.
 func Write(w http.ResponseWriter, r *http.Request, body []byte) (int, error) {
+	if len(body) < MinBody || r.ProtoMajor != 1 {
+		return w.Write(body)
+	}
 	c, _ := r.Context().Value(connKey{}).(*Conn)
-	if c == nil || len(body) < MinBody || r.ProtoMajor != 1 {
+	if c == nil {
 		return w.Write(body)
 	}
 	c.arm()
