@@ -147,13 +147,13 @@ func randomPrefix() (b [6]byte) {
 // newRequestID returns the next request ID: the prefix and the low six
 // bytes of the counter, in hexadecimal.
 func newRequestID() string {
-	// raw[2:8] is the prefix, raw[8:14] the counter's low six bytes (its
-	// two high ones, at raw[6:8], are covered by the prefix).
-	var raw [14]byte
-	binary.BigEndian.PutUint64(raw[6:], requestIDs.n.Add(1))
-	copy(raw[2:8], requestIDs.prefix[:])
+	n := requestIDs.n.Add(1)
+	var raw [12]byte
+	copy(raw[:6], requestIDs.prefix[:])
+	binary.BigEndian.PutUint16(raw[6:8], uint16(n>>32))
+	binary.BigEndian.PutUint32(raw[8:], uint32(n))
 	var b [24]byte
-	hex.Encode(b[:], raw[2:])
+	hex.Encode(b[:], raw[:])
 	return string(b[:])
 }
 
