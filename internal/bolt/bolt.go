@@ -49,7 +49,7 @@ const (
 // DB is a chartctl.Store backed by a bbolt file. It is safe for concurrent
 // use.
 type DB struct {
-	db *bbolt.DB
+	db *file
 	// trim keeps the file's pages from staying mapped (trim.go).
 	trim *trimmer
 
@@ -156,7 +156,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &DB{
-		db:           bdb,
+		db:           &file{DB: bdb},
 		trim:         startTrimmer(bdb),
 		upgradedFrom: int(from),
 		Now:          time.Now,
@@ -198,8 +198,11 @@ func (db *DB) newID(prefix string) (string, error) {
 // closed database (a request outliving a shutdown) is EUNAVAILABLE, which
 // the contract answers with 503.
 func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	var e *chartctl.Error
-	if err == nil || errors.As(err, &e) {
+	if errors.As(err, &e) {
 		return err
 	}
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {

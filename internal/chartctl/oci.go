@@ -164,7 +164,8 @@ type OCIStore interface {
 	// Tag returns the digest tag points to in name. Returns ENOTFOUND.
 	Tag(ctx context.Context, name, tag string) (string, error)
 	// TaggedManifest returns the manifest tag points to in name, read at
-	// once (a pull by tag's one store read). Returns ENOTFOUND.
+	// once (a pull by tag's one store read). Returns ENOTFOUND. The
+	// manifest may be shared with other callers: it must not be modified.
 	TaggedManifest(ctx context.Context, name, tag string) (*OCIManifest, error)
 	// Tags returns name's tags in lexical order after last ("" from the
 	// start), at most n of them (all when n < 0), and whether more follow.
