@@ -91,8 +91,9 @@ type DB struct {
 	// other owners; 0 turns the reservation off.
 	nameGrace time.Duration
 
-	// tagged keeps the answers of TaggedManifest (taggedmemo.go).
-	tagged taggedMemo
+	// memos keep the answers of the reads of every registry GET
+	// (commitmemo.go).
+	memos *commitMemos
 }
 
 type options struct {
@@ -163,6 +164,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 		entropy:      ulid.Monotonic(rand.Reader, 0),
 		versions:     map[string]*semver.Version{},
 		nameGrace:    o.nameGrace,
+		memos:        newCommitMemos(),
 	}, nil
 }
 

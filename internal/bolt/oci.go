@@ -144,8 +144,14 @@ func (db *DB) linkBlobs(links []chartctl.OCIBlobLink) error {
 	})
 }
 
-// BlobLink returns the link of digest in name, or ENOTFOUND.
+// BlobLink returns the link of digest in name, or ENOTFOUND. The link is
+// shared: callers must not modify it. Like TaggedManifest, it is kept
+// until the next write (commitMemo).
 func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIBlobLink, error) {
+	commits := db.db.commits.Load()
+	if l, ok := db.memos.links.get(nameKey{name, digest}, commits); ok {
+		return l, nil
+	}
 	var l *chartctl.OCIBlobLink
 	err := db.db.View(func(tx *bbolt.Tx) error {
 		k := key(name, digest)
@@ -157,10 +163,14 @@ func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIB
 		if err != nil {
 			return err
 		}
-		l = &chartctl.OCIBlobLink{Name: name, Digest: digest, Size: r.Size, LinkedAt: r.LinkedAt}
+		l = &chartctl.OCIBlobLink{Name: strings.Clone(name), Digest: strings.Clone(digest), Size: r.Size, LinkedAt: r.LinkedAt}
 		return nil
 	})
-	return l, wrap("get blob link", err)
+	if err != nil {
+		return nil, wrap("get blob link", err)
+	}
+	db.memos.links.put(nameKey{l.Name, l.Digest}, commits, l)
+	return l, nil
 }
 
 // BlobNames returns the names that hold digest, sorted.
@@ -464,14 +474,13 @@ func (db *DB) Tag(ctx context.Context, name, tag string) (string, error) {
 //
 // An answer is kept with the count of commits to the file before it was
 // read, and given again, without a transaction, while the count is the
-// same (taggedMemo): the file has not changed in between, so the answer
+// same (commitMemo): the file has not changed in between, so the answer
 // is what the lookups would find. A GET of a manifest by tag then skips
 // a transaction, three bucket lookups, two reads and the record's copy
 // (issue #32's profiles of manifest GETs).
 func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
-	tk := taggedKey{name, tag}
 	commits := db.db.commits.Load()
-	if m, ok := db.tagged.get(tk, commits); ok {
+	if m, ok := db.memos.tagged.get(nameKey{name, tag}, commits); ok {
 		return m, nil
 	}
 	var m *chartctl.OCIManifest
@@ -490,7 +499,7 @@ func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.O
 	if err != nil {
 		return nil, wrap("get tagged manifest", err)
 	}
-	db.tagged.put(tk, commits, m)
+	db.memos.tagged.put(nameKey{strings.Clone(name), strings.Clone(tag)}, commits, m)
 	return m, nil
 }
 

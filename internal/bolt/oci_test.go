@@ -325,6 +325,21 @@ func TestTaggedManifestMemo(t *testing.T) {
 	if b, _ := one.TaggedManifest(ctx, "memo/tag", "v1"); b == a || string(b.Content) != "fourth" {
 		t.Fatalf("after a write: same kept manifest %v, content %q", b == a, b.Content)
 	}
+
+	// Blob links likewise.
+	l1, err := one.BlobLink(ctx, "memo/other", digest("unrelated"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2, _ := one.BlobLink(ctx, "memo/other", digest("unrelated")); l2 != l1 {
+		t.Fatal("a link read with no write since the last was not the kept one")
+	}
+	if err := one.UnlinkBlob(ctx, "memo/other", digest("unrelated")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.BlobLink(ctx, "memo/other", digest("unrelated")); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("unlinked blob: %v", err)
+	}
 }
 
 // TestTaggedManifestMemoUnderWrites: readers running beside a writer that

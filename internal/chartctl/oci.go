@@ -142,7 +142,8 @@ type OCIStore interface {
 	// LinkBlobs links each of links (Name, Digest, Size) as LinkBlob does,
 	// in one write.
 	LinkBlobs(ctx context.Context, links []OCIBlobLink) error
-	// BlobLink returns the link of digest in name. Returns ENOTFOUND.
+	// BlobLink returns the link of digest in name. Returns ENOTFOUND. The
+	// link may be shared with other callers: it must not be modified.
 	BlobLink(ctx context.Context, name, digest string) (*OCIBlobLink, error)
 	// BlobNames returns the names that hold digest, sorted.
 	BlobNames(ctx context.Context, digest string) ([]string, error)
