@@ -9,7 +9,7 @@ import (
 // file is a DB's bbolt file. It counts the write transactions committed
 // through it, so a reader can tell that nothing changed since an answer
 // was found without opening a transaction of its own (commitMemo). Every
-// write goes through Update or Begin, which add the count to the
+// write goes through Update, Batch or Begin, which add the count to the
 // transaction's commit.
 type file struct {
 	*bbolt.DB
@@ -19,6 +19,14 @@ type file struct {
 // Update is bbolt's Update, counting the commit.
 func (f *file) Update(fn func(*bbolt.Tx) error) error {
 	return f.DB.Update(func(tx *bbolt.Tx) error {
+		tx.OnCommit(f.committed)
+		return fn(tx)
+	})
+}
+
+// Batch is bbolt's Batch, counting the commit.
+func (f *file) Batch(fn func(*bbolt.Tx) error) error {
+	return f.DB.Batch(func(tx *bbolt.Tx) error {
 		tx.OnCommit(f.committed)
 		return fn(tx)
 	})
