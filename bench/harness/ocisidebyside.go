@@ -379,7 +379,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	for round := range cfg.Rounds {
 		logf("round %d of %d", round+1, cfg.Rounds)
 		for i, r := range reads {
-			rates, err := measureRead(ctx, r, bases, cfg, "Authorization: Bearer "+admin.APIKey)
+			rates, err := measureRead(ctx, r, bases, cfg, "Authorization: Bearer "+admin.APIKey, round)
 			if err != nil {
 				return nil, err
 			}
@@ -399,7 +399,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 				}
 			}
 			repo := map[string]string{"raw-push": "rpush", "helm-push": "hpush"}[row.Key]
-			rates, err := measurePushes(registries, charts, cfg.Slices, func(srv string, c *testkit.OCIChart) error {
+			rates, err := measurePushes(registries, charts, cfg.Slices, round, func(srv string, c *testkit.OCIChart) error {
 				if row.Key == "raw-push" {
 					return testkit.PushLikeHelm(client, bases[srv], repo, "admin", admin.APIKey, c)
 				}
@@ -423,7 +423,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 // cfg.Slices slices of cfg.Duration/cfg.Slices each, taken in turn
 // (inTurns). A server's rate is its successful requests over the time its
 // slices took. auth is the header chartctl needs for a read marked auth.
-func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OCIConfig, auth string) (map[string]float64, error) {
+func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OCIConfig, auth string, round int) (map[string]float64, error) {
 	var srvs []string
 	for _, srv := range ociServers {
 		if _, ok := r.paths[srv]; ok {
@@ -433,7 +433,7 @@ func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OC
 	slice := cfg.Duration / time.Duration(cfg.Slices)
 	requests := map[string]int{}
 	elapsed := map[string]time.Duration{}
-	err := inTurns(srvs, cfg.Slices, func(_ int, srv string) error {
+	err := inTurns(srvs, round, cfg.Slices, func(_ int, srv string) error {
 		header := r.header
 		if r.auth && srv == "chartctl" {
 			header = append(slices.Clone(header), auth)
@@ -456,11 +456,11 @@ func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OC
 // in up to slices slices of about the same number of charts, taken in
 // turn (inTurns). A server's rate is len(charts) over the time its slices
 // took.
-func measurePushes(srvs []string, charts []*testkit.OCIChart, slices int, push func(srv string, c *testkit.OCIChart) error) (map[string]float64, error) {
+func measurePushes(srvs []string, charts []*testkit.OCIChart, slices, round int, push func(srv string, c *testkit.OCIChart) error) (map[string]float64, error) {
 	slices = max(min(slices, len(charts)), 1)
 	pushed := map[string]int{}
 	elapsed := map[string]time.Duration{}
-	err := inTurns(srvs, slices, func(k int, srv string) error {
+	err := inTurns(srvs, round, slices, func(k int, srv string) error {
 		start := time.Now()
 		for _, c := range charts[len(charts)*k/slices : len(charts)*(k+1)/slices] {
 			if err := push(srv, c); err != nil {
@@ -480,11 +480,14 @@ func measurePushes(srvs []string, charts []*testkit.OCIChart, slices int, push f
 // inTurns calls fn for each of slices slices and each server of srvs:
 // slice by slice, each server in turn, the order rotated by one server
 // each slice, so that every server is measured across the same stretch
-// of time. It stops at fn's first error.
-func inTurns(srvs []string, slices int, fn func(slice int, srv string) error) error {
+// of time, and by one more each round, so that no server always takes
+// the first slice after the round's pushes (whose background work, on
+// any of the servers, and the kernel's write-back of their files, fall
+// on it). It stops at fn's first error.
+func inTurns(srvs []string, round, slices int, fn func(slice int, srv string) error) error {
 	for k := range slices {
 		for j := range srvs {
-			if err := fn(k, srvs[(j+k)%len(srvs)]); err != nil {
+			if err := fn(k, srvs[(round+j+k)%len(srvs)]); err != nil {
 				return err
 			}
 		}
