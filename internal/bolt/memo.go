@@ -8,8 +8,9 @@ import (
 // A recordMemo holds decoded records of one kind, keyed by their bucket
 // key, for the reads that decode the same record on every request (issue
 // #32's profiles of `chartctl serve` under 16 connections: decoding a
-// manifest record's JSON was more than half of a manifest GET's CPU, and
-// a blob link's was half of the registry's share of a small-blob GET). An
+// manifest record's JSON was more than half of a manifest GET's CPU). A
+// read that commitMemo answers (a manifest by tag, a blob link) decodes
+// only once after each write and needs no recordMemo of its own. An
 // entry keeps the bytes it was decoded from and is used only when the
 // stored record has exactly those bytes, so a changed, deleted or
 // re-created record is never answered from it and nothing needs
@@ -27,11 +28,9 @@ type memoEntry[T any] struct {
 // recordMemoMax bounds each memo; past it the memo starts over.
 const recordMemoMax = 4096
 
-// The memos of the records read on every registry GET.
-var (
-	manifests = newRecordMemo[ociManifestRecord]()
-	blobLinks = newRecordMemo[ociBlobLinkRecord]()
-)
+// manifests is the memo of manifest records, decoded on every read of a
+// manifest by digest and on TaggedManifest's reads after a write.
+var manifests = newRecordMemo[ociManifestRecord]()
 
 func newRecordMemo[T any]() *recordMemo[T] {
 	return &recordMemo[T]{m: map[string]memoEntry[T]{}}

@@ -154,12 +154,11 @@ func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIB
 	}
 	var l *chartctl.OCIBlobLink
 	err := db.db.View(func(tx *bbolt.Tx) error {
-		k := key(name, digest)
-		v := bucket(tx, ociBlobLinksBucket).Get(k)
+		v := bucket(tx, ociBlobLinksBucket).Get(key(name, digest))
 		if v == nil {
 			return blobUnknown()
 		}
-		r, err := blobLinks.decode(k, v)
+		r, err := decode[ociBlobLinkRecord](v)
 		if err != nil {
 			return err
 		}

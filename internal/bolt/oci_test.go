@@ -215,8 +215,8 @@ func TestManifestMemo(t *testing.T) {
 }
 
 // TestBlobLinkMemo: a blob link read again comes out as stored, whichever
-// of two databases sharing the memo holds it under the same key, and a
-// link pushed again reads with its new time.
+// of two databases holds it under the same key, and a link pushed again
+// reads with its new time.
 func TestBlobLinkMemo(t *testing.T) {
 	ctx := context.Background()
 	one, _ := setup(t)
