@@ -221,6 +221,15 @@ func (f *floorServer) listen() (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
+// pid is the floor's process id: its child's, or this process's when it
+// serves in process.
+func (f *floorServer) pid() int {
+	if f.cmd != nil && f.cmd.Process != nil {
+		return f.cmd.Process.Pid
+	}
+	return os.Getpid()
+}
+
 func (f *floorServer) stop() {
 	if f.cmd != nil {
 		_ = f.stdin.Close()

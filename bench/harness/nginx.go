@@ -127,6 +127,15 @@ func (n *Nginx) Start(ctx context.Context) error {
 	return errors.New("nginx did not accept connections within 10s")
 }
 
+// PID is nginx's master process id (0 before Start); its workers are its
+// children.
+func (n *Nginx) PID() int {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
 // Stop asks nginx to exit (SIGQUIT, a graceful stop) and waits, killing it
 // after five seconds.
 func (n *Nginx) Stop() {

@@ -87,7 +87,9 @@ type runningPeer struct {
 	// base is its URL (http://127.0.0.1:port), root its storage root,
 	// info its binary and version for the report.
 	base, root, info string
-	stop             func()
+	// pid is its process id.
+	pid  int
+	stop func()
 }
 
 // startPeer starts peer's binary bin on a loopback port with filesystem
@@ -116,7 +118,7 @@ func startPeer(ctx context.Context, peer *ociPeer, bin, dir string) (*runningPee
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", peer.key, err)
 	}
-	p := &runningPeer{ociPeer: peer, base: "http://" + addr, root: root}
+	p := &runningPeer{ociPeer: peer, base: "http://" + addr, root: root, pid: cmd.Process.Pid}
 	p.stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() }
 	if err := waitOK(ctx, p.base+"/v2/"); err != nil {
 		p.stop()

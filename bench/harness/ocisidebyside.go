@@ -61,6 +61,10 @@ type OCIConfig struct {
 	Conns int
 	// Log receives progress lines (os.Stderr when nil).
 	Log io.Writer
+	// Trace, when set, receives a line per measured slice: the server,
+	// its requests or pushes, and the CPU time each server's processes,
+	// the load generator and the kernel took during it (cputrace.go).
+	Trace io.Writer
 	// Command reproduces the run, for the report.
 	Command string
 }
@@ -355,6 +359,11 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	}
 	defer floor.stop()
 	bases["nginx"], bases["bare"] = "http://"+naddr, floorURL
+	pids := map[string]int{"chartctl": proc.PID(), "nginx": ngx.PID(), "bare": floor.pid()}
+	for _, p := range peers {
+		pids[p.key] = p.pid
+	}
+	tr := newCPUTracer(cfg.Trace, pids)
 
 	pushRows := []*OCIRow{
 		{Key: "raw-push", Label: fmt.Sprintf("raw push (Helm's requests, no Helm process), %d per round", cfg.Pushes), Rates: map[string][]float64{}},
@@ -379,7 +388,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	for round := range cfg.Rounds {
 		logf("round %d of %d", round+1, cfg.Rounds)
 		for i, r := range reads {
-			rates, err := measureRead(ctx, r, bases, cfg, "Authorization: Bearer "+admin.APIKey, round)
+			rates, err := measureRead(ctx, r, bases, cfg, "Authorization: Bearer "+admin.APIKey, round, tr)
 			if err != nil {
 				return nil, err
 			}
@@ -399,7 +408,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 				}
 			}
 			repo := map[string]string{"raw-push": "rpush", "helm-push": "hpush"}[row.Key]
-			rates, err := measurePushes(registries, charts, cfg.Slices, round, func(srv string, c *testkit.OCIChart) error {
+			rates, err := measurePushes(registries, charts, cfg.Slices, round, tr.op(row.Key), func(srv string, c *testkit.OCIChart) error {
 				if row.Key == "raw-push" {
 					return testkit.PushLikeHelm(client, bases[srv], repo, "admin", admin.APIKey, c)
 				}
@@ -422,8 +431,9 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 // measureRead measures read r on every server that takes part, in
 // cfg.Slices slices of cfg.Duration/cfg.Slices each, taken in turn
 // (inTurns). A server's rate is its successful requests over the time its
-// slices took. auth is the header chartctl needs for a read marked auth.
-func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OCIConfig, auth string, round int) (map[string]float64, error) {
+// slices took. auth is the header chartctl needs for a read marked auth;
+// tr traces each slice.
+func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OCIConfig, auth string, round int, tr *cpuTracer) (map[string]float64, error) {
 	var srvs []string
 	for _, srv := range ociServers {
 		if _, ok := r.paths[srv]; ok {
@@ -433,15 +443,17 @@ func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OC
 	slice := cfg.Duration / time.Duration(cfg.Slices)
 	requests := map[string]int{}
 	elapsed := map[string]time.Duration{}
-	err := inTurns(srvs, round, cfg.Slices, func(_ int, srv string) error {
+	err := inTurns(srvs, round, cfg.Slices, func(k int, srv string) error {
 		header := r.header
 		if r.auth && srv == "chartctl" {
 			header = append(slices.Clone(header), auth)
 		}
+		before := tr.sample()
 		lr, err := runLoad(ctx, Load{Conns: cfg.Conns, Duration: slice, NewRequest: getRequest(bases[srv]+r.paths[srv], header)})
 		if err != nil {
 			return fmt.Errorf("%s on %s: %w", r.key, srv, err)
 		}
+		tr.slice(r.key, round, k, srv, lr.Requests, lr.Elapsed, before, tr.sample())
 		requests[srv] += lr.Requests
 		elapsed[srv] += lr.Elapsed
 		return nil
@@ -455,20 +467,29 @@ func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OC
 // measurePushes pushes every chart of charts to each of srvs with push,
 // in up to slices slices of about the same number of charts, taken in
 // turn (inTurns). A server's rate is len(charts) over the time its slices
-// took.
-func measurePushes(srvs []string, charts []*testkit.OCIChart, slices, round int, push func(srv string, c *testkit.OCIChart) error) (map[string]float64, error) {
+// took. trace, when not nil, is told of each slice.
+func measurePushes(srvs []string, charts []*testkit.OCIChart, slices, round int, trace sliceTrace, push func(srv string, c *testkit.OCIChart) error) (map[string]float64, error) {
 	slices = max(min(slices, len(charts)), 1)
 	pushed := map[string]int{}
 	elapsed := map[string]time.Duration{}
 	err := inTurns(srvs, round, slices, func(k int, srv string) error {
-		start := time.Now()
+		var done func(n int, elapsed time.Duration)
+		if trace != nil {
+			done = trace(round, k, srv)
+		}
+		start, n := time.Now(), 0
 		for _, c := range charts[len(charts)*k/slices : len(charts)*(k+1)/slices] {
 			if err := push(srv, c); err != nil {
 				return fmt.Errorf("%s to %s: %w", c.Tag, srv, err)
 			}
-			pushed[srv]++
+			n++
 		}
-		elapsed[srv] += time.Since(start)
+		took := time.Since(start)
+		pushed[srv] += n
+		elapsed[srv] += took
+		if done != nil {
+			done(n, took)
+		}
 		return nil
 	})
 	if err != nil {

@@ -46,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		cfg      harness.OCIConfig
 		markdown string
+		trace    string
 	)
 	fs.IntVar(&cfg.N, "n", 300, "versions of the measured chart")
 	fs.IntVar(&cfg.BigTags, "big-tags", 100_000, "tags of the chart whose tags/list page is measured at scale")
@@ -61,10 +62,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Conns, "conns", 16, "connections of each read measurement")
 	fs.BoolVar(&harness.FloorInProcess, "floor-in-process", false, "serve the bare net/http floor inside this process, as runs before 2026-11-29 did")
 	fs.StringVar(&markdown, "markdown", "", `also write the table into this file's "oci-side-by-side" section`)
+	fs.StringVar(&trace, "trace", "", "write a line per measured slice into this file: the server, its rate, and the CPU time each server, the load generator and the kernel took meanwhile")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	cfg.Log = stderr
+	if trace != "" {
+		f, err := os.Create(trace)
+		if err != nil {
+			fmt.Fprintln(stderr, "ocibench:", err)
+			return 1
+		}
+		defer f.Close()
+		cfg.Trace = f
+	}
 	cfg.Command = "go run ./bench/cmd/ocibench " + strings.Join(args, " ")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
