@@ -167,9 +167,20 @@ func TestMeasureReadSlices(t *testing.T) {
 
 func TestOCIConfigSlices(t *testing.T) {
 	base := OCIConfig{N: 10, BigTags: 200, Binary: "x", Rounds: 1, Duration: time.Second, Pushes: 1, Conns: 1}
+	for _, tc := range []struct {
+		duration time.Duration
+		slices   int
+	}{{500 * time.Millisecond, 2}, {time.Second, 4}, {3 * time.Second, 12}, {20 * time.Second, 20}} {
+		c := base
+		c.Duration = tc.duration
+		if err := c.Validate(); err != nil || c.Slices != tc.slices {
+			t.Errorf("no slices given, %v: %v, slices %d, want none and %d", tc.duration, err, c.Slices, tc.slices)
+		}
+	}
 	c := base
+	c.Slices = 1
 	if err := c.Validate(); err != nil || c.Slices != 1 {
-		t.Fatalf("no slices: %v, slices %d, want none and 1", err, c.Slices)
+		t.Fatalf("one slice: %v, slices %d", err, c.Slices)
 	}
 	c = base
 	c.Slices = 20

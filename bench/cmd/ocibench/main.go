@@ -58,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Rounds, "rounds", 3, "interleaved rounds")
 	fs.DurationVar(&cfg.Duration, "duration", 3*time.Second, "length of each read measurement")
 	fs.IntVar(&cfg.Pushes, "pushes", 20, "pushes of each push measurement")
-	fs.IntVar(&cfg.Slices, "slices", 3, "slices of each read measurement, taken in turn by the servers (1: one block per server)")
+	fs.IntVar(&cfg.Slices, "slices", 0, "slices of each read measurement, taken in turn by the servers (0: slices of 250ms, at most 20; 1: one block per server)")
 	fs.IntVar(&cfg.Conns, "conns", 16, "connections of each read measurement")
 	fs.BoolVar(&harness.FloorInProcess, "floor-in-process", false, "serve the bare net/http floor inside this process, as runs before 2026-11-29 did")
 	fs.StringVar(&markdown, "markdown", "", `also write the table into this file's "oci-side-by-side" section`)
