@@ -107,8 +107,10 @@ func (c *OCIConfig) Validate() error {
 // 2026-11-30: the load generator's CPU per request has a spread of 14–15 %
 // and a correlation of about 0.6 with the slice after); in slices of
 // 250 ms the servers of a row take turns four times a second, so that each
-// meets the same weather, and the rounds' ratios to the bare handler
-// spread over 0.97–1.03 where 1 s slices spread over 0.86–1.00.
+// meets the same weather: the manifest's rounds, against the bare
+// handler, spread over 0.97–1.03 and 0.91–1.03 in two runs, where 1 s
+// slices spread over 0.86–1.00 (docs/performance.md, "The machine's
+// weather, traced").
 const DefaultSlice = 250 * time.Millisecond
 
 // ociServers are the servers of the report, in the order they are
