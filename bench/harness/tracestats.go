@@ -28,6 +28,18 @@ type TraceSlice struct {
 	Busy, Idle int
 }
 
+// Servers lists the servers of a trace's slices, in the order they first
+// appear.
+func Servers(tr []TraceSlice) []string {
+	var out []string
+	for _, s := range tr {
+		if !slices.Contains(out, s.Server) {
+			out = append(out, s.Server)
+		}
+	}
+	return out
+}
+
 // ReadTrace parses a trace written by ocibench --trace.
 func ReadTrace(r io.Reader) ([]TraceSlice, error) {
 	sc := bufio.NewScanner(r)
@@ -37,6 +49,11 @@ func ReadTrace(r io.Reader) ([]TraceSlice, error) {
 		text := sc.Text()
 		if strings.HasPrefix(text, "# ") {
 			head = strings.Split(strings.TrimPrefix(text, "# "), "\t")
+			for _, want := range []string{"round", "op", "slice", "server", "n", "rate"} {
+				if !slices.Contains(head, want) {
+					return nil, fmt.Errorf("line %d: the heading has no %q column: is this an ocibench --trace file?", line, want)
+				}
+			}
 			continue
 		}
 		if text == "" {

@@ -35,7 +35,11 @@ func TestReadTraceRoundTrip(t *testing.T) {
 	if c := s.clientCost(); math.Abs(c-1000.0/30) > 1e-9 {
 		t.Errorf("client cost %.3f µs, want 33.333", c)
 	}
-	for _, bad := range []string{"1\tmanifest\n", "# round\tn\n1\n", "# round\tn\n1\tx\n"} {
+	if srvs := Servers(got); len(srvs) != 2 || srvs[0] != "chartctl" || srvs[1] != "zot" {
+		t.Errorf("servers %v, want chartctl, zot", srvs)
+	}
+	head := "# round\top\tslice\tserver\tn\trate\n"
+	for _, bad := range []string{"1\tmanifest\n", head + "1\n", head + "1\tm\t1\tchartctl\tx\t1.0\n", "# Chartctl\n\nSome text.\n"} {
 		if _, err := ReadTrace(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q read without an error", bad)
 		}

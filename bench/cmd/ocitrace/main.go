@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/chartctl/chartctl/bench/harness"
 )
@@ -48,6 +50,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(tr) == 0 {
 		fmt.Fprintf(stderr, "ocitrace: %s holds no slices\n", fs.Arg(0))
+		return 1
+	}
+	if srvs := harness.Servers(tr); !slices.Contains(srvs, *against) || !slices.Contains(srvs, "chartctl") {
+		fmt.Fprintf(stderr, "ocitrace: %s has slices of %s: --against needs one of them other than chartctl, and chartctl's\n", fs.Arg(0), strings.Join(srvs, ", "))
 		return 1
 	}
 	fmt.Fprint(stdout, harness.TraceReport(tr, *against))
