@@ -91,9 +91,11 @@ func ReadTrace(r io.Reader) ([]TraceSlice, error) {
 			case h == "elapsed_ms":
 				s.ElapsedMS = num(v)
 			case h == "rate":
-				if s.Rate, err = strconv.ParseFloat(v, 64); err != nil {
-					err = fmt.Errorf("line %d: rate %q: %w", line, v, err)
+				rate, e := strconv.ParseFloat(v, 64)
+				if e != nil && err == nil {
+					err = fmt.Errorf("line %d: rate %q is not a number", line, v)
 				}
+				s.Rate = rate
 			case strings.HasPrefix(h, "cpu_"):
 				if v != "-" {
 					s.CPU[strings.TrimPrefix(h, "cpu_")] = num(v)
