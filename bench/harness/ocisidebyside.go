@@ -88,7 +88,7 @@ func (c *OCIConfig) Validate() error {
 	case c.Conns < 1 || c.Conns > 256:
 		return fmt.Errorf("--conns must be between 1 and 256, got %d", c.Conns)
 	case c.Slices < 0 || c.Slices > 20:
-		return fmt.Errorf("--slices must be between 1 and 20, got %d", c.Slices)
+		return fmt.Errorf("--slices must be between 0 (slices of %v) and 20, got %d", DefaultSlice, c.Slices)
 	}
 	if c.Slices == 0 {
 		c.Slices = min(max(int(c.Duration/DefaultSlice), 1), 20)
