@@ -47,9 +47,6 @@ type cpuSample struct {
 
 // sample reads the CPU times now.
 func (t *cpuTracer) sample() cpuSample {
-	if t == nil {
-		return cpuSample{}
-	}
 	s := cpuSample{procs: map[string]int64{}}
 	for srv, pid := range t.pids {
 		s.procs[srv] = procTreeTicks(pid)
@@ -65,13 +62,22 @@ var traceServers = append(append([]string{}, ociServers...), "self")
 // traceSys names systemTicks' fields as a trace line shows them.
 var traceSys = []string{"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"}
 
-// slice writes the line of one slice: op measured on srv in round and
+// begin starts tracing a slice of op measured on srv in round and slice:
+// it reads the CPU times now, and the function it returns, called with
+// the slice's requests (or pushes) and time once it ends, reads them again
+// and writes the slice's line. A nil tracer's is a no-op.
+func (t *cpuTracer) begin(op string, round, slice int, srv string) (end func(n int, elapsed time.Duration)) {
+	if t == nil {
+		return func(int, time.Duration) {}
+	}
+	before := t.sample()
+	return func(n int, elapsed time.Duration) { t.line(op, round, slice, srv, n, elapsed, before, t.sample()) }
+}
+
+// line writes the line of one slice: op measured on srv in round and
 // slice, n requests (or pushes) in elapsed, and the CPU between before
 // and after, in milliseconds.
-func (t *cpuTracer) slice(op string, round, slice int, srv string, n int, elapsed time.Duration, before, after cpuSample) {
-	if t == nil {
-		return
-	}
+func (t *cpuTracer) line(op string, round, slice int, srv string, n int, elapsed time.Duration, before, after cpuSample) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder
@@ -189,19 +195,4 @@ func systemTicks() []int64 {
 		out[i], _ = strconv.ParseInt(f[i+1], 10, 64)
 	}
 	return out
-}
-
-// sliceTrace is called as a slice of round starts on srv; the function it
-// returns is called with the slice's count and time once it ends.
-type sliceTrace func(round, slice int, srv string) func(n int, elapsed time.Duration)
-
-// op is a sliceTrace of operation op for t (nil for a nil tracer).
-func (t *cpuTracer) op(op string) sliceTrace {
-	if t == nil {
-		return nil
-	}
-	return func(round, slice int, srv string) func(int, time.Duration) {
-		before := t.sample()
-		return func(n int, elapsed time.Duration) { t.slice(op, round, slice, srv, n, elapsed, before, t.sample()) }
-	}
 }

@@ -197,7 +197,7 @@ func TestMeasurePushesSlices(t *testing.T) {
 		charts[i] = &testkit.OCIChart{Tag: fmt.Sprintf("1.0.%d", i)}
 	}
 	var got []string
-	rates, err := measurePushes([]string{"a", "b"}, charts, 3, 0, nil, func(srv string, c *testkit.OCIChart) error {
+	rates, err := measurePushes([]string{"a", "b"}, charts, 3, 0, nil, "", func(srv string, c *testkit.OCIChart) error {
 		got = append(got, srv+" "+c.Tag)
 		return nil
 	})
@@ -213,7 +213,7 @@ func TestMeasurePushesSlices(t *testing.T) {
 	}
 	// The next round starts with the next server.
 	got = nil
-	if _, err := measurePushes([]string{"a", "b"}, charts[:2], 2, 1, nil, func(srv string, c *testkit.OCIChart) error {
+	if _, err := measurePushes([]string{"a", "b"}, charts[:2], 2, 1, nil, "", func(srv string, c *testkit.OCIChart) error {
 		got = append(got, srv+" "+c.Tag)
 		return nil
 	}); err != nil {
@@ -222,7 +222,7 @@ func TestMeasurePushesSlices(t *testing.T) {
 	if want := []string{"b 1.0.0", "a 1.0.0", "a 1.0.1", "b 1.0.1"}; !slices.Equal(got, want) {
 		t.Fatalf("pushes of round 1 %v, want %v", got, want)
 	}
-	if _, err := measurePushes([]string{"a"}, charts, 2, 0, nil, func(string, *testkit.OCIChart) error { return errors.New("refused") }); err == nil || !strings.Contains(err.Error(), "1.0.0 to a: refused") {
+	if _, err := measurePushes([]string{"a"}, charts, 2, 0, nil, "", func(string, *testkit.OCIChart) error { return errors.New("refused") }); err == nil || !strings.Contains(err.Error(), "1.0.0 to a: refused") {
 		t.Fatalf("a refused push: %v", err)
 	}
 }

@@ -422,7 +422,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 				}
 			}
 			repo := map[string]string{"raw-push": "rpush", "helm-push": "hpush"}[row.Key]
-			rates, err := measurePushes(registries, charts, cfg.Slices, round, tr.op(row.Key), func(srv string, c *testkit.OCIChart) error {
+			rates, err := measurePushes(registries, charts, cfg.Slices, round, tr, row.Key, func(srv string, c *testkit.OCIChart) error {
 				if row.Key == "raw-push" {
 					return testkit.PushLikeHelm(client, bases[srv], repo, "admin", admin.APIKey, c)
 				}
@@ -462,12 +462,12 @@ func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OC
 		if r.auth && srv == "chartctl" {
 			header = append(slices.Clone(header), auth)
 		}
-		before := tr.sample()
+		end := tr.begin(r.key, round, k, srv)
 		lr, err := runLoad(ctx, Load{Conns: cfg.Conns, Duration: slice, NewRequest: getRequest(bases[srv]+r.paths[srv], header)})
 		if err != nil {
 			return fmt.Errorf("%s on %s: %w", r.key, srv, err)
 		}
-		tr.slice(r.key, round, k, srv, lr.Requests, lr.Elapsed, before, tr.sample())
+		end(lr.Requests, lr.Elapsed)
 		requests[srv] += lr.Requests
 		elapsed[srv] += lr.Elapsed
 		return nil
@@ -481,16 +481,13 @@ func measureRead(ctx context.Context, r ociRead, bases map[string]string, cfg OC
 // measurePushes pushes every chart of charts to each of srvs with push,
 // in up to slices slices of about the same number of charts, taken in
 // turn (inTurns). A server's rate is len(charts) over the time its slices
-// took. trace, when not nil, is told of each slice.
-func measurePushes(srvs []string, charts []*testkit.OCIChart, slices, round int, trace sliceTrace, push func(srv string, c *testkit.OCIChart) error) (map[string]float64, error) {
+// took. tr traces each slice as operation op.
+func measurePushes(srvs []string, charts []*testkit.OCIChart, slices, round int, tr *cpuTracer, op string, push func(srv string, c *testkit.OCIChart) error) (map[string]float64, error) {
 	slices = max(min(slices, len(charts)), 1)
 	pushed := map[string]int{}
 	elapsed := map[string]time.Duration{}
 	err := inTurns(srvs, round, slices, func(k int, srv string) error {
-		var done func(n int, elapsed time.Duration)
-		if trace != nil {
-			done = trace(round, k, srv)
-		}
+		end := tr.begin(op, round, k, srv)
 		start, n := time.Now(), 0
 		for _, c := range charts[len(charts)*k/slices : len(charts)*(k+1)/slices] {
 			if err := push(srv, c); err != nil {
@@ -501,9 +498,7 @@ func measurePushes(srvs []string, charts []*testkit.OCIChart, slices, round int,
 		took := time.Since(start)
 		pushed[srv] += n
 		elapsed[srv] += took
-		if done != nil {
-			done(n, took)
-		}
+		end(n, took)
 		return nil
 	})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -266,13 +265,10 @@ func TraceReport(tr []TraceSlice, ref string) string {
 	w := Weather(tr, lags)
 	fmt.Fprintf(&b, "\nThe machine's speed: the load generator's CPU per request over %d read slices, against its median for the same read and server: SD of its log %.3f; correlation with the slice", w.Slices, w.SD)
 	var parts []string
-	keys := make([]int, 0, len(w.Autocorr))
-	for k := range w.Autocorr {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%d later %.2f", k, w.Autocorr[k]))
+	for _, lag := range lags {
+		if c, ok := w.Autocorr[lag]; ok {
+			parts = append(parts, fmt.Sprintf("%d later %.2f", lag, c))
+		}
 	}
 	fmt.Fprintf(&b, " %s. CPU outside the traced processes: %.1f %% of the busy time.\n", strings.Join(parts, ", "), 100*w.Other)
 	return b.String()

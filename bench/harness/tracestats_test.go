@@ -13,8 +13,8 @@ func TestReadTraceRoundTrip(t *testing.T) {
 	tr := &cpuTracer{w: &b}
 	before := cpuSample{procs: map[string]int64{"chartctl": 100, "self": 50}, sys: []int64{1000, 0, 200, 500, 10, 0, 40, 0}}
 	after := cpuSample{procs: map[string]int64{"chartctl": 190, "self": 150}, sys: []int64{1130, 0, 240, 520, 10, 0, 50, 0}}
-	tr.slice("manifest", 2, 0, "chartctl", 30000, time.Second, before, after)
-	tr.slice("raw-push", 2, 0, "zot", 7, 500*time.Millisecond, before, after)
+	tr.line("manifest", 2, 0, "chartctl", 30000, time.Second, before, after)
+	tr.line("raw-push", 2, 0, "zot", 7, 500*time.Millisecond, before, after)
 	got, err := ReadTrace(strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatal(err)
