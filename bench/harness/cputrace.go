@@ -1,15 +1,17 @@
 package harness
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times (100
@@ -119,29 +121,17 @@ func (t *cpuTracer) line(op string, round, slice int, srv string, n int, elapsed
 // procTicks is pid's utime+stime (all its threads), plus the times of the
 // children it has reaped when reaped is set; 0 when it is gone.
 func procTicks(pid int, reaped bool) int64 {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0
 	}
-	// The command name, in parentheses, may hold spaces: fields start
-	// after its closing one. utime is field 14 of the line, so field 2
-	// after the name.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
+	st, err := p.Stat()
+	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 15 {
-		return 0
-	}
-	var n int64
-	last := 13 // utime, stime: fields 11, 12 here; cutime, cstime: 13, 14
+	n := int64(st.UTime + st.STime)
 	if reaped {
-		last = 15
-	}
-	for _, s := range f[11:last] {
-		v, _ := strconv.ParseInt(s, 10, 64)
-		n += v
+		n += int64(st.CUTime + st.CSTime)
 	}
 	return n
 }
@@ -178,21 +168,21 @@ func procChildren(pid int) []int {
 	return out
 }
 
-// systemTicks is /proc/stat's "cpu" line: user nice system idle iowait irq
-// softirq steal, summed over every CPU.
+// systemTicks is /proc/stat's "cpu" line in ticks: user nice system idle
+// iowait irq softirq steal, summed over every CPU (nil when unreadable).
 func systemTicks() []int64 {
-	b, err := os.ReadFile("/proc/stat")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return nil
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 9 || f[0] != "cpu" {
+	st, err := fs.Stat()
+	if err != nil {
 		return nil
 	}
-	out := make([]int64, 8)
-	for i := range out {
-		out[i], _ = strconv.ParseInt(f[i+1], 10, 64)
+	c := st.CPUTotal // in seconds
+	out := make([]int64, 0, 8)
+	for _, v := range []float64{c.User, c.Nice, c.System, c.Idle, c.Iowait, c.IRQ, c.SoftIRQ, c.Steal} {
+		out = append(out, int64(math.Round(v*clockTicks)))
 	}
 	return out
 }
