@@ -76,6 +76,21 @@ func paginate[T any](ctx context.Context, opts ListOptions, fetch func(ctx conte
 	}
 }
 
+// listAll walks every page of fetch, as paginate does, and returns the
+// items with the last page's Response.
+func listAll[T any](ctx context.Context, fetch func(ctx context.Context, opts *ListOptions) ([]*T, *Response, error)) ([]*T, *Response, error) {
+	var last *Response
+	items, err := Collect(paginate(ctx, ListOptions{}, func(ctx context.Context, opts *ListOptions) ([]*T, *Response, error) {
+		page, resp, err := fetch(ctx, opts)
+		last = resp
+		return page, resp, err
+	}))
+	if err != nil {
+		return nil, last, err
+	}
+	return items, last, nil
+}
+
 // Collect runs an iterator of the All methods to the end and returns what
 // it yielded (an empty, non-nil slice for none), or the first error.
 func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {

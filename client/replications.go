@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/url"
 	"time"
@@ -56,10 +57,23 @@ type ReplicationRun struct {
 // ReplicationsService manages replications.
 type ReplicationsService service
 
-// List returns the replications of the repositories the caller
-// administers (up to 100).
+// List returns every replication of the repositories the caller
+// administers, walking the pages; the Response is the last page's.
 func (s *ReplicationsService) List(ctx context.Context) ([]*Replication, *Response, error) {
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/replications", url.Values{"limit": {"100"}}), nil)
+	return listAll(ctx, s.page)
+}
+
+// All iterates over the replications of the repositories the caller
+// administers, a page at a time.
+func (s *ReplicationsService) All(ctx context.Context) iter.Seq2[*Replication, error] {
+	return paginate(ctx, ListOptions{}, s.page)
+}
+
+// page returns one page of GET /v1/replications.
+func (s *ReplicationsService) page(ctx context.Context, opts *ListOptions) ([]*Replication, *Response, error) {
+	q := url.Values{}
+	opts.values(q)
+	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/replications", q), nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/url"
 )
@@ -30,19 +31,32 @@ func (s TrustScope) path(name string) string {
 	return p
 }
 
-// List returns the scope's trust entries, by name. It calls GET
+// List returns every trust entry of the scope, by name, walking the pages;
+// the Response is the last page's. It calls GET
 // /v1/repositories/:repo/trust or /v1/organizations/:org/trust.
 func (s *TrustService) List(ctx context.Context, scope TrustScope) ([]*TrustEntry, *Response, error) {
-	req, err := s.client.NewRequest(http.MethodGet, withQuery(scope.path(""), url.Values{"per_page": {"100"}}), nil)
-	if err != nil {
-		return nil, nil, err
+	return listAll(ctx, s.pager(scope))
+}
+
+// All iterates over the trust entries of the scope, by name, a page at a
+// time.
+func (s *TrustService) All(ctx context.Context, scope TrustScope) iter.Seq2[*TrustEntry, error] {
+	return paginate(ctx, ListOptions{}, s.pager(scope))
+}
+
+// pager returns the function that fetches one page of scope's entries.
+func (s *TrustService) pager(scope TrustScope) func(context.Context, *ListOptions) ([]*TrustEntry, *Response, error) {
+	return func(ctx context.Context, opts *ListOptions) ([]*TrustEntry, *Response, error) {
+		q := url.Values{}
+		opts.values(q)
+		req, err := s.client.NewRequest(http.MethodGet, withQuery(scope.path(""), q), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var out []*TrustEntry
+		resp, err := s.client.Do(ctx, req, &out)
+		return out, resp, err
 	}
-	var out []*TrustEntry
-	resp, err := s.client.Do(ctx, req, &out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
 }
 
 // Add adds a trust entry to the scope. It calls POST …/trust.

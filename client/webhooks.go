@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -77,15 +78,30 @@ func (s WebhookScope) path() string {
 // WebhooksService manages webhooks (/v1/…/webhooks, /v1/webhooks/:id).
 type WebhooksService service
 
-// List returns the webhooks of scope.
+// List returns every webhook of scope, walking the pages; the Response is
+// the last page's.
 func (s *WebhooksService) List(ctx context.Context, scope WebhookScope) ([]*Webhook, *Response, error) {
-	req, err := s.client.NewRequest(http.MethodGet, withQuery(scope.path(), url.Values{"limit": {"100"}}), nil)
-	if err != nil {
-		return nil, nil, err
+	return listAll(ctx, s.pager(scope))
+}
+
+// All iterates over the webhooks of scope, a page at a time.
+func (s *WebhooksService) All(ctx context.Context, scope WebhookScope) iter.Seq2[*Webhook, error] {
+	return paginate(ctx, ListOptions{}, s.pager(scope))
+}
+
+// pager returns the function that fetches one page of scope's webhooks.
+func (s *WebhooksService) pager(scope WebhookScope) func(context.Context, *ListOptions) ([]*Webhook, *Response, error) {
+	return func(ctx context.Context, opts *ListOptions) ([]*Webhook, *Response, error) {
+		q := url.Values{}
+		opts.values(q)
+		req, err := s.client.NewRequest(http.MethodGet, withQuery(scope.path(), q), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var out []*Webhook
+		resp, err := s.client.Do(ctx, req, &out)
+		return out, resp, err
 	}
-	var out []*Webhook
-	resp, err := s.client.Do(ctx, req, &out)
-	return out, resp, err
 }
 
 // Create creates a webhook in scope; the answer's Secret is shown this

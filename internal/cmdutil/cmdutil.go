@@ -155,13 +155,9 @@ func CompleteReplications(f *Factory) func(*cobra.Command, []string, string) ([]
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		reps, _, err := c.Replications.List(cmd.Context())
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
 		var names []string
-		for _, r := range reps {
-			if len(names) >= completionLimit {
+		for r, err := range c.Replications.All(cmd.Context()) {
+			if err != nil || len(names) >= completionLimit {
 				break
 			}
 			if strings.HasPrefix(r.Name, toComplete) {
