@@ -328,6 +328,35 @@ func (db *DB) ClaimReplicationTasks(ctx context.Context, now time.Time, lease ti
 	return out, wrap("claim replication tasks", err)
 }
 
+// RenewReplicationTasks postpones the next attempt of the claimed tasks
+// to until, skipping those given up or gone.
+func (db *DB) RenewReplicationTasks(ctx context.Context, tasks []*chartctl.ReplicationTask, until time.Time) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	return wrap("renew replication tasks", db.update(ctx, func(tx *bbolt.Tx) error {
+		b := bucket(tx, replicationTasksBucket)
+		for _, task := range tasks {
+			v := b.Get(seqKey(task.ReplicationID, task.Seq))
+			if v == nil {
+				continue
+			}
+			t, err := decode[replicationTaskRecord](v)
+			if err != nil {
+				return err
+			}
+			if t.Failed {
+				continue
+			}
+			t.NextAttemptAt = until.UTC()
+			if err := putReplicationTask(tx, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
 // dueReplicationTasks returns, for up to limit replications in ID order,
 // the first task of each whose next attempt is due by now (a replication's
 // tasks run in order, so only its first unfailed task counts).

@@ -180,6 +180,10 @@ type ReplicationStore interface {
 	// it is due at now, postponing it by lease so that no other caller
 	// claims it meanwhile. Engines shared by replicas make this exclusive.
 	ClaimReplicationTasks(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*ReplicationTask, error)
+	// RenewReplicationTasks postpones the next attempt of claimed tasks
+	// (by ReplicationID and Seq) to until, so that no other caller claims
+	// them while they run; tasks given up or gone meanwhile are skipped.
+	RenewReplicationTasks(ctx context.Context, tasks []*ReplicationTask, until time.Time) error
 	// RecordReplicationResults records attempts: a success removes its
 	// task and sets the replication's LastSuccessAt (clearing LastError);
 	// a failure counts the attempt, sets the task's and the replication's

@@ -222,6 +222,23 @@ func (db *DB) ClaimReplicationTasks(ctx context.Context, now time.Time, lease ti
 	return out, err
 }
 
+// RenewReplicationTasks postpones the next attempt of the claimed tasks
+// to until, skipping those given up or gone.
+func (db *DB) RenewReplicationTasks(ctx context.Context, tasks []*chartctl.ReplicationTask, until time.Time) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	seqs := make([]int64, len(tasks))
+	for i, t := range tasks {
+		seqs[i] = int64(t.Seq)
+	}
+	return db.mutate(ctx, "renew replication tasks", func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE replication_tasks SET next_attempt_at = $2 WHERE seq = ANY($1) AND NOT failed`,
+			seqs, until.UTC().Truncate(time.Microsecond))
+		return err
+	})
+}
+
 // RecordReplicationResults records attempts at tasks.
 func (db *DB) RecordReplicationResults(ctx context.Context, results []chartctl.ReplicationResult) error {
 	if len(results) == 0 {

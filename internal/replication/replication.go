@@ -82,7 +82,9 @@ type Options struct {
 	// task is retried (default 24h).
 	RetryBase, GiveUpAfter time.Duration
 	// Lease is how long a claimed task is kept from other replicas
-	// (default 10m): the longest a copy may take.
+	// (default 1m). It is renewed every third of it while the copies
+	// run, so a copy may take longer, while the claim of a replica that
+	// died (or of a server killed and started again) lapses within it.
 	Lease  time.Duration
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -115,7 +117,7 @@ func New(a *app.App, secrets Opener, artifacts Artifacts, opts Options) *Replica
 		opts.GiveUpAfter = 24 * time.Hour
 	}
 	if opts.Lease <= 0 {
-		opts.Lease = 10 * time.Minute
+		opts.Lease = time.Minute
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -184,6 +186,10 @@ func (r *Replicator) RunOnce(ctx context.Context) (int, error) {
 	}
 	var results []chartctl.ReplicationResult
 	var events []*chartctl.Event
+	// The claims are renewed while the copies run, and no longer once
+	// their results are about to be recorded (a renewal after that would
+	// put off a failed task's retry).
+	stopRenewing := r.renew(ctx, tasks)
 	for _, t := range tasks {
 		rep := byID[t.ReplicationID]
 		if rep == nil {
@@ -206,6 +212,7 @@ func (r *Replicator) RunOnce(ctx context.Context) (int, error) {
 		}
 		results = append(results, res)
 	}
+	stopRenewing()
 	// The results are recorded even when ctx ended meanwhile, with the
 	// replication.failed events of the tasks given up in the same
 	// transaction (so a give-up is announced exactly once, whichever
@@ -221,6 +228,34 @@ func (r *Replicator) RunOnce(ctx context.Context) (int, error) {
 		r.app.Committed()
 	}
 	return len(results), nil
+}
+
+// renew postpones the claimed tasks by the lease every third of it until
+// the returned function is called; that function returns once no renewal
+// is under way.
+func (r *Replicator) renew(ctx context.Context, tasks []*chartctl.ReplicationTask) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(r.opts.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := r.app.Store.RenewReplicationTasks(ctx, tasks, r.opts.Now().Add(r.opts.Lease)); err != nil && ctx.Err() == nil {
+					r.opts.Logger.Warn("renew the claim of replication tasks", "tasks", len(tasks), "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // failedEvent is the replication.failed event of task t, given up: the

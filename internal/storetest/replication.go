@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -112,7 +113,14 @@ func testReplicationQueue(t *testing.T, open Open) {
 	if again, err := s.ClaimReplicationTasks(ctx, now, time.Minute, 10); err != nil || len(again) != 0 {
 		t.Fatalf("a second claim during the lease got %+v, %v", again, err)
 	}
-	if one, err := s.ClaimReplicationTasks(ctx, now.Add(2*time.Minute), time.Minute, 1); err != nil || len(one) != 1 {
+	// A renewal keeps the claims past their lease; a task that is gone
+	// is skipped.
+	gone := &chartctl.ReplicationTask{ReplicationID: a.ID, Seq: 1 << 40}
+	must(t, s.RenewReplicationTasks(ctx, append(slices.Clone(tasks), gone), now.Add(10*time.Minute)))
+	if again, err := s.ClaimReplicationTasks(ctx, now.Add(2*time.Minute), time.Minute, 10); err != nil || len(again) != 0 {
+		t.Fatalf("a claim after the lease of renewed tasks got %+v, %v", again, err)
+	}
+	if one, err := s.ClaimReplicationTasks(ctx, now.Add(11*time.Minute), time.Minute, 1); err != nil || len(one) != 1 {
 		t.Fatalf("claim with limit 1 after the lease: %+v, %v", one, err)
 	}
 
