@@ -291,7 +291,7 @@ var DumpCoverage = map[string]string{
 	"EnqueueReplicationTasks":  "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
 	"ClaimReplicationTasks":    "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
 	"RecordReplicationResults": "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
-	"RenewReplicationTasks":     "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
+	"RenewReplicationTasks":    "- replication tasks are in-flight work: a restored server runs `replication run` to copy again",
 
 	// Leases.
 	"AcquireLease": "- leases last seconds and belong to running processes",
