@@ -53,12 +53,17 @@ const (
 	// versions (decision 10), so finding a version's is one prefix scan,
 	// not a walk of every manifest of its chart.
 	ociChartAlternatesBucket = "oci_chart_alternates"
+	// ociArtifactsBucket: name sep manifest digest → nothing; the
+	// manifests that are not chart versions (OCI artifacts: images,
+	// signatures, SBOMs), so counting a repository's OCI bytes for its
+	// quota reads those, not every chart version's manifest.
+	ociArtifactsBucket = "oci_artifacts"
 )
 
 var ociBuckets = []string{
 	ociManifestsBucket, ociManifestContentBucket, ociTagsBucket, ociReferrersBucket,
 	ociBlobLinksBucket, ociBlobNamesBucket, ociBlobUsesBucket, ociChartsBucket, ociUploadsBucket,
-	ociTagDigestsBucket, ociChartAlternatesBucket,
+	ociTagDigestsBucket, ociChartAlternatesBucket, ociArtifactsBucket,
 }
 
 type ociManifestRecord struct {
@@ -335,6 +340,8 @@ func putManifest(tx *bbolt.Tx, m *chartctl.OCIManifest) error {
 		if err := charts.Put(ck, key(m.Name, m.Digest)); err != nil {
 			return err
 		}
+	} else if err := bucket(tx, ociArtifactsBucket).Put(key(m.Name, m.Digest), nil); err != nil {
+		return err
 	}
 	v, err := encode(rec)
 	if err != nil {
@@ -402,6 +409,8 @@ func deleteManifest(tx *bbolt.Tx, name, digest string) error {
 				return err
 			}
 		}
+	} else if err := bucket(tx, ociArtifactsBucket).Delete(k); err != nil {
+		return err
 	}
 	var tags []string
 	pfx := key(name, digest, "")
@@ -750,7 +759,7 @@ func deleteOCIRepo(tx *bbolt.Tx, repo string) ([]string, error) {
 	}
 	var unlinked []string
 	for _, b := range []string{ociManifestsBucket, ociManifestContentBucket, ociTagsBucket, ociTagDigestsBucket, ociReferrersBucket,
-		ociBlobLinksBucket, ociBlobUsesBucket, ociChartAlternatesBucket} {
+		ociBlobLinksBucket, ociBlobUsesBucket, ociChartAlternatesBucket, ociArtifactsBucket} {
 		bk := bucket(tx, b)
 		var gone [][]byte
 		if err := scanPrefix(bk, []byte(repo), func(k, _ []byte) error {

@@ -32,13 +32,17 @@ func ociBytes(tx *bbolt.Tx, repo string) (int64, error) {
 	)
 	manifests := bucket(tx, ociManifestsBucket)
 	content := bucket(tx, ociManifestContentBucket)
-	visit := func(k, v []byte) error {
+	// The artifact index names the manifests that are not chart
+	// versions: a repository of 100,000 chart versions pushed over OCI
+	// costs what one without them does.
+	visit := func(k, _ []byte) error {
+		v := manifests.Get(k)
+		if v == nil {
+			return nil
+		}
 		r, err := decode[ociManifestRecord](v)
 		if err != nil {
 			return err
-		}
-		if r.Chart != nil {
-			return nil
 		}
 		total += int64(len(content.Get(k)))
 		for _, d := range r.Blobs {
@@ -48,10 +52,11 @@ func ociBytes(tx *bbolt.Tx, repo string) (int64, error) {
 	}
 	// The repository's names are repo itself and repo/…; keys are name
 	// sep digest.
-	if err := scanPrefix(manifests, prefix(repo), visit); err != nil {
+	artifacts := bucket(tx, ociArtifactsBucket)
+	if err := scanPrefix(artifacts, prefix(repo), visit); err != nil {
 		return 0, err
 	}
-	if err := scanPrefix(manifests, []byte(repo+"/"), visit); err != nil {
+	if err := scanPrefix(artifacts, []byte(repo+"/"), visit); err != nil {
 		return 0, err
 	}
 	links := bucket(tx, ociBlobLinksBucket)

@@ -108,7 +108,13 @@ import (
 //	   alternates (at every push) no longer walks every tag or manifest
 //	   of the name. The upgrade builds both from the stored tags and
 //	   manifests; a binary of schema 18 would not keep them up to date.
-const SchemaVersion = 19
+//	20: the OCI artifact index (issue #32), in a bucket of its own
+//	   (created at open): the manifests that are not chart versions, so
+//	   counting a repository's OCI bytes against a max_bytes quota (at
+//	   every blob upload into it) reads those instead of every chart
+//	   version's manifest. The upgrade builds it from the stored
+//	   manifests; a binary of schema 19 would not keep it up to date.
+const SchemaVersion = 20
 
 // ErrNewerSchema is returned (wrapped) by Open when the data dir was
 // written by a newer chartctl; test for it with errors.Is.
@@ -141,6 +147,21 @@ var upgrades = []func(tx *bbolt.Tx) error{
 	upgradeReplications,
 	upgradeRendered,
 	upgradeOCIIndexes,
+	upgradeOCIArtifacts,
+}
+
+// upgradeOCIArtifacts (19→20) builds the artifact index
+// (ociArtifactsBucket) from the stored manifest records that are not
+// chart versions.
+func upgradeOCIArtifacts(tx *bbolt.Tx) error {
+	artifacts := bucket(tx, ociArtifactsBucket)
+	return bucket(tx, ociManifestsBucket).ForEach(func(k, v []byte) error {
+		r, err := decode[ociManifestRecord](v)
+		if err != nil || r.Chart != nil {
+			return err
+		}
+		return artifacts.Put(k, nil)
+	})
 }
 
 // upgradeOCIIndexes (18→19) builds the tag index (ociTagDigestsBucket)

@@ -972,3 +972,89 @@ func TestUpgradeFromSchema18BuildsOCIIndexes(t *testing.T) {
 		t.Fatalf("api 3.0.0's alternates after its delete: %q, %v", alts, err)
 	}
 }
+
+// TestUpgradeFromSchema19BuildsArtifactIndex opens a data dir written by
+// the release before the OCI artifact index (schema19-artifacts): the
+// upgrade adds the image and the SBOM (not the chart version's manifest)
+// and writes nothing else; the repository's usage counts both artifacts'
+// bytes as before, and deleting one takes it out of the index and the
+// count.
+func TestUpgradeFromSchema19BuildsArtifactIndex(t *testing.T) {
+	path, added := upgradeAdds(t, "schema19-artifacts", 19, "oci_artifacts/")
+	if added["oci_artifacts/"] != 2 {
+		t.Fatalf("after the upgrade: %d artifact index keys, want 2 (the image and the SBOM)", added["oci_artifacts/"])
+	}
+	db := mustOpen(t, path)
+	ctx := t.Context()
+	// The bytes the two artifacts hold: each manifest's content and the
+	// blobs it refers to.
+	artifactBytes := func(name, digest string) int64 {
+		m, err := db.Manifest(ctx, name, digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(len(m.Content))
+		for _, d := range m.Blobs {
+			l, err := db.BlobLink(ctx, name, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += l.Size
+		}
+		return n
+	}
+	image, err := db.Tag(ctx, "acme-charts/tools", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartManifest, err := db.Tag(ctx, "acme-charts/web", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := db.Referrers(ctx, "acme-charts/web", chartManifest)
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("the chart's referrers: %+v, %v", refs, err)
+	}
+	sbom := refs[0].Digest
+	chartBytes := func() int64 {
+		cv, err := db.ChartVersion(ctx, "acme-charts", "web", "1.0.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cv.Size + cv.ProvSize
+	}()
+	limit := int64(1 << 30)
+	if err := db.SetQuota(ctx, chartctl.QuotaRepository, "acme-charts", chartctl.Quota{MaxBytes: &limit}); err != nil {
+		t.Fatal(err)
+	}
+	used := func() int64 {
+		_, u, err := db.Quota(ctx, chartctl.QuotaRepository, "acme-charts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Bytes
+	}
+	want := chartBytes + artifactBytes("acme-charts/tools", image) + artifactBytes("acme-charts/web", sbom)
+	if got := used(); got != want {
+		t.Fatalf("usage after the upgrade = %d bytes, want %d (the chart's archive and both artifacts)", got, want)
+	}
+	if _, err := db.DeleteManifest(ctx, "acme-charts/web", sbom); err != nil {
+		t.Fatal(err)
+	}
+	want = chartBytes + artifactBytes("acme-charts/tools", image)
+	if got := used(); got != want {
+		t.Fatalf("usage after the SBOM's delete = %d bytes, want %d", got, want)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var index []string
+	for k := range dump(t, path) {
+		if strings.HasPrefix(k, "oci_artifacts/") {
+			index = append(index, k)
+		}
+	}
+	if len(index) != 1 || !strings.HasPrefix(index[0], "oci_artifacts/acme-charts/tools") {
+		t.Fatalf("artifact index after the SBOM's delete: %q; want the image alone", index)
+	}
+}

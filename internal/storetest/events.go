@@ -724,6 +724,22 @@ func testOCIQuotas(t *testing.T, open Open) {
 		t.Fatalf("apps usage after deleting its manifests: %+v", u)
 	}
 	mustPut(t, s, chart("apps", "web", "1.0.0"))
+
+	// Deleting a repository takes its artifacts with it: a repository
+	// made again under its name counts none of them, then its own.
+	_, err = s.DeleteRepository(ctx, "tools")
+	must(t, err)
+	mustRepo(t, s, "tools", "acme")
+	must(t, s.SetQuota(ctx, chartctl.QuotaRepository, "tools", chartctl.Quota{MaxBytes: ptr(int64(100_000))}))
+	if u := usage(chartctl.QuotaRepository, "tools"); u != (chartctl.Usage{}) {
+		t.Fatalf("usage of tools made again: %+v", u)
+	}
+	must(t, s.LinkBlob(ctx, "tools/img", layer, 1000))
+	m5 := manifest("tools/img", layer)
+	must(t, s.PutManifest(ctx, m5, "v1"))
+	if u := usage(chartctl.QuotaRepository, "tools"); u != (chartctl.Usage{Bytes: 1000 + m5.Size()}) {
+		t.Fatalf("usage of tools made again, with a manifest: %+v, want %d bytes", u, 1000+m5.Size())
+	}
 }
 
 // testQuotaConcurrency: concurrent uploads cannot pass a quota together.
