@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"iter"
+	"net/http"
 	"net/url"
 	"strconv"
 )
@@ -74,6 +75,22 @@ func paginate[T any](ctx context.Context, opts ListOptions, fetch func(ctx conte
 			opts.Page++
 		}
 	}
+}
+
+// getPage fetches one page of the list at path (a path of the API, to
+// which the page and limit of opts are added).
+func getPage[T any](ctx context.Context, c *Client, path string, opts *ListOptions) ([]*T, *Response, error) {
+	q := url.Values{}
+	if opts != nil {
+		opts.values(q)
+	}
+	req, err := c.NewRequest(http.MethodGet, withQuery(path, q), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*T
+	resp, err := c.Do(ctx, req, &out)
+	return out, resp, err
 }
 
 // listAll walks every page of fetch, as paginate does, and returns the

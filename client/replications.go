@@ -71,15 +71,7 @@ func (s *ReplicationsService) All(ctx context.Context) iter.Seq2[*Replication, e
 
 // page returns one page of GET /v1/replications.
 func (s *ReplicationsService) page(ctx context.Context, opts *ListOptions) ([]*Replication, *Response, error) {
-	q := url.Values{}
-	opts.values(q)
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/replications", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []*Replication
-	resp, err := s.client.Do(ctx, req, &out)
-	return out, resp, err
+	return getPage[Replication](ctx, s.client, "v1/replications", opts)
 }
 
 // Create creates a replication.

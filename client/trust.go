@@ -47,15 +47,7 @@ func (s *TrustService) All(ctx context.Context, scope TrustScope) iter.Seq2[*Tru
 // pager returns the function that fetches one page of scope's entries.
 func (s *TrustService) pager(scope TrustScope) func(context.Context, *ListOptions) ([]*TrustEntry, *Response, error) {
 	return func(ctx context.Context, opts *ListOptions) ([]*TrustEntry, *Response, error) {
-		q := url.Values{}
-		opts.values(q)
-		req, err := s.client.NewRequest(http.MethodGet, withQuery(scope.path(""), q), nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		var out []*TrustEntry
-		resp, err := s.client.Do(ctx, req, &out)
-		return out, resp, err
+		return getPage[TrustEntry](ctx, s.client, scope.path(""), opts)
 	}
 }
 

@@ -92,15 +92,7 @@ func (s *WebhooksService) All(ctx context.Context, scope WebhookScope) iter.Seq2
 // pager returns the function that fetches one page of scope's webhooks.
 func (s *WebhooksService) pager(scope WebhookScope) func(context.Context, *ListOptions) ([]*Webhook, *Response, error) {
 	return func(ctx context.Context, opts *ListOptions) ([]*Webhook, *Response, error) {
-		q := url.Values{}
-		opts.values(q)
-		req, err := s.client.NewRequest(http.MethodGet, withQuery(scope.path(), q), nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		var out []*Webhook
-		resp, err := s.client.Do(ctx, req, &out)
-		return out, resp, err
+		return getPage[Webhook](ctx, s.client, scope.path(), opts)
 	}
 }
 

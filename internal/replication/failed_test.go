@@ -102,13 +102,7 @@ func TestReplicationFailedEvent(t *testing.T) {
 		"events": []string{"replication.failed"}}); r.StatusCode != 200 {
 		t.Fatalf("create webhook: %d %s", r.StatusCode, r.Body)
 	}
-	if r := s.DoJSON(t, "POST", "/v1/replications", s.AdminKey, map[string]any{"name": "to-closed", "source": "acme",
-		"target": target.URL + "/helm/dest"}); r.StatusCode != 200 {
-		t.Fatalf("create replication: %d %s", r.StatusCode, r.Body)
-	}
-	if r := s.Upload(t, "acme", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.2.0"}), ""); r.StatusCode != 200 {
-		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
-	}
+	replicateUpload(t, s, "to-closed", target.URL+"/helm/dest")
 
 	deadline := time.Now().Add(60 * time.Second)
 	for len(rc.ofType("replication.failed")) == 0 {

@@ -56,13 +56,7 @@ func TestClaimRenewedWhileCopying(t *testing.T) {
 		go rep.Run(ctx)
 	}
 	s.MustRepo(t, "acme", "")
-	if r := s.DoJSON(t, "POST", "/v1/replications", s.AdminKey, map[string]any{"name": "slow", "source": "acme",
-		"target": target.URL + "/helm/dest"}); r.StatusCode != 200 {
-		t.Fatalf("create replication: %d %s", r.StatusCode, r.Body)
-	}
-	if r := s.Upload(t, "acme", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.2.0"}), ""); r.StatusCode != 200 {
-		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
-	}
+	replicateUpload(t, s, "slow", target.URL+"/helm/dest")
 	deadline := time.Now().Add(30 * time.Second)
 	for requests.Load() == 0 {
 		if time.Now().After(deadline) {
@@ -74,5 +68,18 @@ func TestClaimRenewedWhileCopying(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond)
 	if n := requests.Load(); n != 1 {
 		t.Fatalf("the target got %d copies of the one task; want 1 (the claim lapsed while the copy ran)", n)
+	}
+}
+
+// replicateUpload creates replication name from repository acme to
+// target, then uploads web 1.2.0 to acme, which queues its copy.
+func replicateUpload(t *testing.T, s *testkit.Server, name, target string) {
+	t.Helper()
+	if r := s.DoJSON(t, "POST", "/v1/replications", s.AdminKey, map[string]any{"name": name, "source": "acme",
+		"target": target}); r.StatusCode != 200 {
+		t.Fatalf("create replication: %d %s", r.StatusCode, r.Body)
+	}
+	if r := s.Upload(t, "acme", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.2.0"}), ""); r.StatusCode != 200 {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
 	}
 }
