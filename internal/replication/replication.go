@@ -237,7 +237,7 @@ func (r *Replicator) renew(ctx context.Context, tasks []*chartctl.ReplicationTas
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(r.opts.Lease / 3)
+		t := time.NewTicker(max(r.opts.Lease/3, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
