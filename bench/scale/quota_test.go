@@ -21,6 +21,9 @@ import (
 //   - none-µs/push: a push without a quota;
 //   - quota-µs/push: a push with the quota;
 //   - quota/none: their ratio.
+//
+// Each b.N fills a repository of its own: run it with a fixed count,
+// -benchtime 100x.
 func BenchmarkQuotaPush(b *testing.B) {
 	fill := envInt(b, "CHARTCTL_BENCH_QUOTA_FILL", 3000, 1)
 	for _, mode := range modes {
