@@ -20,20 +20,7 @@ func accessPath(repo string) string {
 // users alike. It calls GET /v1/repositories/:repo/access; only the
 // repository's admins may list them.
 func (s *RepositoriesService) Access(ctx context.Context, repo string, opts *ListOptions) ([]*Grant, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery(accessPath(repo), q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var grants []*Grant
-	resp, err := s.client.Do(ctx, req, &grants)
-	if err != nil {
-		return nil, resp, err
-	}
-	return grants, resp, nil
+	return getPage[Grant](ctx, s.client, accessPath(repo), opts)
 }
 
 // AllAccess iterates over every grant on repository repo, fetching pages

@@ -115,20 +115,7 @@ func (s *AdminService) CreateSCIMToken(ctx context.Context, r *CreateSCIMTokenRe
 // SCIMTokens lists the SCIM tokens, never their values (GET
 // /v1/admin/scim-tokens).
 func (s *AdminService) SCIMTokens(ctx context.Context, opts *ListOptions) ([]*SCIMToken, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/admin/scim-tokens", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []*SCIMToken
-	resp, err := s.client.Do(ctx, req, &out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
+	return getPage[SCIMToken](ctx, s.client, "v1/admin/scim-tokens", opts)
 }
 
 // RevokeSCIMToken deletes a SCIM token (DELETE /v1/admin/scim-tokens/:id).

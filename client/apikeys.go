@@ -12,20 +12,7 @@ type APIKeysService service
 
 // List returns one page of the caller's API keys (without their values).
 func (s *APIKeysService) List(ctx context.Context, opts *ListOptions) ([]*APIKey, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/user/api-keys", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var keys []*APIKey
-	resp, err := s.client.Do(ctx, req, &keys)
-	if err != nil {
-		return nil, resp, err
-	}
-	return keys, resp, nil
+	return getPage[APIKey](ctx, s.client, "v1/user/api-keys", opts)
 }
 
 // All iterates over every API key of the caller.

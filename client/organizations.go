@@ -13,20 +13,7 @@ type OrganizationsService service
 
 // List returns one page of the organizations the caller can see, by name.
 func (s *OrganizationsService) List(ctx context.Context, opts *ListOptions) ([]*Organization, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/organizations", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var orgs []*Organization
-	resp, err := s.client.Do(ctx, req, &orgs)
-	if err != nil {
-		return nil, resp, err
-	}
-	return orgs, resp, nil
+	return getPage[Organization](ctx, s.client, "v1/organizations", opts)
 }
 
 // All iterates over every organization the caller can see.

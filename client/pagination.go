@@ -90,7 +90,10 @@ func getPage[T any](ctx context.Context, c *Client, path string, opts *ListOptio
 	}
 	var out []*T
 	resp, err := c.Do(ctx, req, &out)
-	return out, resp, err
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
 }
 
 // listAll walks every page of fetch, as paginate does, and returns the

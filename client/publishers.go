@@ -21,20 +21,7 @@ func publishersPath(org, name, id string) string {
 // of organization org, oldest first. It calls GET
 // /v1/organizations/:org/robots/:name/publishers.
 func (s *RobotsService) ListPublishers(ctx context.Context, org, name string, opts *ListOptions) ([]*Publisher, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery(publishersPath(org, name, ""), q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var pubs []*Publisher
-	resp, err := s.client.Do(ctx, req, &pubs)
-	if err != nil {
-		return nil, resp, err
-	}
-	return pubs, resp, nil
+	return getPage[Publisher](ctx, s.client, publishersPath(org, name, ""), opts)
 }
 
 // AllPublishers iterates over every trusted publisher of robot name of

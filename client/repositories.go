@@ -12,20 +12,7 @@ type RepositoriesService service
 
 // List returns one page of the repositories the caller can read, by name.
 func (s *RepositoriesService) List(ctx context.Context, opts *ListOptions) ([]*Repository, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/repositories", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var repos []*Repository
-	resp, err := s.client.Do(ctx, req, &repos)
-	if err != nil {
-		return nil, resp, err
-	}
-	return repos, resp, nil
+	return getPage[Repository](ctx, s.client, "v1/repositories", opts)
 }
 
 // All iterates over every repository the caller can read, fetching pages

@@ -26,20 +26,7 @@ func robotsPath(org, name string) string {
 // List returns one page of the robots of organization org, by name. It
 // calls GET /v1/organizations/:org/robots.
 func (s *RobotsService) List(ctx context.Context, org string, opts *ListOptions) ([]*Robot, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery(robotsPath(org, ""), q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var robots []*Robot
-	resp, err := s.client.Do(ctx, req, &robots)
-	if err != nil {
-		return nil, resp, err
-	}
-	return robots, resp, nil
+	return getPage[Robot](ctx, s.client, robotsPath(org, ""), opts)
 }
 
 // All iterates over every robot of organization org, fetching pages of

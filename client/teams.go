@@ -95,20 +95,7 @@ func (s *TeamsService) Update(ctx context.Context, name string, r *UpdateTeamReq
 
 // Members returns one page of a team's members.
 func (s *TeamsService) Members(ctx context.Context, team string, opts *ListOptions) ([]*Member, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/teams/"+url.PathEscape(team)+"/members", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var members []*Member
-	resp, err := s.client.Do(ctx, req, &members)
-	if err != nil {
-		return nil, resp, err
-	}
-	return members, resp, nil
+	return getPage[Member](ctx, s.client, "v1/teams/"+url.PathEscape(team)+"/members", opts)
 }
 
 // AllMembers iterates over every member of a team.

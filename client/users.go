@@ -58,20 +58,7 @@ func (s *UsersService) CreateAPIKey(ctx context.Context, email string, r *Create
 
 // List returns one page of every user. Server admins only.
 func (s *UsersService) List(ctx context.Context, opts *ListOptions) ([]*Account, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/users", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var users []*Account
-	resp, err := s.client.Do(ctx, req, &users)
-	if err != nil {
-		return nil, resp, err
-	}
-	return users, resp, nil
+	return getPage[Account](ctx, s.client, "v1/users", opts)
 }
 
 // All iterates over every user. Server admins only.
@@ -108,20 +95,7 @@ func (s *UsersService) Delete(ctx context.Context, email string) (*Response, err
 // ListAPIKeys returns one page of another user's API keys (without their
 // values). Server admins only.
 func (s *UsersService) ListAPIKeys(ctx context.Context, email string, opts *ListOptions) ([]*APIKey, *Response, error) {
-	q := url.Values{}
-	if opts != nil {
-		opts.values(q)
-	}
-	req, err := s.client.NewRequest(http.MethodGet, withQuery("v1/users/"+url.PathEscape(email)+"/api-keys", q), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var keys []*APIKey
-	resp, err := s.client.Do(ctx, req, &keys)
-	if err != nil {
-		return nil, resp, err
-	}
-	return keys, resp, nil
+	return getPage[APIKey](ctx, s.client, "v1/users/"+url.PathEscape(email)+"/api-keys", opts)
 }
 
 // RevokeAPIKey revokes another user's API key. Server admins only.
