@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,6 +73,23 @@ func NoArgs(cmd *cobra.Command, args []string) error {
 // completionLimit bounds how many names a completion fetches.
 const completionLimit = 100
 
+// completeFrom completes toComplete from the items of seq: the names that
+// start with it, each with its description (both from describe), at most
+// completionLimit of them. The walk stops at the first error, completing
+// what it found.
+func completeFrom[T any](seq iter.Seq2[T, error], toComplete string, describe func(T) (name, desc string)) []string {
+	var names []string
+	for v, err := range seq {
+		if err != nil || len(names) >= completionLimit {
+			break
+		}
+		if name, desc := describe(v); strings.HasPrefix(name, toComplete) {
+			names = append(names, termtext.Line(name)+"\t"+termtext.Line(desc))
+		}
+	}
+	return names
+}
+
 // CompleteRepositories completes repository names from the server; any
 // failure (no server, no credential) completes nothing rather than noise.
 func CompleteRepositories(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -80,16 +98,7 @@ func CompleteRepositories(f *Factory) func(*cobra.Command, []string, string) ([]
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var names []string
-		for r, err := range c.Repositories.All(cmd.Context()) {
-			if err != nil || len(names) >= completionLimit {
-				break
-			}
-			if strings.HasPrefix(r.Name, toComplete) {
-				names = append(names, termtext.Line(r.Name)+"\t"+termtext.Line(r.Description))
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return completeFrom(c.Repositories.All(cmd.Context()), toComplete, func(r *client.Repository) (string, string) { return r.Name, r.Description }), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -100,16 +109,7 @@ func CompleteTeams(f *Factory) func(*cobra.Command, []string, string) ([]string,
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var names []string
-		for t, err := range c.Teams.All(cmd.Context(), client.TeamListOptions{}) {
-			if err != nil || len(names) >= completionLimit {
-				break
-			}
-			if strings.HasPrefix(t.Name, toComplete) {
-				names = append(names, termtext.Line(t.Name)+"\t"+termtext.Line(t.Organization))
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return completeFrom(c.Teams.All(cmd.Context(), client.TeamListOptions{}), toComplete, func(t *client.Team) (string, string) { return t.Name, t.Organization }), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -120,16 +120,7 @@ func CompleteOrganizations(f *Factory) func(*cobra.Command, []string, string) ([
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var names []string
-		for o, err := range c.Organizations.All(cmd.Context()) {
-			if err != nil || len(names) >= completionLimit {
-				break
-			}
-			if strings.HasPrefix(o.Name, toComplete) {
-				names = append(names, termtext.Line(o.Name)+"\t"+termtext.Line(o.Description))
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return completeFrom(c.Organizations.All(cmd.Context()), toComplete, func(o *client.Organization) (string, string) { return o.Name, o.Description }), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -155,16 +146,7 @@ func CompleteReplications(f *Factory) func(*cobra.Command, []string, string) ([]
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var names []string
-		for r, err := range c.Replications.All(cmd.Context()) {
-			if err != nil || len(names) >= completionLimit {
-				break
-			}
-			if strings.HasPrefix(r.Name, toComplete) {
-				names = append(names, termtext.Line(r.Name)+"\t"+termtext.Line(r.Source+" → "+r.Target))
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return completeFrom(c.Replications.All(cmd.Context()), toComplete, func(r *client.Replication) (string, string) { return r.Name, r.Source + " → " + r.Target }), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
