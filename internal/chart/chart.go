@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/chartctl/chartctl/internal/bufpool"
 	"io"
 	"path"
 	"slices"
@@ -546,18 +547,13 @@ func (rd *reader) entryPath(hd *tar.Header) (string, error) {
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// drainBuffers holds drain's buffers: every archive read ends there, and a
-// buffer of its own each time was about half of what a read allocated.
-var drainBuffers = sync.Pool{New: func() any {
-	b := make([]byte, 32<<10)
-	return &b
-}}
-
 // drain reads what follows the tar end-of-archive marker: zero padding up
 // to the end of the gzip stream, then the end of r.
 func (rd *reader) drain() error {
-	bp := drainBuffers.Get().(*[]byte)
-	defer drainBuffers.Put(bp)
+	// Every archive read ends here: a buffer of its own each time was
+	// about half of what a read allocated.
+	bp := bufpool.Get()
+	defer bufpool.Put(bp)
 	buf := *bp
 	for {
 		n, err := rd.z.Read(buf)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chartctl/chartctl/internal/bufpool"
 	"io"
 	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
@@ -393,9 +393,9 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	keep := &capBuffer{max: r.App.MaxKeptBlob()}
 	keep.over = req != nil && req.ContentLength > keep.max // known too large
 	body := &sourceReader{r: src}
-	buf := copyBuffers.Get().(*[]byte)
+	buf := bufpool.Get() // io.Copy would allocate one per blob, the largest allocation of an upload
 	n, err := io.CopyBuffer(io.MultiWriter(bw, keep), io.LimitReader(body, r.Config.MaxBlobSize+1), *buf)
-	copyBuffers.Put(buf)
+	bufpool.Put(buf)
 	if err != nil {
 		if body.err == nil {
 			// The blob store, not the client: a full disk, say.
@@ -546,7 +546,3 @@ func (r *Registry) removeSessionData(ctx context.Context, id string) {
 		r.Logger.Warn("remove upload session data", "session", id, "err", err)
 	}
 }
-
-// copyBuffers keeps storeBlob's copy buffers: io.Copy would allocate one
-// per blob, the largest allocation of an upload.
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
