@@ -121,7 +121,11 @@ func (t *cpuTracer) line(op string, round, slice int, srv string, n int, elapsed
 // procTicks is pid's utime+stime (all its threads), plus the times of the
 // children it has reaped when reaped is set; 0 when it is gone.
 func procTicks(pid int, reaped bool) int64 {
-	p, err := procfs.NewProc(pid)
+	fs, err := procFS()
+	if err != nil {
+		return 0
+	}
+	p, err := fs.Proc(pid)
 	if err != nil {
 		return 0
 	}
@@ -168,10 +172,14 @@ func procChildren(pid int) []int {
 	return out
 }
 
+// procFS is the /proc the tracer reads, opened once: each slice reads it
+// for every process of every server.
+var procFS = sync.OnceValues(procfs.NewDefaultFS)
+
 // systemTicks is /proc/stat's "cpu" line in ticks: user nice system idle
 // iowait irq softirq steal, summed over every CPU (nil when unreadable).
 func systemTicks() []int64 {
-	fs, err := procfs.NewDefaultFS()
+	fs, err := procFS()
 	if err != nil {
 		return nil
 	}
