@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,6 +53,8 @@ func floorHeader(h http.Header) http.Header {
 // every other server pays (FloorInProcess measures that way).
 type floorServer struct {
 	files map[string]floorFile
+	// tls, when set, makes it serve HTTPS with its certificate.
+	tls   *TLS
 	srv   *http.Server
 	ln    net.Listener
 	cmd   *exec.Cmd
@@ -62,8 +65,13 @@ type floorServer struct {
 // the runs before 2026-11-29 did.
 var FloorInProcess bool
 
-// floorEnv names the spec file of a floor child process.
-const floorEnv = "CHARTCTL_BENCH_FLOOR_SPEC"
+// floorEnv names the spec file of a floor child process; floorCertEnv
+// and floorKeyEnv its certificate and key when it serves HTTPS.
+const (
+	floorEnv     = "CHARTCTL_BENCH_FLOOR_SPEC"
+	floorCertEnv = "CHARTCTL_BENCH_FLOOR_CERT"
+	floorKeyEnv  = "CHARTCTL_BENCH_FLOOR_KEY"
+)
 
 // floorSpec is a floor child's files: each path's body file, gzip file
 // ("" for none), ETag and other headers.
@@ -99,6 +107,9 @@ func serveFloorChild(specPath string) error {
 		return err
 	}
 	f := &floorServer{files: map[string]floorFile{}}
+	if cert := os.Getenv(floorCertEnv); cert != "" {
+		f.tls = &TLS{CertFile: cert, KeyFile: os.Getenv(floorKeyEnv)}
+	}
 	for path, e := range spec {
 		ff := floorFile{etag: e.ETag, header: e.Header}
 		if ff.body, err = os.ReadFile(e.Body); err != nil {
@@ -187,6 +198,9 @@ func (f *floorServer) start() (string, error) {
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), floorEnv+"="+specPath)
+	if f.tls != nil {
+		cmd.Env = append(cmd.Env, floorCertEnv+"="+f.tls.CertFile, floorKeyEnv+"="+f.tls.KeyFile)
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -215,10 +229,18 @@ func (f *floorServer) listen() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if f.tls != nil {
+		cert, err := tls.LoadX509KeyPair(f.tls.CertFile, f.tls.KeyFile)
+		if err != nil {
+			ln.Close()
+			return "", err
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
+	}
 	f.ln = ln
 	f.srv = &http.Server{Handler: f}
 	go func() { _ = f.srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), nil
+	return f.tls.URL(ln.Addr().String()), nil
 }
 
 // pid is the floor's process id: its child's, or this process's when it

@@ -29,6 +29,9 @@ type Load struct {
 	// WantStatus is the expected status (200 when zero); others count as
 	// errors.
 	WantStatus int
+	// TLS is the certificate the server presents (nil: plain HTTP); the
+	// clients runLoad makes trust it.
+	TLS *TLS
 }
 
 // LoadResult is what a load run measured.

@@ -31,6 +31,9 @@ type Nginx struct {
 	Root string
 	// Addr is the loopback host:port to listen on.
 	Addr string
+	// TLS, when set, makes nginx serve HTTPS with its certificate
+	// (OpenSSL; no kernel TLS, so no sendfile).
+	TLS *TLS
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -62,11 +65,27 @@ http {
     uwsgi_temp_path %[1]s/tmp/uwsgi;
     scgi_temp_path %[1]s/tmp/scgi;
     server {
-        listen %[2]s;
-        root %[3]s;
+        listen %[2]s%[4]s;
+        root %[3]s;%[5]s
     }
 }
-`, d, n.Addr, n.Root)
+`, d, n.Addr, n.Root, n.listenTLS(), n.certificates())
+}
+
+// listenTLS is the listen directive's ssl parameter with TLS.
+func (n *Nginx) listenTLS() string {
+	if n.TLS == nil {
+		return ""
+	}
+	return " ssl"
+}
+
+// certificates are the server block's certificate directives with TLS.
+func (n *Nginx) certificates() string {
+	if n.TLS == nil {
+		return ""
+	}
+	return fmt.Sprintf("\n        ssl_certificate %s;\n        ssl_certificate_key %s;", n.TLS.CertFile, n.TLS.KeyFile)
 }
 
 // Start writes the configuration, starts nginx and waits until it accepts

@@ -33,8 +33,8 @@ type ociPeer struct {
 	// confName is the configuration file's name in the run's directory.
 	confName string
 	// config is the configuration serving storage root on addr
-	// (host:port).
-	config func(root, addr string) ([]byte, error)
+	// (host:port), over HTTPS with t's certificate when t is set.
+	config func(root, addr string, t *TLS) ([]byte, error)
 	// describe turns `BIN --version`'s output into the report's words
 	// for the binary (nil: the output as it is).
 	describe func(bin string, out []byte) string
@@ -50,8 +50,12 @@ var distributionPeer = &ociPeer{
 	key: "distribution", title: "Distribution", confName: "distribution.yml",
 	binary: func(c *OCIConfig) string { return c.Distribution },
 	info:   func(r *OCIResults) *string { return &r.DistributionInfo },
-	config: func(root, addr string) ([]byte, error) {
-		return fmt.Appendf(nil, "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", root, addr), nil
+	config: func(root, addr string, t *TLS) ([]byte, error) {
+		conf := fmt.Appendf(nil, "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", root, addr)
+		if t != nil {
+			conf = fmt.Appendf(conf, "  tls:\n    certificate: %s\n    key: %s\n", t.CertFile, t.KeyFile)
+		}
+		return conf, nil
 	},
 	writeTags: writeDistributionTags,
 }
@@ -65,15 +69,19 @@ var zotPeer = &ociPeer{
 	key: "zot", title: "zot", confName: "zot.json",
 	binary: func(c *OCIConfig) string { return c.Zot },
 	info:   func(r *OCIResults) *string { return &r.ZotInfo },
-	config: func(root, addr string) ([]byte, error) {
+	config: func(root, addr string, t *TLS) ([]byte, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
 		}
+		web := map[string]any{"address": host, "port": port}
+		if t != nil {
+			web["tls"] = map[string]any{"cert": t.CertFile, "key": t.KeyFile}
+		}
 		return json.MarshalIndent(map[string]any{
 			"distSpecVersion": "1.1.1",
 			"storage":         map[string]any{"rootDirectory": root, "dedupe": true, "gc": true},
-			"http":            map[string]any{"address": host, "port": port},
+			"http":            web,
 			"log":             map[string]any{"level": "error"},
 		}, "", "  ")
 	},
@@ -93,15 +101,16 @@ type runningPeer struct {
 }
 
 // startPeer starts peer's binary bin on a loopback port with filesystem
-// storage under dir and waits until it answers /v2/.
-func startPeer(ctx context.Context, peer *ociPeer, bin, dir string) (*runningPeer, error) {
+// storage under dir, over HTTPS with t's certificate when t is set, and
+// waits until it answers /v2/.
+func startPeer(ctx context.Context, peer *ociPeer, bin, dir string, t *TLS) (*runningPeer, error) {
 	addr, err := FreeLoopbackAddr()
 	if err != nil {
 		return nil, err
 	}
 	root := filepath.Join(dir, peer.key)
 	conf := filepath.Join(dir, peer.confName)
-	content, err := peer.config(root, addr)
+	content, err := peer.config(root, addr, t)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +127,9 @@ func startPeer(ctx context.Context, peer *ociPeer, bin, dir string) (*runningPee
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", peer.key, err)
 	}
-	p := &runningPeer{ociPeer: peer, base: "http://" + addr, root: root, pid: cmd.Process.Pid}
+	p := &runningPeer{ociPeer: peer, base: t.URL(addr), root: root, pid: cmd.Process.Pid}
 	p.stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() }
-	if err := waitOK(ctx, p.base+"/v2/"); err != nil {
+	if err := waitOK(ctx, p.base+"/v2/", t); err != nil {
 		p.stop()
 		log, _ := os.ReadFile(logf.Name()) // dir goes with the run
 		return nil, fmt.Errorf("%s: %w; its log: %s", peer.key, err, log[max(0, len(log)-2000):])
@@ -134,12 +143,15 @@ func startPeer(ctx context.Context, peer *ociPeer, bin, dir string) (*runningPee
 	return p, nil
 }
 
-// waitOK waits until a GET of u answers 200, for ten seconds.
-func waitOK(ctx context.Context, u string) error {
+// waitOK waits until a GET of u answers 200, for ten seconds; over
+// HTTPS it trusts t's certificate.
+func waitOK(ctx context.Context, u string, t *TLS) error {
+	client := t.Trust(&http.Client{Transport: &http.Transport{}, Timeout: time.Second})
+	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil

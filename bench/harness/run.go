@@ -315,7 +315,7 @@ func runUploadsAndIndex(ctx context.Context, cfg Config, t Target, setA, setB []
 
 // runLoad runs l on a fresh client and closes its connections afterwards.
 func runLoad(ctx context.Context, l Load) (*LoadResult, error) {
-	client := NewClient(l.Conns, 30*time.Second)
+	client := l.TLS.Trust(NewClient(l.Conns, 30*time.Second))
 	defer client.CloseIdleConnections()
 	r, err := l.Run(ctx, client)
 	if err != nil {

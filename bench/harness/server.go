@@ -37,6 +37,8 @@ type Process struct {
 	LogPath string
 	// Extra are more serve arguments (say, --debug-addr).
 	Extra []string
+	// TLS, when set, makes the server serve HTTPS with its certificate.
+	TLS *TLS
 
 	cmd     *exec.Cmd
 	started time.Time
@@ -62,12 +64,19 @@ func FreeLoopbackAddr() (string, error) {
 // every rate limit and the per-credential upload cap disabled so the load
 // is not throttled.
 func (p *Process) Args() []string {
-	return append([]string{
+	args := []string{
 		"serve", "--addr", p.Addr, "--data", p.DataDir,
 		"--rate-limit-global", "0", "--rate-limit-upload", "0", "--rate-limit-search", "0",
 		"--max-concurrent-uploads", "0",
-	}, p.Extra...)
+	}
+	if p.TLS != nil {
+		args = append(args, "--tls-cert", p.TLS.CertFile, "--tls-key", p.TLS.KeyFile)
+	}
+	return append(args, p.Extra...)
 }
+
+// URL is the server's base URL: http://ADDR, or https://ADDR with TLS.
+func (p *Process) URL() string { return p.TLS.URL(p.Addr) }
 
 // Start launches the server process (again, after Stop); its output is
 // appended to LogPath.
@@ -125,9 +134,10 @@ func (p *Process) PID() int {
 // since the process was started. It fails if the process exits first or
 // after healthTimeout.
 func (p *Process) WaitHealthy(ctx context.Context) (time.Duration, error) {
-	client := &http.Client{Timeout: time.Second}
+	client := p.TLS.Trust(&http.Client{Transport: &http.Transport{}, Timeout: time.Second})
+	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(healthTimeout)
-	url := "http://" + p.Addr + "/healthz"
+	url := p.URL() + "/healthz"
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.exited:

@@ -638,8 +638,9 @@ func verdictRatio(v, target float64) string {
 	if target == 0 {
 		return ""
 	}
+	t := strings.TrimSuffix(fmt.Sprintf("%.2f", target), "0") // 0.45, 0.8, 2.0
 	if v >= target {
-		return fmt.Sprintf("≥ %.1f: met", target)
+		return "≥ " + t + ": met"
 	}
-	return fmt.Sprintf("≥ %.1f: **missed**", target)
+	return "≥ " + t + ": **missed**"
 }

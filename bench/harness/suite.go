@@ -33,6 +33,9 @@ type Target struct {
 	Field string
 	// IndexPath serves the Helm index.yaml.
 	IndexPath string
+	// TLS is the certificate the server presents over HTTPS (nil: plain
+	// HTTP); the clients made for the target trust it.
+	TLS *TLS
 }
 
 // URL joins the base URL with path and query.
@@ -157,7 +160,7 @@ func UploadSequential(ctx context.Context, client *http.Client, t Target, charts
 // first error stops all workers.
 func UploadConcurrent(ctx context.Context, t Target, charts []corpus.Chart, clients int) (time.Duration, []time.Duration, error) {
 	clients = max(clients, 1)
-	client := NewClient(clients, time.Minute)
+	client := t.TLS.Trust(NewClient(clients, time.Minute))
 	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -32,9 +32,19 @@ type CA struct {
 // NewCA makes a CA whose files live in a temp dir of tb.
 func NewCA(tb testing.TB) *CA {
 	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := NewCAIn(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return ca
+}
+
+// NewCAIn makes a CA whose certificate is written into dir, for code
+// outside a test (a benchmark command).
+func NewCAIn(dir string) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
@@ -47,26 +57,38 @@ func NewCA(tb testing.TB) *CA {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	cert, _ := x509.ParseCertificate(der)
-	ca := &CA{cert: cert, key: key, dir: tb.TempDir(), serial: 1, Pool: x509.NewCertPool()}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	ca := &CA{cert: cert, key: key, dir: dir, serial: 1, Pool: x509.NewCertPool()}
 	ca.Pool.AddCert(cert)
 	ca.CertPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	ca.CertFile = filepath.Join(ca.dir, "ca.pem")
 	if err := os.WriteFile(ca.CertFile, ca.CertPEM, 0o600); err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	return ca
+	return ca, nil
 }
 
 // Issue returns a server certificate and key (PEM) for names, which may be
 // DNS names or IP addresses, with a fresh serial number.
 func (ca *CA) Issue(tb testing.TB, names ...string) (certPEM, keyPEM []byte, serial int64) {
 	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, serial, err := ca.IssuePEM(names...)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return certPEM, keyPEM, serial
+}
+
+// IssuePEM is Issue for code outside a test.
+func (ca *CA) IssuePEM(names ...string) (certPEM, keyPEM []byte, serial int64, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	ca.serial++
 	tmpl := &x509.Certificate{
@@ -86,14 +108,14 @@ func (ca *CA) Issue(tb testing.TB, names ...string) (certPEM, keyPEM []byte, ser
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, nil, 0, err
 	}
 	kb, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, nil, 0, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), ca.serial
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), ca.serial, nil
 }
 
 // WriteFileAtomic writes data to path through a rename, as certificate

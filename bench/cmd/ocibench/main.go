@@ -60,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Pushes, "pushes", 20, "pushes of each push measurement")
 	fs.IntVar(&cfg.Slices, "slices", 0, "slices of each read measurement, taken in turn by the servers (0: slices of 250ms, at most 20; 1: one block per server)")
 	fs.IntVar(&cfg.Conns, "conns", 16, "connections of each read measurement")
+	fs.BoolVar(&cfg.TLS, "tls", false, "run every server over HTTPS with one certificate every client trusts (the issue's targets within 2×); --markdown then writes the \"oci-side-by-side-tls\" section")
 	fs.BoolVar(&harness.FloorInProcess, "floor-in-process", false, "serve the bare net/http floor inside this process, as runs before 2026-11-29 did")
 	fs.StringVar(&markdown, "markdown", "", `also write the table into this file's "oci-side-by-side" section`)
 	fs.StringVar(&trace, "trace", "", "write a line per measured slice into this file: the server, its rate, and the CPU time each server, the load generator and the kernel took meanwhile")
@@ -87,7 +88,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	md := res.Markdown()
 	fmt.Fprint(stdout, md)
 	if markdown != "" {
-		if err := harness.WriteSection(markdown, "oci-side-by-side", md); err != nil {
+		section := "oci-side-by-side"
+		if cfg.TLS {
+			section += "-tls"
+		}
+		if err := harness.WriteSection(markdown, section, md); err != nil {
 			fmt.Fprintln(stderr, "ocibench:", err)
 			return 1
 		}
