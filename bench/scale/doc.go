@@ -18,6 +18,12 @@
 //   - BenchmarkOCIPush: chart versions pushed in turn through /v1 and over
 //     OCI with the requests `helm push oci://` sends (issue #13), corpus
 //     charts and minimal ones; reports the ratio oci/v1.
+//   - BenchmarkPushedRepository: issue #32's server side, 100,000
+//     versions pushed through the binary, then list, search, start-up and
+//     the first index.yaml (CHARTCTL_BENCH_PUSHED_*; bolt + files over
+//     HTTPS when CHARTCTL_BENCH_PUSHED_MODES names bolt+files+tls).
+//   - BenchmarkQuotaPush: pushes into a filled repository without and
+//     with a max_bytes quota (CHARTCTL_BENCH_QUOTA_FILL).
 //
 // The package has only benchmarks: `go test ./...` compiles them and runs
 // nothing. docs/performance.md reports a run and how to read it.

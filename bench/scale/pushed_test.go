@@ -49,16 +49,18 @@ func envInt(b *testing.B, name string, def, least int) int {
 }
 
 // pushedModes are the modes BenchmarkPushedRepository runs, in order
-// (CHARTCTL_BENCH_PUSHED_MODES, comma-separated; default both).
+// (CHARTCTL_BENCH_PUSHED_MODES, comma-separated; default both stores;
+// tlsMode, bolt + files over HTTPS, only when named).
 func pushedModes(b *testing.B) []string {
 	v := os.Getenv("CHARTCTL_BENCH_PUSHED_MODES")
 	if v == "" {
 		return modes
 	}
+	known := append(slices.Clone(modes), tlsMode)
 	var out []string
 	for _, m := range strings.Split(v, ",") {
-		if !slices.Contains(modes, m) {
-			b.Fatalf("CHARTCTL_BENCH_PUSHED_MODES: unknown mode %q (want %s)", m, strings.Join(modes, ", "))
+		if !slices.Contains(known, m) {
+			b.Fatalf("CHARTCTL_BENCH_PUSHED_MODES: unknown mode %q (want %s)", m, strings.Join(known, ", "))
 		}
 		out = append(out, m)
 	}
@@ -91,6 +93,10 @@ func pushedModes(b *testing.B) []string {
 //   - first-index-load-ms: the first index.yaml after a restart with the
 //     index cache directory emptied, so loaded from the store: what a
 //     start without snapshots (a new build, a lost disk) costs.
+//
+// CHARTCTL_BENCH_PUSHED_MODES=bolt+files+tls runs the same on bolt +
+// files served over HTTPS (--tls-cert, a throwaway CA's certificate the
+// client trusts): issue #32 reads its targets over TLS within 2×.
 //
 // One iteration is the whole run: use -benchtime 1x.
 func BenchmarkPushedRepository(b *testing.B) {
@@ -245,15 +251,16 @@ func gunzipAll(gz []byte) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// startPushed starts one server of the mode on fresh storage and returns
-// it with the initial admin's API key.
 // startPushed starts a server of mode on a new data directory, and
 // returns it, the directory and an admin key.
 func startPushed(b *testing.B, mode string) (*node, string, string) {
 	b.Helper()
 	data := tempDir(b)
 	args := []string{"--data", data}
-	if mode == pgMode {
+	switch mode {
+	case tlsMode:
+		args = append(args, "--tls-cert", benchTLS.CertFile, "--tls-key", benchTLS.KeyFile)
+	case pgMode:
 		keyFile := filepath.Join(data, "shared-secrets.key")
 		if err := os.WriteFile(keyFile, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
 			b.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/chartctl/chartctl/bench/corpus"
+	"github.com/chartctl/chartctl/bench/harness"
 	"github.com/chartctl/chartctl/internal/bolt"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/postgres"
@@ -38,15 +39,18 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopAll()
+	_ = os.RemoveAll(filepath.Dir(benchTLS.CertFile))
 	pgtest.StopShared()
 	s3test.StopShared()
 	os.Exit(code)
 }
 
-// The two modes compared.
+// The two modes compared; BenchmarkPushedRepository also runs tlsMode,
+// bolt + files served over HTTPS, when asked to.
 const (
 	boltMode = "bolt+files"
 	pgMode   = "postgres+s3"
+	tlsMode  = "bolt+files+tls"
 )
 
 var modes = []string{boltMode, pgMode}
@@ -54,7 +58,20 @@ var modes = []string{boltMode, pgMode}
 // pushers is how many CI pipelines push at once in BenchmarkPushers.
 const pushers = 16
 
-var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute}
+// benchTLS is the certificate servers of tlsMode present; client trusts
+// it.
+var benchTLS = func() *harness.TLS {
+	dir, err := os.MkdirTemp("", "chartctl-bench-tls-")
+	if err == nil {
+		var t *harness.TLS
+		if t, err = harness.NewTLS(dir); err == nil {
+			return t
+		}
+	}
+	panic("bench TLS certificate: " + err.Error())
+}()
+
+var client = benchTLS.Trust(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute})
 
 var build struct {
 	once sync.Once
@@ -117,7 +134,7 @@ func (l *lockedBuffer) String() string {
 	return l.buf.String()
 }
 
-var servingRE = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
+var servingRE = regexp.MustCompile(`url=(https?://127\.0\.0\.1:\d+)`)
 
 // startNode starts `chartctl serve args…` on a free loopback port and
 // waits until /readyz answers 200.
