@@ -60,6 +60,10 @@ type OCIConfig struct {
 	Slices int
 	// Conns is the number of connections of a read measurement.
 	Conns int
+	// ServeArgs are more arguments of chartctl's `serve`: say, its
+	// PostgreSQL database and S3 blob store (--database, --blob-store),
+	// run by whoever runs the bench; the report names them.
+	ServeArgs []string
 	// TLS runs every server over HTTPS (HTTP/1.1) with one certificate
 	// for 127.0.0.1 that every client trusts: chartctl with --tls-cert,
 	// Distribution and zot with theirs, nginx with OpenSSL, the floor on
@@ -194,7 +198,7 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	proc := &Process{Binary: cfg.Binary, DataDir: filepath.Join(dir, "data"), Addr: addr, LogPath: filepath.Join(dir, "chartctl.log"), TLS: t}
+	proc := &Process{Binary: cfg.Binary, DataDir: filepath.Join(dir, "data"), Addr: addr, LogPath: filepath.Join(dir, "chartctl.log"), TLS: t, Extra: cfg.ServeArgs}
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
@@ -736,6 +740,9 @@ func (r *OCIResults) Markdown() string {
 	fmt.Fprintf(&b, "Run %s on %s; %d rounds, interleaved (each operation on each server in turn); %s, on %d connections (Go load generator); pushes %d in a row, one client. Load average before %s, after %s (the machine is shared). %s; %s.\n\n",
 		r.Date.Format("2006-01-02 15:04 UTC"), fmt.Sprintf("%d CPUs (%s)", r.Machine.CPUs, r.Machine.CPUModel), r.Config.Rounds, reads, r.Config.Conns, r.Config.Pushes, r.LoadBefore, r.LoadAfter, peerInfo, transport)
 	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Config.Command)
+	if len(r.Config.ServeArgs) > 0 {
+		fmt.Fprintf(&b, "chartctl served with `%s` besides the loopback address and a data directory.\n\n", strings.Join(r.Config.ServeArgs, " "))
+	}
 	fmt.Fprintf(&b, "The rounds began once chartctl's background images job had gone through the versions of the fill (`chartctl_images_pending` back at 0, %.0f s after the fill).\n\n", r.Settle.Seconds())
 
 	// Distribution's columns are there even without it (as "–"); zot's

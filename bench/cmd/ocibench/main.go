@@ -60,6 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Pushes, "pushes", 20, "pushes of each push measurement")
 	fs.IntVar(&cfg.Slices, "slices", 0, "slices of each read measurement, taken in turn by the servers (0: slices of 250ms, at most 20; 1: one block per server)")
 	fs.IntVar(&cfg.Conns, "conns", 16, "connections of each read measurement")
+	fs.Func("serve-arg", "one more argument of chartctl's serve, repeated for each (say --serve-arg=--database=postgres://… --serve-arg=--blob-store=s3://…); --markdown then writes the \"oci-side-by-side-serve-args\" section", func(v string) error {
+		cfg.ServeArgs = append(cfg.ServeArgs, v)
+		return nil
+	})
 	fs.BoolVar(&cfg.TLS, "tls", false, "run every server over HTTPS with one certificate every client trusts (the issue's targets within 2×); --markdown then writes the \"oci-side-by-side-tls\" section")
 	fs.BoolVar(&harness.FloorInProcess, "floor-in-process", false, "serve the bare net/http floor inside this process, as runs before 2026-11-29 did")
 	fs.StringVar(&markdown, "markdown", "", `also write the table into this file's "oci-side-by-side" section`)
@@ -89,6 +93,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, md)
 	if markdown != "" {
 		section := "oci-side-by-side"
+		if len(cfg.ServeArgs) > 0 {
+			section += "-serve-args"
+		}
 		if cfg.TLS {
 			section += "-tls"
 		}
