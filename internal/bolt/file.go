@@ -8,7 +8,7 @@ import (
 
 // file is a DB's bbolt file. It counts the write transactions committed
 // through it, so a reader can tell that nothing changed since an answer
-// was found without opening a transaction of its own (commitMemo). Every
+// was found without opening a transaction of its own (commitMemos, internal/epochmemo). Every
 // write goes through Update, Batch or Begin, which add the count to the
 // transaction's commit.
 type file struct {

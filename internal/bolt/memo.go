@@ -9,7 +9,7 @@ import (
 // key, for the reads that decode the same record on every request (issue
 // #32's profiles of `chartctl serve` under 16 connections: decoding a
 // manifest record's JSON was more than half of a manifest GET's CPU). A
-// read that commitMemo answers (a manifest by tag, a blob link) decodes
+// read that commitMemos answer (a manifest by tag, a blob link) decodes
 // only once after each write and needs no recordMemo of its own. An
 // entry keeps the bytes it was decoded from and is used only when the
 // stored record has exactly those bytes, so a changed, deleted or

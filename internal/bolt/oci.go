@@ -151,10 +151,10 @@ func (db *DB) linkBlobs(links []chartctl.OCIBlobLink) error {
 
 // BlobLink returns the link of digest in name, or ENOTFOUND. The link is
 // shared: callers must not modify it. Like TaggedManifest, it is kept
-// until the next write (commitMemo).
+// until the next write (commitMemos, internal/epochmemo).
 func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIBlobLink, error) {
 	commits := db.db.commits.Load()
-	if l, ok := db.memos.links.get(nameKey{name, digest}, commits); ok {
+	if l, ok := db.memos.links.Get(nameKey{Name: name, Ref: digest}, commits); ok {
 		return l, nil
 	}
 	var l *chartctl.OCIBlobLink
@@ -173,7 +173,7 @@ func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIB
 	if err != nil {
 		return nil, wrap("get blob link", err)
 	}
-	db.memos.links.put(nameKey{l.Name, l.Digest}, commits, l)
+	db.memos.links.Put(nameKey{Name: l.Name, Ref: l.Digest}, commits, l)
 	return l, nil
 }
 
@@ -482,13 +482,13 @@ func (db *DB) Tag(ctx context.Context, name, tag string) (string, error) {
 //
 // An answer is kept with the count of commits to the file before it was
 // read, and given again, without a transaction, while the count is the
-// same (commitMemo): the file has not changed in between, so the answer
+// same (commitMemos, internal/epochmemo): the file has not changed in between, so the answer
 // is what the lookups would find. A GET of a manifest by tag then skips
 // a transaction, three bucket lookups, two reads and the record's copy
 // (issue #32's profiles of manifest GETs).
 func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.OCIManifest, error) {
 	commits := db.db.commits.Load()
-	if m, ok := db.memos.tagged.get(nameKey{name, tag}, commits); ok {
+	if m, ok := db.memos.tagged.Get(nameKey{Name: name, Ref: tag}, commits); ok {
 		return m, nil
 	}
 	var m *chartctl.OCIManifest
@@ -507,7 +507,7 @@ func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.O
 	if err != nil {
 		return nil, wrap("get tagged manifest", err)
 	}
-	db.memos.tagged.put(nameKey{strings.Clone(name), strings.Clone(tag)}, commits, m)
+	db.memos.tagged.Put(nameKey{Name: strings.Clone(name), Ref: strings.Clone(tag)}, commits, m)
 	return m, nil
 }
 

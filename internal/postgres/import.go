@@ -80,5 +80,7 @@ func (db *DB) Import(ctx context.Context, fn func(tx *DB) error) error {
 	if err := fn(in); err != nil {
 		return err
 	}
-	return db.wrap("commit import", tx.Commit(ctx))
+	err = tx.Commit(ctx)
+	db.wrote()
+	return db.wrap("commit import", err)
 }

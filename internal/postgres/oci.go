@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/epochmemo"
 )
 
 // This file is the OCI registry's metadata (chartctl.OCIStore, CONTRACT
@@ -45,6 +47,7 @@ func (db *DB) LinkBlobs(ctx context.Context, links []chartctl.OCIBlobLink) error
 		SELECT name, digest, size, $4 FROM unnest($1::text[], $2::text[], $3::bigint[]) AS l (name, digest, size)
 		ON CONFLICT (name, digest) DO UPDATE SET size = EXCLUDED.size, linked_at = EXCLUDED.linked_at`,
 		names, digests, sizes, db.now())
+	db.wrote()
 	return db.wrap("link blobs", err)
 }
 
@@ -53,7 +56,13 @@ func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIB
 	if !storable(name, digest) {
 		return nil, blobUnknown()
 	}
-	l := &chartctl.OCIBlobLink{Name: name, Digest: digest}
+	epoch, memo := db.memoEpoch()
+	if memo {
+		if l, ok := db.memos.links.Get(epochmemo.NameKey{Name: name, Ref: digest}, epoch); ok {
+			return l, nil
+		}
+	}
+	l := &chartctl.OCIBlobLink{Name: strings.Clone(name), Digest: strings.Clone(digest)}
 	err := db.pool.QueryRow(ctx, `SELECT size, linked_at FROM oci_blob_links WHERE name = $1 AND digest = $2`,
 		name, digest).Scan(&l.Size, &l.LinkedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -62,6 +71,9 @@ func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIB
 		return nil, db.wrap("get blob link", err)
 	}
 	l.LinkedAt = utc(l.LinkedAt)
+	if memo {
+		db.memos.links.Put(epochmemo.NameKey{Name: l.Name, Ref: l.Digest}, epoch, l)
+	}
 	return l, nil
 }
 
@@ -311,12 +323,23 @@ func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.O
 	if !storable(name, tag) {
 		return nil, tagNotFound(tag)
 	}
+	epoch, memo := db.memoEpoch()
+	if memo {
+		if m, ok := db.memos.tagged.Get(epochmemo.NameKey{Name: name, Ref: tag}, epoch); ok {
+			return m, nil
+		}
+	}
 	m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests
 		WHERE name = $1 AND digest = (SELECT digest FROM oci_tags WHERE name = $1 AND tag = $2)`, name, tag))
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 		return nil, tagNotFound(tag)
+	} else if err != nil {
+		return nil, db.wrap("get tagged manifest", err)
 	}
-	return m, db.wrap("get tagged manifest", err)
+	if memo {
+		db.memos.tagged.Put(epochmemo.NameKey{Name: strings.Clone(name), Ref: strings.Clone(tag)}, epoch, m)
+	}
+	return m, nil
 }
 
 func tagNotFound(tag string) error {

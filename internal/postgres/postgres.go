@@ -26,6 +26,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -121,6 +122,15 @@ type DB struct {
 	// valid for one generation (charts.go).
 	keysMu   sync.Mutex
 	keyCache map[string]*repoKeys
+
+	// memos keep the registry's hottest reads while the write epoch is
+	// the same (memo.go).
+	memos *ociMemos
+	// epoch is the write epoch of the memos; watchers counts the
+	// WatchIndex loops running, which keep it moving with other
+	// replicas' writes (memo.go).
+	epoch    atomic.Uint64
+	watchers atomic.Int32
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a libpq
@@ -177,6 +187,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		origin:    ulid.Make().String(),
 		versions:  map[string]*semver.Version{},
 		keyCache:  map[string]*repoKeys{},
+		memos:     newOCIMemos(),
 	}, nil
 }
 
@@ -257,6 +268,11 @@ func (db *DB) txOpts(ctx context.Context, op string, opts pgx.TxOptions, fn func
 		if !retryable(err) || ctx.Err() != nil {
 			break
 		}
+	}
+	if opts.AccessMode != pgx.ReadOnly {
+		// Committed, or failed at any point, perhaps the commit itself:
+		// a memo's answer from before may be stale either way.
+		db.wrote()
 	}
 	return db.wrap(op, err)
 }

@@ -139,9 +139,11 @@ func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration
 		defer close(listening)
 		w.listen(ctx, conn)
 	}()
+	db.watchers.Add(1)
 	go func() {
 		defer close(done)
 		defer func() { <-listening }()
+		defer db.watchers.Add(-1)
 		t := time.NewTicker(poll)
 		defer t.Stop()
 		for {
@@ -149,8 +151,14 @@ func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration
 			case <-ctx.Done():
 				return
 			case c := <-w.notes:
+				// Another replica's change (or this one's): the memos'
+				// answers may be stale (memo.go).
+				db.wrote()
 				w.apply(ctx, c)
 			case <-t.C:
+				// Whatever other replicas wrote since the last tick,
+				// heard of or not.
+				db.wrote()
 				w.poll(ctx, false)
 			}
 		}
