@@ -399,7 +399,8 @@ type Store interface {
 	// from the start), at most n of them (all when n < 0), and whether
 	// more follow. It reads an index of tags, never the version records,
 	// so a page costs the same at 300 and at 100,000 versions. Returns
-	// ENOTFOUND if the repository does not exist.
+	// ENOTFOUND if the repository does not exist. The page may be shared
+	// with other callers: it must not be modified.
 	ChartTags(ctx context.Context, repo, name, last string, n int) (tags []string, more bool, err error)
 	// ChartNames returns every chart holding a version, as repository "/"
 	// chart, sorted; its cost grows with the number of charts, not of

@@ -170,6 +170,7 @@ type OCIStore interface {
 	TaggedManifest(ctx context.Context, name, tag string) (*OCIManifest, error)
 	// Tags returns name's tags in lexical order after last ("" from the
 	// start), at most n of them (all when n < 0), and whether more follow.
+	// The page may be shared with other callers: it must not be modified.
 	Tags(ctx context.Context, name, last string, n int) (tags []string, more bool, err error)
 	// DeleteManifest deletes the manifest with digest in name and every tag
 	// pointing to it, returning the deleted record. Returns ENOTFOUND.

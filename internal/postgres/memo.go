@@ -1,11 +1,14 @@
 package postgres
 
 import (
+	"strconv"
+
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/epochmemo"
 )
 
-// The registry's hottest reads, a manifest by tag and a blob link, are
+// The registry's hottest reads, a manifest by tag, a blob link and a page
+// of tags (pushed over OCI, and of a chart's versions), are
 // answered from memory while nothing has changed (internal/epochmemo), as
 // on bolt. Here the write epoch moves:
 //
@@ -27,17 +30,43 @@ const (
 	taggedMemoMaxSize = 64 << 10
 )
 
-// ociMemos are a DB's memos of TaggedManifest and BlobLink.
+// ociMemos are a DB's memos of TaggedManifest, BlobLink, Tags and
+// ChartTags.
 type ociMemos struct {
-	tagged *epochmemo.Memo[epochmemo.NameKey, chartctl.OCIManifest]
-	links  *epochmemo.Memo[epochmemo.NameKey, chartctl.OCIBlobLink]
+	tagged          *epochmemo.Memo[epochmemo.NameKey, chartctl.OCIManifest]
+	links           *epochmemo.Memo[epochmemo.NameKey, chartctl.OCIBlobLink]
+	tags, chartTags *epochmemo.Memo[epochmemo.NameKey, tagPage]
+}
+
+// tagPage is a page of tags and whether more follow.
+type tagPage struct {
+	tags []string
+	more bool
+}
+
+// tagPageBytes is a page's size for the memo's bounds: the whole list
+// of a chart of 100,000 versions (about 1 MB) is not kept, a page of
+// 100 tags is.
+func tagPageBytes(p *tagPage) int {
+	n := 0
+	for _, t := range p.tags {
+		n += len(t) + 16
+	}
+	return n
+}
+
+// pageKey is the memo key of a page of name's tags after last, n long.
+func pageKey(name, last string, n int) epochmemo.NameKey {
+	return epochmemo.NameKey{Name: name, Ref: last + "\x00" + strconv.Itoa(n)}
 }
 
 func newOCIMemos() *ociMemos {
 	return &ociMemos{
 		tagged: epochmemo.New[epochmemo.NameKey](ociMemoMax, taggedMemoBytes, taggedMemoMaxSize,
 			func(m *chartctl.OCIManifest) int { return len(m.Content) }),
-		links: epochmemo.New[epochmemo.NameKey, chartctl.OCIBlobLink](ociMemoMax, 0, 0, nil),
+		links:     epochmemo.New[epochmemo.NameKey, chartctl.OCIBlobLink](ociMemoMax, 0, 0, nil),
+		tags:      epochmemo.New[epochmemo.NameKey](ociMemoMax, taggedMemoBytes, taggedMemoMaxSize, tagPageBytes),
+		chartTags: epochmemo.New[epochmemo.NameKey](ociMemoMax, taggedMemoBytes, taggedMemoMaxSize, tagPageBytes),
 	}
 }
 

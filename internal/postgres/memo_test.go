@@ -160,4 +160,24 @@ func TestRegistryMemosAcrossReplicas(t *testing.T) {
 	if got := link(b); got != linked {
 		t.Fatalf("b's link right after linking it: %s", got)
 	}
+
+	// A page of tags: b's own tag at once, a's within the polls.
+	tags := func(db *postgres.DB) string {
+		t.Helper()
+		page, _, err := db.Tags(ctx, name, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(page, ",")
+	}
+	if err := b.PutManifest(ctx, m1, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(b) + "|" + tags(b); got != "v1|v1" {
+		t.Fatalf("b's tags right after tagging v1: %s", got)
+	}
+	if err := a.PutManifest(ctx, m1, "v2"); err != nil {
+		t.Fatal(err)
+	}
+	eventually("b's tags after a tagged v2", func() string { return tags(b) }, "v1,v2")
 }

@@ -347,12 +347,31 @@ func tagNotFound(tag string) error {
 }
 
 // Tags returns name's tags in lexical order after last, at most n (all
-// when n < 0), and whether more follow.
+// when n < 0), and whether more follow. The page may be shared (memo.go):
+// it must not be modified.
 func (db *DB) Tags(ctx context.Context, name, last string, n int) ([]string, bool, error) {
 	tags := []string{}
 	if !storable(name, last) {
 		return tags, false, nil
 	}
+	epoch, memo := db.memoEpoch()
+	key := pageKey(name, last, n)
+	if memo {
+		if p, ok := db.memos.tags.Get(key, epoch); ok {
+			return p.tags, p.more, nil
+		}
+	}
+	tags, more, err := db.tagPage(ctx, name, last, n)
+	if err == nil && memo {
+		key.Name = strings.Clone(name) // the key outlives the request
+		db.memos.tags.Put(key, epoch, &tagPage{tags, more})
+	}
+	return tags, more, err
+}
+
+// tagPage is Tags from the database.
+func (db *DB) tagPage(ctx context.Context, name, last string, n int) ([]string, bool, error) {
+	tags := []string{}
 	limit := int64(-1)
 	if n >= 0 {
 		limit = int64(n) + 1

@@ -12,10 +12,26 @@ import (
 // lexical order after last, at most n (all when n < 0), and whether more
 // follow: one range of the chart_versions_tag index (migration 0011).
 func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]string, bool, error) {
-	tags := []string{}
 	if !storable(repo) {
 		return nil, false, repoNotFound(repo)
 	}
+	epoch, memo := db.memoEpoch()
+	key := pageKey(repo+"/"+name, last, n)
+	if memo {
+		if p, ok := db.memos.chartTags.Get(key, epoch); ok {
+			return p.tags, p.more, nil
+		}
+	}
+	tags, more, err := db.chartTagPage(ctx, repo, name, last, n)
+	if err == nil && memo {
+		db.memos.chartTags.Put(key, epoch, &tagPage{tags, more})
+	}
+	return tags, more, err
+}
+
+// chartTagPage is ChartTags from the database.
+func (db *DB) chartTagPage(ctx context.Context, repo, name, last string, n int) ([]string, bool, error) {
+	tags := []string{}
 	var id string
 	err := db.pool.QueryRow(ctx, `SELECT id FROM repositories WHERE name = $1`, repo).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
