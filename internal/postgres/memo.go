@@ -8,20 +8,23 @@ import (
 )
 
 // The registry's hottest reads, a manifest by tag, a blob link and a page
-// of tags (pushed over OCI, and of a chart's versions), are
-// answered from memory while nothing has changed (internal/epochmemo), as
-// on bolt. Here the write epoch moves:
+// of tags (pushed over OCI, and of a chart's versions), are answered from
+// memory while nothing has changed (internal/epochmemo), as on bolt, when
+// this process is the only replica on the database. The write epoch moves
+// after every write transaction of this process, committed or not,
+// before the write's caller hears of it, so the replica reads its own
+// writes at once; and on every notification and poll of WatchIndex.
 //
-//   - after every write transaction of this process, committed or not,
-//     before the write's caller hears of it: a replica reads its own
-//     writes at once;
-//   - on every change notification WatchIndex hears from any replica, and
-//     at each of its polls (DefaultIndexPoll): another replica's write is
-//     seen within a poll, inside the second CONTRACT §12 gives a change
-//     to reach every replica.
-//
-// The memos are used only while WatchIndex runs: without it nothing would
-// bring other replicas' writes in.
+// With other replicas the memos are not used: the registry's clients
+// expect a blob or tag deleted through one replica to be gone at the
+// next request to any other (the OCI conformance suite checks that
+// behind a load balancer), and no notification is sure to arrive before
+// that request. WatchIndex counts the other replicas' listening
+// connections at each poll, and a replica that starts to listen
+// announces itself (indexChange.Joined), so a replica stops using its
+// memos when it hears of another, before that one serves; they are used
+// again once a poll finds it alone. Writers that are not replicas (an
+// `admin migrate` onto a database) run with the replicas stopped.
 
 // The memos' bounds, as on bolt.
 const (
@@ -71,12 +74,21 @@ func newOCIMemos() *ociMemos {
 }
 
 // memoEpoch returns the write epoch to read a memo at, and whether the
-// memos may be used at all (WatchIndex runs; not a DB of an Import).
+// memos may be used at all: WatchIndex runs and finds this replica alone
+// (not a DB of an Import).
 func (db *DB) memoEpoch() (uint64, bool) {
-	if db.memos == nil || db.watchers.Load() == 0 {
+	if db.memos == nil || db.watchers.Load() == 0 || !db.alone.Load() {
 		return 0, false
 	}
 	return db.epoch.Load(), true
+}
+
+// Memoizing reports whether the registry's reads are answered from
+// memory now: WatchIndex runs and no other replica listens on the
+// database (for tests and operators' diagnostics).
+func (db *DB) Memoizing() bool {
+	_, ok := db.memoEpoch()
+	return ok
 }
 
 // wrote moves the write epoch: the memos' answers from before are stale.

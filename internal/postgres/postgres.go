@@ -131,6 +131,9 @@ type DB struct {
 	// replicas' writes (memo.go).
 	epoch    atomic.Uint64
 	watchers atomic.Int32
+	// alone is set while WatchIndex finds no other replica listening
+	// on the database: only then are the memos used (memo.go).
+	alone atomic.Bool
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a libpq

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,10 @@ type indexChange struct {
 	// disabled or deleted, a token or grant revoked): replicas drop the
 	// credentials they cached. Repo is empty then.
 	Creds bool `json:"c,omitempty"`
+	// Joined says a replica began listening: the others stop answering
+	// from their memos (memo.go). Repo is empty then; releases before it
+	// drop such a notification.
+	Joined bool `json:"j,omitempty"`
 }
 
 // CredentialsHandler is an IndexHandler that also caches credentials: it
@@ -152,8 +157,13 @@ func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration
 				return
 			case c := <-w.notes:
 				// Another replica's change (or this one's): the memos'
-				// answers may be stale (memo.go).
+				// answers may be stale (memo.go). Another replica is
+				// there: the memos are not used until a poll finds this
+				// one alone again.
 				db.wrote()
+				if c.Origin != db.origin {
+					db.alone.Store(false)
+				}
 				w.apply(ctx, c)
 			case <-t.C:
 				// Whatever other replicas wrote since the last tick,
@@ -174,10 +184,16 @@ type watcher struct {
 	// next poll still sees it (its notification is not just late).
 	known, pending map[string]repoGen
 	notes          chan indexChange
+	// listener is the backend pid of the listening connection, 0 while
+	// there is none.
+	listener atomic.Uint32
 }
 
 // apply handles one notification.
 func (w *watcher) apply(ctx context.Context, c indexChange) {
+	if c.Joined {
+		return // only the memos care (the loop above)
+	}
 	if c.Creds {
 		if c.Origin != w.db.origin {
 			w.invalidateCredentials()
@@ -217,6 +233,7 @@ func (w *watcher) apply(ctx context.Context, c indexChange) {
 func (w *watcher) poll(ctx context.Context, first bool) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	w.countReplicas(qctx)
 	rows, err := w.db.pool.Query(qctx, `SELECT name, id, generation FROM repositories`)
 	if err != nil {
 		return // the database is away; the next poll tries again
@@ -263,6 +280,17 @@ func (w *watcher) poll(ctx context.Context, first bool) {
 	}
 }
 
+// countReplicas lets the memos be used (memo.go) only while this
+// replica listens and no other replica's listening connection is on the
+// database.
+func (w *watcher) countReplicas(ctx context.Context) {
+	pid := w.listener.Load()
+	var others int
+	err := w.db.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = $1 AND pid <> $2`, listenerName, int64(pid)).Scan(&others)
+	w.db.alone.Store(err == nil && pid != 0 && others == 0)
+}
+
 // listen forwards the notifications of conn (nil: none yet) and of the
 // connections it re-dials after any failure, until ctx is done.
 func (w *watcher) listen(ctx context.Context, conn *pgx.Conn) {
@@ -293,6 +321,8 @@ func (w *watcher) listen(ctx context.Context, conn *pgx.Conn) {
 		}
 		backoff = 50 * time.Millisecond
 		w.forward(ctx, conn)
+		w.listener.Store(0)
+		w.db.alone.Store(false)
 		_ = conn.Close(context.WithoutCancel(ctx))
 		conn, lost = nil, true
 	}
@@ -312,6 +342,13 @@ func (w *watcher) dial(ctx context.Context) (*pgx.Conn, error) {
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	// Tell the other replicas, which stop answering from their memos.
+	b, _ := json.Marshal(indexChange{Origin: w.db.origin, Joined: true})
+	if _, err := conn.Exec(dctx, `SELECT pg_notify($1, $2)`, indexChannel, string(b)); err != nil {
+		_ = conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	w.listener.Store(conn.PgConn().PID())
 	return conn, nil
 }
 
@@ -323,7 +360,7 @@ func (w *watcher) forward(ctx context.Context, conn *pgx.Conn) {
 			return
 		}
 		var c indexChange
-		if json.Unmarshal([]byte(n.Payload), &c) != nil || (c.Repo == "" && !c.Creds) {
+		if json.Unmarshal([]byte(n.Payload), &c) != nil || (c.Repo == "" && !c.Creds && !c.Joined) {
 			continue
 		}
 		select {
