@@ -146,7 +146,7 @@ func startPeer(ctx context.Context, peer *ociPeer, bin, dir string, t *TLS) (*ru
 // waitOK waits until a GET of u answers 200, for ten seconds; over
 // HTTPS it trusts t's certificate.
 func waitOK(ctx context.Context, u string, t *TLS) error {
-	client := t.Trust(&http.Client{Transport: &http.Transport{}, Timeout: time.Second})
+	client := t.probeClient()
 	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

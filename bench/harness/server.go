@@ -134,7 +134,7 @@ func (p *Process) PID() int {
 // since the process was started. It fails if the process exits first or
 // after healthTimeout.
 func (p *Process) WaitHealthy(ctx context.Context) (time.Duration, error) {
-	client := p.TLS.Trust(&http.Client{Transport: &http.Transport{}, Timeout: time.Second})
+	client := p.TLS.probeClient()
 	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(healthTimeout)
 	url := p.URL() + "/healthz"

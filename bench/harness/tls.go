@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/chartctl/chartctl/internal/testkit"
 )
@@ -57,6 +58,12 @@ func (t *TLS) Scheme() string {
 
 // URL is the base URL of a server on addr (host:port).
 func (t *TLS) URL(addr string) string { return t.Scheme() + "://" + addr }
+
+// probeClient is a client for the readiness checks of a run's servers:
+// its own connections, a second a request, trusting t's CA.
+func (t *TLS) probeClient() *http.Client {
+	return t.Trust(&http.Client{Transport: &http.Transport{}, Timeout: time.Second})
+}
 
 // Trust makes c's transport (an *http.Transport) trust t's CA and
 // returns c; for a nil t it returns c as it is.

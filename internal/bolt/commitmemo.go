@@ -21,17 +21,10 @@ type commitMemos struct {
 // nameKey is a key of two names: a repository's and a tag's or digest's.
 type nameKey = epochmemo.NameKey
 
-// The memos' bounds.
-const (
-	commitMemoMax        = 4096
-	taggedMemoBytes      = 16 << 20
-	taggedMemoMaxContent = 64 << 10
-)
-
 func newCommitMemos() *commitMemos {
 	return &commitMemos{
-		tagged: epochmemo.New[nameKey](commitMemoMax, taggedMemoBytes, taggedMemoMaxContent,
+		tagged: epochmemo.New[nameKey](epochmemo.DefaultEntries, epochmemo.DefaultBytes, epochmemo.DefaultMaxAnswer,
 			func(m *chartctl.OCIManifest) int { return len(m.Content) }),
-		links: epochmemo.New[nameKey, chartctl.OCIBlobLink](commitMemoMax, 0, 0, nil),
+		links: epochmemo.New[nameKey, chartctl.OCIBlobLink](epochmemo.DefaultEntries, 0, 0, nil),
 	}
 }

@@ -507,7 +507,7 @@ func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.O
 	if err != nil {
 		return nil, wrap("get tagged manifest", err)
 	}
-	db.memos.tagged.Put(nameKey{Name: strings.Clone(name), Ref: strings.Clone(tag)}, commits, m)
+	db.memos.tagged.Put(nameKey{Name: name, Ref: tag}, commits, m)
 	return m, nil
 }
 

@@ -21,13 +21,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/chartctl/chartctl/internal/bufpool"
 	"io"
 	"path"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/chartctl/chartctl/internal/bufpool"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"sigs.k8s.io/yaml"
 )

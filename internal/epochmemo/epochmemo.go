@@ -3,8 +3,8 @@
 // only while the epoch is the same.
 //
 // A store raises its epoch after each write is durable (bolt: every
-// commit to its file; PostgreSQL: every committed write of this process,
-// and every change it hears of or polls for from other replicas). While
+// commit to its file; PostgreSQL: every write of this process, and every
+// poll for other replicas, whose presence turns the memos off). While
 // the epoch is the same, the answer is what the read would find again, so
 // a read needs no transaction, no lookup and no copy. After any write the
 // entries are stale and are replaced as they are read again: nothing
@@ -16,11 +16,30 @@
 // not used once the epoch moves on.
 package epochmemo
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
+
+// The bounds the stores' memos use: 4,096 answers, 16 MiB of answers in
+// all, none over 64 KiB (a manifest may be megabytes; chart manifests
+// and pages of 100 tags are under a few KiB).
+const (
+	DefaultEntries   = 4096
+	DefaultBytes     = 16 << 20
+	DefaultMaxAnswer = 64 << 10
+)
+
+// Key is a memo's key: comparable, and able to give a copy of itself
+// that holds no part of a request, for the memo to keep.
+type Key[K any] interface {
+	comparable
+	Owned() K
+}
 
 // Memo is one read's memo. The zero Memo keeps nothing until New's bounds
 // are set; use New.
-type Memo[K comparable, V any] struct {
+type Memo[K Key[K], V any] struct {
 	mu sync.RWMutex
 	m  map[K]entry[V]
 	// size is the total of the entries' sizes (sizeOf).
@@ -39,7 +58,7 @@ type entry[V any] struct {
 
 // New returns a memo of at most maxEntries answers; with sizeOf, of at
 // most maxBytes in all and none larger than maxOne.
-func New[K comparable, V any](maxEntries, maxBytes, maxOne int, sizeOf func(*V) int) *Memo[K, V] {
+func New[K Key[K], V any](maxEntries, maxBytes, maxOne int, sizeOf func(*V) int) *Memo[K, V] {
 	return &Memo[K, V]{maxEntries: maxEntries, maxBytes: maxBytes, maxOne: maxOne, sizeOf: sizeOf}
 }
 
@@ -54,9 +73,9 @@ func (cm *Memo[K, V]) Get(k K, epoch uint64) (*V, bool) {
 	return e.v, true
 }
 
-// Put keeps v, found for k by a read begun at epoch, unless it is larger
-// than the memo's largest answer. v is shared from then on. k must not
-// hold parts of a request (put copies of them).
+// Put keeps v, found for k by a read begun at epoch, under k.Owned(),
+// unless it is larger than the memo's largest answer. v is shared from
+// then on.
 func (cm *Memo[K, V]) Put(k K, epoch uint64, v *V) {
 	n := 0
 	if cm.sizeOf != nil {
@@ -73,9 +92,26 @@ func (cm *Memo[K, V]) Put(k K, epoch uint64, v *V) {
 	if cm.m == nil || len(cm.m) >= cm.maxEntries || (cm.sizeOf != nil && cm.size+n > cm.maxBytes) {
 		cm.m, cm.size = map[K]entry[V]{}, 0
 	}
-	cm.m[k] = entry[V]{epoch: epoch, v: v}
+	cm.m[k.Owned()] = entry[V]{epoch: epoch, v: v}
 	cm.size += n
+}
+
+// Answer returns the answer kept for k at epoch, or else load's, which it
+// keeps (Put) unless load fails.
+func (cm *Memo[K, V]) Answer(k K, epoch uint64, load func() (*V, error)) (*V, error) {
+	if v, ok := cm.Get(k, epoch); ok {
+		return v, nil
+	}
+	v, err := load()
+	if err != nil {
+		return nil, err
+	}
+	cm.Put(k, epoch, v)
+	return v, nil
 }
 
 // NameKey is a key of two names: a repository's and a tag's or digest's.
 type NameKey struct{ Name, Ref string }
+
+// Owned returns k with copies of its names.
+func (k NameKey) Owned() NameKey { return NameKey{strings.Clone(k.Name), strings.Clone(k.Ref)} }

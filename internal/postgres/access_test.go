@@ -5,25 +5,13 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/chartctl/chartctl/internal/postgres"
-	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 )
 
 // TestRememberTokenIDAcrossReplicas: replicas exchanging the same OIDC
 // token at once agree that exactly one exchange is fresh, for a token seen
 // for the first time and for one whose earlier record has expired.
 func TestRememberTokenIDAcrossReplicas(t *testing.T) {
-	url := pgtest.Shared(t).NewDatabase(t)
-	var replicas []*postgres.DB
-	for range 3 {
-		db, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		replicas = append(replicas, db)
-	}
+	_, replicas := openReplicas(t, 3)
 	const iss = "https://token.actions.githubusercontent.com"
 	race := func(jti string, until time.Time) int {
 		t.Helper()

@@ -1,7 +1,7 @@
 package postgres
 
 import (
-	"strconv"
+	"strings"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/epochmemo"
@@ -13,7 +13,7 @@ import (
 // this process is the only replica on the database. The write epoch moves
 // after every write transaction of this process, committed or not,
 // before the write's caller hears of it, so the replica reads its own
-// writes at once; and on every notification and poll of WatchIndex.
+// writes at once; and at every poll of WatchIndex.
 //
 // With other replicas the memos are not used: the registry's clients
 // expect a blob or tag deleted through one replica to be gone at the
@@ -26,19 +26,12 @@ import (
 // again once a poll finds it alone. Writers that are not replicas (an
 // `admin migrate` onto a database) run with the replicas stopped.
 
-// The memos' bounds, as on bolt.
-const (
-	ociMemoMax        = 4096
-	taggedMemoBytes   = 16 << 20
-	taggedMemoMaxSize = 64 << 10
-)
-
 // ociMemos are a DB's memos of TaggedManifest, BlobLink, Tags and
-// ChartTags.
+// ChartTags, with bolt's bounds.
 type ociMemos struct {
 	tagged          *epochmemo.Memo[epochmemo.NameKey, chartctl.OCIManifest]
 	links           *epochmemo.Memo[epochmemo.NameKey, chartctl.OCIBlobLink]
-	tags, chartTags *epochmemo.Memo[epochmemo.NameKey, tagPage]
+	tags, chartTags *epochmemo.Memo[pageKey, tagPage]
 }
 
 // tagPage is a page of tags and whether more follow.
@@ -58,19 +51,36 @@ func tagPageBytes(p *tagPage) int {
 	return n
 }
 
-// pageKey is the memo key of a page of name's tags after last, n long.
-func pageKey(name, last string, n int) epochmemo.NameKey {
-	return epochmemo.NameKey{Name: name, Ref: last + "\x00" + strconv.Itoa(n)}
+// pageKey is the memo key of a page of tags: of OCI name (repo empty) or
+// of chart name in repo, after last, n long.
+type pageKey struct {
+	repo, name, last string
+	n                int
+}
+
+// Owned returns k with copies of its names (epochmemo.Key).
+func (k pageKey) Owned() pageKey {
+	return pageKey{strings.Clone(k.repo), strings.Clone(k.name), strings.Clone(k.last), k.n}
 }
 
 func newOCIMemos() *ociMemos {
+	const entries, bytes, one = epochmemo.DefaultEntries, epochmemo.DefaultBytes, epochmemo.DefaultMaxAnswer
 	return &ociMemos{
-		tagged: epochmemo.New[epochmemo.NameKey](ociMemoMax, taggedMemoBytes, taggedMemoMaxSize,
-			func(m *chartctl.OCIManifest) int { return len(m.Content) }),
-		links:     epochmemo.New[epochmemo.NameKey, chartctl.OCIBlobLink](ociMemoMax, 0, 0, nil),
-		tags:      epochmemo.New[epochmemo.NameKey](ociMemoMax, taggedMemoBytes, taggedMemoMaxSize, tagPageBytes),
-		chartTags: epochmemo.New[epochmemo.NameKey](ociMemoMax, taggedMemoBytes, taggedMemoMaxSize, tagPageBytes),
+		tagged:    epochmemo.New[epochmemo.NameKey](entries, bytes, one, func(m *chartctl.OCIManifest) int { return len(m.Content) }),
+		links:     epochmemo.New[epochmemo.NameKey, chartctl.OCIBlobLink](entries, 0, 0, nil),
+		tags:      epochmemo.New[pageKey](entries, bytes, one, tagPageBytes),
+		chartTags: epochmemo.New[pageKey](entries, bytes, one, tagPageBytes),
 	}
+}
+
+// remember answers k from m, or from load, which it keeps, while the
+// memos may be used (memoEpoch); otherwise it calls load.
+func remember[K epochmemo.Key[K], V any](db *DB, m *epochmemo.Memo[K, V], k K, load func() (*V, error)) (*V, error) {
+	epoch, ok := db.memoEpoch()
+	if !ok {
+		return load()
+	}
+	return m.Answer(k, epoch, load)
 }
 
 // memoEpoch returns the write epoch to read a memo at, and whether the

@@ -9,7 +9,6 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/storetest"
-	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 )
 
 // memoManifest is an OCI manifest of name referring to blob.
@@ -27,16 +26,8 @@ func memoManifest(name, blob, salt string) *chartctl.OCIManifest {
 // tag added through the other is seen at the very next read; when the
 // other stops, the memos come back. Without WatchIndex nothing is kept.
 func TestRegistryMemosAcrossReplicas(t *testing.T) {
-	url := pgtest.Shared(t).NewDatabase(t)
-	open := func() *postgres.DB {
-		db, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	a, b := open(), open()
+	_, dbs := openReplicas(t, 2)
+	a, b := dbs[0], dbs[1]
 	if err := a.CreateRepository(ctx, &chartctl.Repository{Name: "apps"}); err != nil {
 		t.Fatal(err)
 	}

@@ -56,25 +56,18 @@ func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIB
 	if !storable(name, digest) {
 		return nil, blobUnknown()
 	}
-	epoch, memo := db.memoEpoch()
-	if memo {
-		if l, ok := db.memos.links.Get(epochmemo.NameKey{Name: name, Ref: digest}, epoch); ok {
-			return l, nil
+	return remember(db, db.memos.links, epochmemo.NameKey{Name: name, Ref: digest}, func() (*chartctl.OCIBlobLink, error) {
+		l := &chartctl.OCIBlobLink{Name: strings.Clone(name), Digest: strings.Clone(digest)}
+		err := db.pool.QueryRow(ctx, `SELECT size, linked_at FROM oci_blob_links WHERE name = $1 AND digest = $2`,
+			name, digest).Scan(&l.Size, &l.LinkedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, blobUnknown()
+		} else if err != nil {
+			return nil, db.wrap("get blob link", err)
 		}
-	}
-	l := &chartctl.OCIBlobLink{Name: strings.Clone(name), Digest: strings.Clone(digest)}
-	err := db.pool.QueryRow(ctx, `SELECT size, linked_at FROM oci_blob_links WHERE name = $1 AND digest = $2`,
-		name, digest).Scan(&l.Size, &l.LinkedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, blobUnknown()
-	} else if err != nil {
-		return nil, db.wrap("get blob link", err)
-	}
-	l.LinkedAt = utc(l.LinkedAt)
-	if memo {
-		db.memos.links.Put(epochmemo.NameKey{Name: l.Name, Ref: l.Digest}, epoch, l)
-	}
-	return l, nil
+		l.LinkedAt = utc(l.LinkedAt)
+		return l, nil
+	})
 }
 
 // BlobNames returns the names that hold digest, sorted.
@@ -323,23 +316,16 @@ func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.O
 	if !storable(name, tag) {
 		return nil, tagNotFound(tag)
 	}
-	epoch, memo := db.memoEpoch()
-	if memo {
-		if m, ok := db.memos.tagged.Get(epochmemo.NameKey{Name: name, Ref: tag}, epoch); ok {
-			return m, nil
+	return remember(db, db.memos.tagged, epochmemo.NameKey{Name: name, Ref: tag}, func() (*chartctl.OCIManifest, error) {
+		m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests
+			WHERE name = $1 AND digest = (SELECT digest FROM oci_tags WHERE name = $1 AND tag = $2)`, name, tag))
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return nil, tagNotFound(tag)
+		} else if err != nil {
+			return nil, db.wrap("get tagged manifest", err)
 		}
-	}
-	m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests
-		WHERE name = $1 AND digest = (SELECT digest FROM oci_tags WHERE name = $1 AND tag = $2)`, name, tag))
-	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-		return nil, tagNotFound(tag)
-	} else if err != nil {
-		return nil, db.wrap("get tagged manifest", err)
-	}
-	if memo {
-		db.memos.tagged.Put(epochmemo.NameKey{Name: strings.Clone(name), Ref: strings.Clone(tag)}, epoch, m)
-	}
-	return m, nil
+		return m, nil
+	})
 }
 
 func tagNotFound(tag string) error {
@@ -354,19 +340,14 @@ func (db *DB) Tags(ctx context.Context, name, last string, n int) ([]string, boo
 	if !storable(name, last) {
 		return tags, false, nil
 	}
-	epoch, memo := db.memoEpoch()
-	key := pageKey(name, last, n)
-	if memo {
-		if p, ok := db.memos.tags.Get(key, epoch); ok {
-			return p.tags, p.more, nil
-		}
+	p, err := remember(db, db.memos.tags, pageKey{name: name, last: last, n: n}, func() (*tagPage, error) {
+		tags, more, err := db.tagPage(ctx, name, last, n)
+		return &tagPage{tags, more}, err
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	tags, more, err := db.tagPage(ctx, name, last, n)
-	if err == nil && memo {
-		key.Name = strings.Clone(name) // the key outlives the request
-		db.memos.tags.Put(key, epoch, &tagPage{tags, more})
-	}
-	return tags, more, err
+	return p.tags, p.more, nil
 }
 
 // tagPage is Tags from the database.

@@ -40,6 +40,23 @@ func mustOpen(tb testing.TB) *postgres.DB {
 	return db
 }
 
+// openReplicas opens n stores on one fresh database, as n replicas do,
+// and closes them when the test ends. It returns the database's URL too.
+func openReplicas(tb testing.TB, n int) (string, []*postgres.DB) {
+	tb.Helper()
+	url := pgtest.Shared(tb).NewDatabase(tb)
+	dbs := make([]*postgres.DB, n)
+	for i := range dbs {
+		db, err := postgres.Open(ctx, url)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = db.Close() })
+		dbs[i] = db
+	}
+	return url, dbs
+}
+
 // TestConformance runs the storage conformance suite on a real PostgreSQL.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return mustOpen(t) })

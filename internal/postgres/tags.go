@@ -15,18 +15,14 @@ func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]
 	if !storable(repo) {
 		return nil, false, repoNotFound(repo)
 	}
-	epoch, memo := db.memoEpoch()
-	key := pageKey(repo+"/"+name, last, n)
-	if memo {
-		if p, ok := db.memos.chartTags.Get(key, epoch); ok {
-			return p.tags, p.more, nil
-		}
+	p, err := remember(db, db.memos.chartTags, pageKey{repo, name, last, n}, func() (*tagPage, error) {
+		tags, more, err := db.chartTagPage(ctx, repo, name, last, n)
+		return &tagPage{tags, more}, err
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	tags, more, err := db.chartTagPage(ctx, repo, name, last, n)
-	if err == nil && memo {
-		db.memos.chartTags.Put(key, epoch, &tagPage{tags, more})
-	}
-	return tags, more, err
+	return p.tags, p.more, nil
 }
 
 // chartTagPage is ChartTags from the database.

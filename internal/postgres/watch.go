@@ -156,18 +156,17 @@ func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration
 			case <-ctx.Done():
 				return
 			case c := <-w.notes:
-				// Another replica's change (or this one's): the memos'
-				// answers may be stale (memo.go). Another replica is
-				// there: the memos are not used until a poll finds this
-				// one alone again.
-				db.wrote()
+				// Another replica is there: the memos are not used until
+				// a poll finds this one alone again (memo.go). This
+				// replica's own changes moved the epoch as they were made.
 				if c.Origin != db.origin {
 					db.alone.Store(false)
 				}
 				w.apply(ctx, c)
 			case <-t.C:
-				// Whatever other replicas wrote since the last tick,
-				// heard of or not.
+				// The answers kept before the poll are dropped: another
+				// replica, now gone, may have written since they were
+				// found, or a writer that does not listen.
 				db.wrote()
 				w.poll(ctx, false)
 			}

@@ -13,7 +13,6 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/postgres"
 	"github.com/chartctl/chartctl/internal/storetest"
-	"github.com/chartctl/chartctl/internal/testkit/pgtest"
 )
 
 // indexEvents records what WatchIndex tells a replica.
@@ -63,16 +62,8 @@ func (e *indexEvents) has(event string) bool {
 // (not of its own), and when its listening connection is killed it still
 // learns of the changes it missed, through the generation check.
 func TestWatchIndex(t *testing.T) {
-	url := pgtest.Shared(t).NewDatabase(t)
-	open := func() *postgres.DB {
-		db, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	a, b := open(), open()
+	url, dbs := openReplicas(t, 2)
+	a, b := dbs[0], dbs[1]
 	if err := b.CreateRepository(ctx, &chartctl.Repository{Name: "r"}); err != nil {
 		t.Fatal(err)
 	}
@@ -161,16 +152,8 @@ func TestWatchIndex(t *testing.T) {
 // TestListingSeesOtherReplicas: a replica's sorted version keys (kept per
 // repository generation) never hide a change another replica committed.
 func TestListingSeesOtherReplicas(t *testing.T) {
-	url := pgtest.Shared(t).NewDatabase(t)
-	open := func() *postgres.DB {
-		db, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	a, b := open(), open()
+	_, dbs := openReplicas(t, 2)
+	a, b := dbs[0], dbs[1]
 	if err := a.CreateRepository(ctx, &chartctl.Repository{Name: "r"}); err != nil {
 		t.Fatal(err)
 	}
