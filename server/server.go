@@ -359,7 +359,7 @@ func (s *Server) Open(ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
-	s.wg.Add(10)
+	s.wg.Add(11)
 	go func() {
 		defer s.wg.Done()
 		// The web pages of uploaded versions, after their uploads are
@@ -398,6 +398,11 @@ func (s *Server) Open(ln net.Listener) error {
 	go func() {
 		defer s.wg.Done()
 		s.app.RunHoldSweeper(s.stop)
+	}()
+	go func() {
+		defer s.wg.Done()
+		// Blob claims released after the answers of uploads.
+		s.app.RunClaimReleases(s.stop)
 	}()
 	go func() {
 		defer s.wg.Done()

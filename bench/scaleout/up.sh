@@ -49,9 +49,11 @@ fi
 	"${as_pg[@]}" "$pgbin/createdb" -h 127.0.0.1 -p "$pgport" -U postgres chartctl
 db="postgres://postgres@127.0.0.1:$pgport/chartctl?sslmode=disable"
 
-# versitygw, posix backend, and the bucket.
+# versitygw, posix backend, and the bucket. --keep-alive: S3 services keep
+# connections open; versitygw by default closes each after one request, so
+# every blob read or write would pay a new connection.
 "$vgw" --access "$AWS_ACCESS_KEY_ID" --secret "$AWS_SECRET_ACCESS_KEY" --region us-east-1 \
-	--port "127.0.0.1:$s3port" --quiet posix --sidecar "$dir/s3/meta" "$dir/s3/data" >"$dir/versitygw.log" 2>&1 &
+	--port "127.0.0.1:$s3port" --quiet --keep-alive posix --sidecar "$dir/s3/meta" "$dir/s3/data" >"$dir/versitygw.log" 2>&1 &
 echo $! >"$dir/versitygw.pid"
 wait_for versitygw curl -s -o /dev/null "http://127.0.0.1:$s3port/"
 # Signed with curl's SigV4 (the payload hash of an empty body); a bucket

@@ -202,7 +202,9 @@ type App struct {
 	reverify  reverify
 	images    imagesJob
 	recheck   recheck
-	keeper    indexKeeper
+	// claimReleases: see ReleaseLater.
+	claimReleases claimReleases
+	keeper        indexKeeper
 }
 
 // Options configures New.

@@ -51,6 +51,75 @@ func (a *App) ClaimDigests(ctx context.Context, digests ...string) (release func
 	}, nil
 }
 
+// ReleaseLater runs release, a claim's release from ClaimDigests, after
+// the caller's answer: on a shared store a release is a database round
+// trip that a client need not wait for, as a claim held a moment longer
+// only keeps its blobs from the collection a moment longer. Without
+// RunClaimReleases running, or with its queue full, it releases at once.
+// A writer that deletes orphans right after its release (a refused
+// upload) releases at once instead.
+func (a *App) ReleaseLater(release func()) {
+	if q := a.claimReleases.queue(); q != nil {
+		select {
+		case q <- release:
+			return
+		default:
+		}
+	}
+	release()
+}
+
+// RunClaimReleases runs the releases ReleaseLater queues until stop is
+// closed, then those still queued.
+func (a *App) RunClaimReleases(stop <-chan struct{}) {
+	q := a.claimReleases.start()
+	for {
+		select {
+		case release := <-q:
+			release()
+		case <-stop:
+			a.claimReleases.stop()
+			for {
+				select {
+				case release := <-q:
+					release()
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// claimReleases is the queue of RunClaimReleases, nil when it does not
+// run.
+type claimReleases struct {
+	mu sync.Mutex
+	q  chan func()
+}
+
+// claimReleaseQueue is how many releases may wait for RunClaimReleases.
+const claimReleaseQueue = 1024
+
+func (c *claimReleases) start() chan func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.q = make(chan func(), claimReleaseQueue)
+	return c.q
+}
+
+func (c *claimReleases) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.q = nil
+}
+
+func (c *claimReleases) queue() chan func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.q
+}
+
 // BlobGrace returns the grace period of unreferenced blobs: younger ones
 // are left to the periodic collection.
 func (a *App) BlobGrace() time.Duration {

@@ -169,7 +169,6 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		return nil, false, err
 	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
-		defer release()
 		d, err := u.blob.Commit()
 		if err != nil {
 			return nil, false, nil, err
@@ -198,6 +197,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		// A refused or repeated upload may leave its blob unreferenced:
 		// deleted if it was old (the same bytes committed long ago), else
 		// left to the collection after the grace period.
+		release()
 		for _, d := range digests {
 			a.DeleteIfOrphan(ctx, d)
 		}
@@ -207,6 +207,10 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if created {
+		// The version refers to its blobs now.
+		a.ReleaseLater(release)
 	}
 	a.versions.forget(versionKey{repo.Name, stored.Name, stored.Version})
 	if created {
@@ -220,7 +224,7 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		// A provenance file came with it, or signatures of its manifest
 		// were pushed before it (a re-push): the record is computed now,
 		// and a failure only leaves it to the next re-verification.
-		if _, err := a.VerifyVersion(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version); err != nil {
+		if _, err := a.verifyVersion(context.WithoutCancel(ctx), repo, stored); err != nil {
 			a.Logger.Warn("verify chart version", "repository", repo.Name, "chart", stored.Name, "version", stored.Version, "err", err)
 		}
 		// Its images are found in the background (decision 9): the

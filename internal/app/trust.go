@@ -315,6 +315,13 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 	if err != nil {
 		return chartctl.Verification{}, err
 	}
+	return a.verifyVersion(ctx, r, cv)
+}
+
+// verifyVersion is VerifyVersion of cv, a version of r as stored; an
+// upload passes the records it has just written rather than have them
+// read again.
+func (a *App) verifyVersion(ctx context.Context, r *chartctl.Repository, cv *chartctl.ChartVersion) (chartctl.Verification, error) {
 	entries, err := a.trustEntriesOf(ctx, r)
 	if err != nil {
 		return chartctl.Verification{}, err

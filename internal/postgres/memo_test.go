@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"github.com/chartctl/chartctl/internal/ratelimit"
+	"github.com/jackc/pgx/v5"
 	"strings"
 	"testing"
 	"time"
@@ -164,4 +166,78 @@ func TestRegistryMemosAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	until("b, alone again, does not keep answers", func() bool { return b.Memoizing() && kept(b) })
+}
+
+// TestThrottleKeptWhileAlone: a replica alone on its database keeps the
+// failed-authentication windows it read and still blocks at the very
+// failure that uses up the budget; once another replica listens, the
+// failures that one records block at the first replica's next request.
+func TestThrottleKeptWhileAlone(t *testing.T) {
+	url, dbs := openReplicas(t, 2)
+	a, b := dbs[0], dbs[1]
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	limit := ratelimit.Limit{N: 3, Window: time.Minute}
+	ta, tb := a.RateLimits(clock).NewThrottle("api", limit), b.RateLimits(clock).NewThrottle("api", limit)
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(5 * time.Millisecond) {
+			if cond() {
+				return
+			}
+		}
+		t.Fatal(what)
+	}
+	actx, stopA := context.WithCancel(ctx)
+	doneA := a.WatchIndex(actx, &indexEvents{}, 50*time.Millisecond)
+	defer func() { stopA(); <-doneA }()
+	until("a is never alone", a.Memoizing)
+
+	// Alone: each of a's own failures is counted at its next question.
+	for i := range 3 {
+		if blocked, _ := ta.Blocked("10.0.0.1"); blocked {
+			t.Fatalf("blocked after %d failures of 3", i)
+		}
+		ta.Fail("10.0.0.1")
+	}
+	if blocked, wait := ta.Blocked("10.0.0.1"); !blocked || wait != time.Minute {
+		t.Fatalf("after 3 failures of 3: blocked %v for %v", blocked, wait)
+	}
+	if blocked, _ := ta.Blocked("10.0.0.2"); blocked {
+		t.Fatal("another address is blocked")
+	}
+	// The window is kept: a's answer does not read the table again (the
+	// rows are removed behind its back, as no replica would).
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `DELETE FROM rate_windows`); err != nil {
+		t.Fatal(err)
+	}
+	if blocked, _ := ta.Blocked("10.0.0.1"); !blocked {
+		t.Fatal("a alone read the window again")
+	}
+
+	// b starts to listen: a stops keeping windows, so b's failures for an
+	// address a has already answered about are seen at once.
+	bctx, stopB := context.WithCancel(ctx)
+	doneB := b.WatchIndex(bctx, &indexEvents{}, 50*time.Millisecond)
+	defer func() { stopB(); <-doneB }()
+	until("a still keeps answers with b listening", func() bool { return !a.Memoizing() })
+	for range 3 {
+		tb.Fail("10.0.0.2")
+	}
+	if blocked, _ := ta.Blocked("10.0.0.2"); !blocked {
+		t.Fatal("a does not see b's failures")
+	}
+
+	// b stops: a is alone again, and reads the windows anew.
+	stopB()
+	<-doneB
+	until("a is not alone again", a.Memoizing)
+	if blocked, _ := ta.Blocked("10.0.0.2"); !blocked {
+		t.Fatal("a forgot b's failures")
+	}
 }

@@ -132,8 +132,12 @@ type DB struct {
 	epoch    atomic.Uint64
 	watchers atomic.Int32
 	// alone is set while WatchIndex finds no other replica listening
-	// on the database: only then are the memos used (memo.go).
-	alone atomic.Bool
+	// on the database: only then are the memos used (memo.go); aloneGen
+	// moves each time it becomes set (throttlememo.go).
+	alone    atomic.Bool
+	aloneGen atomic.Uint64
+	// throttles keeps the failed-authentication windows while alone.
+	throttles throttleMemo
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a libpq

@@ -190,18 +190,38 @@ func (db *DB) Quota(ctx context.Context, kind, name string) (chartctl.Quota, cha
 	return q, u, err
 }
 
-// QuotaLimits returns a quota without its usage.
+// QuotaLimits returns a quota without its usage. It is asked before every
+// blob a push stores, so the scope's existence and its quota are read in
+// one statement (one round trip, one snapshot) rather than a transaction.
 func (db *DB) QuotaLimits(ctx context.Context, kind, name string) (chartctl.Quota, error) {
-	var q chartctl.Quota
-	err := db.readTx(ctx, "get quota", func(tx pgx.Tx) error {
-		if err := checkScope(ctx, tx, scope{kind, name}); err != nil {
-			return err
-		}
-		var err error
-		q, err = limits(ctx, tx, kind, name)
-		return err
-	})
-	return q, err
+	var (
+		exists   string
+		notFound func(string) error
+	)
+	switch kind {
+	case chartctl.QuotaRepository:
+		exists, notFound = `EXISTS (SELECT 1 FROM repositories WHERE name = $2)`, repoNotFound
+	case chartctl.QuotaOrganization:
+		exists, notFound = `EXISTS (SELECT 1 FROM organizations WHERE name = $2)`, orgNotFound
+	default:
+		return chartctl.Quota{}, chartctl.Invalid("scope", "Unknown quota scope %q.", kind)
+	}
+	if !storable(name) {
+		return chartctl.Quota{}, notFound(name)
+	}
+	var (
+		q  chartctl.Quota
+		ok bool
+	)
+	err := db.pool.QueryRow(ctx, `SELECT `+exists+`, q.max_bytes, q.max_versions
+		FROM (SELECT 1) AS one LEFT JOIN quotas q ON q.scope = $1 AND q.name = $2`, kind, name).Scan(&ok, &q.MaxBytes, &q.MaxVersions)
+	if err != nil {
+		return chartctl.Quota{}, db.wrap("get quota", err)
+	}
+	if !ok {
+		return chartctl.Quota{}, notFound(name)
+	}
+	return q, nil
 }
 
 // limits reads a scope's quota; a scope without one has the zero Quota.

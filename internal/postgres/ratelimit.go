@@ -228,23 +228,48 @@ func (t *rateThrottle) Fail(key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), rateOpTimeout)
 	defer cancel()
 	_, _ = t.b.db.pool.Exec(ctx, chargeSQL, t.bucket, key, resetAfter(now, t.limit.Window), now, t.limit.N)
+	t.b.db.throttles.failed([2]string{t.bucket, key})
 }
 
 // Blocked reports whether key has used up its failures in the current
-// window and how long until it may try again.
+// window and how long until it may try again. While the replica is alone
+// on the database the window is read once and kept (throttlememo.go).
 func (t *rateThrottle) Blocked(key string) (bool, time.Duration) {
 	if t.limit.Disabled() {
 		return false, 0
 	}
 	now := t.b.now()
+	k := [2]string{t.bucket, key}
+	gen, alone := t.b.db.aloneGeneration()
+	var fails uint64
+	if alone {
+		var w throttleWindow
+		var ok bool
+		if w, ok, fails = t.b.db.throttles.get(gen, k); ok {
+			return t.blocked(w, now)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), rateOpTimeout)
 	defer cancel()
-	var used int
-	var reset time.Time
+	var w throttleWindow
 	err := t.b.db.pool.QueryRow(ctx, `SELECT used, reset_at FROM rate_windows WHERE bucket = $1 AND key = $2 AND reset_at > $3`,
-		t.bucket, key, now).Scan(&used, &reset)
-	if err != nil || used < t.limit.N {
+		t.bucket, key, now).Scan(&w.used, &w.reset)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		w = throttleWindow{}
+	case err != nil:
 		return false, 0
 	}
-	return true, retryAfter(reset.Sub(now))
+	if alone {
+		t.b.db.throttles.put(gen, k, w, fails)
+	}
+	return t.blocked(w, now)
+}
+
+// blocked answers Blocked from key's window w at now.
+func (t *rateThrottle) blocked(w throttleWindow, now time.Time) (bool, time.Duration) {
+	if w.used < t.limit.N || !w.reset.After(now) {
+		return false, 0
+	}
+	return true, retryAfter(w.reset.Sub(now))
 }

@@ -160,7 +160,7 @@ func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration
 				// a poll finds this one alone again (memo.go). This
 				// replica's own changes moved the epoch as they were made.
 				if c.Origin != db.origin {
-					db.alone.Store(false)
+					db.setAlone(false)
 				}
 				w.apply(ctx, c)
 			case <-t.C:
@@ -287,7 +287,7 @@ func (w *watcher) countReplicas(ctx context.Context) {
 	var others int
 	err := w.db.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND application_name = $1 AND pid <> $2`, listenerName, int64(pid)).Scan(&others)
-	w.db.alone.Store(err == nil && pid != 0 && others == 0)
+	w.db.setAlone(err == nil && pid != 0 && others == 0)
 }
 
 // listen forwards the notifications of conn (nil: none yet) and of the
@@ -321,7 +321,7 @@ func (w *watcher) listen(ctx context.Context, conn *pgx.Conn) {
 		backoff = 50 * time.Millisecond
 		w.forward(ctx, conn)
 		w.listener.Store(0)
-		w.db.alone.Store(false)
+		w.db.setAlone(false)
 		_ = conn.Close(context.WithoutCancel(ctx))
 		conn, lost = nil, true
 	}

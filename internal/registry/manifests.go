@@ -282,15 +282,38 @@ func unknownReference(err error) *Error {
 // linked to the name; a link can outlive a blob that was never stored (a
 // crash during its upload, see storeBlob), so the bytes are checked too.
 func (r *Registry) storedBlobs(ctx context.Context, man *chartctl.OCIManifest) error {
-	for _, d := range man.Blobs {
-		if _, err := r.Blobs.ModTime(ctx, d); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return errManifestBlobUnknown("blob", d)
+	// On S3 each check is a HEAD: they are asked together, a few at a
+	// time, and the first missing blob in the manifest's order is named.
+	errs := make([]error, len(man.Blobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, storedBlobChecks)
+	for i, d := range man.Blobs {
+		if i == len(man.Blobs)-1 {
+			// The last one in this goroutine, which would wait anyway.
+			_, errs[i] = r.Blobs.ModTime(ctx, d)
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, errs[i] = r.Blobs.ModTime(ctx, d)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+			return errManifestBlobUnknown("blob", man.Blobs[i])
 		} else if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// storedBlobChecks is how many of a manifest's blobs storedBlobs checks at
+// the same time.
+const storedBlobChecks = 8
 
 // parseManifest checks a pushed manifest and extracts what the store
 // indexes. contentType is the request's Content-Type; a manifest without a

@@ -415,14 +415,21 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	if bw.Digest() != d.String() {
 		return errDigestInvalid("The uploaded content has digest %s, not %s.", bw.Digest(), d)
 	}
-	if err := r.checkQuota(ctx, name, n); err != nil {
-		return err
+	// A small monolithic body was checked against the quota at its
+	// Content-Length, which it matched, milliseconds ago (both callers
+	// check before reading it); a larger one, read over a longer time,
+	// is checked again at its size.
+	if checked := req != nil && req.ContentLength > 0 && req.ContentLength <= keep.max; !checked {
+		if err := r.checkQuota(ctx, name, n); err != nil {
+			return err
+		}
 	}
 	release, err := r.App.ClaimDigests(ctx, d.String())
 	if err != nil {
 		return err
 	}
-	defer release()
+	// The link, once committed, keeps the blob.
+	defer r.App.ReleaseLater(release)
 	linked := make(chan error, 1)
 	linking = true
 	go func() { linked <- r.links.link(r.OCI, name, d.String(), n) }()

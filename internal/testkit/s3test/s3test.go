@@ -178,10 +178,11 @@ func start() (*Server, error) {
 	}
 }
 
-// launch starts versitygw on s.addr and waits until it answers.
+// launch starts versitygw on s.addr and waits until it answers. It keeps
+// connections alive, as S3 services do (versitygw closes each by default).
 func (s *Server) launch() error {
 	cmd := exec.Command(s.bin, "--access", AccessKey, "--secret", SecretKey, "--region", Region,
-		"--port", s.addr, "--quiet", "posix", "--sidecar", filepath.Join(s.root, "meta"), filepath.Join(s.root, "data"))
+		"--port", s.addr, "--quiet", "--keep-alive", "posix", "--sidecar", filepath.Join(s.root, "meta"), filepath.Join(s.root, "data"))
 	return s.proc.Start(cmd, filepath.Join(s.root, "versitygw.log"), 30*time.Second, func() error {
 		resp, err := http.Get(s.Endpoint())
 		if err != nil {
