@@ -74,6 +74,17 @@ func (db *DB) DeleteUnreferencedBlob(ctx context.Context, digest string, del fun
 	if digest == "" || !storable(digest) {
 		return false, nil
 	}
+	// Most blobs a sweep asks about are referenced: one statement
+	// answers that, without the transaction and lock a deletion needs (a
+	// reference that goes meanwhile leaves the blob to the next sweep).
+	var referenced bool
+	if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blob_refs WHERE digest = $1)
+		OR EXISTS (SELECT 1 FROM oci_blob_links WHERE digest = $1)`, digest).Scan(&referenced); err != nil {
+		return false, db.wrap("delete blob", err)
+	}
+	if referenced {
+		return false, nil
+	}
 	var deleted bool
 	var delErr error
 	// Not db.tx: a retry could run del twice.

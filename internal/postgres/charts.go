@@ -186,49 +186,90 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 	)
 	put := func(tx pgx.Tx) error {
 		stored, created, orphans = nil, false, nil
-		id, err := lockRepo(ctx, tx, cv.Repository, false)
-		if err != nil {
+		if !storable(cv.Repository) {
+			return repoNotFound(cv.Repository)
+		}
+		// The repository (locked), the stored version (locked) and a
+		// SemVer-equal one, in one round trip. The versions are found
+		// through the repository's name, so each is checked to be of the
+		// row the first statement locked.
+		b := &pgx.Batch{}
+		b.Queue(`SELECT id, name, COALESCE(organization, ''), proxy IS NOT NULL FROM repositories WHERE name = $1 FOR KEY SHARE`, cv.Repository)
+		b.Queue(`SELECT repository_id, `+chartCols+` FROM chart_versions
+			WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND version = $3 FOR UPDATE`,
+			cv.Repository, rec.Name, rec.Version)
+		if canon != nil {
+			b.Queue(`SELECT version FROM chart_versions
+				WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND canonical_version = $3 AND version <> $4
+				LIMIT 1`, cv.Repository, rec.Name, *canon, rec.Version)
+		}
+		var (
+			id, repoName, org, oldRepo, other string
+			proxy                             bool
+		)
+		res := tx.SendBatch(ctx, b)
+		err := res.QueryRow().Scan(&id, &repoName, &org, &proxy)
+		if errors.Is(err, pgx.ErrNoRows) {
+			_ = res.Close()
+			return repoNotFound(cv.Repository)
+		} else if err != nil {
+			_ = res.Close()
 			return err
+		}
+		old, err := scanChartRow(cv.Repository, prefixedRow{res.QueryRow(), &oldRepo}, false)
+		if errors.Is(err, pgx.ErrNoRows) {
+			old = nil
+		} else if err != nil {
+			_ = res.Close()
+			return err
+		}
+		if canon != nil {
+			if err := res.QueryRow().Scan(&other); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				_ = res.Close()
+				return err
+			}
+		}
+		if err := res.Close(); err != nil {
+			return err
+		}
+		if old != nil && oldRepo != id {
+			return errRetry // the name went to another repository between the statements
 		}
 		if cv.RepositoryID != "" && id != cv.RepositoryID {
 			return chartctl.Errorf(chartctl.ENOTFOUND, "Repository %q was deleted while the chart was being uploaded; nothing was stored.", cv.Repository)
 		}
-		old, err := scanChart(cv.Repository, tx.QueryRow(ctx, `SELECT `+chartCols+` FROM chart_versions
-			WHERE repository_id = $1 AND name = $2 AND version = $3 FOR UPDATE`, id, rec.Name, rec.Version))
-		if errors.Is(err, pgx.ErrNoRows) {
-			old = nil
-		} else if err != nil {
-			return err
-		}
+		scopes := chargedScopes(repoName, org, proxy)
 		if old == nil {
-			if canon != nil {
-				var other string
-				err := tx.QueryRow(ctx, `SELECT version FROM chart_versions
-					WHERE repository_id = $1 AND name = $2 AND canonical_version = $3 AND version <> $4`,
-					id, rec.Name, *canon, rec.Version).Scan(&other)
-				if err == nil {
-					return semverConflict(cv.Name, cv.Version, other)
-				} else if !errors.Is(err, pgx.ErrNoRows) {
-					return err
-				}
+			if other != "" {
+				return semverConflict(cv.Name, cv.Version, other)
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO chart_versions
+			// The version and its blobs' references in one round trip.
+			digests, counts, _ := refArgs(refDelta(chartDigests(&rec), nil))
+			b := &pgx.Batch{}
+			b.Queue(`INSERT INTO chart_versions
 				(repository_id, name, version, app_version, description, keywords, digest, content_digest, size, prov_digest,
 				 created_at, metadata, index_entry, canonical_version, prov_size, verification, held_until, images, policy, index_entry_json)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 				id, rec.Name, rec.Version, rec.AppVersion, rec.Description, rec.Keywords, rec.Digest, rec.ContentDigest,
 				rec.Size, rec.ProvDigest, rec.CreatedAt, metadata, entry, canon, rec.ProvSize, verification, rec.HeldUntil, images, policy, entryJSON)
+			if len(digests) > 0 {
+				b.Queue(addRefsSQL, digests, counts)
+			}
+			res := tx.SendBatch(ctx, b)
+			_, err := res.Exec()
 			if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
 				// A concurrent upload of this version, or of a SemVer-equal
 				// one, committed first: decide again, seeing its row.
+				_ = res.Close()
 				return errRetry
 			} else if err != nil {
+				_ = res.Close()
 				return err
 			}
-			if _, err := adjustRefs(ctx, tx, refDelta(chartDigests(&rec), nil)); err != nil {
+			if err := res.Close(); err != nil {
 				return err
 			}
-			if err := charge(ctx, tx, id, rec.Size+rec.ProvSize, 1); err != nil {
+			if err := chargeScopes(ctx, tx, scopes, rec.Size+rec.ProvSize, 1); err != nil {
 				return err
 			}
 			stored, created = &rec, true
@@ -257,7 +298,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 				if orphans, err = adjustRefs(ctx, tx, refDelta([]string{rec.ProvDigest}, gone)); err != nil {
 					return err
 				}
-				if err := charge(ctx, tx, id, rec.ProvSize-old.ProvSize, 0); err != nil {
+				if err := chargeScopes(ctx, tx, scopes, rec.ProvSize-old.ProvSize, 0); err != nil {
 					return err
 				}
 				old.ProvDigest, old.ProvSize = rec.ProvDigest, rec.ProvSize
@@ -291,7 +332,7 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		if orphans, err = adjustRefs(ctx, tx, refDelta(chartDigests(&rec), chartDigests(old))); err != nil {
 			return err
 		}
-		if err := charge(ctx, tx, id, rec.Size+rec.ProvSize-old.Size-old.ProvSize, 0); err != nil {
+		if err := chargeScopes(ctx, tx, scopes, rec.Size+rec.ProvSize-old.Size-old.ProvSize, 0); err != nil {
 			return err
 		}
 		stored, created = &rec, true
@@ -310,6 +351,17 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 	}
 	sort.Strings(orphans)
 	return stored, created, orphans, nil
+}
+
+// prefixedRow is a row whose first column goes to first and the others to
+// the destinations its Scan is given.
+type prefixedRow struct {
+	row   pgx.Row
+	first any
+}
+
+func (r prefixedRow) Scan(dest ...any) error {
+	return r.row.Scan(append([]any{r.first}, dest...)...)
 }
 
 // errRetry asks tx to run a transaction again: a row it depended on
@@ -335,25 +387,11 @@ func refDelta(add, drop []string) map[string]int64 {
 // and the count each sees is exact: a blob is reported orphaned by exactly
 // one transaction.
 func adjustRefs(ctx context.Context, tx pgx.Tx, delta map[string]int64) ([]string, error) {
-	digests := make([]string, 0, len(delta))
-	for d, n := range delta {
-		if n != 0 {
-			digests = append(digests, d)
-		}
-	}
+	digests, counts, dropped := refArgs(delta)
 	if len(digests) == 0 {
 		return nil, nil
 	}
-	sort.Strings(digests)
-	counts := make([]int64, len(digests))
-	dropped := false
-	for i, d := range digests {
-		counts[i] = delta[d]
-		dropped = dropped || counts[i] < 0
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO blob_refs AS b (digest, refs)
-		SELECT d, n FROM unnest($1::text[], $2::bigint[]) AS u(d, n) ORDER BY d
-		ON CONFLICT (digest) DO UPDATE SET refs = b.refs + EXCLUDED.refs`, digests, counts); err != nil {
+	if _, err := tx.Exec(ctx, addRefsSQL, digests, counts); err != nil {
 		return nil, err
 	}
 	if !dropped {
@@ -364,6 +402,29 @@ func adjustRefs(ctx context.Context, tx pgx.Tx, delta map[string]int64) ([]strin
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// addRefsSQL adds counts ($2) to the references of digests ($1), in
+// digest order.
+const addRefsSQL = `INSERT INTO blob_refs AS b (digest, refs)
+	SELECT d, n FROM unnest($1::text[], $2::bigint[]) AS u(d, n) ORDER BY d
+	ON CONFLICT (digest) DO UPDATE SET refs = b.refs + EXCLUDED.refs`
+
+// refArgs returns the digests delta changes, sorted, their changes, and
+// whether any count drops.
+func refArgs(delta map[string]int64) (digests []string, counts []int64, dropped bool) {
+	for d, n := range delta {
+		if n != 0 {
+			digests = append(digests, d)
+		}
+	}
+	sort.Strings(digests)
+	counts = make([]int64, len(digests))
+	for i, d := range digests {
+		counts[i] = delta[d]
+		dropped = dropped || counts[i] < 0
+	}
+	return digests, counts, dropped
 }
 
 // ChartVersion returns one version. It returns ENOTFOUND if the repository

@@ -31,28 +31,56 @@ func (db *DB) mutate(ctx context.Context, op string, fn func(tx pgx.Tx) error) e
 // and, when events is set, its events with a pending delivery to every
 // active webhook that wants each. It runs inside the change's transaction,
 // which may hold row locks (a repository's usage), so it sends its
-// statements in one batch: two round trips in all (the active webhooks,
-// then the batch) however many entries, events and deliveries.
+// statements in one batch: two round trips in all (the active webhooks
+// and the replications, then the batch) however many entries, events and
+// deliveries, and one more per replication task.
 func (db *DB) writeChange(ctx context.Context, tx pgx.Tx, events bool) error {
 	c := chartctl.ChangeFrom(ctx)
 	if c == nil {
 		return nil
 	}
-	var hooks []*chartctl.Webhook
 	if events && len(c.Events) > 0 {
-		rows, err := tx.Query(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE active ORDER BY id`)
+		hooks, reps, err := changeTargets(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if hooks, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Webhook, error) { return scanWebhook(r) }); err != nil {
+		if err := db.queueReplicationTasks(ctx, tx, c.Events, reps); err != nil {
 			return err
 		}
+		return db.writeChangeBatch(ctx, tx, c, hooks, true)
 	}
-	if events {
-		if err := db.queueReplicationTasks(ctx, tx, c.Events); err != nil {
-			return err
-		}
+	return db.writeChangeBatch(ctx, tx, c, nil, events)
+}
+
+// changeTargets reads, in one round trip, what a change's events go to:
+// the active webhooks and the replications.
+func changeTargets(ctx context.Context, tx pgx.Tx) ([]*chartctl.Webhook, []*chartctl.Replication, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT ` + webhookCols + ` FROM webhooks WHERE active ORDER BY id`)
+	b.Queue(`SELECT ` + replicationCols + ` FROM replications ORDER BY name`)
+	res := tx.SendBatch(ctx, b)
+	defer res.Close()
+	rows, err := res.Query()
+	if err != nil {
+		return nil, nil, err
 	}
+	hooks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Webhook, error) { return scanWebhook(r) })
+	if err != nil {
+		return nil, nil, err
+	}
+	if rows, err = res.Query(); err != nil {
+		return nil, nil, err
+	}
+	reps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Replication, error) { return scanReplication(r) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return hooks, reps, res.Close()
+}
+
+// writeChangeBatch sends c's audit entries and, when events is set, its
+// events with a delivery to each of hooks that wants one, in one batch.
+func (db *DB) writeChangeBatch(ctx context.Context, tx pgx.Tx, c *chartctl.Change, hooks []*chartctl.Webhook, events bool) error {
 	b := &pgx.Batch{}
 	db.queueAudit(b, c.Audit)
 	if events {

@@ -166,58 +166,65 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 			m.CreatedAt = db.now()
 		}
 		m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
+		// The manifest, its blobs, its chart version's earlier manifest
+		// going and its tag, in one round trip.
+		b := &pgx.Batch{}
 		var chartRepo, chartName, chartVersion *string
 		if c := m.Chart; c != nil {
 			// A version's first manifest replaces the first it had,
 			// not its alternates; an alternate goes beside them.
 			if !m.Alternate {
-				if _, err := tx.Exec(ctx, `DELETE FROM oci_manifests
+				b.Queue(`DELETE FROM oci_manifests
 					WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3 AND NOT chart_alternate`,
-					c.Repository, c.Name, c.Version); err != nil {
-					return err
-				}
+					c.Repository, c.Name, c.Version)
 			}
 			chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
 		}
+		b.Queue(`INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
+			blobs, manifests, content, chart_repository, chart_name, chart_version, chart_alternate, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
+			nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion,
+			m.Chart != nil && m.Alternate, m.CreatedAt)
+		if len(blobs) > 0 {
+			b.Queue(`INSERT INTO oci_manifest_blobs (name, manifest, blob)
+				SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs)
+		}
+		if tag != "" {
+			b.Queue(tagSQL, m.Name, tag, m.Digest)
+		}
 		insert := func() error {
-			_, err := tx.Exec(ctx, `INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
-				blobs, manifests, content, chart_repository, chart_name, chart_version, chart_alternate, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-				m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
-				nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion,
-				m.Chart != nil && m.Alternate, m.CreatedAt)
-			if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
-				return errRetry // a concurrent push of the same manifest or chart version won
-			} else if err != nil {
-				return err
-			}
-			if len(blobs) > 0 {
-				if _, err := tx.Exec(ctx, `INSERT INTO oci_manifest_blobs (name, manifest, blob)
-					SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs); err != nil {
+			res := tx.SendBatch(ctx, b)
+			for range b.Len() {
+				if _, err := res.Exec(); err != nil {
+					_ = res.Close()
+					if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
+						return errRetry // a concurrent push of the same manifest or chart version won
+					}
 					return err
 				}
 			}
-			return nil
+			return res.Close()
 		}
 		if m.Chart == nil {
 			// A chart version's quota is checked where the version is
 			// stored (charge); any other manifest counts as OCI bytes.
-			if err := withOCIQuota(ctx, tx, m.Name, insert); err != nil {
-				return err
-			}
-		} else if err := insert(); err != nil {
-			return err
+			return withOCIQuota(ctx, tx, m.Name, insert)
 		}
+		return insert()
 	default:
 		return err
 	}
 	if tag == "" {
 		return nil
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO oci_tags (name, tag, digest) VALUES ($1, $2, $3)
-		ON CONFLICT (name, tag) DO UPDATE SET digest = EXCLUDED.digest`, m.Name, tag, m.Digest)
+	_, err = tx.Exec(ctx, tagSQL, m.Name, tag, m.Digest)
 	return err
 }
+
+// tagSQL points tag $2 of name $1 at digest $3.
+const tagSQL = `INSERT INTO oci_tags (name, tag, digest) VALUES ($1, $2, $3)
+	ON CONFLICT (name, tag) DO UPDATE SET digest = EXCLUDED.digest`
 
 // firstMissing locks the rows of table (oci_blob_links or oci_manifests)
 // of name and digests against deletion until tx ends, and returns the

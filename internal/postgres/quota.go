@@ -31,13 +31,19 @@ func repoScopes(ctx context.Context, tx pgx.Tx, id string) ([]scope, error) {
 	if err := tx.QueryRow(ctx, `SELECT name, COALESCE(organization, ''), proxy IS NOT NULL FROM repositories WHERE id = $1`, id).Scan(&name, &org, &proxy); err != nil {
 		return nil, err
 	}
+	return chargedScopes(name, org, proxy), nil
+}
+
+// chargedScopes are repoScopes of the repository name of organization org
+// (empty: none), a proxy or not.
+func chargedScopes(name, org string, proxy bool) []scope {
 	if proxy {
-		return nil, nil
+		return nil
 	}
 	if org == "" {
-		return []scope{{chartctl.QuotaRepository, name}}, nil
+		return []scope{{chartctl.QuotaRepository, name}}
 	}
-	return []scope{{chartctl.QuotaOrganization, org}, {chartctl.QuotaRepository, name}}, nil
+	return []scope{{chartctl.QuotaOrganization, org}, {chartctl.QuotaRepository, name}}
 }
 
 // charge adds dBytes and dVersions to the usage of repository id and of
@@ -58,6 +64,9 @@ func charge(ctx context.Context, tx pgx.Tx, id string, dBytes, dVersions int64) 
 
 // chargeScopes is charge on the scopes repoScopes returned.
 func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersions int64) error {
+	if dBytes == 0 && dVersions == 0 {
+		return nil
+	}
 	for _, sc := range scopes {
 		var (
 			used, count int64

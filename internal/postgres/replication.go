@@ -60,19 +60,8 @@ func replicationNotFound(name string) error {
 }
 
 // queueReplicationTasks queues, in tx, the task every replication asks
-// for each of events (writeChange calls it).
-func (db *DB) queueReplicationTasks(ctx context.Context, tx pgx.Tx, events []*chartctl.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	rows, err := tx.Query(ctx, `SELECT `+replicationCols+` FROM replications ORDER BY name`)
-	if err != nil {
-		return err
-	}
-	reps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*chartctl.Replication, error) { return scanReplication(r) })
-	if err != nil || len(reps) == 0 {
-		return err
-	}
+// for each of events, of reps, the replications (writeChange calls it).
+func (db *DB) queueReplicationTasks(ctx context.Context, tx pgx.Tx, events []*chartctl.Event, reps []*chartctl.Replication) error {
 	for _, e := range events {
 		for _, r := range reps {
 			if t, ok := r.Task(e); ok {
