@@ -21,6 +21,18 @@ func memoManifest(name, blob, salt string) *chartctl.OCIManifest {
 		Blobs: []string{blob}, Content: content}
 }
 
+// waitUntil waits for cond, far longer than a watcher's poll (no timing
+// is asserted), and fails the test with what if it never holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal(what)
+}
+
 // TestRegistryMemosAcrossReplicas: a replica alone on its database
 // answers a manifest by tag, a blob link and a page of tags from memory
 // and reads its own writes at once; once another replica listens it reads
@@ -57,17 +69,7 @@ func TestRegistryMemosAcrossReplicas(t *testing.T) {
 		}
 		return m.Digest
 	}
-	// until waits, far above the watcher's poll (no timing is asserted),
-	// for cond.
-	until := func(what string, cond func() bool) {
-		t.Helper()
-		for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(5 * time.Millisecond) {
-			if cond() {
-				return
-			}
-		}
-		t.Fatal(what)
-	}
+	until := func(what string, cond func() bool) { t.Helper(); waitUntil(t, what, cond) }
 	kept := func(db *postgres.DB) bool {
 		t.Helper()
 		x, err := db.TaggedManifest(ctx, name, "v1")
@@ -179,15 +181,7 @@ func TestThrottleKeptWhileAlone(t *testing.T) {
 	clock := func() time.Time { return now }
 	limit := ratelimit.Limit{N: 3, Window: time.Minute}
 	ta, tb := a.RateLimits(clock).NewThrottle("api", limit), b.RateLimits(clock).NewThrottle("api", limit)
-	until := func(what string, cond func() bool) {
-		t.Helper()
-		for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(5 * time.Millisecond) {
-			if cond() {
-				return
-			}
-		}
-		t.Fatal(what)
-	}
+	until := func(what string, cond func() bool) { t.Helper(); waitUntil(t, what, cond) }
 	actx, stopA := context.WithCancel(ctx)
 	doneA := a.WatchIndex(actx, &indexEvents{}, 50*time.Millisecond)
 	defer func() { stopA(); <-doneA }()
