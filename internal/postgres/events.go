@@ -319,7 +319,9 @@ func (db *DB) AuditLog(ctx context.Context, f chartctl.AuditFilter) ([]*chartctl
 		where = append(where, "target = "+arg(text(f.Target)))
 	}
 	if f.Organization != "" {
-		where = append(where, "organization = "+arg(text(f.Organization)))
+		// The partial index's predicate, repeated for generic plans
+		// (referrersSQL).
+		where = append(where, "organization = "+arg(text(f.Organization))+" AND organization <> ''")
 	}
 	if !f.Since.IsZero() {
 		where = append(where, "time >= "+arg(f.Since.UTC()))

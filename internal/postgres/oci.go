@@ -411,13 +411,21 @@ func (db *DB) DeleteTag(ctx context.Context, name, tag string) error {
 	})
 }
 
+// referrersSQL reads the manifests of name $1 whose subject is $2. The
+// subject <> '' repeats the partial index's predicate: a prepared
+// statement's generic plan cannot prove it from subject = $2, and without
+// it scans every manifest of the name, each push (whose verification
+// asks) costing more the more versions a chart has.
+const referrersSQL = `SELECT ` + manifestCols + ` FROM oci_manifests
+	WHERE name = $1 AND subject = $2 AND subject <> '' ORDER BY digest`
+
 // Referrers returns the manifests of name whose subject is digest,
 // ordered by digest.
 func (db *DB) Referrers(ctx context.Context, name, digest string) ([]*chartctl.OCIManifest, error) {
 	if !storable(name, digest) || digest == "" {
 		return nil, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+manifestCols+` FROM oci_manifests WHERE name = $1 AND subject = $2 ORDER BY digest`, name, digest)
+	rows, err := db.pool.Query(ctx, referrersSQL, name, digest)
 	if err != nil {
 		return nil, db.wrap("list referrers", err)
 	}
