@@ -15,29 +15,30 @@ import (
 // index of manifests with a subject, not scan every manifest of the name.
 func TestReferrersGenericPlan(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.Shared(t).NewDatabase(t)
-	db, err := Open(ctx, url) // the schema
+	db, err := Open(ctx, pgtest.Shared(t).NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	conn, err := pgx.Connect(ctx, url)
+	// One transaction of the store's own pool, whose settings end with it.
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	// The generic plan, and no sequential scans, so that the plan chosen
+	// on an empty table is the one a large table gets: the index when
+	// the predicate allows it.
+	for _, stmt := range []string{
+		`SET LOCAL plan_cache_mode = force_generic_plan`,
+		`SET LOCAL enable_seqscan = off`,
+		`PREPARE referrers(text, text) AS ` + referrersSQL,
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Disabled scans, so the plan chosen on an empty table is the one a
-	// large table gets: the index when the predicate allows it.
-	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `PREPARE referrers(text, text) AS `+referrersSQL); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE referrers('apps/web', 'sha256:00')`)
+	rows, err := tx.Query(ctx, `EXPLAIN EXECUTE referrers('apps/web', 'sha256:00')`)
 	if err != nil {
 		t.Fatal(err)
 	}
