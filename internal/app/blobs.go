@@ -59,14 +59,9 @@ func (a *App) ClaimDigests(ctx context.Context, digests ...string) (release func
 // A writer that deletes orphans right after its release (a refused
 // upload) releases at once instead.
 func (a *App) ReleaseLater(release func()) {
-	if q := a.claimReleases.queue(); q != nil {
-		select {
-		case q <- release:
-			return
-		default:
-		}
+	if !a.claimReleases.offer(release) {
+		release()
 	}
-	release()
 }
 
 // RunClaimReleases runs the releases ReleaseLater queues until stop is
@@ -114,10 +109,21 @@ func (c *claimReleases) stop() {
 	c.q = nil
 }
 
-func (c *claimReleases) queue() chan func() {
+// offer queues release unless the queue does not run or is full. Under
+// the mutex, so no release is queued after stop, which the drain would
+// miss.
+func (c *claimReleases) offer(release func()) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.q
+	if c.q == nil {
+		return false
+	}
+	select {
+	case c.q <- release:
+		return true
+	default:
+		return false
+	}
 }
 
 // BlobGrace returns the grace period of unreferenced blobs: younger ones

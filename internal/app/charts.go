@@ -208,12 +208,10 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	if err != nil {
 		return nil, false, err
 	}
+	a.versions.forget(versionKey{repo.Name, stored.Name, stored.Version})
 	if created {
 		// The version refers to its blobs now.
 		a.ReleaseLater(release)
-	}
-	a.versions.forget(versionKey{repo.Name, stored.Name, stored.Version})
-	if created {
 		a.Committed()
 	}
 	// The index entry is re-read from the store, not taken from this

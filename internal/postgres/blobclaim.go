@@ -67,6 +67,13 @@ func (db *DB) ReleaseBlobClaims(ctx context.Context, holder string, digests []st
 	return db.wrap("release blob claims", err)
 }
 
+// blobReferenced is the condition that a record refers to the blob whose
+// digest is the parameter p: a chart version's reference or an OCI link.
+func blobReferenced(p string) string {
+	return `(EXISTS (SELECT 1 FROM blob_refs WHERE digest = ` + p + `)
+		OR EXISTS (SELECT 1 FROM oci_blob_links WHERE digest = ` + p + `))`
+}
+
 // DeleteUnreferencedBlob takes digest's exclusive lock in a transaction,
 // checks that no claim lasts and no record refers to it, and runs del
 // before the transaction ends, so claims of digest wait for del.
@@ -78,8 +85,7 @@ func (db *DB) DeleteUnreferencedBlob(ctx context.Context, digest string, del fun
 	// answers that, without the transaction and lock a deletion needs (a
 	// reference that goes meanwhile leaves the blob to the next sweep).
 	var referenced bool
-	if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blob_refs WHERE digest = $1)
-		OR EXISTS (SELECT 1 FROM oci_blob_links WHERE digest = $1)`, digest).Scan(&referenced); err != nil {
+	if err := db.pool.QueryRow(ctx, `SELECT `+blobReferenced("$1"), digest).Scan(&referenced); err != nil {
 		return false, db.wrap("delete blob", err)
 	}
 	if referenced {
@@ -97,8 +103,7 @@ func (db *DB) DeleteUnreferencedBlob(ctx context.Context, digest string, del fun
 		var kept bool
 		if err := tx.QueryRow(ctx, `SELECT
 				EXISTS (SELECT 1 FROM leases WHERE name >= $1 AND name < $2 AND expires_at > now())
-				OR EXISTS (SELECT 1 FROM blob_refs WHERE digest = $3)
-				OR EXISTS (SELECT 1 FROM oci_blob_links WHERE digest = $3)`,
+				OR `+blobReferenced("$3"),
 			claimPrefix+digest+"/", claimPrefix+digest+"0", digest).Scan(&kept); err != nil {
 			return err
 		}

@@ -87,7 +87,7 @@ func remember[K epochmemo.Key[K], V any](db *DB, m *epochmemo.Memo[K, V], k K, l
 // memos may be used at all: WatchIndex runs and finds this replica alone
 // (not a DB of an Import).
 func (db *DB) memoEpoch() (uint64, bool) {
-	if db.memos == nil || db.watchers.Load() == 0 || !db.alone.Load() {
+	if _, alone := db.aloneGeneration(); !alone || db.memos == nil {
 		return 0, false
 	}
 	return db.epoch.Load(), true

@@ -411,11 +411,12 @@ func (db *DB) DeleteTag(ctx context.Context, name, tag string) error {
 	})
 }
 
-// referrersSQL reads the manifests of name $1 whose subject is $2. The
-// subject <> '' repeats the partial index's predicate: a prepared
-// statement's generic plan cannot prove it from subject = $2, and without
-// it scans every manifest of the name, each push (whose verification
-// asks) costing more the more versions a chart has.
+// referrersSQL reads the manifests of name $1 whose subject is $2. Its
+// last condition repeats the partial index's predicate (a non-empty
+// subject): a prepared statement's generic plan cannot prove it from
+// subject = $2, and without it scans every manifest of the name, each
+// push (whose verification asks) costing more the more versions a chart
+// has.
 const referrersSQL = `SELECT ` + manifestCols + ` FROM oci_manifests
 	WHERE name = $1 AND subject = $2 AND subject <> '' ORDER BY digest`
 

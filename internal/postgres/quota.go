@@ -147,23 +147,33 @@ func quotaError(sc scope, which, limit, use string) error {
 // checkScope returns ENOTFOUND unless the repository or organization
 // exists, and EINVALID for an unknown scope.
 func checkScope(ctx context.Context, q querier, sc scope) error {
-	switch sc.kind {
-	case chartctl.QuotaRepository:
-		_, err := repoID(ctx, q, sc.name)
+	table, notFound, err := scopeTable(sc.kind)
+	if err != nil {
 		return err
-	case chartctl.QuotaOrganization:
-		var ok bool
-		if storable(sc.name) {
-			if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM organizations WHERE name = $1)`, sc.name).Scan(&ok); err != nil {
-				return err
-			}
-		}
-		if !ok {
-			return orgNotFound(sc.name)
-		}
-		return nil
 	}
-	return chartctl.Invalid("scope", "Unknown quota scope %q.", sc.kind)
+	var ok bool
+	if storable(sc.name) {
+		if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE name = $1)`, sc.name).Scan(&ok); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return notFound(sc.name)
+	}
+	return nil
+}
+
+// scopeTable returns the table of kind's scopes (repositories or
+// organizations) and its not-found error, or EINVALID for an unknown
+// kind.
+func scopeTable(kind string) (string, func(name string) error, error) {
+	switch kind {
+	case chartctl.QuotaRepository:
+		return "repositories", repoNotFound, nil
+	case chartctl.QuotaOrganization:
+		return "organizations", orgNotFound, nil
+	}
+	return "", nil, chartctl.Invalid("scope", "Unknown quota scope %q.", kind)
 }
 
 // Quota returns a quota and its usage.
@@ -203,17 +213,9 @@ func (db *DB) Quota(ctx context.Context, kind, name string) (chartctl.Quota, cha
 // blob a push stores, so the scope's existence and its quota are read in
 // one statement (one round trip, one snapshot) rather than a transaction.
 func (db *DB) QuotaLimits(ctx context.Context, kind, name string) (chartctl.Quota, error) {
-	var (
-		exists   string
-		notFound func(string) error
-	)
-	switch kind {
-	case chartctl.QuotaRepository:
-		exists, notFound = `EXISTS (SELECT 1 FROM repositories WHERE name = $2)`, repoNotFound
-	case chartctl.QuotaOrganization:
-		exists, notFound = `EXISTS (SELECT 1 FROM organizations WHERE name = $2)`, orgNotFound
-	default:
-		return chartctl.Quota{}, chartctl.Invalid("scope", "Unknown quota scope %q.", kind)
+	table, notFound, err := scopeTable(kind)
+	if err != nil {
+		return chartctl.Quota{}, err
 	}
 	if !storable(name) {
 		return chartctl.Quota{}, notFound(name)
@@ -222,7 +224,7 @@ func (db *DB) QuotaLimits(ctx context.Context, kind, name string) (chartctl.Quot
 		q  chartctl.Quota
 		ok bool
 	)
-	err := db.pool.QueryRow(ctx, `SELECT `+exists+`, q.max_bytes, q.max_versions
+	err = db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE name = $2), q.max_bytes, q.max_versions
 		FROM (SELECT 1) AS one LEFT JOIN quotas q ON q.scope = $1 AND q.name = $2`, kind, name).Scan(&ok, &q.MaxBytes, &q.MaxVersions)
 	if err != nil {
 		return chartctl.Quota{}, db.wrap("get quota", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/chartctl/chartctl/internal/artifacthub"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -285,22 +286,15 @@ func (r *Registry) storedBlobs(ctx context.Context, man *chartctl.OCIManifest) e
 	// On S3 each check is a HEAD: they are asked together, a few at a
 	// time, and the first missing blob in the manifest's order is named.
 	errs := make([]error, len(man.Blobs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, storedBlobChecks)
+	var g errgroup.Group
+	g.SetLimit(storedBlobChecks)
 	for i, d := range man.Blobs {
-		if i == len(man.Blobs)-1 {
-			// The last one in this goroutine, which would wait anyway.
+		g.Go(func() error {
 			_, errs[i] = r.Blobs.ModTime(ctx, d)
-			break
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			_, errs[i] = r.Blobs.ModTime(ctx, d)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // the errors are in errs, read in the manifest's order
 	for i, err := range errs {
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
 			return errManifestBlobUnknown("blob", man.Blobs[i])
