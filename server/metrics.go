@@ -33,6 +33,10 @@ type metrics struct {
 	series   map[seriesKey]series
 }
 
+// memoProvider is implemented by stores whose memos depend on the other
+// replicas (PostgreSQL).
+type memoProvider interface{ Memoizing() bool }
+
 // pathProvider is implemented by stores that live in one file.
 type pathProvider interface{ Path() string }
 
@@ -67,6 +71,16 @@ func (s *Server) newMetrics() *metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "chartctl_images_pending", Help: "Chart versions this replica's images job has still to go through (queued after a push, or left of a backfill).",
 		}, func() float64 { return float64(s.app.ImagesPending()) }))
+	if mp, ok := s.Store.(memoProvider); ok {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "chartctl_registry_memos", Help: "1 while this replica answers the registry's hottest reads (a manifest by tag, a blob link, a page of tags) from memory: alone on its database, or acknowledged by every other replica; 0 otherwise.",
+		}, func() float64 {
+			if mp.Memoizing() {
+				return 1
+			}
+			return 0
+		}))
+	}
 	if pp, ok := s.Store.(pathProvider); ok {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "chartctl_store_bytes", Help: "Size of the metadata store file.",

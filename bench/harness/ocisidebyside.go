@@ -64,6 +64,11 @@ type OCIConfig struct {
 	// PostgreSQL database and S3 blob store (--database, --blob-store),
 	// run by whoever runs the bench; the report names them.
 	ServeArgs []string
+	// Replicas is how many more chartctl replicas to start on the same
+	// ServeArgs (which must name a --database): they serve nothing of
+	// the run, but the measured replica is then not alone on its
+	// database, as behind a load balancer (docs/scale-out.md).
+	Replicas int
 	// TLS runs every server over HTTPS (HTTP/1.1) with one certificate
 	// for 127.0.0.1 that every client trusts: chartctl with --tls-cert,
 	// Distribution and zot with theirs, nginx with OpenSSL, the floor on
@@ -103,6 +108,10 @@ func (c *OCIConfig) Validate() error {
 		return fmt.Errorf("--conns must be between 1 and 256, got %d", c.Conns)
 	case c.Slices < 0 || c.Slices > 20:
 		return fmt.Errorf("--slices must be between 0 (slices of %v) and 20, got %d", DefaultSlice, c.Slices)
+	case c.Replicas < 0 || c.Replicas > 8:
+		return fmt.Errorf("--replicas must be between 0 and 8, got %d", c.Replicas)
+	case c.Replicas > 0 && !slices.ContainsFunc(c.ServeArgs, func(a string) bool { return strings.HasPrefix(a, "--database=") }):
+		return errors.New("--replicas needs a shared database: pass --serve-arg=--database=postgres://…")
 	}
 	if c.Slices == 0 {
 		c.Slices = min(max(int(c.Duration/DefaultSlice), 1), 20)
@@ -211,6 +220,21 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		return nil, err
 	}
 	ours := proc.URL()
+	for i := range cfg.Replicas {
+		raddr, err := FreeLoopbackAddr()
+		if err != nil {
+			return nil, err
+		}
+		r := &Process{Binary: cfg.Binary, DataDir: filepath.Join(dir, fmt.Sprintf("replica%d", i+1)), Addr: raddr,
+			LogPath: filepath.Join(dir, fmt.Sprintf("replica%d.log", i+1)), TLS: t, Extra: cfg.ServeArgs}
+		if err := r.Start(); err != nil {
+			return nil, err
+		}
+		defer func() { _, _ = r.Stop() }()
+		if _, err := r.WaitHealthy(ctx); err != nil {
+			return nil, err
+		}
+	}
 
 	// The peers (Distribution, zot), filesystem storage, no auth.
 	var peers []*runningPeer
@@ -742,6 +766,9 @@ func (r *OCIResults) Markdown() string {
 	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Config.Command)
 	if len(r.Config.ServeArgs) > 0 {
 		fmt.Fprintf(&b, "chartctl served with `%s` besides the loopback address and a data directory.\n\n", strings.Join(r.Config.ServeArgs, " "))
+	}
+	if r.Config.Replicas > 0 {
+		fmt.Fprintf(&b, "%d more chartctl replica(s) ran on the same database and blob store, idle: the measured replica was not alone on its database.\n\n", r.Config.Replicas)
 	}
 	fmt.Fprintf(&b, "The rounds began once chartctl's background images job had gone through the versions of the fill (`chartctl_images_pending` back at 0, %.0f s after the fill).\n\n", r.Settle.Seconds())
 

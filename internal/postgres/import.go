@@ -81,6 +81,6 @@ func (db *DB) Import(ctx context.Context, fn func(tx *DB) error) error {
 		return err
 	}
 	err = tx.Commit(ctx)
-	db.wrote()
+	db.wrote(ctx)
 	return db.wrap("commit import", err)
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"strings"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -9,22 +10,24 @@ import (
 
 // The registry's hottest reads, a manifest by tag, a blob link and a page
 // of tags (pushed over OCI, and of a chart's versions), are answered from
-// memory while nothing has changed (internal/epochmemo), as on bolt, when
-// this process is the only replica on the database. The write epoch moves
-// after every write transaction of this process, committed or not,
-// before the write's caller hears of it, so the replica reads its own
-// writes at once; and at every poll of WatchIndex.
+// memory while nothing has changed (internal/epochmemo), as on bolt.
 //
-// With other replicas the memos are not used: the registry's clients
-// expect a blob or tag deleted through one replica to be gone at the
-// next request to any other (the OCI conformance suite checks that
-// behind a load balancer), and no notification is sure to arrive before
-// that request. WatchIndex counts the other replicas' listening
-// connections at each poll, and a replica that starts to listen
-// announces itself (indexChange.Joined), so a replica stops using its
-// memos when it hears of another, before that one serves; they are used
-// again once a poll finds it alone. Writers that are not replicas (an
-// `admin migrate` onto a database) run with the replicas stopped.
+// While this process is the only replica on the database, an answer is
+// kept under its own write epoch, which moves after every write
+// transaction of this process, committed or not, before the write's
+// caller hears of it, so the replica reads its own writes at once; and at
+// every poll of WatchIndex. WatchIndex counts the other replicas'
+// listening connections at each poll, and a replica that starts to listen
+// announces itself (indexChange.Joined), so a replica stops answering
+// alone when it hears of another, before that one serves.
+//
+// With other replicas, an answer is kept under the write epoch they share
+// (sharedepoch.go), once each of them has acknowledged this replica: the
+// registry's clients expect a blob or tag deleted through one replica to
+// be gone at the next request to any other (the OCI conformance suite
+// checks that behind a load balancer), and every write moves the shared
+// epoch before it is answered. Writers that are not replicas (an `admin
+// migrate` onto a database) run with the replicas stopped.
 
 // ociMemos are a DB's memos of TaggedManifest, BlobLink, Tags and
 // ChartTags, with bolt's bounds.
@@ -75,8 +78,8 @@ func newOCIMemos() *ociMemos {
 
 // remember answers k from m, or from load, which it keeps, while the
 // memos may be used (memoEpoch); otherwise it calls load.
-func remember[K epochmemo.Key[K], V any](db *DB, m *epochmemo.Memo[K, V], k K, load func() (*V, error)) (*V, error) {
-	epoch, ok := db.memoEpoch()
+func remember[K epochmemo.Key[K], V any](ctx context.Context, db *DB, m *epochmemo.Memo[K, V], k K, load func() (*V, error)) (*V, error) {
+	epoch, ok := db.memoEpoch(ctx)
 	if !ok {
 		return load()
 	}
@@ -84,22 +87,34 @@ func remember[K epochmemo.Key[K], V any](db *DB, m *epochmemo.Memo[K, V], k K, l
 }
 
 // memoEpoch returns the write epoch to read a memo at, and whether the
-// memos may be used at all: WatchIndex runs and finds this replica alone
-// (not a DB of an Import).
-func (db *DB) memoEpoch() (uint64, bool) {
-	if _, alone := db.aloneGeneration(); !alone || db.memos == nil {
+// memos may be used at all: WatchIndex runs (not a DB of an Import) and
+// finds this replica alone, or every other replica has acknowledged it
+// (sharedepoch.go).
+func (db *DB) memoEpoch(ctx context.Context) (uint64, bool) {
+	if db.memos == nil || db.watchers.Load() == 0 {
 		return 0, false
 	}
-	return db.epoch.Load(), true
+	if _, alone := db.aloneGeneration(); alone {
+		return db.epoch.Load(), true
+	}
+	return db.sharedMemoEpoch(ctx)
 }
 
 // Memoizing reports whether the registry's reads are answered from
-// memory now: WatchIndex runs and no other replica listens on the
-// database (for tests and operators' diagnostics).
+// memory now: WatchIndex runs, and this replica is alone on the database
+// or every other replica has acknowledged it (the
+// chartctl_registry_memos metric; for tests and operators' diagnostics).
 func (db *DB) Memoizing() bool {
-	_, ok := db.memoEpoch()
-	return ok
+	if db.memos == nil || db.watchers.Load() == 0 {
+		return false
+	}
+	_, alone := db.aloneGeneration()
+	return alone || db.shared.ok.Load()
 }
 
-// wrote moves the write epoch: the memos' answers from before are stale.
-func (db *DB) wrote() { db.epoch.Add(1) }
+// MemoizingAlone reports whether the registry's reads are answered from
+// memory under this replica's own epoch: no other replica listens.
+func (db *DB) MemoizingAlone() bool {
+	_, alone := db.aloneGeneration()
+	return alone && db.memos != nil
+}

@@ -35,12 +35,15 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 // TestRegistryMemosAcrossReplicas: a replica alone on its database
 // answers a manifest by tag, a blob link and a page of tags from memory
-// and reads its own writes at once; once another replica listens it reads
-// the database again, so a tag moved, a tag deleted, a blob unlinked or a
-// tag added through the other is seen at the very next read; when the
-// other stops, the memos come back. Without WatchIndex nothing is kept.
+// and reads its own writes at once; once another replica listens and has
+// acknowledged it, both keep answers under the shared write epoch, and a
+// tag moved, a tag deleted, a blob unlinked or a tag added through one is
+// seen at the very next read of the other; when the other stops, the
+// memos come back alone. A listener that never acknowledges (a release
+// before the shared epoch) keeps them off. Without WatchIndex nothing is
+// kept.
 func TestRegistryMemosAcrossReplicas(t *testing.T) {
-	_, dbs := openReplicas(t, 2)
+	url, dbs := openReplicas(t, 2)
 	a, b := dbs[0], dbs[1]
 	if err := a.CreateRepository(ctx, &chartctl.Repository{Name: "apps"}); err != nil {
 		t.Fatal(err)
@@ -92,7 +95,7 @@ func TestRegistryMemosAcrossReplicas(t *testing.T) {
 	bctx, stopB := context.WithCancel(ctx)
 	doneB := b.WatchIndex(bctx, &indexEvents{}, 50*time.Millisecond)
 	defer func() { stopB(); <-doneB }()
-	until("b, alone, does not keep answers", func() bool { return b.Memoizing() && kept(b) })
+	until("b, alone, does not keep answers", func() bool { return b.MemoizingAlone() && kept(b) })
 	if err := b.PutManifest(ctx, m2, "v1"); err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +120,17 @@ func TestRegistryMemosAcrossReplicas(t *testing.T) {
 		t.Fatalf("b's tags right after tagging v0: %s", got)
 	}
 
-	// a starts to listen: b stops keeping (a announces itself), and
-	// reads every write of a's at once from then on.
+	// a starts to listen: b stops keeping answers alone (a announces
+	// itself), and once each has acknowledged the other both keep them
+	// under the shared epoch, and read every write of the other's at once.
 	actx, stopA := context.WithCancel(ctx)
 	doneA := a.WatchIndex(actx, &indexEvents{}, 50*time.Millisecond)
-	until("b keeps answers with a listening", func() bool { return !b.Memoizing() })
-	if a.Memoizing() {
-		t.Fatal("a keeps answers with b listening")
+	if b.MemoizingAlone() {
+		t.Fatal("b keeps answers alone once a's WatchIndex returned")
+	}
+	until("a and b do not keep answers together", func() bool { return a.Memoizing() && b.Memoizing() && kept(a) && kept(b) })
+	if got := tagged(b) + tagged(a); got != m2.Digest+m2.Digest {
+		t.Fatalf("v1 read %s, want %s on both", got, m2.Digest)
 	}
 	if err := a.PutManifest(ctx, m1, "v1"); err != nil {
 		t.Fatal(err)
@@ -158,6 +165,45 @@ func TestRegistryMemosAcrossReplicas(t *testing.T) {
 		t.Fatalf("b's link right after a unlinked it: %v", err)
 	}
 
+	// And the other way round.
+	if err := b.LinkBlob(ctx, name, blob, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutManifest(ctx, m1, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tagged(a); got != m1.Digest {
+		t.Fatalf("a reads v1 at %s right after b tagged it %s", got, m1.Digest)
+	}
+	if got := page(a); got != "v1" {
+		t.Fatalf("a's tags right after b tagged v1: %s", got)
+	}
+	if err := b.PutManifest(ctx, m2, "v3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteTag(ctx, name, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tagged(a); got != "none" {
+		t.Fatalf("a reads v1 at %s right after b deleted it", got)
+	}
+	if got := page(a); got != "v3" {
+		t.Fatalf("a's tags right after b deleted v1: %s", got)
+	}
+
+	// A listener that never acknowledges: neither keeps answers while it
+	// listens, as with a release that writes without moving the epoch.
+	old, err := pgx.Connect(ctx, strings.Replace(url, "?", "?application_name=chartctl-index-listener&", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(ctx, `LISTEN chartctl_index`); err != nil {
+		t.Fatal(err)
+	}
+	until("a and b keep answers with a silent listener", func() bool { return !a.Memoizing() && !b.Memoizing() })
+	_ = old.Close(ctx)
+	until("a and b do not keep answers once the silent listener left", func() bool { return a.Memoizing() && b.Memoizing() })
+
 	// a stops: b alone again keeps answers.
 	stopA()
 	<-doneA
@@ -167,7 +213,7 @@ func TestRegistryMemosAcrossReplicas(t *testing.T) {
 	if err := b.PutManifest(ctx, m1, "v1"); err != nil {
 		t.Fatal(err)
 	}
-	until("b, alone again, does not keep answers", func() bool { return b.Memoizing() && kept(b) })
+	until("b, alone again, does not keep answers", func() bool { return b.MemoizingAlone() && kept(b) })
 }
 
 // TestThrottleKeptWhileAlone: a replica alone on its database keeps the
@@ -185,7 +231,7 @@ func TestThrottleKeptWhileAlone(t *testing.T) {
 	actx, stopA := context.WithCancel(ctx)
 	doneA := a.WatchIndex(actx, &indexEvents{}, 50*time.Millisecond)
 	defer func() { stopA(); <-doneA }()
-	until("a is never alone", a.Memoizing)
+	until("a is never alone", a.MemoizingAlone)
 
 	// Alone: each of a's own failures is counted at its next question.
 	for i := range 3 {
@@ -219,7 +265,7 @@ func TestThrottleKeptWhileAlone(t *testing.T) {
 	bctx, stopB := context.WithCancel(ctx)
 	doneB := b.WatchIndex(bctx, &indexEvents{}, 50*time.Millisecond)
 	defer func() { stopB(); <-doneB }()
-	until("a still keeps answers with b listening", func() bool { return !a.Memoizing() })
+	until("a still keeps answers alone with b listening", func() bool { return !a.MemoizingAlone() })
 	for range 3 {
 		tb.Fail("10.0.0.2")
 	}
@@ -230,7 +276,7 @@ func TestThrottleKeptWhileAlone(t *testing.T) {
 	// b stops: a is alone again, and reads the windows anew.
 	stopB()
 	<-doneB
-	until("a is not alone again", a.Memoizing)
+	until("a is not alone again", a.MemoizingAlone)
 	if blocked, _ := ta.Blocked("10.0.0.2"); !blocked {
 		t.Fatal("a forgot b's failures")
 	}

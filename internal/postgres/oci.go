@@ -47,7 +47,7 @@ func (db *DB) LinkBlobs(ctx context.Context, links []chartctl.OCIBlobLink) error
 		SELECT name, digest, size, $4 FROM unnest($1::text[], $2::text[], $3::bigint[]) AS l (name, digest, size)
 		ON CONFLICT (name, digest) DO UPDATE SET size = EXCLUDED.size, linked_at = EXCLUDED.linked_at`,
 		names, digests, sizes, db.now())
-	db.wrote()
+	db.wrote(ctx)
 	return db.wrap("link blobs", err)
 }
 
@@ -56,7 +56,7 @@ func (db *DB) BlobLink(ctx context.Context, name, digest string) (*chartctl.OCIB
 	if !storable(name, digest) {
 		return nil, blobUnknown()
 	}
-	return remember(db, db.memos.links, epochmemo.NameKey{Name: name, Ref: digest}, func() (*chartctl.OCIBlobLink, error) {
+	return remember(ctx, db, db.memos.links, epochmemo.NameKey{Name: name, Ref: digest}, func() (*chartctl.OCIBlobLink, error) {
 		l := &chartctl.OCIBlobLink{Name: strings.Clone(name), Digest: strings.Clone(digest)}
 		err := db.pool.QueryRow(ctx, `SELECT size, linked_at FROM oci_blob_links WHERE name = $1 AND digest = $2`,
 			name, digest).Scan(&l.Size, &l.LinkedAt)
@@ -323,7 +323,7 @@ func (db *DB) TaggedManifest(ctx context.Context, name, tag string) (*chartctl.O
 	if !storable(name, tag) {
 		return nil, tagNotFound(tag)
 	}
-	return remember(db, db.memos.tagged, epochmemo.NameKey{Name: name, Ref: tag}, func() (*chartctl.OCIManifest, error) {
+	return remember(ctx, db, db.memos.tagged, epochmemo.NameKey{Name: name, Ref: tag}, func() (*chartctl.OCIManifest, error) {
 		m, err := scanManifest(db.pool.QueryRow(ctx, `SELECT `+manifestCols+` FROM oci_manifests
 			WHERE name = $1 AND digest = (SELECT digest FROM oci_tags WHERE name = $1 AND tag = $2)`, name, tag))
 		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
@@ -347,7 +347,7 @@ func (db *DB) Tags(ctx context.Context, name, last string, n int) ([]string, boo
 	if !storable(name, last) {
 		return tags, false, nil
 	}
-	p, err := remember(db, db.memos.tags, pageKey{name: name, last: last, n: n}, func() (*tagPage, error) {
+	p, err := remember(ctx, db, db.memos.tags, pageKey{name: name, last: last, n: n}, func() (*tagPage, error) {
 		tags, more, err := db.tagPage(ctx, name, last, n)
 		return &tagPage{tags, more}, err
 	})

@@ -138,6 +138,9 @@ type DB struct {
 	aloneGen atomic.Uint64
 	// throttles keeps the failed-authentication windows while alone.
 	throttles throttleMemo
+	// shared is the write epoch the replicas share, for the memos with
+	// other replicas (sharedepoch.go).
+	shared sharedEpoch
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a libpq
@@ -279,7 +282,7 @@ func (db *DB) txOpts(ctx context.Context, op string, opts pgx.TxOptions, fn func
 	if opts.AccessMode != pgx.ReadOnly {
 		// Committed, or failed at any point, perhaps the commit itself:
 		// a memo's answer from before may be stale either way.
-		db.wrote()
+		db.wrote(ctx)
 	}
 	return db.wrap(op, err)
 }

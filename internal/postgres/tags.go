@@ -15,7 +15,7 @@ func (db *DB) ChartTags(ctx context.Context, repo, name, last string, n int) ([]
 	if !storable(repo) {
 		return nil, false, repoNotFound(repo)
 	}
-	p, err := remember(db, db.memos.chartTags, pageKey{repo, name, last, n}, func() (*tagPage, error) {
+	p, err := remember(ctx, db, db.memos.chartTags, pageKey{repo, name, last, n}, func() (*tagPage, error) {
 		tags, more, err := db.chartTagPage(ctx, repo, name, last, n)
 		return &tagPage{tags, more}, err
 	})

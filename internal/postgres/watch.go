@@ -49,9 +49,16 @@ type indexChange struct {
 	// credentials they cached. Repo is empty then.
 	Creds bool `json:"c,omitempty"`
 	// Joined says a replica began listening: the others stop answering
-	// from their memos (memo.go). Repo is empty then; releases before it
-	// drop such a notification.
-	Joined bool `json:"j,omitempty"`
+	// from their memos alone (memo.go) and acknowledge. Repo is empty
+	// then; releases before it drop such a notification. Pid is the
+	// joiner's listening connection (releases before the shared epoch
+	// send none, and wait for no acknowledgement).
+	Joined bool   `json:"j,omitempty"`
+	Pid    uint32 `json:"p,omitempty"`
+	// Ack acknowledges the announcement of the listening connection Ack
+	// from the replica listening on From (sharedepoch.go).
+	Ack  uint32 `json:"a,omitempty"`
+	From uint32 `json:"f,omitempty"`
 }
 
 // CredentialsHandler is an IndexHandler that also caches credentials: it
@@ -144,12 +151,14 @@ func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration
 	if poll <= 0 {
 		poll = DefaultIndexPoll
 	}
-	w := &watcher{db: db, h: h, known: map[string]repoGen{}, pending: map[string]repoGen{}, notes: make(chan indexChange, 256)}
+	w := &watcher{db: db, h: h, known: map[string]repoGen{}, pending: map[string]repoGen{}, notes: make(chan indexChange, 256),
+		acks: acks{confirmed: make(chan struct{})}}
 	// Listen first, then read the generations: no change falls between.
 	// (If the database cannot be reached now, the listener keeps trying
 	// and the polls catch up.)
 	conn, _ := w.dial(ctx)
 	w.poll(ctx, true)
+	others := len(w.acks.others)
 	done := make(chan struct{})
 	listening := make(chan struct{})
 	go func() {
@@ -168,22 +177,41 @@ func (db *DB) WatchIndex(ctx context.Context, h IndexHandler, poll time.Duration
 			case <-ctx.Done():
 				return
 			case c := <-w.notes:
-				// Another replica is there: the memos are not used until
-				// a poll finds this one alone again (memo.go). This
+				// Another replica is there: the memos are not used alone
+				// until a poll finds this one alone again (memo.go). This
 				// replica's own changes moved the epoch as they were made.
 				if c.Origin != db.origin {
 					db.setAlone(false)
+					if c.Joined {
+						w.acknowledge(ctx, c)
+					}
+				}
+				if c.Ack != 0 {
+					if c.Origin != db.origin {
+						w.heard(c)
+					}
+					continue
 				}
 				w.apply(ctx, c)
 			case <-t.C:
 				// The answers kept before the poll are dropped: another
 				// replica, now gone, may have written since they were
 				// found, or a writer that does not listen.
-				db.wrote()
+				db.moved()
 				w.poll(ctx, false)
 			}
 		}
 	}()
+	if others > 0 {
+		// Other replicas listen: serve once they have acknowledged this
+		// one (they no longer answer alone), or after two polls (a
+		// release that does not acknowledge; the memos stay off).
+		select {
+		case <-w.acks.confirmed:
+		case <-time.After(2 * poll):
+		case <-ctx.Done():
+		}
+	}
 	return done
 }
 
@@ -198,6 +226,9 @@ type watcher struct {
 	// listener is the backend pid of the listening connection, 0 while
 	// there is none.
 	listener atomic.Uint32
+	// acks are the acknowledgements of this replica's announcement
+	// (sharedepoch.go); only the loop touches them.
+	acks acks
 }
 
 // apply handles one notification.
@@ -291,15 +322,28 @@ func (w *watcher) poll(ctx context.Context, first bool) {
 	}
 }
 
-// countReplicas lets the memos be used (memo.go) only while this
+// countReplicas lets the memos be used alone (memo.go) only while this
 // replica listens and no other replica's listening connection is on the
-// database.
+// database, and with others only while each has acknowledged this
+// replica (sharedepoch.go).
 func (w *watcher) countReplicas(ctx context.Context) {
 	pid := w.listener.Load()
-	var others int
-	err := w.db.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND application_name = $1 AND pid <> $2`, listenerName, int64(pid)).Scan(&others)
-	w.db.setAlone(err == nil && pid != 0 && others == 0)
+	var others []uint32
+	rows, err := w.db.pool.Query(ctx, `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = $1 AND pid <> $2`, listenerName, int64(pid))
+	if err == nil {
+		var o int64
+		_, err = pgx.ForEachRow(rows, []any{&o}, func() error {
+			others = append(others, uint32(o))
+			return nil
+		})
+	}
+	w.db.setAlone(err == nil && pid != 0 && len(others) == 0)
+	if err != nil {
+		w.db.shared.ok.Store(false)
+		return
+	}
+	w.polled(ctx, others)
 }
 
 // listen forwards the notifications of conn (nil: none yet) and of the
@@ -334,6 +378,7 @@ func (w *watcher) listen(ctx context.Context, conn *pgx.Conn) {
 		w.forward(ctx, conn)
 		w.listener.Store(0)
 		w.db.setAlone(false)
+		w.db.shared.ok.Store(false)
 		_ = conn.Close(context.WithoutCancel(ctx))
 		conn, lost = nil, true
 	}
@@ -353,8 +398,9 @@ func (w *watcher) dial(ctx context.Context) (*pgx.Conn, error) {
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	// Tell the other replicas, which stop answering from their memos.
-	b, _ := json.Marshal(indexChange{Origin: w.db.origin, Joined: true})
+	// Tell the other replicas, which stop answering from their memos
+	// alone, and acknowledge (sharedepoch.go).
+	b, _ := json.Marshal(indexChange{Origin: w.db.origin, Joined: true, Pid: conn.PgConn().PID()})
 	if _, err := conn.Exec(dctx, `SELECT pg_notify($1, $2)`, indexChannel, string(b)); err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -371,7 +417,7 @@ func (w *watcher) forward(ctx context.Context, conn *pgx.Conn) {
 			return
 		}
 		var c indexChange
-		if json.Unmarshal([]byte(n.Payload), &c) != nil || (c.Repo == "" && !c.Creds && !c.Joined) {
+		if json.Unmarshal([]byte(n.Payload), &c) != nil || (c.Repo == "" && !c.Creds && !c.Joined && c.Ack == 0) {
 			continue
 		}
 		select {

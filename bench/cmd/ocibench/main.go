@@ -60,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Pushes, "pushes", 20, "pushes of each push measurement")
 	fs.IntVar(&cfg.Slices, "slices", 0, "slices of each read measurement, taken in turn by the servers (0: slices of 250ms, at most 20; 1: one block per server)")
 	fs.IntVar(&cfg.Conns, "conns", 16, "connections of each read measurement")
+	fs.IntVar(&cfg.Replicas, "replicas", 0, "more chartctl replicas to start, idle, on the same --serve-arg=--database (the measured one is then not alone on its database); --markdown then writes the \"oci-side-by-side-serve-args-replicas\" section")
 	fs.Func("serve-arg", "one more argument of chartctl's serve, repeated for each (say --serve-arg=--database=postgres://… --serve-arg=--blob-store=s3://…); --markdown then writes the \"oci-side-by-side-serve-args\" section", func(v string) error {
 		cfg.ServeArgs = append(cfg.ServeArgs, v)
 		return nil
@@ -95,6 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		section := "oci-side-by-side"
 		if len(cfg.ServeArgs) > 0 {
 			section += "-serve-args"
+		}
+		if cfg.Replicas > 0 {
+			section += "-replicas"
 		}
 		if cfg.TLS {
 			section += "-tls"
