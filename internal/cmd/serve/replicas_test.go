@@ -507,6 +507,20 @@ func TestReplicas(t *testing.T) {
 		// round-robin balancer: every request of a push, a pull, a
 		// referrers query or a delete may land on another replica than
 		// the one before, so each must see what the others just stored.
+		// Each replica answers its hottest reads from memory, under the
+		// epoch the replicas share (internal/postgres/sharedepoch.go):
+		// the suite checks that no answer outlives a write elsewhere.
+		for i := range rs.procs {
+			for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+				_, b, err := do(t, "GET", rs.url(i)+"/metrics", rs.key, nil, "")
+				if err == nil && strings.Contains(string(b), "\nchartctl_registry_memos 1\n") {
+					break
+				}
+				if time.Since(start) > 20*time.Second {
+					t.Fatalf("replica %d does not answer from its memos: %v\n%s", i, err, b)
+				}
+			}
+		}
 		lb, requests := rs.balancer(t)
 		if r, b, err := do(t, "POST", lb.URL+"/v1/repositories", rs.key, strings.NewReader(`{"name":"conformance","visibility":"private"}`), "application/json"); err != nil || r.StatusCode != 200 {
 			t.Fatalf("create repo: %v %s", err, b)
