@@ -3,8 +3,9 @@
 // only while the epoch is the same.
 //
 // A store raises its epoch after each write is durable (bolt: every
-// commit to its file; PostgreSQL: every write of this process, and every
-// poll for other replicas, whose presence turns the memos off). While
+// commit to its file; PostgreSQL: every write of this process and every
+// poll for other replicas while alone, and with other replicas the
+// sequence every replica's writes move, internal/postgres). While
 // the epoch is the same, the answer is what the read would find again, so
 // a read needs no transaction, no lookup and no copy. After any write the
 // entries are stale and are replaced as they are read again: nothing
