@@ -226,3 +226,14 @@ func TestMeasurePushesSlices(t *testing.T) {
 		t.Fatalf("a refused push: %v", err)
 	}
 }
+
+// TestMarkdownReplicas: a run beside idle replicas says so, and says
+// whether the measured one answered from its memos.
+func TestMarkdownReplicas(t *testing.T) {
+	rows := []*OCIRow{{Key: "raw-push", Label: "raw push", Rates: map[string][]float64{"chartctl": {30}, "distribution": {20}}}}
+	md := (&OCIResults{Config: OCIConfig{Distribution: "registry", Replicas: 1, ServeArgs: []string{"--database=postgres://x"}}, Memos: "1", Rows: rows}).Markdown()
+	want := "1 more chartctl replica(s) ran on the same database and blob store, idle: the measured replica was not alone on its database (`chartctl_registry_memos` 1 when the rounds began"
+	if !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+}

@@ -167,7 +167,10 @@ type OCIResults struct {
 	// the fill, to go through it (chartctl_images_pending back at 0),
 	// which the rounds wait for.
 	Settle time.Duration
-	Rows   []*OCIRow
+	// Memos is chartctl's chartctl_registry_memos when the rounds began
+	// ("absent" on a store that keeps no registry memos).
+	Memos string
+	Rows  []*OCIRow
 }
 
 // ociRead is a read route: the request on each server (empty: the server
@@ -441,6 +444,12 @@ func RunOCISideBySide(ctx context.Context, cfg OCIConfig) (*OCIResults, error) {
 		return nil, err
 	}
 	res.Settle = time.Since(filled)
+	// The measured replica answers its hottest reads from memory once the
+	// idle replicas have acknowledged it (internal/postgres/sharedepoch.go);
+	// the table says whether it did when the rounds began.
+	if res.Memos, err = metricValue(ctx, client, ours, "chartctl_registry_memos"); err != nil {
+		return nil, err
+	}
 
 	pushed := 0
 	for round := range cfg.Rounds {
@@ -579,6 +588,21 @@ func perSecond(srvs []string, counts map[string]int, elapsed map[string]time.Dur
 		}
 	}
 	return rates
+}
+
+// metricValue returns the value of the unlabelled metric name on chartctl
+// at base's /metrics, or "absent".
+func metricValue(ctx context.Context, client *http.Client, base, name string) (string, error) {
+	_, body, err := get(ctx, client, base+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "absent", nil
 }
 
 // waitImagesSettled waits, up to 15 minutes, until chartctl at base
@@ -768,7 +792,7 @@ func (r *OCIResults) Markdown() string {
 		fmt.Fprintf(&b, "chartctl served with `%s` besides the loopback address and a data directory.\n\n", strings.Join(r.Config.ServeArgs, " "))
 	}
 	if r.Config.Replicas > 0 {
-		fmt.Fprintf(&b, "%d more chartctl replica(s) ran on the same database and blob store, idle: the measured replica was not alone on its database.\n\n", r.Config.Replicas)
+		fmt.Fprintf(&b, "%d more chartctl replica(s) ran on the same database and blob store, idle: the measured replica was not alone on its database (`chartctl_registry_memos` %s when the rounds began: 1 answers from memory under the replicas' shared epoch, 0 reads the database every time).\n\n", r.Config.Replicas, r.Memos)
 	}
 	fmt.Fprintf(&b, "The rounds began once chartctl's background images job had gone through the versions of the fill (`chartctl_images_pending` back at 0, %.0f s after the fill).\n\n", r.Settle.Seconds())
 
