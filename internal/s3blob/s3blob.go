@@ -469,6 +469,18 @@ func (w *writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// putOptions are the options of every PUT of bytes (an object or a part),
+// whose sha256 the writer has computed and signs as the payload's hash.
+// DisableContentSha256 turns off minio-go's streaming signature
+// (aws-chunked bodies with a signature per chunk), which it uses over
+// plain HTTP otherwise although the hash is known: the body goes as it
+// is, with its Content-Length, still signed with its sha256. A server
+// that leaves part of an aws-chunked body unread (versitygw v1.8.0 with
+// --keep-alive does, now and then) would otherwise parse the rest as the
+// next request and answer the client's following request on that
+// connection with a 400.
+var putOptions = minio.PutObjectOptions{ContentType: "application/octet-stream", DisableContentSha256: true}
+
 // sendPart uploads data as the next part, starting the multipart upload
 // on the first.
 func (w *writer) sendPart(data []byte) error {
@@ -487,7 +499,7 @@ func (w *writer) sendPart(data []byte) error {
 	sum := sha256.Sum256(data)
 	num := len(w.parts) + 1
 	part, err := w.s.core.PutObjectPart(w.ctx, w.s.bucket, w.uploadKey, w.uploadID, num,
-		bytes.NewReader(data), int64(len(data)), minio.PutObjectPartOptions{Sha256Hex: hex.EncodeToString(sum[:])})
+		bytes.NewReader(data), int64(len(data)), minio.PutObjectPartOptions{Sha256Hex: hex.EncodeToString(sum[:]), DisableContentSha256: true})
 	if err != nil {
 		return w.s.wrap("write blob", err)
 	}
@@ -523,7 +535,7 @@ func (w *writer) Commit() (string, error) {
 		// sha256 so the store verifies what it received.
 		sum := sha256.Sum256(w.buf)
 		_, err = w.s.core.PutObject(w.ctx, w.s.bucket, key, bytes.NewReader(w.buf), int64(len(w.buf)), "",
-			hex.EncodeToString(sum[:]), minio.PutObjectOptions{ContentType: "application/octet-stream"})
+			hex.EncodeToString(sum[:]), putOptions)
 		err = w.s.wrap("commit blob", err)
 	} else {
 		err = w.commitMultipart(key)
