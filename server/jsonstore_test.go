@@ -10,6 +10,7 @@ import (
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/helmindex"
 	"github.com/chartctl/chartctl/internal/testkit"
+	"github.com/chartctl/chartctl/server"
 )
 
 // TestUploadStoresJSONEntry: a version uploaded over /v1 or the
@@ -20,7 +21,11 @@ import (
 // stores its entry.
 func TestUploadStoresJSONEntry(t *testing.T) {
 	ctx := context.Background()
-	s := testkit.StartServer(t)
+	// The server's own backfill waits (it would run at once, and race
+	// the checks below of a version stored without a JSON entry); this
+	// test runs it.
+	noBackfill := func(srv *server.Server) { srv.Config.BackfillDelay = time.Hour }
+	s := testkit.StartServer(t, noBackfill)
 	s.MustRepo(t, "pub", "public")
 	if r := s.Upload(t, "pub", s.AdminKey, testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"}), ""); r.StatusCode != 200 {
 		t.Fatalf("upload: %d %s", r.StatusCode, r.Body)
@@ -49,8 +54,7 @@ func TestUploadStoresJSONEntry(t *testing.T) {
 
 	// A version stored before JSON entries were kept: after a restart its
 	// JSON entry is converted at load, and the backfill changes no served
-	// byte. The lease is held by another holder across the restarts, so
-	// the server's own backfill waits and this test runs it.
+	// byte.
 	old, err := s.Store.ChartVersion(ctx, "pub", "web", "1.0.0")
 	if err != nil {
 		t.Fatal(err)
@@ -64,12 +68,9 @@ func TestUploadStoresJSONEntry(t *testing.T) {
 	}
 	restart := func() *testkit.Server {
 		t.Helper()
-		if ok, err := s.Store.AcquireLease(ctx, "index-json", "elsewhere", time.Hour); err != nil || !ok {
-			t.Fatalf("AcquireLease = %v, %v", ok, err)
-		}
 		_ = s.Server.Close()
 		_ = s.Store.Close()
-		s = testkit.OpenServer(t, s.Dir)
+		s = testkit.OpenServer(t, s.Dir, noBackfill)
 		return s
 	}
 	restart()
@@ -77,9 +78,6 @@ func TestUploadStoresJSONEntry(t *testing.T) {
 		t.Fatalf("the old-style version has a JSON entry: %s", e.IndexEntryJSON)
 	}
 	before := s.Do(t, "GET", "/helm/pub/index.yaml", "", nil)
-	if err := s.Store.ReleaseLease(ctx, "index-json", "elsewhere"); err != nil {
-		t.Fatal(err)
-	}
 	if done, err := s.App().BackfillIndexJSON(ctx); err != nil || !done {
 		t.Fatalf("BackfillIndexJSON = %v, %v", done, err)
 	}
