@@ -611,18 +611,12 @@ func waitImagesSettled(ctx context.Context, client *http.Client, base string, lo
 	deadline := time.Now().Add(15 * time.Minute)
 	var last time.Time
 	for {
-		_, body, err := get(ctx, client, base+"/metrics", nil)
+		pending, err := metricValue(ctx, client, base, "chartctl_images_pending")
 		if err != nil {
 			return err
 		}
-		pending := ""
-		for line := range strings.Lines(string(body)) {
-			if v, ok := strings.CutPrefix(line, "chartctl_images_pending "); ok {
-				pending = strings.TrimSpace(v)
-			}
-		}
 		switch {
-		case pending == "":
+		case pending == "absent":
 			return errors.New("chartctl's /metrics has no chartctl_images_pending")
 		case pending == "0":
 			return nil

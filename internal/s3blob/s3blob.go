@@ -469,9 +469,9 @@ func (w *writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// putOptions are the options of every PUT of bytes (an object or a part),
-// whose sha256 the writer has computed and signs as the payload's hash.
-// DisableContentSha256 turns off minio-go's streaming signature
+// putOptions are the options of a whole object's PUT, whose sha256 the
+// writer has computed and signs as the payload's hash; sendPart sets
+// DisableContentSha256 on each part for the same reason. It turns off minio-go's streaming signature
 // (aws-chunked bodies with a signature per chunk), which it uses over
 // plain HTTP otherwise although the hash is known: the body goes as it
 // is, with its Content-Length, still signed with its sha256. A server
