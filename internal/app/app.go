@@ -204,7 +204,9 @@ type App struct {
 	recheck   recheck
 	// claimReleases: see ReleaseLater.
 	claimReleases claimReleases
-	keeper        indexKeeper
+	// fresh: see NoteCommitted.
+	fresh  freshBlobs
+	keeper indexKeeper
 }
 
 // Options configures New.

@@ -159,14 +159,26 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	// the push) attaches to it; its chart.pushed is sent at release, not
 	// now. (A race with the hold sweep at worst sends it for a version
 	// that is then deleted, which chart.deleted does not follow.)
-	if old, err := a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version); err == nil && old.Held() && hold == 0 && old.Digest == u.blob.Digest() {
-		event = ""
-	}
+	// The stored version is read while the digests are claimed (on a
+	// shared store two round trips at the same time).
+	var (
+		old    *chartctl.ChartVersion
+		oldErr error
+		looked = make(chan struct{})
+	)
+	go func() {
+		defer close(looked)
+		old, oldErr = a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version)
+	}()
 	// The claim keeps every process from deleting the blobs as orphans
 	// between their commit and the record's (app/blobs.go).
 	release, err := a.ClaimDigests(ctx, digests...)
+	<-looked
 	if err != nil {
 		return nil, false, err
+	}
+	if oldErr == nil && old.Held() && hold == 0 && old.Digest == u.blob.Digest() {
+		event = ""
 	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
 		d, err := u.blob.Commit()

@@ -322,12 +322,21 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 // upload passes the records it has just written rather than have them
 // read again.
 func (a *App) verifyVersion(ctx context.Context, r *chartctl.Repository, cv *chartctl.ChartVersion) (chartctl.Verification, error) {
-	entries, err := a.trustEntriesOf(ctx, r)
-	if err != nil {
-		return chartctl.Verification{}, err
-	}
+	// The trust material and the signatures are read at the same time:
+	// on a shared store each is a few round trips, and a push waits for
+	// them.
+	var (
+		entries    []*chartctl.TrustEntry
+		entriesErr error
+		read       = make(chan struct{})
+	)
+	go func() {
+		defer close(read)
+		entries, entriesErr = a.trustEntriesOf(ctx, r)
+	}()
 	ev, err := a.evidence(ctx, cv)
-	if err != nil {
+	<-read
+	if err = errors.Join(entriesErr, err); err != nil {
 		return chartctl.Verification{}, err
 	}
 	v := trust.Verify(ev, entries, a.trustOptions())
@@ -464,7 +473,19 @@ func (a *App) evidence(ctx context.Context, cv *chartctl.ChartVersion) (trust.Ev
 	}
 	name := cv.Repository + "/" + cv.Name
 	for _, d := range digests {
+		// The legacy signature tag is looked up while the referrers are
+		// read (a round trip each on a shared store).
+		var (
+			sd     string
+			tagErr error
+			looked = make(chan struct{})
+		)
+		go func() {
+			defer close(looked)
+			sd, tagErr = oci.Tag(ctx, name, strings.Replace(d, ":", "-", 1)+".sig")
+		}()
 		refs, err := oci.Referrers(ctx, name, d)
+		<-looked
 		if err != nil {
 			return ev, err
 		}
@@ -485,12 +506,10 @@ func (a *App) evidence(ctx context.Context, cv *chartctl.ChartVersion) (trust.Ev
 				ev.Artifacts = append(ev.Artifacts, trust.Artifact{Format: trust.FormatCosignBundle, Subject: d, Payload: payload})
 			}
 		}
-		tag := strings.Replace(d, ":", "-", 1) + ".sig"
-		sd, err := oci.Tag(ctx, name, tag)
-		if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
+		if chartctl.ErrorCode(tagErr) == chartctl.ENOTFOUND {
 			continue
-		} else if err != nil {
-			return ev, err
+		} else if tagErr != nil {
+			return ev, tagErr
 		}
 		m, err := oci.Manifest(ctx, name, sd)
 		if err != nil {

@@ -194,7 +194,7 @@ func (a *App) receiveStored(ctx context.Context, digest string, b chartctl.Blob)
 	} else if err != nil {
 		return nil, err
 	}
-	return &Upload{Chart: ch, blob: &storedBlob{ctx: ctx, blobs: a.Blobs, digest: digest, size: b.Size()}}, nil
+	return &Upload{Chart: ch, blob: &storedBlob{ctx: ctx, blobs: a.Blobs, digest: digest, size: b.Size(), recent: a.CommittedRecently}}, nil
 }
 
 // storedBlob is an upload's blob that the blob store holds already.
@@ -203,6 +203,9 @@ type storedBlob struct {
 	blobs  chartctl.BlobStore
 	digest string
 	size   int64
+	// recent reports a blob this process committed so recently that it
+	// is still stored (CommittedRecently).
+	recent func(digest string) bool
 }
 
 func (s *storedBlob) Write([]byte) (int, error) {
@@ -214,8 +217,12 @@ func (s *storedBlob) Abort() error   { return nil }
 
 // Commit checks the blob is still stored (the caller's claim on its
 // digest keeps it so until the chart version refers to it): a stat, not a
-// read (on S3 a HEAD, not a GET).
+// read (on S3 a HEAD, not a GET), unless this process has just committed
+// it (CommittedRecently: no process deletes it yet).
 func (s *storedBlob) Commit() (string, error) {
+	if s.recent != nil && s.recent(s.digest) {
+		return s.digest, nil
+	}
 	if _, err := s.blobs.ModTime(s.ctx, s.digest); err != nil {
 		return "", fmt.Errorf("stored chart archive %s: %w", s.digest, err)
 	}

@@ -122,12 +122,8 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 	if chartLayer == nil {
 		return errManifestInvalid("A chart manifest needs a %s layer.", MediaTypeHelmChart)
 	}
-	for _, d := range man.Blobs {
-		if _, err := r.OCI.BlobLink(ctx, man.Name, d); chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
-			return errManifestBlobUnknown("blob", d)
-		} else if err != nil {
-			return err
-		}
+	if err := r.linkedBlobs(ctx, man); err != nil {
+		return err
 	}
 	// Through the application layer's memory: the layer was most often
 	// just pushed, and will be pulled.
@@ -146,6 +142,16 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 		prov = pb
 	}
 	return r.storeChart(ctx, repo, man, chartName, tag, chartLayer.Digest.String(), archive, prov)
+}
+
+// linkedBlobs answers MANIFEST_BLOB_UNKNOWN for the first blob man refers
+// to that is not linked to its name. The links are asked together (on
+// PostgreSQL a round trip each).
+func (r *Registry) linkedBlobs(ctx context.Context, man *chartctl.OCIManifest) error {
+	return firstUnknownBlob(man, func(d string) error {
+		_, err := r.OCI.BlobLink(ctx, man.Name, d)
+		return err
+	})
 }
 
 // pushAlternate stores a chart manifest pushed over OCI for a version

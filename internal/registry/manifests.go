@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/labstack/echo/v4"
 	"io"
 	"mime"
 	"net/http"
@@ -12,11 +11,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/artifacthub"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/helmrepo"
@@ -281,16 +282,29 @@ func unknownReference(err error) *Error {
 // storedBlobs answers MANIFEST_BLOB_UNKNOWN for the first blob man refers
 // to that the blob store does not have. The store checks that each is
 // linked to the name; a link can outlive a blob that was never stored (a
-// crash during its upload, see storeBlob), so the bytes are checked too.
+// crash during its upload, see storeBlob), so the bytes are checked too,
+// but for blobs this process has just committed (freshBlob).
 func (r *Registry) storedBlobs(ctx context.Context, man *chartctl.OCIManifest) error {
-	// On S3 each check is a HEAD: they are asked together, a few at a
-	// time, and the first missing blob in the manifest's order is named.
+	return firstUnknownBlob(man, func(d string) error {
+		if r.freshBlob(d) {
+			return nil
+		}
+		_, err := r.Blobs.ModTime(ctx, d)
+		return err
+	})
+}
+
+// firstUnknownBlob runs check on each blob man refers to, a few at a time
+// (on S3 or PostgreSQL each check is a round trip), and answers
+// MANIFEST_BLOB_UNKNOWN for the first, in the manifest's order, whose
+// check found nothing (ENOTFOUND); another error is returned as it is.
+func firstUnknownBlob(man *chartctl.OCIManifest, check func(d string) error) error {
 	errs := make([]error, len(man.Blobs))
 	var g errgroup.Group
 	g.SetLimit(storedBlobChecks)
 	for i, d := range man.Blobs {
 		g.Go(func() error {
-			_, errs[i] = r.Blobs.ModTime(ctx, d)
+			errs[i] = check(d)
 			return nil
 		})
 	}
@@ -303,6 +317,16 @@ func (r *Registry) storedBlobs(ctx context.Context, man *chartctl.OCIManifest) e
 		}
 	}
 	return nil
+}
+
+// freshBlob reports whether this process committed blob d (storeBlob)
+// so recently that no collection can have deleted it since: neither the
+// registry's, which spares blobs younger than GCGrace, nor the orphan
+// sweep, which spares those younger than the application's grace
+// (app.CommittedWithin).
+func (r *Registry) freshBlob(d string) bool {
+	t, ok := r.App.CommittedAt(d)
+	return ok && app.CommittedWithin(t, r.Now(), min(r.Config.GCGrace, r.App.BlobGrace()))
 }
 
 // storedBlobChecks is how many of a manifest's blobs storedBlobs checks at

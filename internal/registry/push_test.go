@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -307,5 +308,80 @@ func TestLinkWithoutBlob(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/v2/apps/img/blobs/"+d.String(), e.AdminKey, nil); r.StatusCode != 200 {
 		t.Fatalf("config after collection: %d", r.StatusCode)
+	}
+}
+
+// statCounter counts the registry's checks that a blob is stored
+// (ModTime: a HEAD on S3), per digest.
+type statCounter struct {
+	chartctl.AlgorithmBlobStore
+	mu    sync.Mutex
+	stats map[string]int
+}
+
+func (s *statCounter) ModTime(ctx context.Context, d string) (time.Time, error) {
+	s.mu.Lock()
+	s.stats[d]++
+	s.mu.Unlock()
+	return s.AlgorithmBlobStore.ModTime(ctx, d)
+}
+
+func (s *statCounter) count(d digest.Digest) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats[d.String()]
+}
+
+// TestFreshBlobsNotAskedAgain: a manifest pushed right after its blobs,
+// to the server that committed them, is stored without asking the blob
+// store whether they are there (no process deletes a blob younger than
+// the grace period); once half the grace period has passed it asks
+// again.
+func TestFreshBlobsNotAskedAgain(t *testing.T) {
+	var sc *statCounter
+	e := setup(t, func(r *registry.Registry) {
+		sc = &statCounter{AlgorithmBlobStore: r.Blobs, stats: map[string]int{}}
+		r.Blobs = sc
+	})
+	mustRepoIn(t, e, "apps", "private")
+	config, layer := []byte(`{"fresh":true}`), []byte("a fresh layer")
+	cd, ld := e.pushBlobHTTP(t, "apps/img", e.AdminKey, config), e.pushBlobHTTP(t, "apps/img", e.AdminKey, layer)
+	m := imageManifest(t, config, layer)
+	if r := e.do(t, "PUT", "/v2/apps/img/manifests/v1", e.AdminKey, m, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
+		t.Fatalf("manifest: %d %s", r.StatusCode, r.Body)
+	}
+	if n, k := sc.count(cd), sc.count(ld); n != 0 || k != 0 {
+		t.Fatalf("the blob store was asked for blobs just committed: config %d, layer %d", n, k)
+	}
+
+	// A chart's blobs likewise.
+	archive := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.0"})
+	ad := e.pushBlobHTTP(t, "apps/web", e.AdminKey, archive)
+	hc := []byte(`{"name":"web","version":"1.0.0"}`)
+	hd := e.pushBlobHTTP(t, "apps/web", e.AdminKey, hc)
+	cm, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: hd, Size: int64(len(hc))},
+		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: ad, Size: int64(len(archive))}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do(t, "PUT", "/v2/apps/web/manifests/1.0.0", e.AdminKey, cm, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
+		t.Fatalf("chart manifest: %d %s", r.StatusCode, r.Body)
+	}
+	if n, k := sc.count(ad), sc.count(hd); n != 0 || k != 0 {
+		t.Fatalf("the blob store was asked for a chart's blobs just committed: archive %d, config %d", n, k)
+	}
+
+	// Half the grace period later the same blobs are asked for.
+	e.Reg.Now = func() time.Time { return time.Now().Add(e.Reg.Config.GCGrace/2 + time.Second) }
+	m2 := imageManifest(t, config, layer, []byte("another layer"))
+	e.pushBlobHTTP(t, "apps/img", e.AdminKey, []byte("another layer"))
+	if r := e.do(t, "PUT", "/v2/apps/img/manifests/v2", e.AdminKey, m2, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
+		t.Fatalf("second manifest: %d %s", r.StatusCode, r.Body)
+	}
+	if n, k := sc.count(cd), sc.count(ld); n == 0 || k == 0 {
+		t.Fatalf("blobs committed before half the grace period were not asked for: config %d, layer %d", n, k)
 	}
 }

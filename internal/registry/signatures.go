@@ -66,13 +66,23 @@ func (r *Registry) manifestChart(ctx context.Context, name, d string) (*chartctl
 // (pushed over OCI) or derived one, then its alternates. App uses it to
 // find the signatures of a version.
 func (r *Registry) versionManifestDigests(ctx context.Context, cv *chartctl.ChartVersion) ([]string, error) {
+	// Both are asked at the same time: a push waits for them.
+	var (
+		alts    []string
+		altsErr error
+		read    = make(chan struct{})
+	)
+	go func() {
+		defer close(read)
+		alts, altsErr = r.OCI.ChartAlternates(ctx, cv.Repository, cv.Name, cv.Version)
+	}()
 	m, _, err := r.chartManifest(ctx, cv.Repository+"/"+cv.Name, cv)
+	<-read
 	if err != nil {
 		return nil, err
 	}
-	alts, err := r.OCI.ChartAlternates(ctx, cv.Repository, cv.Name, cv.Version)
-	if err != nil {
-		return nil, err
+	if altsErr != nil {
+		return nil, altsErr
 	}
 	return append([]string{m.Digest}, alts...), nil
 }

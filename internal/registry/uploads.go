@@ -434,6 +434,9 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	linking = true
 	go func() { linked <- r.links.link(r.OCI, name, d.String(), n) }()
 	_, err = bw.Commit()
+	if err == nil {
+		r.App.NoteCommitted(d.String())
+	}
 	if err = errors.Join(err, <-linked); err != nil {
 		return err
 	}
