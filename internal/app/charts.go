@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
 	"github.com/chartctl/chartctl/internal/helmindex"
@@ -164,16 +166,16 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	var (
 		old    *chartctl.ChartVersion
 		oldErr error
-		looked = make(chan struct{})
+		looked errgroup.Group
 	)
-	go func() {
-		defer close(looked)
+	looked.Go(func() error {
 		old, oldErr = a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version)
-	}()
+		return nil
+	})
 	// The claim keeps every process from deleting the blobs as orphans
 	// between their commit and the record's (app/blobs.go).
 	release, err := a.ClaimDigests(ctx, digests...)
-	<-looked
+	_ = looked.Wait() // its error is oldErr, which only decides the event
 	if err != nil {
 		return nil, false, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore-go/pkg/root"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/chartctl/chartctl/internal/chart"
 	"github.com/chartctl/chartctl/internal/chartctl"
@@ -326,17 +327,15 @@ func (a *App) verifyVersion(ctx context.Context, r *chartctl.Repository, cv *cha
 	// on a shared store each is a few round trips, and a push waits for
 	// them.
 	var (
-		entries    []*chartctl.TrustEntry
-		entriesErr error
-		read       = make(chan struct{})
+		entries []*chartctl.TrustEntry
+		read    errgroup.Group
 	)
-	go func() {
-		defer close(read)
-		entries, entriesErr = a.trustEntriesOf(ctx, r)
-	}()
+	read.Go(func() (err error) {
+		entries, err = a.trustEntriesOf(ctx, r)
+		return err
+	})
 	ev, err := a.evidence(ctx, cv)
-	<-read
-	if err = errors.Join(entriesErr, err); err != nil {
+	if err = errors.Join(read.Wait(), err); err != nil {
 		return chartctl.Verification{}, err
 	}
 	v := trust.Verify(ev, entries, a.trustOptions())
@@ -478,14 +477,14 @@ func (a *App) evidence(ctx context.Context, cv *chartctl.ChartVersion) (trust.Ev
 		var (
 			sd     string
 			tagErr error
-			looked = make(chan struct{})
+			looked errgroup.Group
 		)
-		go func() {
-			defer close(looked)
+		looked.Go(func() error {
 			sd, tagErr = oci.Tag(ctx, name, strings.Replace(d, ":", "-", 1)+".sig")
-		}()
+			return nil
+		})
 		refs, err := oci.Referrers(ctx, name, d)
-		<-looked
+		_ = looked.Wait() // its error is tagErr, read below
 		if err != nil {
 			return ev, err
 		}

@@ -2,7 +2,10 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"regexp"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
 )
@@ -68,21 +71,16 @@ func (r *Registry) manifestChart(ctx context.Context, name, d string) (*chartctl
 func (r *Registry) versionManifestDigests(ctx context.Context, cv *chartctl.ChartVersion) ([]string, error) {
 	// Both are asked at the same time: a push waits for them.
 	var (
-		alts    []string
-		altsErr error
-		read    = make(chan struct{})
+		alts []string
+		read errgroup.Group
 	)
-	go func() {
-		defer close(read)
-		alts, altsErr = r.OCI.ChartAlternates(ctx, cv.Repository, cv.Name, cv.Version)
-	}()
+	read.Go(func() (err error) {
+		alts, err = r.OCI.ChartAlternates(ctx, cv.Repository, cv.Name, cv.Version)
+		return err
+	})
 	m, _, err := r.chartManifest(ctx, cv.Repository+"/"+cv.Name, cv)
-	<-read
-	if err != nil {
+	if err = errors.Join(err, read.Wait()); err != nil {
 		return nil, err
-	}
-	if altsErr != nil {
-		return nil, altsErr
 	}
 	return append([]string{m.Digest}, alts...), nil
 }
