@@ -205,8 +205,11 @@ type App struct {
 	// claimReleases: see ReleaseLater.
 	claimReleases claimReleases
 	// fresh: see NoteCommitted.
-	fresh  freshBlobs
-	keeper indexKeeper
+	fresh freshBlobs
+	// freshLinks remembers the OCI blob links this process committed
+	// (NoteLinked), keyed name@digest.
+	freshLinks freshBlobs
+	keeper     indexKeeper
 }
 
 // Options configures New.
@@ -245,7 +248,7 @@ func New(store chartctl.Store, blobs chartctl.BlobStore, opts Options) *App {
 	a.blobCache = smallblobs.New(budget, maxBlob)
 	a.Tokens = publishing.New(publishing.Config{InsecureIssuers: opts.Config.OIDCTrustInsecureIssuers,
 		AllowPrivate: opts.Config.AllowPrivateUpstreams, RootCAs: opts.Config.OIDCRootCAs, Now: opts.Now})
-	a.Pages = chartpage.New(chartpage.Options{Blobs: blobs, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
+	a.Pages = chartpage.New(chartpage.Options{Blobs: blobReader{a}, Backend: chartpage.BackendFor(store), Limits: opts.Config.ChartLimits, Logger: opts.Logger})
 	a.Index = helmindex.New(func(ctx context.Context, repo string) ([]*chartctl.ChartVersion, error) {
 		return store.IndexEntries(ctx, repo)
 	}, helmindex.Options{ContextPath: "/helm", LoadVersion: store.IndexEntry, Observe: opts.ObserveRender,

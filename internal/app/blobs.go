@@ -311,6 +311,21 @@ func (a *App) OpenBlob(ctx context.Context, digest string) (chartctl.Blob, error
 	return a.blobCache.Open(ctx, a.Blobs, digest)
 }
 
+// ReadBlob opens the stored blob with digest for the server's own reads
+// (a chart's page, its images, a diff, a policy or signature check): the
+// copy in memory when a download or an upload kept one, else the blob
+// store, without keeping what it reads. Returns ENOTFOUND.
+func (a *App) ReadBlob(ctx context.Context, digest string) (chartctl.Blob, error) {
+	return a.blobCache.Read(ctx, a.Blobs, digest)
+}
+
+// blobReader opens blobs with ReadBlob (chartpage.BlobReader).
+type blobReader struct{ a *App }
+
+func (r blobReader) Open(ctx context.Context, digest string) (chartctl.Blob, error) {
+	return r.a.ReadBlob(ctx, digest)
+}
+
 // KeepBlob keeps data, the content of the blob with digest that the
 // caller has just committed and still claims (ClaimDigests), in memory,
 // so that its first reads through OpenBlob need not go back to the blob

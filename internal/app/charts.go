@@ -224,6 +224,12 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	}
 	a.versions.forget(versionKey{repo.Name, stored.Name, stored.Version})
 	if created {
+		// An archive received in this request stays in memory while it
+		// is claimed: its page, its images and its first pulls read it
+		// from there instead of the blob store.
+		if u.archive != nil && stored.Digest == u.blob.Digest() {
+			a.KeepBlob(stored.Digest, u.archive.Bytes())
+		}
 		// The version refers to its blobs now.
 		a.ReleaseLater(release)
 		a.Committed()

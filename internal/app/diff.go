@@ -105,7 +105,7 @@ func (a *App) diffRendered(ctx context.Context, from, to *chartctl.ChartVersion)
 
 // chartFiles reads the files of a stored version's archive.
 func (a *App) chartFiles(ctx context.Context, cv *chartctl.ChartVersion) (chartdiff.Files, error) {
-	b, err := a.Blobs.Open(ctx, cv.Digest)
+	b, err := a.ReadBlob(ctx, cv.Digest)
 	if err != nil {
 		return nil, err
 	}

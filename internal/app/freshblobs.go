@@ -91,3 +91,16 @@ func (a *App) CommittedRecently(digest string) bool {
 	t, ok := a.fresh.since(digest)
 	return ok && CommittedWithin(t, a.Now(), a.BlobGrace())
 }
+
+// NoteLinked records that this process has just committed the link of
+// blob digest to the OCI name (the registry's blob uploads), so that the
+// chart manifest pushed next need not ask the store whether the link is
+// there: the manifest's transaction checks every link again and refuses
+// a manifest whose link went meanwhile.
+func (a *App) NoteLinked(name, digest string) { a.freshLinks.note(name+"@"+digest, a.Now()) }
+
+// LinkedAt returns when this process last committed the link of blob
+// digest to name, if it did within freshMaxAge.
+func (a *App) LinkedAt(name, digest string) (time.Time, bool) {
+	return a.freshLinks.since(name + "@" + digest)
+}

@@ -453,7 +453,7 @@ func (a *App) keptRendering(ctx context.Context, cv *chartctl.ChartVersion) *cha
 
 // renderVersion renders a stored version's archive with Render.
 func (a *App) renderVersion(ctx context.Context, cv *chartctl.ChartVersion) (*chartdiff.Rendering, error) {
-	b, err := a.Blobs.Open(ctx, cv.Digest)
+	b, err := a.ReadBlob(ctx, cv.Digest)
 	if err != nil {
 		return nil, err
 	}

@@ -276,7 +276,7 @@ func (a *App) uploadArchive(ctx context.Context, u *Upload) ([]byte, error) {
 		return u.archive.Bytes(), nil
 	}
 	if sb, ok := u.blob.(*storedBlob); ok {
-		b, err := a.Blobs.Open(ctx, sb.digest)
+		b, err := a.ReadBlob(ctx, sb.digest)
 		if err != nil {
 			return nil, err
 		}

@@ -568,7 +568,7 @@ func (a *App) chartManifestDigests(ctx context.Context, oci chartctl.OCIStore, c
 }
 
 func (a *App) readBlob(ctx context.Context, digest string, limit int64) ([]byte, error) {
-	b, err := a.Blobs.Open(ctx, digest)
+	b, err := a.ReadBlob(ctx, digest)
 	if err != nil {
 		return nil, err
 	}

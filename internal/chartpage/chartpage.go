@@ -44,13 +44,19 @@ type Backend interface {
 	DeleteChartPage(ctx context.Context, chartDigest string) error
 }
 
+// BlobReader opens the stored blob with a digest (a chartctl.BlobStore
+// does; the server passes its copies in memory first).
+type BlobReader interface {
+	Open(ctx context.Context, digest string) (chartctl.Blob, error)
+}
+
 // DefaultCacheSize is how many decoded pages a Store keeps in memory.
 const DefaultCacheSize = 256
 
 // Options configure a Store.
 type Options struct {
 	// Blobs holds the chart archives, read to render.
-	Blobs chartctl.BlobStore
+	Blobs BlobReader
 	// Backend keeps the pages.
 	Backend Backend
 	// Limits bound the archives read (the server's chart limits).

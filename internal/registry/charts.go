@@ -146,9 +146,15 @@ func (r *Registry) pushChart(ctx context.Context, p *chartctl.Principal, repo *c
 
 // linkedBlobs answers MANIFEST_BLOB_UNKNOWN for the first blob man refers
 // to that is not linked to its name. The links are asked together (on
-// PostgreSQL a round trip each).
+// PostgreSQL a round trip each), but not those this process committed
+// itself just before (freshLink): the version's transaction checks every
+// link again (chartctl.UnknownReferenceError), so asking first only
+// answers sooner, and a link of this name keeps the layer this name's.
 func (r *Registry) linkedBlobs(ctx context.Context, man *chartctl.OCIManifest) error {
 	return firstUnknownBlob(man, func(d string) error {
+		if r.freshLink(man.Name, d) {
+			return nil
+		}
 		_, err := r.OCI.BlobLink(ctx, man.Name, d)
 		return err
 	})

@@ -329,6 +329,13 @@ func (r *Registry) freshBlob(d string) bool {
 	return ok && app.CommittedWithin(t, r.Now(), min(r.Config.GCGrace, r.App.BlobGrace()))
 }
 
+// freshLink reports whether this process committed the link of blob d to
+// name (storeBlob) as recently as freshBlob counts a blob's commit.
+func (r *Registry) freshLink(name, d string) bool {
+	t, ok := r.App.LinkedAt(name, d)
+	return ok && app.CommittedWithin(t, r.Now(), min(r.Config.GCGrace, r.App.BlobGrace()))
+}
+
 // storedBlobChecks is how many of a manifest's blobs storedBlobs checks at
 // the same time.
 const storedBlobChecks = 8

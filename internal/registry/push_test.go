@@ -326,6 +326,26 @@ func (s *statCounter) ModTime(ctx context.Context, d string) (time.Time, error) 
 	return s.AlgorithmBlobStore.ModTime(ctx, d)
 }
 
+// linkCounter counts the registry's lookups of blob links, per digest.
+type linkCounter struct {
+	chartctl.OCIStore
+	mu    sync.Mutex
+	links map[string]int
+}
+
+func (l *linkCounter) BlobLink(ctx context.Context, name, d string) (*chartctl.OCIBlobLink, error) {
+	l.mu.Lock()
+	l.links[d]++
+	l.mu.Unlock()
+	return l.OCIStore.BlobLink(ctx, name, d)
+}
+
+func (l *linkCounter) count(d digest.Digest) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.links[d.String()]
+}
+
 func (s *statCounter) count(d digest.Digest) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -338,10 +358,15 @@ func (s *statCounter) count(d digest.Digest) int {
 // the grace period); once half the grace period has passed it asks
 // again.
 func TestFreshBlobsNotAskedAgain(t *testing.T) {
-	var sc *statCounter
+	var (
+		sc *statCounter
+		lc *linkCounter
+	)
 	e := setup(t, func(r *registry.Registry) {
 		sc = &statCounter{AlgorithmBlobStore: r.Blobs, stats: map[string]int{}}
 		r.Blobs = sc
+		lc = &linkCounter{OCIStore: r.OCI, links: map[string]int{}}
+		r.OCI = lc
 	})
 	mustRepoIn(t, e, "apps", "private")
 	config, layer := []byte(`{"fresh":true}`), []byte("a fresh layer")
@@ -373,6 +398,11 @@ func TestFreshBlobsNotAskedAgain(t *testing.T) {
 	if n, k := sc.count(ad), sc.count(hd); n != 0 || k != 0 {
 		t.Fatalf("the blob store was asked for a chart's blobs just committed: archive %d, config %d", n, k)
 	}
+	// Nor the store of OCI records for the links just committed (the
+	// version's transaction checks them).
+	if n, k := lc.count(ad), lc.count(hd); n != 0 || k != 0 {
+		t.Fatalf("the links just committed were looked up: archive %d, config %d", n, k)
+	}
 
 	// Half the grace period later the same blobs are asked for.
 	e.Reg.Now = func() time.Time { return time.Now().Add(e.Reg.Config.GCGrace/2 + time.Second) }
@@ -383,5 +413,49 @@ func TestFreshBlobsNotAskedAgain(t *testing.T) {
 	}
 	if n, k := sc.count(cd), sc.count(ld); n == 0 || k == 0 {
 		t.Fatalf("blobs committed before half the grace period were not asked for: config %d, layer %d", n, k)
+	}
+	// And a chart manifest naming links committed that long ago looks
+	// them up.
+	archive2 := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.1"})
+	e.Reg.Now = time.Now
+	ad2 := e.pushBlobHTTP(t, "apps/web", e.AdminKey, archive2)
+	e.Reg.Now = func() time.Time { return time.Now().Add(e.Reg.Config.GCGrace/2 + time.Second) }
+	cm2, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: hd, Size: int64(len(hc))},
+		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: ad2, Size: int64(len(archive2))}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do(t, "PUT", "/v2/apps/web/manifests/1.0.1", e.AdminKey, cm2, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
+		t.Fatalf("second chart manifest: %d %s", r.StatusCode, r.Body)
+	}
+	if n := lc.count(ad2); n == 0 {
+		t.Fatal("a link committed before half the grace period was not looked up")
+	}
+
+	// A fresh link removed before its manifest comes: the version's
+	// transaction finds it gone, and nothing is stored.
+	e.Reg.Now = time.Now
+	archive3 := testkit.MakeChart(t, testkit.Chart{Name: "web", Version: "1.0.2"})
+	ad3 := e.pushBlobHTTP(t, "apps/web", e.AdminKey, archive3)
+	if err := e.Reg.OCI.UnlinkBlob(context.Background(), "apps/web", ad3.String()); err != nil {
+		t.Fatal(err)
+	}
+	cm3, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: hd, Size: int64(len(hc))},
+		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: ad3, Size: int64(len(archive3))}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.do(t, "PUT", "/v2/apps/web/manifests/1.0.2", e.AdminKey, cm3, "Content-Type", ocispec.MediaTypeImageManifest)
+	if r.StatusCode != 400 || !strings.Contains(string(r.Body), "MANIFEST_BLOB_UNKNOWN") {
+		t.Fatalf("manifest naming a link removed meanwhile: %d %s", r.StatusCode, r.Body)
+	}
+	if _, err := e.App().Store.ChartVersion(context.Background(), "apps", "web", "1.0.2"); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("the version was stored without its layer's link: %v", err)
 	}
 }

@@ -440,6 +440,7 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 	if err = errors.Join(err, <-linked); err != nil {
 		return err
 	}
+	r.App.NoteLinked(name, d.String())
 	if keep.buf != nil && int64(len(keep.buf)) == n {
 		r.App.KeepBlob(d.String(), keep.buf)
 	}

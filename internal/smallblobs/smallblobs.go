@@ -176,6 +176,22 @@ func (c *Cache) Open(ctx context.Context, store chartctl.BlobStore, digest strin
 	return b.NewReader(), nil
 }
 
+// Read returns the blob with digest for the server's own use (rendering
+// a chart's page, finding its images): from memory when it is kept, else
+// from store, without keeping it, so that work over many blobs does not
+// push out the ones clients download. It counts neither a hit nor a miss.
+func (c *Cache) Read(ctx context.Context, store chartctl.BlobStore, digest string) (chartctl.Blob, error) {
+	if c != nil {
+		c.mu.Lock()
+		e := c.entries[digest]
+		c.mu.Unlock()
+		if e != nil {
+			return e.blob.NewReader(), nil
+		}
+	}
+	return store.Open(ctx, digest)
+}
+
 // MaxBlob returns the size of the largest blob the cache keeps: 0 for a
 // nil cache, which keeps none.
 func (c *Cache) MaxBlob() int64 {

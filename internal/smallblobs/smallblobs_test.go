@@ -303,3 +303,56 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// The server's own reads (Read) take a kept copy but keep nothing, so
+// rendering every version's page does not push out what clients pull.
+func TestReadTakesKeptCopiesButKeepsNothing(t *testing.T) {
+	s := newStore(t)
+	c := smallblobs.New(1<<20, 100)
+	kept, other := []byte("pushed a moment ago"), []byte("pushed long ago")
+	dk, do := put(t, s, kept), put(t, s, other)
+	c.Put(dk, kept)
+	readOwn := func(d string) ([]byte, bool) {
+		t.Helper()
+		b, err := c.Read(context.Background(), s, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		data, err := io.ReadAll(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, mem := b.(*smallblobs.Reader)
+		return data, mem
+	}
+	if got, mem := readOwn(dk); !bytes.Equal(got, kept) || !mem {
+		t.Fatalf("kept blob: %q, from memory %v", got, mem)
+	}
+	if got, mem := readOwn(do); !bytes.Equal(got, other) || mem {
+		t.Fatalf("other blob: %q, from memory %v", got, mem)
+	}
+	if st := c.Stats(); st.Blobs != 1 || st.Hits != 0 || st.Misses != 0 {
+		t.Fatalf("stats after own reads %+v, want the one put blob and no hits or misses", st)
+	}
+	c.Forget(dk)
+	if _, mem := readOwn(dk); mem {
+		t.Fatal("a forgotten blob is still read from memory")
+	}
+	if _, err := c.Read(context.Background(), s, "sha256:"+strings.Repeat("0", 64)); chartctl.ErrorCode(err) != chartctl.ENOTFOUND {
+		t.Fatalf("missing blob: %v, want ENOTFOUND", err)
+	}
+	var nilCache *smallblobs.Cache
+	if got, mem := func() ([]byte, bool) {
+		b, err := nilCache.Read(context.Background(), s, do)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		data, _ := io.ReadAll(b)
+		_, mem := b.(*smallblobs.Reader)
+		return data, mem
+	}(); !bytes.Equal(got, other) || mem {
+		t.Fatalf("nil cache: %q, from memory %v", got, mem)
+	}
+}
