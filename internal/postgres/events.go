@@ -40,25 +40,37 @@ func (db *DB) writeChange(ctx context.Context, tx pgx.Tx, events bool) error {
 		return nil
 	}
 	if events && len(c.Events) > 0 {
-		hooks, reps, err := changeTargets(ctx, tx)
+		b := &pgx.Batch{}
+		queueChangeTargets(b)
+		res := tx.SendBatch(ctx, b)
+		hooks, reps, err := readChangeTargets(res)
 		if err != nil {
 			return err
 		}
-		if err := db.queueReplicationTasks(ctx, tx, c.Events, reps); err != nil {
-			return err
-		}
-		return db.writeChangeBatch(ctx, tx, c, hooks, true)
+		return db.writeTargetedChange(ctx, tx, c, hooks, reps)
 	}
 	return db.writeChangeBatch(ctx, tx, c, nil, events)
 }
 
-// changeTargets reads, in one round trip, what a change's events go to:
-// the active webhooks and the replications.
-func changeTargets(ctx context.Context, tx pgx.Tx) ([]*chartctl.Webhook, []*chartctl.Replication, error) {
-	b := &pgx.Batch{}
+// writeTargetedChange writes c, whose events go to hooks and reps (read
+// by readChangeTargets).
+func (db *DB) writeTargetedChange(ctx context.Context, tx pgx.Tx, c *chartctl.Change, hooks []*chartctl.Webhook, reps []*chartctl.Replication) error {
+	if err := db.queueReplicationTasks(ctx, tx, c.Events, reps); err != nil {
+		return err
+	}
+	return db.writeChangeBatch(ctx, tx, c, hooks, true)
+}
+
+// queueChangeTargets adds to b the reads of what a change's events go
+// to: the active webhooks and the replications (readChangeTargets).
+func queueChangeTargets(b *pgx.Batch) {
 	b.Queue(`SELECT ` + webhookCols + ` FROM webhooks WHERE active ORDER BY id`)
 	b.Queue(`SELECT ` + replicationCols + ` FROM replications ORDER BY name`)
-	res := tx.SendBatch(ctx, b)
+}
+
+// readChangeTargets reads the answers of queueChangeTargets, the last
+// statements of res, and closes res.
+func readChangeTargets(res pgx.BatchResults) ([]*chartctl.Webhook, []*chartctl.Replication, error) {
 	defer res.Close()
 	rows, err := res.Query()
 	if err != nil {
@@ -695,10 +707,30 @@ func (db *DB) changing(ctx context.Context, fn func(q querier) error) error {
 }
 
 // changedWithChange records a committed change of one chart version for
-// the other replicas (changed) and writes the Change ctx carries.
+// the other replicas (changed) and writes the Change ctx carries: with
+// events, the change's record and the reads of what its events go to
+// share a round trip.
 func (db *DB) changedWithChange(ctx context.Context, tx pgx.Tx, id, repo, name, version string) error {
-	if err := db.changed(ctx, tx, id, repo, name, version); err != nil {
+	c := chartctl.ChangeFrom(ctx)
+	if c == nil || len(c.Events) == 0 {
+		if err := db.changed(ctx, tx, id, repo, name, version); err != nil {
+			return err
+		}
+		return db.writeChange(ctx, tx, true)
+	}
+	b := &pgx.Batch{}
+	if err := db.queueChanged(b, id, repo, name, version); err != nil {
 		return err
 	}
-	return db.writeChange(ctx, tx, true)
+	queueChangeTargets(b)
+	res := tx.SendBatch(ctx, b)
+	if err := scanChanged(res.QueryRow(), repo); err != nil {
+		_ = res.Close()
+		return err
+	}
+	hooks, reps, err := readChangeTargets(res)
+	if err != nil {
+		return err
+	}
+	return db.writeTargetedChange(ctx, tx, c, hooks, reps)
 }

@@ -145,19 +145,32 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 	}
 	blobs := uniq(m.Blobs)
 	// Lock the links and manifests referred to, so that none goes away
-	// before this commits.
-	if d, err := firstMissing(ctx, tx, "oci_blob_links", m.Name, m.Blobs); err != nil {
-		return err
-	} else if d != "" {
+	// before this commits, and read whether the manifest is stored, in
+	// one round trip.
+	b := &pgx.Batch{}
+	queueFirstMissing(b, "oci_blob_links", m.Name, m.Blobs)
+	queueFirstMissing(b, "oci_manifests", m.Name, m.Manifests)
+	b.Queue(`SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest)
+	res := tx.SendBatch(ctx, b)
+	if d, err := readFirstMissing(res, m.Blobs); err != nil || d != "" {
+		_ = res.Close()
+		if err != nil {
+			return err
+		}
 		return &chartctl.UnknownReferenceError{Digest: d}
 	}
-	if d, err := firstMissing(ctx, tx, "oci_manifests", m.Name, m.Manifests); err != nil {
-		return err
-	} else if d != "" {
+	if d, err := readFirstMissing(res, m.Manifests); err != nil || d != "" {
+		_ = res.Close()
+		if err != nil {
+			return err
+		}
 		return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
 	}
 	var createdAt time.Time
-	err := tx.QueryRow(ctx, `SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest).Scan(&createdAt)
+	err := res.QueryRow().Scan(&createdAt)
+	if cerr := res.Close(); cerr != nil && (err == nil || errors.Is(err, pgx.ErrNoRows)) {
+		return cerr
+	}
 	switch {
 	case err == nil:
 		m.CreatedAt = utc(createdAt)
@@ -226,15 +239,26 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 const tagSQL = `INSERT INTO oci_tags (name, tag, digest) VALUES ($1, $2, $3)
 	ON CONFLICT (name, tag) DO UPDATE SET digest = EXCLUDED.digest`
 
-// firstMissing locks the rows of table (oci_blob_links or oci_manifests)
-// of name and digests against deletion until tx ends, and returns the
-// first of digests without a row ("" when every one has one).
-func firstMissing(ctx context.Context, tx pgx.Tx, table, name string, digests []string) (string, error) {
+// queueFirstMissing adds to b the statement that locks the rows of table
+// (oci_blob_links or oci_manifests) of name and digests against deletion
+// until the transaction ends; readFirstMissing reads its answer. Without
+// digests it adds nothing.
+func queueFirstMissing(b *pgx.Batch, table, name string, digests []string) {
+	if len(digests) == 0 {
+		return
+	}
+	b.Queue(`SELECT digest FROM `+table+` WHERE name = $1 AND digest = ANY($2)
+		ORDER BY digest FOR KEY SHARE`, name, uniq(digests))
+}
+
+// readFirstMissing reads the answer of queueFirstMissing's statement for
+// digests from res, and returns the first of digests without a row (""
+// when every one has one).
+func readFirstMissing(res pgx.BatchResults, digests []string) (string, error) {
 	if len(digests) == 0 {
 		return "", nil
 	}
-	rows, err := tx.Query(ctx, `SELECT digest FROM `+table+` WHERE name = $1 AND digest = ANY($2)
-		ORDER BY digest FOR KEY SHARE`, name, uniq(digests))
+	rows, err := res.Query()
 	if err != nil {
 		return "", err
 	}

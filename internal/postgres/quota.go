@@ -62,7 +62,10 @@ func charge(ctx context.Context, tx pgx.Tx, id string, dBytes, dVersions int64) 
 	return chargeScopes(ctx, tx, scopes, dBytes, dVersions)
 }
 
-// chargeScopes is charge on the scopes repoScopes returned.
+// chargeScopes is charge on the scopes repoScopes returned. Each scope's
+// usage row is moved and locked by one UPDATE that answers the usage
+// before the change and the scope's quota: a change past a quota returns
+// EQUOTA, and the caller's transaction, rolled back, changes nothing.
 func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersions int64) error {
 	if dBytes == 0 && dVersions == 0 {
 		return nil
@@ -72,9 +75,10 @@ func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersi
 			used, count int64
 			maxB, maxV  *int64
 		)
-		err := tx.QueryRow(ctx, `SELECT u.bytes, u.versions, q.max_bytes, q.max_versions FROM usage u
-			LEFT JOIN quotas q ON q.scope = u.scope AND q.name = u.name
-			WHERE u.scope = $1 AND u.name = $2 FOR UPDATE OF u`, sc.kind, sc.name).Scan(&used, &count, &maxB, &maxV)
+		charged := func() error {
+			return tx.QueryRow(ctx, usageChargeSQL, sc.kind, sc.name, dBytes, dVersions).Scan(&used, &count, &maxB, &maxV)
+		}
+		err := charged()
 		if errors.Is(err, pgx.ErrNoRows) {
 			// No usage row (every repository and organization gets one
 			// when created, and schema 4 counted the older ones): count
@@ -87,10 +91,7 @@ func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersi
 				sc.kind, sc.name, dBytes, dVersions); err != nil {
 				return err
 			}
-			err = tx.QueryRow(ctx, `SELECT u.bytes, u.versions, q.max_bytes, q.max_versions FROM usage u
-				LEFT JOIN quotas q ON q.scope = u.scope AND q.name = u.name
-				WHERE u.scope = $1 AND u.name = $2 FOR UPDATE OF u`, sc.kind, sc.name).Scan(&used, &count, &maxB, &maxV)
-			if errors.Is(err, pgx.ErrNoRows) {
+			if err = charged(); errors.Is(err, pgx.ErrNoRows) {
 				continue // a deleted repository: nothing to keep
 			}
 		}
@@ -113,14 +114,17 @@ func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersi
 			return quotaError(sc, "max_versions", textfmt.Count(*maxV, "chart version", "chart versions"), fmt.Sprintf("%d stored", count))
 		}
 	}
-	for _, sc := range scopes {
-		if _, err := tx.Exec(ctx, `UPDATE usage SET bytes = bytes + $3, versions = versions + $4 WHERE scope = $1 AND name = $2`,
-			sc.kind, sc.name, dBytes, dVersions); err != nil {
-			return err
-		}
-	}
 	return nil
 }
+
+// usageChargeSQL adds $3 bytes and $4 versions to the usage of scope $1 name
+// $2, locking its row, and answers the usage before the change and the
+// scope's quota (NULL where it has none).
+const usageChargeSQL = `UPDATE usage u SET bytes = u.bytes + $3, versions = u.versions + $4
+	WHERE u.scope = $1 AND u.name = $2
+	RETURNING u.bytes - $3, u.versions - $4,
+		(SELECT q.max_bytes FROM quotas q WHERE q.scope = u.scope AND q.name = u.name),
+		(SELECT q.max_versions FROM quotas q WHERE q.scope = u.scope AND q.name = u.name)`
 
 // countUsage computes the usage of sc from the records and stores it when
 // no row is there.

@@ -103,16 +103,38 @@ type IndexHandler interface {
 // One statement: the generation it moves to goes into the notification
 // on the server, so a chart write pays one round trip for both.
 func (db *DB) changed(ctx context.Context, tx pgx.Tx, id, repo, name, version string) error {
-	b, err := json.Marshal(indexChange{Origin: db.origin, Repo: repo, Name: name, Version: version, RepoID: id})
+	b := &pgx.Batch{}
+	if err := db.queueChanged(b, id, repo, name, version); err != nil {
+		return err
+	}
+	res := tx.SendBatch(ctx, b)
+	if err := scanChanged(res.QueryRow(), repo); err != nil {
+		_ = res.Close()
+		return err
+	}
+	return res.Close()
+}
+
+// queueChanged adds changed's statement to b; scanChanged reads its
+// answer.
+func (db *DB) queueChanged(b *pgx.Batch, id, repo, name, version string) error {
+	note, err := json.Marshal(indexChange{Origin: db.origin, Repo: repo, Name: name, Version: version, RepoID: id})
 	if err != nil {
 		return err
 	}
-	var gen int64
-	err = tx.QueryRow(ctx, `WITH moved AS (
+	b.Queue(`WITH moved AS (
 			UPDATE repositories SET generation = generation + 1, index_token = `+newIndexToken+`
 			WHERE id = $1 RETURNING generation)
 		SELECT generation, pg_notify($2, jsonb_set($3::jsonb, '{g}', to_jsonb(generation))::text) FROM moved`,
-		id, indexChannel, string(b)).Scan(&gen, nil)
+		id, indexChannel, string(note))
+	return nil
+}
+
+// scanChanged reads the answer of queueChanged's statement: ENOTFOUND
+// when repository repo is gone.
+func scanChanged(row pgx.Row, repo string) error {
+	var gen int64
+	err := row.Scan(&gen, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return repoNotFound(repo)
 	}

@@ -147,7 +147,11 @@ func (w watcher) ChartVersionChanged(ctx context.Context, repo, name, version st
 		return
 	}
 	e.remove(version)
-	cv, err := w.r.App.Store.ChartVersion(ctx, repo, name, version)
+	// Through the application's record cache, which forgot the version
+	// before telling its watchers: this read is the store's, and the
+	// requests that follow a push (the manifest's GET, its tag's PUT)
+	// find the record it keeps.
+	cv, err := w.r.App.SharedChartVersion(ctx, repo, name, version)
 	if err == nil {
 		err = e.add(ctx, w.r, ociName, cv)
 	}

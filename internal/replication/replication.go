@@ -77,6 +77,10 @@ type Options struct {
 	// Poll is how often Run looks for due tasks without being woken
 	// (default 5s).
 	Poll time.Duration
+	// Gather is how long Run waits after a wake-up before it looks, so
+	// that a burst of pushes is one look for tasks, not one each
+	// (default 50ms, as the webhook dispatcher's; negative: none).
+	Gather time.Duration
 	// RetryBase is the first retry's backoff (default 5s), doubled per
 	// attempt up to an hour, with full jitter; GiveUpAfter is how long a
 	// task is retried (default 24h).
@@ -109,6 +113,9 @@ func New(a *app.App, secrets Opener, artifacts Artifacts, opts Options) *Replica
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = 5 * time.Second
+	}
+	if opts.Gather == 0 {
+		opts.Gather = 50 * time.Millisecond
 	}
 	if opts.RetryBase <= 0 {
 		opts.RetryBase = 5 * time.Second
@@ -163,6 +170,15 @@ func (r *Replicator) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-r.wake:
+			if r.opts.Gather > 0 {
+				g := time.NewTimer(r.opts.Gather)
+				select {
+				case <-ctx.Done():
+					g.Stop()
+					return
+				case <-g.C:
+				}
+			}
 		case <-t.C:
 		}
 	}

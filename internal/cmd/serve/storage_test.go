@@ -122,7 +122,9 @@ func TestServeThroughOutages(t *testing.T) {
 	s3 := s3test.Start(t)
 	bin := mustBinary(t)
 	data := t.TempDir()
-	p := startServe(t, bin, data, "--database", pg.NewDatabase(t), "--blob-store", s3.NewBucket(t))
+	// No blobs in memory: the download below must go to the blob store
+	// (an archive just uploaded is otherwise served from its kept copy).
+	p := startServe(t, bin, data, "--database", pg.NewDatabase(t), "--blob-store", s3.NewBucket(t), "--blob-cache-size", "0")
 	key := adminKey(t, data)
 	if r, b, err := do(t, "POST", p.url+"/v1/repositories", key, strings.NewReader(`{"name":"r"}`), "application/json"); err != nil || r.StatusCode != 200 {
 		t.Fatalf("create repo: %v %s", err, b)
