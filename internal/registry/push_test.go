@@ -326,6 +326,21 @@ func (s *statCounter) ModTime(ctx context.Context, d string) (time.Time, error) 
 	return s.AlgorithmBlobStore.ModTime(ctx, d)
 }
 
+// helmChartManifest is the manifest Helm pushes for a chart: config (with
+// digest cd) and the archive (with digest ad) as its one layer.
+func helmChartManifest(t *testing.T, config []byte, cd digest.Digest, archive []byte, ad digest.Digest) []byte {
+	t.Helper()
+	m, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: cd, Size: int64(len(config))},
+		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: ad, Size: int64(len(archive))}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // linkCounter counts the registry's lookups of blob links, per digest.
 type linkCounter struct {
 	chartctl.OCIStore
@@ -384,14 +399,7 @@ func TestFreshBlobsNotAskedAgain(t *testing.T) {
 	ad := e.pushBlobHTTP(t, "apps/web", e.AdminKey, archive)
 	hc := []byte(`{"name":"web","version":"1.0.0"}`)
 	hd := e.pushBlobHTTP(t, "apps/web", e.AdminKey, hc)
-	cm, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: hd, Size: int64(len(hc))},
-		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: ad, Size: int64(len(archive))}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm := helmChartManifest(t, hc, hd, archive, ad)
 	if r := e.do(t, "PUT", "/v2/apps/web/manifests/1.0.0", e.AdminKey, cm, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
 		t.Fatalf("chart manifest: %d %s", r.StatusCode, r.Body)
 	}
@@ -420,14 +428,7 @@ func TestFreshBlobsNotAskedAgain(t *testing.T) {
 	e.Reg.Now = time.Now
 	ad2 := e.pushBlobHTTP(t, "apps/web", e.AdminKey, archive2)
 	e.Reg.Now = func() time.Time { return time.Now().Add(e.Reg.Config.GCGrace/2 + time.Second) }
-	cm2, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: hd, Size: int64(len(hc))},
-		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: ad2, Size: int64(len(archive2))}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm2 := helmChartManifest(t, hc, hd, archive2, ad2)
 	if r := e.do(t, "PUT", "/v2/apps/web/manifests/1.0.1", e.AdminKey, cm2, "Content-Type", ocispec.MediaTypeImageManifest); r.StatusCode != 201 {
 		t.Fatalf("second chart manifest: %d %s", r.StatusCode, r.Body)
 	}
@@ -443,14 +444,7 @@ func TestFreshBlobsNotAskedAgain(t *testing.T) {
 	if err := e.Reg.OCI.UnlinkBlob(context.Background(), "apps/web", ad3.String()); err != nil {
 		t.Fatal(err)
 	}
-	cm3, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"config":        ocispec.Descriptor{MediaType: registry.MediaTypeHelmConfig, Digest: hd, Size: int64(len(hc))},
-		"layers":        []ocispec.Descriptor{{MediaType: registry.MediaTypeHelmChart, Digest: ad3, Size: int64(len(archive3))}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm3 := helmChartManifest(t, hc, hd, archive3, ad3)
 	r := e.do(t, "PUT", "/v2/apps/web/manifests/1.0.2", e.AdminKey, cm3, "Content-Type", ocispec.MediaTypeImageManifest)
 	if r.StatusCode != 400 || !strings.Contains(string(r.Body), "MANIFEST_BLOB_UNKNOWN") {
 		t.Fatalf("manifest naming a link removed meanwhile: %d %s", r.StatusCode, r.Body)
