@@ -4,7 +4,27 @@
 // burst instead of beside it.
 package debounce
 
-import "time"
+import (
+	"context"
+	"time"
+)
+
+// Pause waits d (not at all when d is not positive), so that what a burst
+// queues meanwhile is handled in one go; it reports false when ctx ended
+// first.
+func Pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
 
 // Gather receives from ch, handing each value to add, until nothing has
 // arrived for quiet, or max has passed since the call, or stop closes, or

@@ -1,6 +1,7 @@
 package debounce_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -58,5 +59,22 @@ func TestGather(t *testing.T) {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("a stream that never pauses was not cut at max")
+	}
+}
+
+// TestPause: a pause lasts its duration, none lasts nothing, and an
+// ended context ends it at once, reporting so.
+func TestPause(t *testing.T) {
+	start := time.Now()
+	if !debounce.Pause(context.Background(), 30*time.Millisecond) || time.Since(start) < 30*time.Millisecond {
+		t.Fatal("a pause of 30ms did not last 30ms")
+	}
+	if !debounce.Pause(context.Background(), -1) || !debounce.Pause(context.Background(), 0) {
+		t.Fatal("no pause reported an ended context")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if debounce.Pause(ctx, time.Hour) || debounce.Pause(ctx, 0) {
+		t.Fatal("a pause under an ended context did not report it")
 	}
 }

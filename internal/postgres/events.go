@@ -35,30 +35,53 @@ func (db *DB) mutate(ctx context.Context, op string, fn func(tx pgx.Tx) error) e
 // and the replications, then the batch) however many entries, events and
 // deliveries, and one more per replication task.
 func (db *DB) writeChange(ctx context.Context, tx pgx.Tx, events bool) error {
+	return db.writeChangeAfter(ctx, tx, events, nil, nil)
+}
+
+// writeChangeAfter is writeChange after lead, statements of the write
+// itself (nil: none), which go in the round trip that reads what the
+// change's events go to, or alone without one; readLead reads their
+// answers, which come first.
+func (db *DB) writeChangeAfter(ctx context.Context, tx pgx.Tx, events bool, lead *pgx.Batch, readLead func(pgx.BatchResults) error) error {
 	c := chartctl.ChangeFrom(ctx)
+	targeted := c != nil && events && len(c.Events) > 0
+	b := lead
+	if b == nil {
+		b = &pgx.Batch{}
+	}
+	if targeted {
+		queueChangeTargets(b)
+	}
+	var hooks []*chartctl.Webhook
+	if b.Len() > 0 {
+		res := tx.SendBatch(ctx, b)
+		if readLead != nil {
+			if err := readLead(res); err != nil {
+				_ = res.Close()
+				return err
+			}
+		}
+		if !targeted {
+			if err := res.Close(); err != nil {
+				return err
+			}
+		} else {
+			var (
+				reps []*chartctl.Replication
+				err  error
+			)
+			if hooks, reps, err = readChangeTargets(res); err != nil {
+				return err
+			}
+			if err := db.queueReplicationTasks(ctx, tx, c.Events, reps); err != nil {
+				return err
+			}
+		}
+	}
 	if c == nil {
 		return nil
 	}
-	if events && len(c.Events) > 0 {
-		b := &pgx.Batch{}
-		queueChangeTargets(b)
-		res := tx.SendBatch(ctx, b)
-		hooks, reps, err := readChangeTargets(res)
-		if err != nil {
-			return err
-		}
-		return db.writeTargetedChange(ctx, tx, c, hooks, reps)
-	}
-	return db.writeChangeBatch(ctx, tx, c, nil, events)
-}
-
-// writeTargetedChange writes c, whose events go to hooks and reps (read
-// by readChangeTargets).
-func (db *DB) writeTargetedChange(ctx context.Context, tx pgx.Tx, c *chartctl.Change, hooks []*chartctl.Webhook, reps []*chartctl.Replication) error {
-	if err := db.queueReplicationTasks(ctx, tx, c.Events, reps); err != nil {
-		return err
-	}
-	return db.writeChangeBatch(ctx, tx, c, hooks, true)
+	return db.writeChangeBatch(ctx, tx, c, hooks, events)
 }
 
 // queueChangeTargets adds to b the reads of what a change's events go
@@ -707,30 +730,12 @@ func (db *DB) changing(ctx context.Context, fn func(q querier) error) error {
 }
 
 // changedWithChange records a committed change of one chart version for
-// the other replicas (changed) and writes the Change ctx carries: with
-// events, the change's record and the reads of what its events go to
-// share a round trip.
+// the other replicas (changed) and writes the Change ctx carries, the
+// record in the round trip that reads what its events go to.
 func (db *DB) changedWithChange(ctx context.Context, tx pgx.Tx, id, repo, name, version string) error {
-	c := chartctl.ChangeFrom(ctx)
-	if c == nil || len(c.Events) == 0 {
-		if err := db.changed(ctx, tx, id, repo, name, version); err != nil {
-			return err
-		}
-		return db.writeChange(ctx, tx, true)
-	}
 	b := &pgx.Batch{}
 	if err := db.queueChanged(b, id, repo, name, version); err != nil {
 		return err
 	}
-	queueChangeTargets(b)
-	res := tx.SendBatch(ctx, b)
-	if err := scanChanged(res.QueryRow(), repo); err != nil {
-		_ = res.Close()
-		return err
-	}
-	hooks, reps, err := readChangeTargets(res)
-	if err != nil {
-		return err
-	}
-	return db.writeTargetedChange(ctx, tx, c, hooks, reps)
+	return db.writeChangeAfter(ctx, tx, true, b, func(res pgx.BatchResults) error { return scanChanged(res.QueryRow(), repo) })
 }

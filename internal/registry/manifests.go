@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/opencontainers/go-digest"
@@ -324,15 +325,15 @@ func firstUnknownBlob(man *chartctl.OCIManifest, check func(d string) error) err
 // registry's, which spares blobs younger than GCGrace, nor the orphan
 // sweep, which spares those younger than the application's grace
 // (app.CommittedWithin).
-func (r *Registry) freshBlob(d string) bool {
-	t, ok := r.App.CommittedAt(d)
-	return ok && app.CommittedWithin(t, r.Now(), min(r.Config.GCGrace, r.App.BlobGrace()))
-}
+func (r *Registry) freshBlob(d string) bool { return r.recent(r.App.CommittedAt(d)) }
 
 // freshLink reports whether this process committed the link of blob d to
 // name (storeBlob) as recently as freshBlob counts a blob's commit.
-func (r *Registry) freshLink(name, d string) bool {
-	t, ok := r.App.LinkedAt(name, d)
+func (r *Registry) freshLink(name, d string) bool { return r.recent(r.App.LinkedAt(name, d)) }
+
+// recent reports whether a commit at t (ok: there was one) is within the
+// stricter grace period and the clock of the two collections.
+func (r *Registry) recent(t time.Time, ok bool) bool {
 	return ok && app.CommittedWithin(t, r.Now(), min(r.Config.GCGrace, r.App.BlobGrace()))
 }
 

@@ -44,6 +44,7 @@ import (
 
 	"github.com/chartctl/chartctl/internal/app"
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/debounce"
 	"github.com/chartctl/chartctl/internal/netguard"
 	"github.com/chartctl/chartctl/internal/ociclient"
 )
@@ -170,14 +171,8 @@ func (r *Replicator) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-r.wake:
-			if r.opts.Gather > 0 {
-				g := time.NewTimer(r.opts.Gather)
-				select {
-				case <-ctx.Done():
-					g.Stop()
-					return
-				case <-g.C:
-				}
+			if !debounce.Pause(ctx, r.opts.Gather) {
+				return
 			}
 		case <-t.C:
 		}

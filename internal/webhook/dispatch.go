@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chartctl/chartctl/internal/chartctl"
+	"github.com/chartctl/chartctl/internal/debounce"
 	"github.com/chartctl/chartctl/internal/neterr"
 )
 
@@ -198,14 +199,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			p.start(ctx)
 			claim()
 		case <-d.wake:
-			if d.opts.Gather > 0 {
-				g := time.NewTimer(d.opts.Gather)
-				select {
-				case <-ctx.Done():
-					g.Stop()
-					continue
-				case <-g.C:
-				}
+			if !debounce.Pause(ctx, d.opts.Gather) {
+				continue
 			}
 			claim()
 		case <-poll.C:
