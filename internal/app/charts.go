@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -161,25 +162,34 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	// the push) attaches to it; its chart.pushed is sent at release, not
 	// now. (A race with the hold sweep at worst sends it for a version
 	// that is then deleted, which chart.deleted does not follow.)
-	// The stored version is read while the digests are claimed (on a
-	// shared store two round trips at the same time).
+	// Only a provenance file can be the news: without one, an upload of
+	// the stored archive of a version changes nothing, and the stores
+	// send no event for it. So the stored version is read only with one,
+	// while the digests are claimed (on a shared store two round trips
+	// at the same time).
 	var (
 		old    *chartctl.ChartVersion
 		oldErr error
 		looked errgroup.Group
 	)
-	looked.Go(func() error {
-		old, oldErr = a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version)
-		return nil
-	})
-	// The claim keeps every process from deleting the blobs as orphans
-	// between their commit and the record's (app/blobs.go).
-	release, err := a.ClaimDigests(ctx, digests...)
+	if u.prov != nil {
+		looked.Go(func() error {
+			old, oldErr = a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version)
+			return nil
+		})
+	}
+	release := func() {}
+	var err error
+	if !linkedUpload(u, put.Manifest) {
+		// The claim keeps every process from deleting the blobs as
+		// orphans between their commit and the record's (app/blobs.go).
+		release, err = a.ClaimDigests(ctx, digests...)
+	}
 	_ = looked.Wait() // its error is oldErr, which only decides the event
 	if err != nil {
 		return nil, false, err
 	}
-	if oldErr == nil && old.Held() && hold == 0 && old.Digest == u.blob.Digest() {
+	if u.prov != nil && oldErr == nil && old.Held() && hold == 0 && old.Digest == u.blob.Digest() {
 		event = ""
 	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {
@@ -234,15 +244,32 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		a.ReleaseLater(release)
 		a.Committed()
 	}
+	// A provenance file came with a new version, or signatures of its
+	// manifest were pushed before it (a re-push): its verification is
+	// computed now, from reads made while the index takes the version
+	// (on a shared store round trips at the same time), and a failure
+	// only leaves it to the next re-verification.
+	wctx := context.WithoutCancel(ctx)
+	var (
+		read errgroup.Group
+		in   verificationInput
+	)
+	if created {
+		read.Go(func() (err error) {
+			in, err = a.readVerification(wctx, repo, stored)
+			return err
+		})
+	}
 	// The index entry is re-read from the store, not taken from this
 	// upload: a delete or another overwrite of the same version may have
 	// committed after this one and reached the cache first.
-	a.versionChanged(context.WithoutCancel(ctx), repo.Name, stored.Name, stored.Version)
+	a.versionChanged(wctx, repo.Name, stored.Name, stored.Version)
 	if created {
-		// A provenance file came with it, or signatures of its manifest
-		// were pushed before it (a re-push): the record is computed now,
-		// and a failure only leaves it to the next re-verification.
-		if _, err := a.verifyVersion(context.WithoutCancel(ctx), repo, stored); err != nil {
+		err := read.Wait()
+		if err == nil {
+			_, err = a.applyVerification(wctx, repo, stored, in)
+		}
+		if err != nil {
 			a.Logger.Warn("verify chart version", "repository", repo.Name, "chart", stored.Name, "version", stored.Version, "err", err)
 		}
 		// Its images are found in the background (decision 9): the
@@ -254,6 +281,18 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		a.Pages.RenderLater(stored.Digest)
 	}
 	return stored, created, nil
+}
+
+// linkedUpload reports whether u needs no claim of its blobs: an OCI
+// push of an archive the blob store holds already, without a provenance
+// file to write, whose manifest m names the archive. The archive is then
+// linked to m's name, which keeps it from every deletion of orphans, and
+// the version's transaction checks and locks that link (a link gone
+// refuses the version), so nothing can delete it before the version
+// refers to it.
+func linkedUpload(u *Upload, m *chartctl.OCIManifest) bool {
+	_, stored := u.blob.(*storedBlob)
+	return stored && u.prov == nil && m != nil && slices.Contains(m.Blobs, u.blob.Digest())
 }
 
 // DeleteChart deletes one version of a chart in r, whose write access the

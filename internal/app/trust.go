@@ -323,22 +323,44 @@ func (a *App) VerifyVersion(ctx context.Context, repo, chartName, version string
 // upload passes the records it has just written rather than have them
 // read again.
 func (a *App) verifyVersion(ctx context.Context, r *chartctl.Repository, cv *chartctl.ChartVersion) (chartctl.Verification, error) {
-	// The trust material and the signatures are read at the same time:
-	// on a shared store each is a few round trips, and a push waits for
-	// them.
+	in, err := a.readVerification(ctx, r, cv)
+	if err != nil {
+		return chartctl.Verification{}, err
+	}
+	return a.applyVerification(ctx, r, cv, in)
+}
+
+// verificationInput is what verifying a version reads: the trust
+// material of its repository and the signatures of the version.
+type verificationInput struct {
+	entries  []*chartctl.TrustEntry
+	evidence trust.Evidence
+}
+
+// readVerification reads what verifyVersion of cv needs. The trust
+// material and the signatures are read at the same time: on a shared
+// store each is a few round trips, and a push waits for them.
+func (a *App) readVerification(ctx context.Context, r *chartctl.Repository, cv *chartctl.ChartVersion) (verificationInput, error) {
 	var (
-		entries []*chartctl.TrustEntry
-		read    errgroup.Group
+		in   verificationInput
+		read errgroup.Group
 	)
 	read.Go(func() (err error) {
-		entries, err = a.trustEntriesOf(ctx, r)
+		in.entries, err = a.trustEntriesOf(ctx, r)
 		return err
 	})
 	ev, err := a.evidence(ctx, cv)
 	if err = errors.Join(read.Wait(), err); err != nil {
-		return chartctl.Verification{}, err
+		return verificationInput{}, err
 	}
-	v := trust.Verify(ev, entries, a.trustOptions())
+	in.evidence = ev
+	return in, nil
+}
+
+// applyVerification is verifyVersion of cv with what readVerification
+// read.
+func (a *App) applyVerification(ctx context.Context, r *chartctl.Repository, cv *chartctl.ChartVersion, in verificationInput) (chartctl.Verification, error) {
+	v := trust.Verify(in.evidence, in.entries, a.trustOptions())
 	if !sameVerdict(cv.Verification, v) {
 		// Unsigned and never verified is what a missing record says
 		// already: no write on the upload path of every unsigned chart.

@@ -216,7 +216,8 @@ func (s *storedBlob) Size() int64    { return s.size }
 func (s *storedBlob) Abort() error   { return nil }
 
 // Commit checks the blob is still stored (the caller's claim on its
-// digest keeps it so until the chart version refers to it): a stat, not a
+// digest, or the link of an OCI push (linkedUpload), keeps it so until
+// the chart version refers to it): a stat, not a
 // read (on S3 a HEAD, not a GET), unless this process has just committed
 // it (CommittedRecently: no process deletes it yet).
 func (s *storedBlob) Commit() (string, error) {

@@ -179,10 +179,21 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		rec.HeldUntil = &h
 	}
 
+	// The OCI manifest the version was pushed with, stored in the same
+	// transaction: with a new version in the round trip that stores it
+	// (manifestStored), else after the version's writes (storeManifest).
+	m := opts.Manifest
+	if m != nil {
+		if !storable(m.Name, m.Digest, opts.Tag) {
+			return nil, false, nil, chartctl.Invalid("name", "Invalid repository name, digest or tag.")
+		}
+		m.Chart = &chartctl.OCIChartRef{Repository: cv.Repository, Name: rec.Name, Version: rec.Version}
+	}
 	var (
-		stored  *chartctl.ChartVersion
-		created bool
-		orphans []string
+		stored         *chartctl.ChartVersion
+		created        bool
+		orphans        []string
+		manifestStored bool
 	)
 	put := func(tx pgx.Tx) error {
 		stored, created, orphans = nil, false, nil
@@ -202,6 +213,11 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			b.Queue(`SELECT version FROM chart_versions
 				WHERE repository_id = (SELECT id FROM repositories WHERE name = $1) AND name = $2 AND canonical_version = $3 AND version <> $4
 				LIMIT 1`, cv.Repository, rec.Name, *canon, rec.Version)
+		}
+		if m != nil {
+			// What storing the manifest reads, for a new version
+			// (storeManifest reads it again after any other write).
+			queueManifestState(b, m)
 		}
 		var (
 			id, repoName, org, oldRepo, other string
@@ -229,6 +245,13 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 				return err
 			}
 		}
+		var manifest manifestState
+		if m != nil {
+			if manifest, err = readManifestState(res, m); err != nil {
+				_ = res.Close()
+				return err
+			}
+		}
 		if err := res.Close(); err != nil {
 			return err
 		}
@@ -243,7 +266,12 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			if other != "" {
 				return semverConflict(cv.Name, cv.Version, other)
 			}
-			// The version and its blobs' references in one round trip.
+			if manifest.unknown != nil {
+				return manifest.unknown
+			}
+			// The version, its blobs' references, its usage, the index's
+			// change, its manifest and the change's entries and events in
+			// one round trip.
 			digests, counts, _ := refArgs(refDelta(chartDigests(&rec), nil))
 			b := &pgx.Batch{}
 			b.Queue(`INSERT INTO chart_versions
@@ -255,25 +283,48 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 			if len(digests) > 0 {
 				b.Queue(addRefsSQL, digests, counts)
 			}
-			res := tx.SendBatch(ctx, b)
-			_, err := res.Exec()
-			if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
-				// A concurrent upload of this version, or of a SemVer-equal
-				// one, committed first: decide again, seeing its row.
-				_ = res.Close()
-				return errRetry
-			} else if err != nil {
-				_ = res.Close()
+			charge := queueCharge(b, scopes, rec.Size+rec.ProvSize, 1)
+			if err := db.queueChanged(b, id, cv.Repository, rec.Name, rec.Version); err != nil {
 				return err
 			}
-			if err := res.Close(); err != nil {
+			writes := b.Len()
+			if m != nil {
+				if err := db.queueManifestWrites(b, m, opts.Tag, manifest); err != nil {
+					return err
+				}
+			}
+			writes = b.Len() - writes
+			err := db.writeChangeAfter(ctx, tx, true, b, func(res pgx.BatchResults) error {
+				_, err := res.Exec()
+				if isUnique(err, "chart_versions_pkey") || isUnique(err, "chart_versions_canonical") {
+					// A concurrent upload of this version, or of a
+					// SemVer-equal one, committed first: decide again,
+					// seeing its row.
+					return errRetry
+				} else if err != nil {
+					return err
+				}
+				if len(digests) > 0 {
+					if _, err := res.Exec(); err != nil {
+						return err
+					}
+				}
+				if err := charge.read(res); err != nil {
+					return err
+				}
+				if err := scanChanged(res.QueryRow(), cv.Repository); err != nil {
+					return err
+				}
+				return readManifestWrites(res, writes)
+			})
+			if err != nil {
 				return err
 			}
-			if err := chargeScopes(ctx, tx, scopes, rec.Size+rec.ProvSize, 1); err != nil {
+			if err := charge.check(ctx, tx); err != nil {
 				return err
 			}
-			stored, created = &rec, true
-			return db.changedWithChange(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
+			stored, created, manifestStored = &rec, true, true
+			return nil
 		}
 
 		sameContent := rec.ContentDigest != "" && old.ContentDigest == rec.ContentDigest
@@ -339,11 +390,10 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 		return db.changedWithChange(ctx, tx, id, cv.Repository, rec.Name, rec.Version)
 	}
 	err = db.tx(ctx, "put chart version", func(tx pgx.Tx) error {
-		if err := put(tx); err != nil || opts.Manifest == nil {
+		manifestStored = false
+		if err := put(tx); err != nil || m == nil || manifestStored {
 			return err
 		}
-		m := opts.Manifest
-		m.Chart = &chartctl.OCIChartRef{Repository: cv.Repository, Name: stored.Name, Version: stored.Version}
 		return db.storeManifest(ctx, tx, m, opts.Tag)
 	})
 	if err != nil {

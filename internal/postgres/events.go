@@ -31,17 +31,17 @@ func (db *DB) mutate(ctx context.Context, op string, fn func(tx pgx.Tx) error) e
 // and, when events is set, its events with a pending delivery to every
 // active webhook that wants each. It runs inside the change's transaction,
 // which may hold row locks (a repository's usage), so it sends its
-// statements in one batch: two round trips in all (the active webhooks
-// and the replications, then the batch) however many entries, events and
-// deliveries, and one more per replication task.
+// statements together: one round trip for the entries, the events and the
+// reads of the active webhooks and the replications, and one more only
+// when a webhook wants an event or a replication a task.
 func (db *DB) writeChange(ctx context.Context, tx pgx.Tx, events bool) error {
 	return db.writeChangeAfter(ctx, tx, events, nil, nil)
 }
 
 // writeChangeAfter is writeChange after lead, statements of the write
-// itself (nil: none), which go in the round trip that reads what the
-// change's events go to, or alone without one; readLead reads their
-// answers, which come first.
+// itself (nil: none), which go in the same round trip as the change's
+// entries, events and the reads of what the events go to; readLead reads
+// their answers, which come first.
 func (db *DB) writeChangeAfter(ctx context.Context, tx pgx.Tx, events bool, lead *pgx.Batch, readLead func(pgx.BatchResults) error) error {
 	c := chartctl.ChangeFrom(ctx)
 	targeted := c != nil && events && len(c.Events) > 0
@@ -52,36 +52,66 @@ func (db *DB) writeChangeAfter(ctx context.Context, tx pgx.Tx, events bool, lead
 	if targeted {
 		queueChangeTargets(b)
 	}
-	var hooks []*chartctl.Webhook
-	if b.Len() > 0 {
-		res := tx.SendBatch(ctx, b)
-		if readLead != nil {
-			if err := readLead(res); err != nil {
-				_ = res.Close()
-				return err
+	if c != nil {
+		db.queueAudit(b, c.Audit)
+		if events {
+			for _, e := range c.Events {
+				if err := queueEvent(b, e); err != nil {
+					return err
+				}
 			}
 		}
-		if !targeted {
-			if err := res.Close(); err != nil {
-				return err
-			}
-		} else {
-			var (
-				reps []*chartctl.Replication
-				err  error
-			)
-			if hooks, reps, err = readChangeTargets(res); err != nil {
-				return err
-			}
-			if err := db.queueReplicationTasks(ctx, tx, c.Events, reps); err != nil {
-				return err
-			}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	res := tx.SendBatch(ctx, b)
+	hooks, reps, err := readChange(res, c, targeted, events, readLead)
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || !targeted {
+		return err
+	}
+	if err := db.queueDeliveries(ctx, tx, c.Events, hooks); err != nil {
+		return err
+	}
+	return db.queueReplicationTasks(ctx, tx, c.Events, reps)
+}
+
+// readChange reads the answers of writeChangeAfter's batch, in its order:
+// the lead's (readLead), the webhooks and replications when targeted, the
+// audit entries' sequence numbers (which become their IDs) and the
+// events'.
+func readChange(res pgx.BatchResults, c *chartctl.Change, targeted, events bool, readLead func(pgx.BatchResults) error) (hooks []*chartctl.Webhook, reps []*chartctl.Replication, err error) {
+	if readLead != nil {
+		if err := readLead(res); err != nil {
+			return nil, nil, err
+		}
+	}
+	if targeted {
+		if hooks, reps, err = readChangeTargets(res); err != nil {
+			return nil, nil, err
 		}
 	}
 	if c == nil {
-		return nil
+		return hooks, reps, nil
 	}
-	return db.writeChangeBatch(ctx, tx, c, hooks, events)
+	for _, e := range c.Audit {
+		var seq int64
+		if err := res.QueryRow().Scan(&seq); err != nil {
+			return nil, nil, err
+		}
+		e.ID = fmt.Sprintf("aud_%016x", seq)
+	}
+	if events {
+		for range c.Events {
+			if _, err := res.Exec(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return hooks, reps, nil
 }
 
 // queueChangeTargets adds to b the reads of what a change's events go
@@ -91,10 +121,9 @@ func queueChangeTargets(b *pgx.Batch) {
 	b.Queue(`SELECT ` + replicationCols + ` FROM replications ORDER BY name`)
 }
 
-// readChangeTargets reads the answers of queueChangeTargets, the last
-// statements of res, and closes res.
+// readChangeTargets reads the answers of queueChangeTargets's statements,
+// the next ones of res.
 func readChangeTargets(res pgx.BatchResults) ([]*chartctl.Webhook, []*chartctl.Replication, error) {
-	defer res.Close()
 	rows, err := res.Query()
 	if err != nil {
 		return nil, nil, err
@@ -110,46 +139,31 @@ func readChangeTargets(res pgx.BatchResults) ([]*chartctl.Webhook, []*chartctl.R
 	if err != nil {
 		return nil, nil, err
 	}
-	return hooks, reps, res.Close()
+	return hooks, reps, nil
 }
 
-// writeChangeBatch sends c's audit entries and, when events is set, its
-// events with a delivery to each of hooks that wants one, in one batch.
-func (db *DB) writeChangeBatch(ctx context.Context, tx pgx.Tx, c *chartctl.Change, hooks []*chartctl.Webhook, events bool) error {
+// queueDeliveries stores a pending delivery of each of events to each of
+// hooks that wants it, in one round trip (none when no hook wants one).
+func (db *DB) queueDeliveries(ctx context.Context, tx pgx.Tx, events []*chartctl.Event, hooks []*chartctl.Webhook) error {
 	b := &pgx.Batch{}
-	db.queueAudit(b, c.Audit)
-	if events {
-		now := db.now()
-		for _, e := range c.Events {
-			if err := queueEvent(b, e); err != nil {
-				return err
+	now := db.now()
+	for _, e := range events {
+		var ids []string
+		for _, w := range hooks {
+			if w.Wants(e) {
+				ids = append(ids, w.ID)
 			}
-			var ids []string
-			for _, w := range hooks {
-				if w.Wants(e) {
-					ids = append(ids, w.ID)
-				}
-			}
-			if len(ids) > 0 {
-				b.Queue(`INSERT INTO deliveries (webhook_id, event_id, state, next_attempt_at, created_at)
-					SELECT w, $2, $3, $4, $4 FROM unnest($1::text[]) WITH ORDINALITY AS t(w, n) ORDER BY n`,
-					ids, e.ID, string(chartctl.DeliveryPending), now)
-			}
+		}
+		if len(ids) > 0 {
+			b.Queue(`INSERT INTO deliveries (webhook_id, event_id, state, next_attempt_at, created_at)
+				SELECT w, $2, $3, $4, $4 FROM unnest($1::text[]) WITH ORDINALITY AS t(w, n) ORDER BY n`,
+				ids, e.ID, string(chartctl.DeliveryPending), now)
 		}
 	}
 	if b.Len() == 0 {
 		return nil
 	}
-	res := tx.SendBatch(ctx, b)
-	for _, e := range c.Audit {
-		var seq int64
-		if err := res.QueryRow().Scan(&seq); err != nil {
-			_ = res.Close()
-			return err
-		}
-		e.ID = fmt.Sprintf("aud_%016x", seq)
-	}
-	return res.Close()
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // queueAudit adds the inserts of entries to b; each answers its seq.

@@ -136,6 +136,106 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 	if !storable(m.Name, m.Digest, tag) {
 		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
 	}
+	// Lock the links and manifests referred to, so that none goes away
+	// before this commits, and read whether the manifest is stored, in
+	// one round trip.
+	b := &pgx.Batch{}
+	queueManifestState(b, m)
+	res := tx.SendBatch(ctx, b)
+	st, err := readManifestState(res, m)
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if st.unknown != nil {
+		return st.unknown
+	}
+	// The writes in one round trip.
+	b = &pgx.Batch{}
+	if err := db.queueManifestWrites(b, m, tag, st); err != nil {
+		return err
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	n := b.Len()
+	write := func() error {
+		res := tx.SendBatch(ctx, b)
+		err := readManifestWrites(res, n)
+		if cerr := res.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	if m.Chart == nil && !st.stored {
+		// A chart version's quota is checked where the version is
+		// stored (charge); any other manifest counts as OCI bytes.
+		return withOCIQuota(ctx, tx, m.Name, write)
+	}
+	return write()
+}
+
+// manifestState is what storing a manifest reads first
+// (queueManifestState): the first of its references that is not there,
+// and whether, and since when, the manifest is stored.
+type manifestState struct {
+	unknown   *chartctl.UnknownReferenceError
+	stored    bool
+	createdAt time.Time
+}
+
+// queueManifestState adds to b the statements that lock the links and
+// manifests m refers to against deletion until the transaction ends and
+// read whether m is stored; readManifestState reads their answers.
+func queueManifestState(b *pgx.Batch, m *chartctl.OCIManifest) {
+	queueFirstMissing(b, "oci_blob_links", m.Name, m.Blobs)
+	queueFirstMissing(b, "oci_manifests", m.Name, m.Manifests)
+	b.Queue(`SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest)
+}
+
+// readManifestState reads the answers of queueManifestState's statements,
+// the next ones of res.
+func readManifestState(res pgx.BatchResults, m *chartctl.OCIManifest) (manifestState, error) {
+	var st manifestState
+	blob, err := readFirstMissing(res, m.Blobs)
+	if err != nil {
+		return st, err
+	}
+	manifest, err := readFirstMissing(res, m.Manifests)
+	if err != nil {
+		return st, err
+	}
+	switch {
+	case blob != "":
+		st.unknown = &chartctl.UnknownReferenceError{Digest: blob}
+	case manifest != "":
+		st.unknown = &chartctl.UnknownReferenceError{Digest: manifest, Manifest: true}
+	}
+	err = res.QueryRow().Scan(&st.createdAt)
+	switch {
+	case err == nil:
+		st.stored = true
+	case !errors.Is(err, pgx.ErrNoRows):
+		return st, err
+	}
+	return st, nil
+}
+
+// queueManifestWrites adds to b the writes that store m, tagged tag when
+// it is not empty, given what st read: a stored manifest only gets its
+// tag; a new one is inserted with its blobs, replacing the first manifest
+// of its chart version (an alternate goes beside it). readManifestWrites
+// reads their answers.
+func (db *DB) queueManifestWrites(b *pgx.Batch, m *chartctl.OCIManifest, tag string, st manifestState) error {
+	if st.stored {
+		m.CreatedAt = utc(st.createdAt)
+		if tag != "" {
+			b.Queue(tagSQL, m.Name, tag, m.Digest)
+		}
+		return nil
+	}
 	var annotations []byte
 	if len(m.Annotations) > 0 {
 		var err error
@@ -143,96 +243,48 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 			return err
 		}
 	}
-	blobs := uniq(m.Blobs)
-	// Lock the links and manifests referred to, so that none goes away
-	// before this commits, and read whether the manifest is stored, in
-	// one round trip.
-	b := &pgx.Batch{}
-	queueFirstMissing(b, "oci_blob_links", m.Name, m.Blobs)
-	queueFirstMissing(b, "oci_manifests", m.Name, m.Manifests)
-	b.Queue(`SELECT created_at FROM oci_manifests WHERE name = $1 AND digest = $2`, m.Name, m.Digest)
-	res := tx.SendBatch(ctx, b)
-	if d, err := readFirstMissing(res, m.Blobs); err != nil || d != "" {
-		_ = res.Close()
-		if err != nil {
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = db.now()
+	}
+	m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
+	var chartRepo, chartName, chartVersion *string
+	if c := m.Chart; c != nil {
+		if !m.Alternate {
+			b.Queue(`DELETE FROM oci_manifests
+				WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3 AND NOT chart_alternate`,
+				c.Repository, c.Name, c.Version)
+		}
+		chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
+	}
+	b.Queue(`INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
+		blobs, manifests, content, chart_repository, chart_name, chart_version, chart_alternate, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
+		nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion,
+		m.Chart != nil && m.Alternate, m.CreatedAt)
+	if blobs := uniq(m.Blobs); len(blobs) > 0 {
+		b.Queue(`INSERT INTO oci_manifest_blobs (name, manifest, blob)
+			SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs)
+	}
+	if tag != "" {
+		b.Queue(tagSQL, m.Name, tag, m.Digest)
+	}
+	return nil
+}
+
+// readManifestWrites reads the answers of n statements of
+// queueManifestWrites, the next ones of res: a concurrent push of the
+// same manifest or chart version that committed first is errRetry.
+func readManifestWrites(res pgx.BatchResults, n int) error {
+	for range n {
+		if _, err := res.Exec(); err != nil {
+			if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
+				return errRetry
+			}
 			return err
 		}
-		return &chartctl.UnknownReferenceError{Digest: d}
 	}
-	if d, err := readFirstMissing(res, m.Manifests); err != nil || d != "" {
-		_ = res.Close()
-		if err != nil {
-			return err
-		}
-		return &chartctl.UnknownReferenceError{Digest: d, Manifest: true}
-	}
-	var createdAt time.Time
-	err := res.QueryRow().Scan(&createdAt)
-	if cerr := res.Close(); cerr != nil && (err == nil || errors.Is(err, pgx.ErrNoRows)) {
-		return cerr
-	}
-	switch {
-	case err == nil:
-		m.CreatedAt = utc(createdAt)
-	case errors.Is(err, pgx.ErrNoRows):
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = db.now()
-		}
-		m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
-		// The manifest, its blobs, its chart version's earlier manifest
-		// going and its tag, in one round trip.
-		b := &pgx.Batch{}
-		var chartRepo, chartName, chartVersion *string
-		if c := m.Chart; c != nil {
-			// A version's first manifest replaces the first it had,
-			// not its alternates; an alternate goes beside them.
-			if !m.Alternate {
-				b.Queue(`DELETE FROM oci_manifests
-					WHERE chart_repository = $1 AND chart_name = $2 AND chart_version = $3 AND NOT chart_alternate`,
-					c.Repository, c.Name, c.Version)
-			}
-			chartRepo, chartName, chartVersion = &c.Repository, &c.Name, &c.Version
-		}
-		b.Queue(`INSERT INTO oci_manifests (name, digest, media_type, artifact_type, subject, annotations,
-			blobs, manifests, content, chart_repository, chart_name, chart_version, chart_alternate, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-			m.Name, m.Digest, text(m.MediaType), text(m.ArtifactType), text(m.Subject), annotations,
-			nonNil(texts(m.Blobs)), nonNil(texts(m.Manifests)), nonNilBytes(m.Content), chartRepo, chartName, chartVersion,
-			m.Chart != nil && m.Alternate, m.CreatedAt)
-		if len(blobs) > 0 {
-			b.Queue(`INSERT INTO oci_manifest_blobs (name, manifest, blob)
-				SELECT $1, $2, b FROM unnest($3::text[]) AS u(b)`, m.Name, m.Digest, blobs)
-		}
-		if tag != "" {
-			b.Queue(tagSQL, m.Name, tag, m.Digest)
-		}
-		insert := func() error {
-			res := tx.SendBatch(ctx, b)
-			for range b.Len() {
-				if _, err := res.Exec(); err != nil {
-					_ = res.Close()
-					if isUnique(err, "oci_manifests_pkey") || isUnique(err, "oci_manifests_chart") {
-						return errRetry // a concurrent push of the same manifest or chart version won
-					}
-					return err
-				}
-			}
-			return res.Close()
-		}
-		if m.Chart == nil {
-			// A chart version's quota is checked where the version is
-			// stored (charge); any other manifest counts as OCI bytes.
-			return withOCIQuota(ctx, tx, m.Name, insert)
-		}
-		return insert()
-	default:
-		return err
-	}
-	if tag == "" {
-		return nil
-	}
-	_, err = tx.Exec(ctx, tagSQL, m.Name, tag, m.Digest)
-	return err
+	return nil
 }
 
 // tagSQL points tag $2 of name $1 at digest $3.

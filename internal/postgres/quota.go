@@ -67,51 +67,106 @@ func charge(ctx context.Context, tx pgx.Tx, id string, dBytes, dVersions int64) 
 // before the change and the scope's quota: a change past a quota returns
 // EQUOTA, and the caller's transaction, rolled back, changes nothing.
 func chargeScopes(ctx context.Context, tx pgx.Tx, scopes []scope, dBytes, dVersions int64) error {
-	if dBytes == 0 && dVersions == 0 {
+	b := &pgx.Batch{}
+	c := queueCharge(b, scopes, dBytes, dVersions)
+	if b.Len() == 0 {
 		return nil
 	}
+	res := tx.SendBatch(ctx, b)
+	err := c.read(res)
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return c.check(ctx, tx)
+}
+
+// pendingCharge is chargeScopes split in three, so that its statements can
+// share a round trip with others of the transaction: queueCharge adds
+// them to a batch, read reads their answers from its results, and check,
+// once the batch is closed, refuses a change past a quota.
+type pendingCharge struct {
+	scopes            []scope
+	dBytes, dVersions int64
+	answers           []chargeAnswer
+}
+
+// chargeAnswer is one scope's answer to usageChargeSQL; missing when the
+// scope had no usage row.
+type chargeAnswer struct {
+	used, count int64
+	maxB, maxV  *int64
+	missing     bool
+}
+
+// queueCharge adds the charge of dBytes and dVersions to each of scopes
+// to b (nothing when both are zero).
+func queueCharge(b *pgx.Batch, scopes []scope, dBytes, dVersions int64) *pendingCharge {
+	c := &pendingCharge{dBytes: dBytes, dVersions: dVersions}
+	if dBytes == 0 && dVersions == 0 {
+		return c
+	}
+	c.scopes = scopes
 	for _, sc := range scopes {
-		var (
-			used, count int64
-			maxB, maxV  *int64
-		)
-		charged := func() error {
-			return tx.QueryRow(ctx, usageChargeSQL, sc.kind, sc.name, dBytes, dVersions).Scan(&used, &count, &maxB, &maxV)
-		}
-		err := charged()
+		b.Queue(usageChargeSQL, sc.kind, sc.name, dBytes, dVersions)
+	}
+	return c
+}
+
+// read reads the answers of queueCharge's statements, the next ones of res.
+func (c *pendingCharge) read(res pgx.BatchResults) error {
+	c.answers = make([]chargeAnswer, len(c.scopes))
+	for i := range c.scopes {
+		a := &c.answers[i]
+		err := res.QueryRow().Scan(&a.used, &a.count, &a.maxB, &a.maxV)
 		if errors.Is(err, pgx.ErrNoRows) {
-			// No usage row (every repository and organization gets one
-			// when created, and schema 4 counted the older ones): count
-			// it from the records, which already show this change, so
-			// take the change out again before it is checked and added.
+			a.missing = true
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check refuses (EQUOTA) the change when it takes a scope past a quota.
+// A scope without a usage row (every repository and organization gets
+// one when created, and schema 4 counted the older ones) is counted from
+// the records first, which already show this change, so the change is
+// taken out again before it is checked and added.
+func (c *pendingCharge) check(ctx context.Context, tx pgx.Tx) error {
+	for i, sc := range c.scopes {
+		a := c.answers[i]
+		if a.missing {
 			if err := countUsage(ctx, tx, sc); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `UPDATE usage SET bytes = bytes - $3, versions = versions - $4 WHERE scope = $1 AND name = $2`,
-				sc.kind, sc.name, dBytes, dVersions); err != nil {
+				sc.kind, sc.name, c.dBytes, c.dVersions); err != nil {
 				return err
 			}
-			if err = charged(); errors.Is(err, pgx.ErrNoRows) {
+			err := tx.QueryRow(ctx, usageChargeSQL, sc.kind, sc.name, c.dBytes, c.dVersions).Scan(&a.used, &a.count, &a.maxB, &a.maxV)
+			if errors.Is(err, pgx.ErrNoRows) {
 				continue // a deleted repository: nothing to keep
+			} else if err != nil {
+				return err
 			}
 		}
-		if err != nil {
-			return err
-		}
-		if maxB != nil && dBytes > 0 {
+		if a.maxB != nil && c.dBytes > 0 {
 			// Chart bytes are a counter; OCI artifacts are counted from
 			// their records (ociquota.go).
 			oci, err := ociBytes(ctx, tx, sc)
 			if err != nil {
 				return err
 			}
-			if used+oci+dBytes > *maxB {
-				return quotaError(sc, "max_bytes", fmt.Sprintf("%d bytes", *maxB),
-					fmt.Sprintf("%d bytes used; this upload needs %d more", used+oci, dBytes))
+			if a.used+oci+c.dBytes > *a.maxB {
+				return quotaError(sc, "max_bytes", fmt.Sprintf("%d bytes", *a.maxB),
+					fmt.Sprintf("%d bytes used; this upload needs %d more", a.used+oci, c.dBytes))
 			}
 		}
-		if maxV != nil && dVersions > 0 && count+dVersions > *maxV {
-			return quotaError(sc, "max_versions", textfmt.Count(*maxV, "chart version", "chart versions"), fmt.Sprintf("%d stored", count))
+		if a.maxV != nil && c.dVersions > 0 && a.count+c.dVersions > *a.maxV {
+			return quotaError(sc, "max_versions", textfmt.Count(*a.maxV, "chart version", "chart versions"), fmt.Sprintf("%d stored", a.count))
 		}
 	}
 	return nil

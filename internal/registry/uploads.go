@@ -62,6 +62,8 @@ func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 		if err != nil {
 			return err
 		}
+		claim := r.claimEarly(req.Context(), d)
+		defer claim.drop()
 		if req.ContentLength > 0 {
 			// A body that cannot fit the quota is refused before it is
 			// read.
@@ -74,7 +76,7 @@ func (r *Registry) handleStartUpload(c echo.Context, m pathMatch) error {
 			return err
 		}
 		defer release()
-		if err := r.putMonolithic(c, name, d); err != nil {
+		if err := r.putMonolithic(c, name, d, claim); err != nil {
 			return err
 		}
 		return blobCreated(w, name, d)
@@ -202,6 +204,13 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	unlock := r.sessions.Lock(id)
 	defer unlock()
 	ctx := req.Context()
+	var claim *earlyClaim
+	if req.Method == http.MethodPut {
+		if d, err := parseDigest(req.URL.Query().Get("digest")); err == nil {
+			claim = r.claimEarly(ctx, d)
+			defer claim.drop()
+		}
+	}
 	u, err := r.OCI.Upload(ctx, id)
 	stored := err == nil
 	if chartctl.ErrorCode(err) == chartctl.ENOTFOUND {
@@ -264,7 +273,7 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	}
 	if u.Offset == 0 && (req.Header.Get("Content-Range") == "" || !hasBody(req)) {
 		// The whole blob in this PUT: straight into the blob store.
-		if err := r.putMonolithic(c, name, d); err != nil {
+		if err := r.putMonolithic(c, name, d, claim); err != nil {
 			return err
 		}
 	} else {
@@ -276,7 +285,7 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 				return err
 			}
 		}
-		if err := r.completeUpload(ctx, u, d); err != nil {
+		if err := r.completeUpload(ctx, u, d, claim); err != nil {
 			return err
 		}
 	}
@@ -347,24 +356,25 @@ func (r *Registry) appendChunk(c echo.Context, u *chartctl.OCIUpload) error {
 
 // completeUpload moves the session's bytes into the blob store if their
 // digest is d, and links the blob to the session's name.
-func (r *Registry) completeUpload(ctx context.Context, u *chartctl.OCIUpload, d digest.Digest) error {
+func (r *Registry) completeUpload(ctx context.Context, u *chartctl.OCIUpload, d digest.Digest, claim *earlyClaim) error {
 	f, err := r.sessionData().open(ctx, u.ID, u.Offset)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return r.storeBlob(ctx, u.Name, d, f, nil)
+	return r.storeBlob(ctx, u.Name, d, f, nil, claim)
 }
 
 // putMonolithic stores the request body as the blob d of name.
-func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) error {
+func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest, claim *earlyClaim) error {
 	req := c.Request()
-	return r.storeBlob(req.Context(), name, d, r.idleReader(c.Response(), req), req)
+	return r.storeBlob(req.Context(), name, d, r.idleReader(c.Response(), req), req, claim)
 }
 
 // storeBlob writes src to the blob store, verifies its digest is d, commits
 // it and links it to name, under a claim of the digest so no garbage
-// collection, on any replica, deletes it between commit and link.
+// collection, on any replica, deletes it between commit and link: early's
+// when it claimed d (claimEarly), else one taken once the bytes are in.
 //
 // The commit (fsync of the file and of its directory) and the link (a
 // metadata commit) wait on different files, so they run at the same time:
@@ -374,7 +384,7 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest) e
 // reads of the blob answer BLOB_UNKNOWN, a manifest referring to it is
 // refused (storedBlobs), and garbage collection removes it as
 // unreferenced.
-func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request) error {
+func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request, early *earlyClaim) error {
 	// Uploads finishing together share their links' commit (linker).
 	r.links.begin()
 	linking := false
@@ -424,7 +434,7 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 			return err
 		}
 	}
-	release, err := r.App.ClaimDigests(ctx, d.String())
+	release, err := r.takeClaim(ctx, early, d)
 	if err != nil {
 		return err
 	}

@@ -873,6 +873,54 @@ func testOCIChartPushedWithManifest(t *testing.T, open Open) {
 	wantCode(t, err, chartctl.ENOTFOUND)
 }
 
+// testOCIChartPushWritesItsChange: a new chart version put with its OCI
+// manifest writes, in its transaction, the change it carries (the audit
+// entry, the event and a delivery to each webhook that wants it) and
+// counts against the quota; past the quota it stores nothing at all.
+func testOCIChartPushWritesItsChange(t *testing.T, open Open) {
+	s := open(t)
+	mustRepo(t, s, "charts", "")
+	must(t, s.SetQuota(ctx, chartctl.QuotaRepository, "charts", chartctl.Quota{MaxVersions: ptr(int64(1))}))
+	hook := mustWebhook(t, s, &chartctl.Webhook{Repository: "charts", URL: "https://hooks.example.com", Events: []string{"chart.pushed"}, Active: true})
+	put := func(version, event string) (*chartctl.OCIManifest, error) {
+		cv := chart("charts", "web", version)
+		cfg := Digest("config of " + version)
+		must(t, s.LinkBlob(ctx, "charts/web", cv.Digest, cv.Size))
+		must(t, s.LinkBlob(ctx, "charts/web", cfg, 3))
+		m := manifest("charts/web", cfg, cv.Digest)
+		_, _, _, err := s.PutChartVersion(withChange("chart.push", "charts/web/"+version, chartctl.EventChartPushed, event, "charts"),
+			cv, chartctl.PutVersionOptions{Manifest: m, Tag: version})
+		return m, err
+	}
+	m, err := put("1.0.0", "evt_first")
+	must(t, err)
+	if d, err := s.Tag(ctx, "charts/web", "1.0.0"); err != nil || d != m.Digest {
+		t.Fatalf("Tag = %q, %v; want %s", d, err, m.Digest)
+	}
+	wantStrings(t, "deliveries", eventIDs(deliveries(t, s, hook.ID)), []string{"evt_first"})
+	wantStrings(t, "audit actions", auditActions(t, s), []string{"chart.push"})
+	_, u, err := s.Quota(ctx, chartctl.QuotaRepository, "charts")
+	must(t, err)
+	if u.Versions != 1 {
+		t.Fatalf("usage = %+v, want 1 version", u)
+	}
+
+	// Past the quota: no version, manifest, tag, entry, event or delivery.
+	m2, err := put("1.0.1", "evt_second")
+	wantCode(t, err, chartctl.EQUOTA)
+	_, err = s.ChartVersion(ctx, "charts", "web", "1.0.1")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, err = s.Manifest(ctx, "charts/web", m2.Digest)
+	wantCode(t, err, chartctl.ENOTFOUND)
+	_, err = s.Tag(ctx, "charts/web", "1.0.1")
+	wantCode(t, err, chartctl.ENOTFOUND)
+	wantStrings(t, "deliveries", eventIDs(deliveries(t, s, hook.ID)), []string{"evt_first"})
+	wantStrings(t, "audit actions", auditActions(t, s), []string{"chart.push"})
+	if _, u, err := s.Quota(ctx, chartctl.QuotaRepository, "charts"); err != nil || u.Versions != 1 {
+		t.Fatalf("usage = %+v, %v; want 1 version", u, err)
+	}
+}
+
 func testOCIUploads(t *testing.T, open Open) {
 	s := open(t)
 	_, err := s.Upload(ctx, "up1")

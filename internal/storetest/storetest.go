@@ -87,6 +87,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("OCIManifests", func(t *testing.T) { testOCIManifests(t, open) })
 	t.Run("OCIChartManifests", func(t *testing.T) { testOCIChartManifests(t, open) })
 	t.Run("OCIChartPushedWithManifest", func(t *testing.T) { testOCIChartPushedWithManifest(t, open) })
+	t.Run("OCIChartPushWritesItsChange", func(t *testing.T) { testOCIChartPushWritesItsChange(t, open) })
 	t.Run("OCIChartAlternateManifest", func(t *testing.T) { testOCIChartAlternateManifest(t, open) })
 	t.Run("ChartTags", func(t *testing.T) { testChartTags(t, open) })
 	t.Run("HeldVersions", func(t *testing.T) { testHeldVersions(t, open) })
