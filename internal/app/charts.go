@@ -168,13 +168,14 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 	// while the digests are claimed (on a shared store two round trips
 	// at the same time).
 	var (
-		old    *chartctl.ChartVersion
-		oldErr error
+		old    *chartctl.ChartVersion // nil when none was read or found
 		looked errgroup.Group
 	)
 	if u.prov != nil {
 		looked.Go(func() error {
-			old, oldErr = a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version)
+			if v, err := a.Store.ChartVersion(ctx, repo.Name, cv.Name, cv.Version); err == nil {
+				old = v
+			}
 			return nil
 		})
 	}
@@ -185,11 +186,11 @@ func (a *App) commit(ctx context.Context, repo *chartctl.Repository, u *Upload, 
 		// orphans between their commit and the record's (app/blobs.go).
 		release, err = a.ClaimDigests(ctx, digests...)
 	}
-	_ = looked.Wait() // its error is oldErr, which only decides the event
+	_ = looked.Wait() // a failed read only leaves the event as it is
 	if err != nil {
 		return nil, false, err
 	}
-	if u.prov != nil && oldErr == nil && old.Held() && hold == 0 && old.Digest == u.blob.Digest() {
+	if old != nil && old.Held() && hold == 0 && old.Digest == u.blob.Digest() {
 		event = ""
 	}
 	stored, created, orphans, err := func() (*chartctl.ChartVersion, bool, []string, error) {

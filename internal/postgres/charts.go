@@ -184,8 +184,8 @@ func (db *DB) PutChartVersion(ctx context.Context, cv *chartctl.ChartVersion, op
 	// (manifestStored), else after the version's writes (storeManifest).
 	m := opts.Manifest
 	if m != nil {
-		if !storable(m.Name, m.Digest, opts.Tag) {
-			return nil, false, nil, chartctl.Invalid("name", "Invalid repository name, digest or tag.")
+		if err := storableManifest(m, opts.Tag); err != nil {
+			return nil, false, nil, err
 		}
 		m.Chart = &chartctl.OCIChartRef{Repository: cv.Repository, Name: rec.Name, Version: rec.Version}
 	}

@@ -133,8 +133,8 @@ func (db *DB) PutManifest(ctx context.Context, m *chartctl.OCIManifest, tag stri
 
 // storeManifest is PutManifest in tx.
 func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManifest, tag string) error {
-	if !storable(m.Name, m.Digest, tag) {
-		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
+	if err := storableManifest(m, tag); err != nil {
+		return err
 	}
 	// Lock the links and manifests referred to, so that none goes away
 	// before this commits, and read whether the manifest is stored, in
@@ -175,6 +175,15 @@ func (db *DB) storeManifest(ctx context.Context, tx pgx.Tx, m *chartctl.OCIManif
 		return withOCIQuota(ctx, tx, m.Name, write)
 	}
 	return write()
+}
+
+// storableManifest refuses a manifest whose name or digest, or a tag,
+// PostgreSQL cannot store (storable).
+func storableManifest(m *chartctl.OCIManifest, tag string) error {
+	if !storable(m.Name, m.Digest, tag) {
+		return chartctl.Invalid("name", "Invalid repository name, digest or tag.")
+	}
+	return nil
 }
 
 // manifestState is what storing a manifest reads first

@@ -11,9 +11,8 @@ import (
 // request is still being checked (its session read, its quota): on a
 // shared store the claim is a committed write, and taken this way its
 // round trip runs beside those reads instead of after the body. storeBlob
-// takes it over (takeClaim); a request that ends before drops it.
+// takes it over (take); a request that ends before drops it.
 type earlyClaim struct {
-	digest  digest.Digest
 	done    chan struct{} // closed once the claim is answered
 	release func()
 	err     error
@@ -22,7 +21,7 @@ type earlyClaim struct {
 
 // claimEarly starts claiming d.
 func (r *Registry) claimEarly(ctx context.Context, d digest.Digest) *earlyClaim {
-	c := &earlyClaim{digest: d, done: make(chan struct{})}
+	c := &earlyClaim{done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		c.release, c.err = r.App.ClaimDigests(ctx, d.String())
@@ -30,18 +29,15 @@ func (r *Registry) claimEarly(ctx context.Context, d digest.Digest) *earlyClaim 
 	return c
 }
 
-// takeClaim returns the claim of d and its release: early's when early
-// claimed d, else a new one.
-func (r *Registry) takeClaim(ctx context.Context, early *earlyClaim, d digest.Digest) (func(), error) {
-	if early == nil || early.digest != d {
-		return r.App.ClaimDigests(ctx, d.String())
-	}
-	<-early.done
-	early.taken = true
-	return early.release, early.err
+// take waits for the claim and returns its release, which is then the
+// taker's to call.
+func (c *earlyClaim) take() (func(), error) {
+	<-c.done
+	c.taken = true
+	return c.release, c.err
 }
 
-// drop releases c's claim unless storeBlob took it over, once it is
+// drop releases the claim unless storeBlob took it over, once it is
 // answered (a release before the claim lands would leave the claim
 // behind). A nil c drops nothing.
 func (c *earlyClaim) drop() {

@@ -204,9 +204,14 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 	unlock := r.sessions.Lock(id)
 	defer unlock()
 	ctx := req.Context()
-	var claim *earlyClaim
+	// A PUT's digest, whose error is answered after the session's.
+	var (
+		d     digest.Digest
+		dErr  error
+		claim *earlyClaim
+	)
 	if req.Method == http.MethodPut {
-		if d, err := parseDigest(req.URL.Query().Get("digest")); err == nil {
+		if d, dErr = parseDigest(req.URL.Query().Get("digest")); dErr == nil {
 			claim = r.claimEarly(ctx, d)
 			defer claim.drop()
 		}
@@ -267,9 +272,8 @@ func (r *Registry) handleUpload(c echo.Context, m pathMatch) error {
 		return uploadAccepted(w, u, http.StatusAccepted)
 	}
 	// PUT: completes the upload with the digest the client claims.
-	d, err := parseDigest(req.URL.Query().Get("digest"))
-	if err != nil {
-		return err
+	if dErr != nil {
+		return dErr
 	}
 	if u.Offset == 0 && (req.Header.Get("Content-Range") == "" || !hasBody(req)) {
 		// The whole blob in this PUT: straight into the blob store.
@@ -373,8 +377,8 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest, c
 
 // storeBlob writes src to the blob store, verifies its digest is d, commits
 // it and links it to name, under a claim of the digest so no garbage
-// collection, on any replica, deletes it between commit and link: early's
-// when it claimed d (claimEarly), else one taken once the bytes are in.
+// collection, on any replica, deletes it between commit and link: claim,
+// started when the request named d (claimEarly).
 //
 // The commit (fsync of the file and of its directory) and the link (a
 // metadata commit) wait on different files, so they run at the same time:
@@ -384,7 +388,7 @@ func (r *Registry) putMonolithic(c echo.Context, name string, d digest.Digest, c
 // reads of the blob answer BLOB_UNKNOWN, a manifest referring to it is
 // refused (storedBlobs), and garbage collection removes it as
 // unreferenced.
-func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request, early *earlyClaim) error {
+func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, src io.Reader, req *http.Request, claim *earlyClaim) error {
 	// Uploads finishing together share their links' commit (linker).
 	r.links.begin()
 	linking := false
@@ -434,7 +438,7 @@ func (r *Registry) storeBlob(ctx context.Context, name string, d digest.Digest, 
 			return err
 		}
 	}
-	release, err := r.takeClaim(ctx, early, d)
+	release, err := claim.take()
 	if err != nil {
 		return err
 	}
